@@ -1,0 +1,10 @@
+// Package sim serves simulated OpenAI-compatible GPU servers on loopback:
+// real HTTP and real SSE, OpenAI error bodies, each backend's state
+// endpoints, GPUs with VRAM, models with sizes, load times and token rates,
+// slots sharing a server's throughput, deterministic replies with a skill per
+// test category, judge models that answer with reasoning and a VERDICT line,
+// injected faults, and a time scale that shrinks every delay for tests.
+//
+// It is the backbone of the demo, the tests and the benchmarks. It imports
+// no other pitwall package.
+package sim

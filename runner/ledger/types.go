@@ -1,0 +1,109 @@
+package ledger
+
+import "time"
+
+// Request purposes.
+const (
+	PurposeInference = "inference"
+	PurposeJudge     = "judge"
+	PurposeWarmup    = "warmup"
+	PurposeProbe     = "probe"
+)
+
+// Request statuses.
+const (
+	StatusQueued    = "queued"
+	StatusSubmitted = "submitted" // handed to a provider's Batch API
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusError     = "error"
+	StatusCanceled  = "canceled"
+)
+
+// RunRow is one run.
+type RunRow struct {
+	ID          string
+	Name        string
+	Status      string // running | completed | stopped | failed
+	ScoringMode string
+	ConfigJSON  string // the resolved config, API keys never included
+	ScoringJSON string
+	Models      []string
+	Tests       []string
+	Repeat      int
+	StartedAt   time.Time
+	EndedAt     time.Time // zero while running
+}
+
+// Request is one request row.
+type Request struct {
+	ID       int64
+	RunID    string
+	Purpose  string
+	Server   string // "" until dispatched
+	Model    string
+	Test     string // the cell it serves
+	Repeat   int
+	Judge    string // judge name, for judge requests
+	Sample   int    // sample index, for judge requests
+	Attempt  int    // 1 for the first try
+	Input    string // the request messages as JSON
+	Params   string // temperature, seed, max_tokens, tools... as JSON
+	CacheKey string // judge requests: the verdict cache key
+	BatchID  string
+
+	Status           string
+	Output           string
+	Reasoning        string
+	ToolCalls        string // JSON
+	Verdict          string // judge requests: parsed verdict
+	ErrorClass       string
+	Error            string
+	PromptTokens     int
+	CompletionTokens int
+	TTFT             time.Duration
+	Latency          time.Duration
+
+	QueuedAt  time.Time
+	StartedAt time.Time
+	EndedAt   time.Time
+}
+
+// CellRow is the latest state of one cell.
+type CellRow struct {
+	RunID            string
+	Model            string
+	Test             string
+	Repeat           int
+	Status           string // pending | completed | failed | error | cancelled
+	Server           string
+	Output           string
+	Reasoning        string
+	ToolCalls        string // JSON
+	Checks           string // JSON
+	ErrorClass       string
+	Error            string
+	Attempts         int
+	PromptTokens     int
+	CompletionTokens int
+	TTFT             time.Duration
+	Latency          time.Duration
+	TokensPerSec     float64
+}
+
+// VerdictRow is one judge's (or the jury's) verdict on one cell.
+type VerdictRow struct {
+	RunID     string
+	Model     string
+	Test      string
+	Repeat    int
+	Judge     string
+	Verdict   string // pass | fail | warn | error
+	Score     float64
+	Agreement float64
+	Detail    string // JSON: samples, jury result
+	Error     string
+	Source    string // live | cache | ledger
+	LatencyMS int64
+	At        time.Time
+}
