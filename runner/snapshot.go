@@ -191,3 +191,17 @@ type CellRef struct {
 	Model  string
 	Repeat int
 }
+
+// Aliases of the types a snapshot carries, so that its readers (the UI)
+// import runner alone.
+type (
+	ServerState = gpu.ServerState
+	GPUState    = gpu.GPUState
+	ToolCall    = gpu.ToolCall
+	Tool        = gpu.Tool
+	ErrorClass  = gpu.ErrorClass
+	CheckResult = judge.CheckResult
+	Sample      = judge.Sample
+	JudgeResult = judge.JudgeResult
+	JuryResult  = judge.JuryResult
+)
