@@ -5,4 +5,16 @@
 //
 // It decides nothing about running: it produces a resolved *Config that the
 // runner and the fleet take as given.
+//
+// Every problem is an *Error naming file, line, field and what to change;
+// Load and LoadBattery return all of them at once as Errors. The decoders
+// give no positions for decoded values, so the package keeps a map from
+// field paths (servers[1].slots) to lines of its own (locate_*.go), and
+// checks unknown keys and types itself (shape.go) to report every one with
+// its array index rather than the first without.
+//
+// A model on a sim server needs no [[sim.models]] entry: without one it is
+// simulated with the simulator's defaults. An entry that no sim server
+// offers is an error, since it is most likely a misspelt name whose
+// settings would never apply.
 package config

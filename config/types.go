@@ -24,6 +24,13 @@ type Config struct {
 
 	// Tests is the loaded battery, after --tests filtering.
 	Tests []Test `toml:"-" json:"-"`
+
+	// Warnings are things the battery asked for that pitwall loaded but
+	// will not act on (promptfoo assertions it cannot run, for one);
+	// `pitwall validate` shows them.
+	Warnings []string `toml:"-" json:"-"`
+
+	meta *meta // where fields were written, for messages after Load
 }
 
 // Run holds the per-request parameters and the run's shape.

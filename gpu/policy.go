@@ -47,6 +47,10 @@ type JobView struct {
 type ModelView struct {
 	SizeGB   float64
 	LoadTime time.Duration
+	// JobTime is the typical time one job of the model holds a slot
+	// (dispatch to last token, load excluded), as measured so far; zero
+	// until known. Placer weighs remaining work with it.
+	JobTime time.Duration
 }
 
 // FleetView is the whole state a placement decision is made from.

@@ -86,4 +86,8 @@ type JuryResult struct {
 	Spread       float64       `json:"spread"` // max - min of judges' scores
 	Verdict      Verdict       `json:"verdict"`
 	Disagreement bool          `json:"disagreement"`
+	// Decision is the verdict the aggregation method reaches before
+	// disagreement is considered: Verdict is Warn on Disagreement and
+	// Decision otherwise (see Aggregate).
+	Decision Verdict `json:"decision,omitempty"`
 }

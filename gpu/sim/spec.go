@@ -14,6 +14,9 @@ type ModelSpec struct {
 	ReplyTokens  int                `toml:"reply_tokens" json:"reply_tokens"`     // typical reply length (default 120)
 	// JudgeErrorRate is the chance that, as a judge, it gets a verdict wrong.
 	JudgeErrorRate float64 `toml:"judge_error_rate" json:"judge_error_rate"`
+	// Think makes it wrap its judge reasoning in <think>…</think>, as
+	// reasoning models do. Names with "qwen3", "-r1" or "think" think too.
+	Think bool `toml:"think" json:"think"`
 }
 
 // GPUSpec is one simulated GPU.

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+
+	"pitwall/config"
+	"pitwall/runner"
+	"pitwall/ui"
+)
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("run", "pitwall run [CONFIG] [flags]",
+		"Runs every model on every test of the battery through the fleet (phase 1), then judges the\n"+
+			"completed cells (phase 2). On a terminal the live grid opens; with --headless, or when stdout\n"+
+			"is not a terminal, one line per finished cell goes to stderr and the final grid to stdout.", stderr)
+	var cf commonFlags
+	cf.register(fs)
+	pos, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	} else if err != nil {
+		return runner.ExitSetup
+	}
+	cfg, err := config.Load(configPath(pos), cf.overrides(fs), os.Getenv)
+	if err != nil {
+		return failf(stderr, err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e, err := setup(ctx, cfg, stderr)
+	defer e.close()
+	if err != nil {
+		return failf(stderr, err)
+	}
+	run, err := runner.New(cfg, runner.Options{RunID: e.runID, Fleet: e.fleet, Ledger: e.led, Logger: e.log,
+		RefreshJudges: cf.judgeRefresh})
+	if err != nil {
+		return failf(stderr, err)
+	}
+	if err := run.Start(); err != nil {
+		return failf(stderr, err)
+	}
+	defer run.Close()
+
+	strict := cfg.Run.Strict
+	exitOf := func(b *runner.BatteryRun) int { return runner.ExitCode(b, strict) }
+	opts := ui.Options{ASCII: cf.ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
+		LogPath: e.logPath, ExitCode: exitOf}
+
+	if !cf.headless && isTerminal(stdout) {
+		last, err := ui.RunTUI(ctx, run.Snapshots(), controller{run}, opts)
+		if err != nil {
+			return failf(stderr, err)
+		}
+		// Quitting while the run goes on stops it; the grid already asked.
+		run.Stop()
+		if b := run.Wait(context.Background()); b != nil {
+			last = b
+		}
+		return exitOf(last)
+	}
+
+	// Headless: the first interrupt stops the run (what is done stays in
+	// the ledger), a second one leaves at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	interrupted := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-run.Done():
+			return
+		}
+		close(interrupted)
+		fmt.Fprintln(stderr, "pitwall: stopping… (interrupt again to quit at once)")
+		run.Stop()
+		select {
+		case <-sigs:
+			os.Exit(130)
+		case <-run.Done():
+		case <-time.After(5 * time.Second):
+			fmt.Fprintln(stderr, "pitwall: the run did not stop in 5s; quitting")
+			os.Exit(130)
+		}
+	}()
+	last := ui.RunPlain(run.Snapshots(), stdout, stderr, opts)
+	select {
+	case <-interrupted:
+		<-run.Done()
+		return 130
+	default:
+	}
+	return exitOf(last)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
+}
+
+// controller adapts a run to the UI's Controller, keeping the UI free of
+// the runner's error returns (the run reports them in its status line).
+type controller struct{ r *runner.Run }
+
+func (c controller) Stop()                                         { c.r.Stop() }
+func (c controller) Rejudge(cells []runner.CellRef, judge string) { c.r.Note(c.r.Rejudge(cells, judge)) }
+func (c controller) RejudgeAll(judge string)                      { c.r.Note(c.r.RejudgeAll(judge)) }
+func (c controller) SwitchJudge(name string)                      { c.r.Note(c.r.SwitchJudge(name)) }
+func (c controller) Export() (string, error)                      { return c.r.Export() }

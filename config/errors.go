@@ -1,0 +1,125 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Errors is every problem found in one load, in file and line order. Load
+// returns all of them at once so a user fixes a config in one pass instead of
+// one error per run.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap lets errors.As find the first *Error inside.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// err returns es as an error, or nil when it is empty, sorted so that the
+// messages read top to bottom through each file.
+func (es Errors) err() error {
+	if len(es) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(es, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+	return es
+}
+
+// collector gathers errors for one file, looking up each field's line in the
+// file's source map.
+type collector struct {
+	src  *source
+	errs Errors
+}
+
+func newCollector(src *source) *collector { return &collector{src: src} }
+
+// add records a problem at field (a dotted path such as servers[1].slots).
+func (c *collector) add(field, hint, format string, args ...any) {
+	c.errs = append(c.errs, &Error{
+		File:  c.src.file,
+		Line:  c.src.line(field),
+		Field: field,
+		Msg:   fmt.Sprintf(format, args...),
+		Hint:  hint,
+	})
+}
+
+// addAt records a problem at an explicit line (formats whose fields have no
+// source map, such as one JSONL line).
+func (c *collector) addAt(line int, field, hint, format string, args ...any) {
+	c.errs = append(c.errs, &Error{
+		File:  c.src.file,
+		Line:  line,
+		Field: field,
+		Msg:   fmt.Sprintf(format, args...),
+		Hint:  hint,
+	})
+}
+
+// nearest returns the candidate closest to s by edit distance, or "" when
+// none is close enough to be a plausible typo.
+func nearest(s string, candidates []string) string {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(s), strings.ToLower(c))
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := max(2, len(s)/3)
+	if bestD < 0 || bestD > limit {
+		return ""
+	}
+	return best
+}
+
+// didYouMean is a hint naming the nearest candidate, or listing them all
+// when none is near.
+func didYouMean(s string, candidates []string) string {
+	if n := nearest(s, candidates); n != "" {
+		return fmt.Sprintf("did you mean `%s`?", n)
+	}
+	if len(candidates) == 0 {
+		return ""
+	}
+	return "valid: " + strings.Join(candidates, ", ")
+}
+
+// editDistance is the Levenshtein distance between a and b, by runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

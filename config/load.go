@@ -1,0 +1,247 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// DefaultPath is the config file Load reads when given no path.
+const DefaultPath = "pitwall.toml"
+
+// meta is what Load remembers of the file for later messages (CheckOffered
+// runs after discovery and still names the line of a model).
+type meta struct {
+	src        *source
+	fileModels []string // models as the file lists them, before --models
+}
+
+// Load reads path (DefaultPath when empty), applies defaults < file <
+// environment (PITWALL_*, see EnvModels and the other Env* names) <
+// overrides, validates, resolves the battery against the config's folder,
+// loads the battery and filters it by --tests. getenv is os.Getenv in
+// production (nil means os.Getenv) and a map lookup in tests.
+//
+// Every problem found is returned at once, as Errors.
+func Load(path string, ov Overrides, getenv func(string) string) (*Config, error) {
+	if path == "" {
+		path = DefaultPath
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Errors{readError(path, err)}.err()
+	}
+	c, src, errs := decodeConfig(path, data)
+
+	env, envErrs := envOverrides(getenv)
+	errs = append(errs, envErrs...)
+	errs = append(errs, checkFlags(ov)...)
+	if c == nil {
+		return nil, errs.err()
+	}
+	eff := mergeOverrides(env, ov)
+	c.meta = &meta{src: src, fileModels: c.Models}
+	errs = append(errs, eff.apply(c)...)
+	deriveScoring(&c.Scoring)
+	errs = append(errs, validate(c)...)
+
+	if c.Battery != "" {
+		tests, warnings, berrs := loadConfigBattery(c, src)
+		c.Warnings = append(c.Warnings, warnings...)
+		errs = append(errs, berrs...)
+		if len(berrs) == 0 {
+			c.Tests, berrs = eff.filterTests(tests)
+			errs = append(errs, berrs...)
+		}
+	}
+	if err := errs.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func readError(path string, err error) *Error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Error{File: path, Msg: "config file not found",
+			Hint: "pass the config's path (pitwall run path/to/pitwall.toml), or write a starter one with `pitwall init`"}
+	}
+	return &Error{File: path, Msg: fmt.Sprintf("cannot read config: %v", err),
+		Hint: "check that the path is a readable file"}
+}
+
+// defaults is a Config holding every default that does not depend on other
+// settings. The file is decoded over it, so a key the file leaves out keeps
+// its default and a key the file sets to zero stays zero (and is caught by
+// validation rather than silently replaced).
+func defaults() *Config {
+	return &Config{
+		DB: ".pitwall/ledger.db",
+		Run: Run{
+			Timeout:   300 * time.Second,
+			MaxTokens: 1024,
+			Seed:      42,
+			Repeat:    1,
+			Retries:   2,
+			Judging:   "two-phase",
+		},
+		Scoring: Scoring{
+			Samples:            1,
+			MinScore:           0.5,
+			Aggregation:        "mean",
+			DisagreementMax:    0.3,
+			ReportDisagreement: true,
+		},
+		Sim: Sim{TimeScale: 1},
+	}
+}
+
+// decodeConfig parses the TOML, checks its shape and decodes it over the
+// defaults. A nil Config means the file could not be decoded at all.
+func decodeConfig(path string, data []byte) (*Config, *source, Errors) {
+	text := string(data)
+	var generic map[string]any
+	if _, err := toml.Decode(text, &generic); err != nil {
+		return nil, nil, Errors{tomlError(path, err)}
+	}
+	src := locateTOML(path, text)
+	col := newCollector(src)
+	checkShape(col, generic, reflect.TypeFor[Config](), "toml", "")
+
+	c := defaults()
+	if _, err := toml.Decode(text, c); err != nil {
+		if len(col.errs) == 0 {
+			col.errs = append(col.errs, tomlError(path, err))
+		}
+		return nil, src, col.errs
+	}
+	c.Path = path
+	elementDefaults(c, generic)
+	return c, src, col.errs
+}
+
+// elementDefaults fills defaults inside arrays of tables, whose elements the
+// decoder creates fresh. Presence is read from the generic decoding so that
+// an explicit zero (slots = 0) is reported, not replaced.
+func elementDefaults(c *Config, generic map[string]any) {
+	for i := range c.Servers {
+		if !hasKey(generic, "servers", i, "slots") {
+			c.Servers[i].Slots = 1
+		}
+	}
+	for i := range c.Scoring.Judges {
+		j := &c.Scoring.Judges[i]
+		if !hasKey(generic, "scoring", "judges", i, "weight") {
+			j.Weight = 1
+		}
+		if !hasKey(generic, "scoring", "judges", i, "max_tokens") {
+			j.MaxTokens = 512
+		}
+		if j.Template == "" {
+			j.Template = "rubric-v1"
+		}
+	}
+}
+
+// hasKey reports whether a path of keys (string) and indices (int) exists
+// in generic decoded data.
+func hasKey(v any, path ...any) bool {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return false
+			}
+			if v, ok = m[k]; !ok {
+				return false
+			}
+		case int:
+			rv := reflect.ValueOf(v)
+			if rv.Kind() != reflect.Slice || k >= rv.Len() {
+				return false
+			}
+			v = rv.Index(k).Interface()
+		}
+	}
+	return true
+}
+
+// deriveScoring fills the defaults that depend on the judges: the mode
+// follows their number unless the file (or --judge) named one, and the
+// judge in view starts as the first judge or the jury.
+func deriveScoring(s *Scoring) {
+	if s.Mode == "" {
+		switch len(s.Judges) {
+		case 0:
+			s.Mode = ModeDeterministic
+		case 1:
+			s.Mode = ModeJudge
+		default:
+			s.Mode = ModeJury
+		}
+	}
+	if s.Active == "" {
+		switch {
+		case s.Mode == ModeJudge && len(s.Judges) > 0:
+			s.Active = s.Judges[0].Name
+		case s.Mode == ModeJury:
+			s.Active = ModeJury
+		}
+	}
+}
+
+func tomlError(path string, err error) *Error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		return &Error{File: path, Line: pe.Position.Line, Msg: "TOML syntax: " + pe.Message,
+			Hint: "fix the TOML on this line (strings need quotes; tables are [name], arrays of tables [[name]])"}
+	}
+	return &Error{File: path, Msg: err.Error(), Hint: "fix the TOML"}
+}
+
+// BatteryPath is the battery file as Load read it: Battery resolved against
+// the config's folder.
+func (c *Config) BatteryPath() string {
+	if c.Battery == "" || filepath.IsAbs(c.Battery) {
+		return c.Battery
+	}
+	return filepath.Join(filepath.Dir(c.Path), c.Battery)
+}
+
+func loadConfigBattery(c *Config, src *source) ([]Test, []string, Errors) {
+	p := c.BatteryPath()
+	if _, err := os.Stat(p); err != nil {
+		return nil, nil, Errors{{
+			File: c.Path, Line: src.line("battery"), Field: "battery",
+			Msg:  fmt.Sprintf("battery %s not found (tried %s)", c.Battery, p),
+			Hint: fmt.Sprintf("the battery path is resolved relative to the config's folder (%s)", filepath.Dir(c.Path)),
+		}}
+	}
+	tests, warnings, err := loadBattery(p)
+	return tests, warnings, asErrors(err)
+}
+
+// asErrors flattens an error from a loader into Errors.
+func asErrors(err error) Errors {
+	if err == nil {
+		return nil
+	}
+	var es Errors
+	if errors.As(err, &es) {
+		return es
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return Errors{e}
+	}
+	return Errors{{Msg: err.Error()}}
+}

@@ -1,0 +1,96 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// locateJSON maps every value of a JSON document to the line where it
+// starts. encoding/json keeps no positions after decoding, so a test's
+// Source and the line of a bad field come from here. base is added to each
+// line, for documents that start part-way into a file (a JSONL line); root
+// is the path given to the document itself.
+func locateJSON(file string, data []byte, base int, root string) (*source, error) {
+	src := newSource(file)
+	idx := newLineIndex(data)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var walk func(path string) error
+	walk = func(path string) error {
+		off := int(dec.InputOffset())
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		start := skipJSONSeparators(data, off)
+		if path != "" {
+			src.set(path, base+idx.line(start))
+		}
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return nil
+		}
+		switch d {
+		case '{':
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := k.(string)
+				if err := walk(joinPath(path, key)); err != nil {
+					return err
+				}
+			}
+		case '[':
+			for i := 0; dec.More(); i++ {
+				if err := walk(indexPath(path, i)); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = dec.Token() // the closing delimiter
+		return err
+	}
+	if err := walk(root); err != nil {
+		return src, err
+	}
+	return src, nil
+}
+
+// skipJSONSeparators moves off past the blanks, commas and colons that
+// precede a value, to where the value itself starts.
+func skipJSONSeparators(data []byte, off int) int {
+	for off < len(data) {
+		switch data[off] {
+		case ' ', '\t', '\r', '\n', ',', ':':
+			off++
+		default:
+			return off
+		}
+	}
+	return off
+}
+
+// jsonSyntaxError turns a decoding error into an *Error with the line of
+// the offending byte where encoding/json gives an offset.
+func jsonSyntaxError(file string, data []byte, base int, err error) *Error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	line := 0
+	switch {
+	case errors.As(err, &se):
+		line = base + newLineIndex(data).line(max(0, int(se.Offset)-1))
+	case errors.As(err, &te):
+		line = base + newLineIndex(data).line(max(0, int(te.Offset)-1))
+	}
+	msg := err.Error()
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "unexpected end of JSON"
+	}
+	return &Error{File: file, Line: line, Msg: fmt.Sprintf("invalid JSON: %s", msg),
+		Hint: "check brackets, quotes and commas near this line"}
+}

@@ -1,0 +1,75 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// CheckOffered runs after discovery, with offered mapping each server's
+// name to the models it says it serves (a server that did not answer may be
+// left out). Every model to run must be offered by some server, and every
+// judge on a fleet server by that server; judges on a hosted url are not
+// checked. A name also matches Ollama's implicit tag: "llama3" is offered
+// by a server listing "llama3:latest".
+//
+// Each problem names the model, the config file and the line it is on.
+func CheckOffered(c *Config, offered map[string][]string) error {
+	var src *source
+	if c.meta != nil {
+		src = c.meta.src
+	}
+	if src == nil {
+		src = newSource(c.Path)
+	}
+	v := newCollector(src)
+	names := sortedKeys(offered)
+	for _, m := range c.Models {
+		if slices.ContainsFunc(names, func(s string) bool { return offers(offered[s], m) }) {
+			continue
+		}
+		v.add(c.modelField(m), offeredHint(m, names, offered), "no reachable server offers model %q", m)
+	}
+	for i, j := range c.Scoring.Judges {
+		if j.Server == "" || !slices.Contains(c.JudgeNames(), j.Name) {
+			continue
+		}
+		if !offers(offered[j.Server], j.Model) {
+			list := strings.Join(offered[j.Server], ", ")
+			if list == "" {
+				list = "nothing (is it up?)"
+			}
+			hint := fmt.Sprintf("server %s offers %s", j.Server, list)
+			if n := nearest(j.Model, offered[j.Server]); n != "" {
+				hint = fmt.Sprintf("did you mean `%s`? ", n) + hint
+			}
+			v.add(joinPath(indexPath("scoring.judges", i), "model"), hint,
+				"judge %q: server %q does not offer model %q", j.Name, j.Server, j.Model)
+		}
+	}
+	return v.errs.err()
+}
+
+func offers(list []string, model string) bool {
+	return slices.Contains(list, model) || (!strings.Contains(model, ":") && slices.Contains(list, model+":latest"))
+}
+
+func offeredHint(model string, names []string, offered map[string][]string) string {
+	var all, parts []string
+	for _, s := range names {
+		all = append(all, offered[s]...)
+		list := strings.Join(offered[s], ", ")
+		if list == "" {
+			list = "nothing"
+		}
+		parts = append(parts, fmt.Sprintf("%s offers %s", s, list))
+	}
+	if len(parts) == 0 {
+		return "no server answered discovery; check `pitwall servers`"
+	}
+	hint := strings.Join(parts, "; ")
+	if n := nearest(model, all); n != "" {
+		hint = fmt.Sprintf("did you mean `%s`? ", n) + hint
+	}
+	return hint
+}

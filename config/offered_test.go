@@ -1,0 +1,112 @@
+package config
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCheckOfferedAfterDiscovery(t *testing.T) {
+	file := filepath.Join("testdata", "good", "pitwall.toml")
+	all := map[string][]string{
+		"gpu0": {"qwen3-8b", "granite-4.0-micro:latest"},
+		"gpu1": {"gemma-3-12b"},
+		"sim0": {"gemma-3-12b", "judge-small"},
+	}
+	tests := []struct {
+		name    string
+		ov      Overrides
+		offered map[string][]string
+		field   string // "" when no error is wanted
+		at      string
+		subs    []string
+	}{
+		{"all offered; ollama's :latest tag matches", Overrides{}, all, "", "", nil},
+		{"a model no server offers names its line in the file", Overrides{},
+			map[string][]string{"gpu0": {"qwen3-8b", "granite-4.0-micro"}, "sim0": {"judge-small"}},
+			"models[2]", "models", []string{`"gemma-3-12b"`, "gpu0 offers qwen3-8b, granite-4.0-micro"}},
+		{"a near name is suggested", Overrides{},
+			map[string][]string{"gpu0": {"qwen3-8b", "granite-4.0-micro", "gemma-3-12b-it"}, "sim0": {"judge-small"}},
+			"models[2]", "models", []string{"did you mean `gemma-3-12b-it`?"}},
+		{"--models leaves the rest unchecked", Overrides{Models: []string{"qwen3-8b"}},
+			map[string][]string{"gpu0": {"qwen3-8b"}, "sim0": {"judge-small"}}, "", "", nil},
+		{"a judge's model on its own server", Overrides{},
+			map[string][]string{"gpu0": {"qwen3-8b", "granite-4.0-micro", "gemma-3-12b", "judge-small"}, "sim0": {}},
+			"scoring.judges[0].model", `model  = "judge-small"`, []string{`server "sim0" does not offer model "judge-small"`, "nothing (is it up?)"}},
+		{"a judge not in use is not checked", Overrides{Judge: "hosted"},
+			map[string][]string{"gpu0": {"qwen3-8b", "granite-4.0-micro", "gemma-3-12b"}}, "", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustLoad(t, file, tt.ov, noEnv)
+			err := CheckOffered(c, tt.offered)
+			if tt.field == "" {
+				if err != nil {
+					t.Fatalf("unexpected: %v", err)
+				}
+				return
+			}
+			wantErr(t, err, file, lineOf(t, file, tt.at, 1), tt.field, tt.subs...)
+		})
+	}
+}
+
+func TestCheckOfferedOnAHandMadeConfig(t *testing.T) {
+	c := &Config{Path: "x.toml", Models: []string{"m"}}
+	err := CheckOffered(c, nil)
+	wantErr(t, err, "x.toml", 0, "models", "no reachable server offers", "pitwall servers")
+}
+
+func TestRedactedJSONHoldsNamesNotSecrets(t *testing.T) {
+	c := mustLoad(t, filepath.Join("testdata", "good", "pitwall.toml"), Overrides{}, noEnv)
+	out := c.RedactedJSON()
+	for _, secret := range []string{"hunter2", "sk-secret"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("RedactedJSON leaks %q: %s", secret, out)
+		}
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	tests := []struct {
+		name, want string
+	}{
+		{"api_key_env names kept", `"api_key_env":"GPU1_KEY"`},
+		{"judge key name kept", `"api_key_env":"OPENAI_API_KEY"`},
+		{"url host kept", "gpu1.example:8000/v1"},
+		{"timeout readable", `"timeout":"1m30s"`},
+		{"test ids listed", `"tests":["weather-paris","capital-france","json-reply","named-choice"]`},
+		{"resolved mode", `"mode":"jury"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("RedactedJSON lacks %s: %s", tt.want, out)
+			}
+		})
+	}
+}
+
+func TestLoadCarriesImporterWarnings(t *testing.T) {
+	body := `
+battery = "pf.yaml"
+models  = ["m1"]
+[[servers]]
+name = "s"
+kind = "sim"
+models = ["m1"]
+`
+	p := writeConfig(t, body)
+	if err := copyFile(filepath.Join("testdata", "batteries", "promptfoo.yaml"), filepath.Join(filepath.Dir(p), "pf.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	c := mustLoad(t, p, Overrides{}, noEnv)
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `"javascript"`) {
+		t.Errorf("Warnings = %q", c.Warnings)
+	}
+	if len(c.Tests) != 4 {
+		t.Errorf("%d tests", len(c.Tests))
+	}
+}

@@ -1,0 +1,342 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Scoring modes.
+const (
+	ModeDeterministic = "deterministic" // checks only, no judge
+	ModeJudge         = "judge"         // one judge (Scoring.Active)
+	ModeJury          = "jury"          // every judge, aggregated
+)
+
+// KindSim is the server kind that pitwall simulates itself.
+const KindSim = "sim"
+
+var (
+	serverKinds  = []string{"openai", "lmstudio", "ollama", "llamacpp", "vllm", KindSim}
+	simBackends  = []string{"openai", "lmstudio", "ollama", "llamacpp", "vllm"}
+	scoringModes = []string{ModeDeterministic, ModeJudge, ModeJury}
+	aggregations = []string{"mean", "median", "majority", "min"}
+	judgingModes = []string{"two-phase", "pipelined"}
+	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// validate checks the decoded, overridden config. Shape problems (unknown
+// keys, wrong types) were reported by checkShape; this checks values and
+// how sections refer to each other.
+func validate(c *Config) Errors {
+	v := newCollector(c.meta.src)
+	if c.Battery == "" {
+		v.add("battery", `add battery = "batteries/tools.toml"; the path is relative to this file`, "no battery given")
+	}
+	validateRun(v, &c.Run)
+	validateServers(v, c.Servers)
+	validateScoring(v, c)
+	validateSim(v, c)
+	validateModels(v, c)
+	return v.errs
+}
+
+func validateRun(v *collector, r *Run) {
+	if r.Timeout <= 0 {
+		v.add("run.timeout", `write e.g. timeout = "300s"`, "timeout must be positive, got %s", r.Timeout)
+	}
+	if r.MaxTokens < 1 {
+		v.add("run.max_tokens", "max_tokens = 1024 is the default", "max_tokens must be at least 1, got %d", r.MaxTokens)
+	}
+	if r.Temperature < 0 || r.Temperature > 2 {
+		v.add("run.temperature", "OpenAI-compatible servers take 0 to 2; 0 makes runs repeatable", "temperature %g is out of range", r.Temperature)
+	}
+	if r.Repeat < 1 {
+		v.add("run.repeat", "repeat = 1 runs each cell once", "repeat must be at least 1, got %d", r.Repeat)
+	}
+	if r.Retries < 0 {
+		v.add("run.retries", "retries = 0 turns retrying off", "retries cannot be negative, got %d", r.Retries)
+	}
+	if !slices.Contains(judgingModes, r.Judging) {
+		v.add("run.judging", didYouMean(r.Judging, judgingModes), "unknown judging %q", r.Judging)
+	}
+}
+
+func validateServers(v *collector, servers []Server) {
+	if len(servers) == 0 {
+		v.add("servers", `add a [[servers]] table with name and url, or kind = "sim" and models`, "no servers")
+	}
+	seen := map[string]int{}
+	for i, s := range servers {
+		at := func(k string) string { return joinPath(indexPath("servers", i), k) }
+		switch first, dup := seen[s.Name]; {
+		case s.Name == "":
+			v.add(at("name"), `add name = "gpu0"`, "server has no name")
+		case dup:
+			v.add(at("name"), "give each server its own name",
+				"duplicate server name %q (first at line %d)", s.Name, v.src.line(joinPath(indexPath("servers", first), "name")))
+		default:
+			seen[s.Name] = i
+		}
+		if s.Kind != "" && !slices.Contains(serverKinds, s.Kind) {
+			v.add(at("kind"), didYouMean(s.Kind, serverKinds), "unknown kind %q", s.Kind)
+		}
+		switch {
+		case s.URL == "" && s.Kind != KindSim:
+			v.add(at("url"), `add url = "http://127.0.0.1:1234/v1", or kind = "sim" for a simulated server`,
+				"server %q has no url", s.Name)
+		case s.URL != "":
+			if msg := badURL(s.URL); msg != "" {
+				v.add(at("url"), `write e.g. url = "http://127.0.0.1:1234/v1"`, "%s", msg)
+			}
+		}
+		if s.Slots < 1 {
+			v.add(at("slots"), "slots is how many requests the server runs at once: 1 or more", "slots must be at least 1, got %d", s.Slots)
+		}
+		for k, g := range s.GPUs {
+			if g < 0 {
+				v.add(indexPath(at("gpus"), k), "GPU indices start at 0", "negative GPU index %d", g)
+			}
+		}
+		checkKeyEnv(v, at("api_key_env"), s.APIKeyEnv)
+		if s.Kind == KindSim && len(s.Models) == 0 {
+			v.add(at("models"), `list the models it simulates: models = ["qwen3-8b"]`, "sim server %q lists no models", s.Name)
+		}
+		if s.Sim != nil {
+			validateSimServer(v, at("sim"), s)
+		}
+	}
+}
+
+func validateSimServer(v *collector, at string, s Server) {
+	if s.Kind != KindSim {
+		v.add(at, `set kind = "sim", or remove the [servers.sim] table`, "simulation settings on server %q, whose kind is not sim", s.Name)
+	}
+	if s.Sim.Backend != "" && !slices.Contains(simBackends, s.Sim.Backend) {
+		v.add(joinPath(at, "backend"), didYouMean(s.Sim.Backend, simBackends), "unknown backend %q", s.Sim.Backend)
+	}
+	for k, m := range s.Sim.Preload {
+		if !slices.Contains(s.Models, m) {
+			v.add(indexPath(joinPath(at, "preload"), k), "preload only models the server lists in models", "preloads %q, which server %q does not offer", m, s.Name)
+		}
+	}
+	f := s.Sim.Faults
+	rates := map[string]float64{"error_rate": f.ErrorRate, "rate_limit_rate": f.RateLimitRate,
+		"hang_rate": f.HangRate, "cut_rate": f.CutRate, "malformed_rate": f.MalformedRate}
+	for _, name := range sortedKeys(rates) {
+		if rate := rates[name]; rate < 0 || rate > 1 {
+			v.add(joinPath(joinPath(at, "faults"), name), "a rate is a share of requests, 0 to 1", "%s %g is out of range", name, rate)
+		}
+	}
+	if f.CrashAfter < 0 {
+		v.add(joinPath(joinPath(at, "faults"), "crash_after"), "0 means never", "crash_after cannot be negative")
+	}
+}
+
+func validateScoring(v *collector, c *Config) {
+	s := &c.Scoring
+	if !slices.Contains(scoringModes, s.Mode) {
+		v.add("scoring.mode", didYouMean(s.Mode, scoringModes), "unknown mode %q", s.Mode)
+	}
+	if s.Samples < 1 {
+		v.add("scoring.samples", "samples is votes per judge per cell: 1 or more", "samples must be at least 1, got %d", s.Samples)
+	}
+	if s.MinScore < 0 || s.MinScore > 1 {
+		v.add("scoring.min_score", "scores run from 0 to 1; min_score = 0.5 is the default", "min_score %g is outside 0..1", s.MinScore)
+	}
+	if !slices.Contains(aggregations, s.Aggregation) {
+		v.add("scoring.aggregation", didYouMean(s.Aggregation, aggregations), "unknown aggregation %q", s.Aggregation)
+	}
+	if s.DisagreementMax < 0 || s.DisagreementMax > 1 {
+		v.add("scoring.disagreement_threshold", "judges' scores run from 0 to 1, so does their spread; 0.3 is the default",
+			"disagreement_threshold %g is outside 0..1", s.DisagreementMax)
+	}
+	switch {
+	case s.Mode == ModeJudge && len(s.Judges) == 0:
+		v.add("scoring.mode", `add a [[scoring.judges]] table, or set mode = "deterministic"`, `mode "judge" but no judges`)
+	case s.Mode == ModeJury && len(s.Judges) < 2:
+		v.add("scoring.mode", `a jury needs two or more judges: add one, or set mode = "judge"`,
+			`mode "jury" with %d judge(s)`, len(s.Judges))
+	}
+	names := c.allJudgeNames()
+	if s.Active != "" && !slices.Contains(names, s.Active) && !(s.Active == ModeJury && s.Mode == ModeJury) {
+		v.add("scoring.active", didYouMean(s.Active, names), "active names no judge: %q", s.Active)
+	}
+	servers := map[string]*Server{}
+	var serverNames []string
+	for i := range c.Servers {
+		servers[c.Servers[i].Name] = &c.Servers[i]
+		serverNames = append(serverNames, c.Servers[i].Name)
+	}
+	seen := map[string]int{}
+	for i, j := range s.Judges {
+		at := func(k string) string { return joinPath(indexPath("scoring.judges", i), k) }
+		switch first, dup := seen[j.Name]; {
+		case j.Name == "":
+			v.add(at("name"), `add name = "gemma"`, "judge has no name")
+		case dup:
+			v.add(at("name"), "give each judge its own name",
+				"duplicate judge name %q (first at line %d)", j.Name, v.src.line(joinPath(indexPath("scoring.judges", first), "name")))
+		default:
+			seen[j.Name] = i
+		}
+		if j.Model == "" {
+			v.add(at("model"), `add model = "google/gemma-3-12b"`, "judge %q has no model", j.Name)
+		}
+		switch {
+		case j.Server == "" && j.URL == "":
+			v.add(at("server"), `name a fleet server (server = "gpu1"), or a hosted API (url = "https://...", api_key_env = "...")`,
+				"judge %q names no server and no url", j.Name)
+		case j.Server != "" && j.URL != "":
+			v.add(at("url"), "give server or url, not both", "judge %q names both a server and a url", j.Name)
+		case j.Server != "":
+			srv, ok := servers[j.Server]
+			if !ok {
+				v.add(at("server"), didYouMean(j.Server, serverNames), "judge %q names server %q, which is not in [[servers]]", j.Name, j.Server)
+			} else if len(srv.Models) > 0 && j.Model != "" && !slices.Contains(srv.Models, j.Model) {
+				v.add(at("model"), didYouMean(j.Model, srv.Models), "server %q does not offer judge model %q", j.Server, j.Model)
+			}
+		default:
+			if msg := badURL(j.URL); msg != "" {
+				v.add(at("url"), `write e.g. url = "https://api.openai.com/v1"`, "%s", msg)
+			}
+		}
+		if !(j.Weight > 0) {
+			v.add(at("weight"), "weight = 1 is the default; a larger weight counts more in a jury", "weight must be above 0, got %g", j.Weight)
+		}
+		if j.MaxTokens < 1 {
+			v.add(at("max_tokens"), "max_tokens = 512 is the default", "max_tokens must be at least 1, got %d", j.MaxTokens)
+		}
+		checkKeyEnv(v, at("api_key_env"), j.APIKeyEnv)
+	}
+}
+
+func validateSim(v *collector, c *Config) {
+	if !(c.Sim.TimeScale > 0) {
+		v.add("sim.time_scale", "1 is real time; 0.01 makes a 30s model load take 0.3s", "time_scale must be above 0, got %g", c.Sim.TimeScale)
+	}
+	var simModels []string
+	for _, s := range c.Servers {
+		if s.Kind == KindSim {
+			simModels = append(simModels, s.Models...)
+		}
+	}
+	seen := map[string]int{}
+	for i, m := range c.Sim.Models {
+		at := func(k string) string { return joinPath(indexPath("sim.models", i), k) }
+		switch first, dup := seen[m.Name]; {
+		case m.Name == "":
+			v.add(at("name"), `add name = "qwen3-8b"`, "simulated model has no name")
+			continue
+		case dup:
+			v.add(at("name"), "describe each model once", "duplicate simulated model %q (first at line %d)",
+				m.Name, v.src.line(joinPath(indexPath("sim.models", first), "name")))
+		default:
+			seen[m.Name] = i
+		}
+		// An entry no sim server offers is most likely a typo, and its
+		// settings would silently never apply.
+		if !slices.Contains(simModels, m.Name) {
+			v.add(at("name"), didYouMean(m.Name, simModels), "no sim server offers %q", m.Name)
+		}
+		unit := map[string]float64{"skill": m.Skill, "judge_error_rate": m.JudgeErrorRate}
+		for k, s := range m.Skills {
+			unit[joinPath("skills", k)] = s
+		}
+		for _, k := range sortedKeys(unit) {
+			if x := unit[k]; x < 0 || x > 1 {
+				v.add(at(k), "a chance, from 0 to 1", "%s %g is outside 0..1", k, x)
+			}
+		}
+		if m.SizeGB < 0 || m.TokensPerSec < 0 || m.PrefillTPS < 0 || m.TTFT < 0 || m.ReplyTokens < 0 {
+			v.add(indexPath("sim.models", i), "sizes, rates and times cannot be negative (0 takes the default)",
+				"simulated model %q has a negative setting", m.Name)
+		}
+	}
+}
+
+func validateModels(v *collector, c *Config) {
+	if len(c.meta.fileModels) == 0 {
+		v.add("models", `list the models to run: models = ["qwen3-8b", "gemma-3-12b"]`, "no models")
+		return
+	}
+	for i, m := range c.meta.fileModels {
+		if k := slices.Index(c.meta.fileModels, m); k < i {
+			v.add(indexPath("models", i), "list each model once", "model %q is listed twice", m)
+		}
+	}
+	// Only servers that list their models can be checked before discovery;
+	// with any server that does not, CheckOffered decides after it.
+	var offered []string
+	for _, s := range c.Servers {
+		if len(s.Models) == 0 {
+			return
+		}
+		offered = append(offered, s.Models...)
+	}
+	for _, m := range c.Models {
+		if !slices.Contains(offered, m) {
+			v.add(c.modelField(m), offerHint(m, c.Servers), "model %q is not offered by any server", m)
+		}
+	}
+}
+
+// offerHint says what the servers offer, nearest name first.
+func offerHint(model string, servers []Server) string {
+	var all, parts []string
+	for _, s := range servers {
+		all = append(all, s.Models...)
+		parts = append(parts, fmt.Sprintf("%s offers %s", s.Name, strings.Join(s.Models, ", ")))
+	}
+	hint := strings.Join(parts, "; ")
+	if n := nearest(model, all); n != "" {
+		hint = fmt.Sprintf("did you mean `%s`? ", n) + hint
+	}
+	return hint
+}
+
+// modelField is the field path of a model as the file lists it.
+func (c *Config) modelField(model string) string {
+	if c.meta != nil {
+		if i := slices.Index(c.meta.fileModels, model); i >= 0 {
+			return indexPath("models", i)
+		}
+	}
+	return "models"
+}
+
+func (c *Config) allJudgeNames() []string {
+	names := make([]string, len(c.Scoring.Judges))
+	for i, j := range c.Scoring.Judges {
+		names[i] = j.Name
+	}
+	return names
+}
+
+// checkKeyEnv rejects an api_key_env that is not a variable name. The value
+// is never echoed: when it is not a name it is most likely the key itself.
+func checkKeyEnv(v *collector, field, name string) {
+	if name != "" && !envName.MatchString(name) {
+		v.add(field, `write the variable's NAME, e.g. api_key_env = "OPENAI_API_KEY", and export the key in it`,
+			"api_key_env must name an environment variable, not hold a key")
+	}
+}
+
+func badURL(s string) string {
+	if !strings.Contains(s, "://") {
+		return fmt.Sprintf("url %q must start with http:// or https://", s)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Sprintf("url %q does not parse: %v", s, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Sprintf("url %q must start with http:// or https://", s)
+	}
+	if u.Host == "" {
+		return fmt.Sprintf("url %q has no host", s)
+	}
+	return ""
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"pitwall/config"
+)
+
+// commonFlags are the flags every command that loads a config takes.
+type commonFlags struct {
+	headless     bool
+	ascii        bool
+	models       string
+	tests        string
+	judge        string
+	judgeSamples int
+	repeat       int
+	db           string
+	strict       bool
+	timeout      time.Duration
+	timeScale    float64
+	judgeRefresh bool
+}
+
+func (c *commonFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&c.headless, "headless", false, "plain progress lines and a final grid instead of the live grid")
+	fs.BoolVar(&c.ascii, "ascii", false, "draw the grid with ASCII glyphs")
+	fs.StringVar(&c.models, "models", "", "run only these models (comma-separated)")
+	fs.StringVar(&c.tests, "tests", "", "run only tests whose id matches these globs (comma-separated)")
+	fs.StringVar(&c.judge, "judge", "", "judge in view: a judge name, \"jury\", or \"none\" for checks only")
+	fs.IntVar(&c.judgeSamples, "judge-samples", 0, "votes per judge per cell")
+	fs.IntVar(&c.repeat, "repeat", 0, "consistency runs per cell")
+	fs.StringVar(&c.db, "db", "", "ledger path (default .pitwall/ledger.db)")
+	fs.BoolVar(&c.strict, "strict", false, "count WARN verdicts as failures for the exit code")
+	fs.DurationVar(&c.timeout, "timeout", 0, "per-request timeout, counted from dispatch")
+	fs.Float64Var(&c.timeScale, "time-scale", 0, "simulator time scale (0.01 makes a 30s load take 0.3s)")
+	fs.BoolVar(&c.judgeRefresh, "judge-refresh", false, "ignore cached verdicts and judge again")
+}
+
+func (c *commonFlags) overrides(fs *flag.FlagSet) config.Overrides {
+	ov := config.Overrides{Tests: c.tests, Judge: c.judge, JudgeSamples: c.judgeSamples, Repeat: c.repeat,
+		DB: c.db, Timeout: c.timeout, TimeScale: c.timeScale}
+	if c.models != "" {
+		for _, m := range strings.Split(c.models, ",") {
+			if m = strings.TrimSpace(m); m != "" {
+				ov.Models = append(ov.Models, m)
+			}
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "strict" {
+			s := c.strict
+			ov.Strict = &s
+		}
+	})
+	return ov
+}
+
+// parseArgs parses flags that may come before or after the positional
+// arguments ("pitwall run demo.toml --headless" works as well as the
+// reverse) and returns the positionals.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// newFlagSet makes a flag set whose errors and help go to stderr with the
+// command's usage line.
+func newFlagSet(name, usageLine, about string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s\n\n%s\n\nFlags:\n", usageLine, about)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// configPath is the config argument or the default.
+func configPath(pos []string) string {
+	if len(pos) > 0 {
+		return pos[0]
+	}
+	return "pitwall.toml"
+}

@@ -1,0 +1,339 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// errorBody answers with status and body as the content type says.
+func errorBody(status int, contentType, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(status)
+		fmt.Fprint(w, body)
+	}
+}
+
+// hijacked takes the raw connection from the server and hands it to do.
+func hijacked(do func(c net.Conn)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		do(c)
+	}
+}
+
+// closedURL is the URL of a listener that has been closed: nothing answers.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr + "/v1"
+}
+
+const sseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+// sseChunk frames one SSE event as an HTTP/1.1 chunk.
+func sseChunk(event string) string {
+	data := "data: " + event + "\n\n"
+	return fmt.Sprintf("%x\r\n%s\r\n", len(data), data)
+}
+
+func TestChatClassifiesFailures(t *testing.T) {
+	const m = "qwen3-8b"
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		url     func(t *testing.T) string // instead of the fake server's
+		timeout time.Duration
+		want    Error // Class, Status, RetryAfter compared; Message must be contained
+	}{
+		{
+			name: "400 with an OpenAI error body",
+			handler: errorBody(400, "application/json",
+				`{"error":{"message":"max_tokens is too large","type":"invalid_request_error","param":"max_tokens","code":"invalid_value"}}`),
+			want: Error{Class: ClassHTTP4xx, Status: 400, Message: "max_tokens is too large"},
+		},
+		{
+			name:    "404 with Ollama's body",
+			handler: errorBody(404, "application/json", `{"error":"model \"x\" not found, try pulling it first"}`),
+			want:    Error{Class: ClassHTTP4xx, Status: 404, Message: `model "x" not found, try pulling it first`},
+		},
+		{
+			name: "404 with vLLM's body and an integer code",
+			handler: errorBody(404, "application/json",
+				`{"error":{"message":"The model `+"`x`"+` does not exist.","type":"NotFoundError","param":null,"code":404}}`),
+			want: Error{Class: ClassHTTP4xx, Status: 404, Message: "The model `x` does not exist."},
+		},
+		{
+			name: "404 with older vLLM's top-level body",
+			handler: errorBody(404, "application/json",
+				`{"object":"error","message":"The model `+"`x`"+` does not exist.","type":"NotFoundError","param":null,"code":404}`),
+			want: Error{Class: ClassHTTP4xx, Status: 404, Message: "The model `x` does not exist."},
+		},
+		{
+			name: "404 with LM Studio's model_not_found",
+			handler: errorBody(404, "application/json",
+				`{"error":{"message":"Model not found: x","type":"invalid_request_error","code":"model_not_found"}}`),
+			want: Error{Class: ClassHTTP4xx, Status: 404, Message: "Model not found: x"},
+		},
+		{
+			name: "429 with Retry-After in seconds",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", "7")
+				errorBody(429, "application/json", `{"error":{"message":"slow down","type":"rate_limit_error"}}`)(w, r)
+			},
+			want: Error{Class: ClassRateLimit, Status: 429, Message: "slow down", RetryAfter: 7 * time.Second},
+		},
+		{
+			name:    "500",
+			handler: errorBody(500, "application/json", `{"error":{"message":"CUDA error: out of memory","type":"server_error"}}`),
+			want:    Error{Class: ClassHTTP5xx, Status: 500, Message: "CUDA error: out of memory"},
+		},
+		{
+			name:    "500 whose error has a type but no message",
+			handler: errorBody(500, "application/json", `{"error":{"type":"overloaded_error"}}`),
+			want:    Error{Class: ClassHTTP5xx, Status: 500, Message: "overloaded_error"},
+		},
+		{
+			name:    "502 in plain text",
+			handler: errorBody(502, "text/plain", "Bad Gateway\n"),
+			want:    Error{Class: ClassHTTP5xx, Status: 502, Message: "Bad Gateway"},
+		},
+		{
+			name:    "503 while llama.cpp loads its model",
+			handler: errorBody(503, "application/json", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`),
+			want:    Error{Class: ClassUnavailable, Status: 503, Message: "Loading model"},
+		},
+		{
+			name: "connection refused",
+			url:  closedURL,
+			want: Error{Class: ClassUnavailable, Message: "refused"},
+		},
+		{
+			name:    "connection closed before any response",
+			handler: hijacked(func(c net.Conn) { c.Close() }),
+			want:    Error{Class: ClassUnavailable},
+		},
+		{
+			name: "connection reset mid-stream",
+			handler: hijacked(func(c net.Conn) {
+				fmt.Fprint(c, sseHead+sseChunk(oaiContent(m, "Hel")))
+				_ = c.(*net.TCPConn).SetLinger(0) // close with RST
+				c.Close()
+			}),
+			want: Error{Class: ClassUnavailable, Message: "reset"},
+		},
+		{
+			name: "chunked body cut mid-stream",
+			handler: hijacked(func(c net.Conn) {
+				fmt.Fprint(c, sseHead+sseChunk(oaiContent(m, "Hel")))
+				c.Close()
+			}),
+			want: Error{Class: ClassMalformed, Status: 200},
+		},
+		{
+			name: "stream ends without [DONE] or finish_reason",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				oaiStream(w, false, oaiContent(m, "Hel"), oaiContent(m, "lo"))
+			},
+			want: Error{Class: ClassMalformed, Status: 200, Message: "without a finish_reason"},
+		},
+		{
+			name: "a chunk that is not JSON",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				oaiStream(w, true, oaiContent(m, "Hel"), `{"choices":[{"delta":{"content":"lo"`)
+			},
+			want: Error{Class: ClassMalformed, Message: "invalid JSON"},
+		},
+		{
+			name:    "an empty 200 body",
+			handler: errorBody(200, "text/event-stream", ""),
+			want:    Error{Class: ClassMalformed, Status: 200, Message: "empty"},
+		},
+		{
+			name: "an error event inside the stream",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				oaiStream(w, false, oaiContent(m, "Hel"), `{"error":{"message":"KV cache full","type":"server_error","code":500}}`)
+			},
+			want: Error{Class: ClassHTTP5xx, Status: 500, Message: "KV cache full"},
+		},
+		{
+			name:    "a hang that hits the timeout",
+			handler: func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
+			timeout: 50 * time.Millisecond,
+			want:    Error{Class: ClassTimeout},
+		},
+		{
+			name: "a stream that stalls until the timeout",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				oaiStream(w, false, oaiContent(m, "Hel"))
+				<-r.Context().Done()
+			},
+			timeout: 50 * time.Millisecond,
+			want:    Error{Class: ClassTimeout},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var url string
+			if tt.url != nil {
+				url = tt.url(t)
+			} else {
+				url = oaiServer(t, tt.handler).URL + "/v1"
+			}
+			c := NewClient(ServerConfig{Name: "gpu0", URL: url}, nil)
+			defer c.CloseIdleConnections()
+			ctx := context.Background()
+			if tt.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+				defer cancel()
+			}
+			res, err := c.Chat(ctx, Request{Model: m, Messages: []Message{{Role: "user", Content: "Hi"}}})
+			checkError(t, err, tt.want, m)
+			if res.Server != "gpu0" {
+				t.Errorf("Result.Server = %q, want gpu0", res.Server)
+			}
+		})
+	}
+}
+
+func checkError(t *testing.T, err error, want Error, model string) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T) is not an *Error", err, err)
+	}
+	if e.Class != want.Class || e.Status != want.Status || e.RetryAfter != want.RetryAfter {
+		t.Errorf("got class %s, status %d, retry after %v; want %s, %d, %v (%v)",
+			e.Class, e.Status, e.RetryAfter, want.Class, want.Status, want.RetryAfter, e)
+	}
+	if !strings.Contains(e.Message, want.Message) {
+		t.Errorf("message %q does not contain %q", e.Message, want.Message)
+	}
+	if e.Server != "gpu0" || e.Model != model {
+		t.Errorf("error names server %q model %q, want gpu0 %q", e.Server, e.Model, model)
+	}
+}
+
+func TestChatCancelledByTheCallerIsCancelledNotTimeout(t *testing.T) {
+	arrived := make(chan struct{})
+	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
+		oaiStream(w, false, oaiContent("m", "Hel"))
+		close(arrived)
+		<-r.Context().Done()
+	})
+	c := NewClient(ServerConfig{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
+	defer c.CloseIdleConnections()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	res, err := c.Chat(ctx, Request{Model: "m", Messages: []Message{{Role: "user", Content: "Hi"}}})
+	checkError(t, err, Error{Class: ClassCanceled, Message: "cancel"}, "m")
+	if res.Content != "Hel" {
+		t.Errorf("partial content = %q, want what arrived before the cancel (Hel)", res.Content)
+	}
+}
+
+func TestModelsClassifiesFailures(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		url     func(t *testing.T) string
+		want    Error
+	}{
+		{"401 with an OpenAI body", errorBody(401, "application/json",
+			`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`),
+			nil, Error{Class: ClassHTTP4xx, Status: 401, Message: "Incorrect API key"}},
+		{"connection refused", nil, closedURL, Error{Class: ClassUnavailable}},
+		{"a body that is not JSON", errorBody(200, "application/json", "<html>"), nil, Error{Class: ClassMalformed}},
+		{"an empty 200 body", errorBody(200, "application/json", ""), nil, Error{Class: ClassMalformed}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var url string
+			if tt.url != nil {
+				url = tt.url(t)
+			} else {
+				mux := http.NewServeMux()
+				mux.HandleFunc("GET /v1/models", tt.handler)
+				srv := httptest.NewServer(mux)
+				t.Cleanup(srv.Close)
+				url = srv.URL + "/v1"
+			}
+			c := NewClient(ServerConfig{Name: "gpu0", URL: url}, nil)
+			defer c.CloseIdleConnections()
+			_, err := c.Models(context.Background())
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %v is not an *Error", err)
+			}
+			if e.Class != tt.want.Class || e.Status != tt.want.Status || !strings.Contains(e.Message, tt.want.Message) {
+				t.Errorf("got %s %d %q, want %s %d containing %q", e.Class, e.Status, e.Message, tt.want.Class, tt.want.Status, tt.want.Message)
+			}
+		})
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		header string
+		want   time.Duration
+	}{
+		{"7", 7 * time.Second},
+		{" 1.5 ", 1500 * time.Millisecond},
+		{"Sun, 01 Mar 2026 12:00:30 GMT", 30 * time.Second},
+		{"Sun, 01 Mar 2026 11:59:00 GMT", 0}, // already past
+		{"-3", 0},
+		{"soon", 0},
+		{"", 0},
+	}
+	for _, tt := range tests {
+		if got := parseRetryAfter(tt.header, now); got != tt.want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", tt.header, got, tt.want)
+		}
+	}
+}
+
+func TestErrorBodyMessage(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"OpenAI object", `{"error":{"message":"bad","type":"invalid_request_error","code":"x"}}`, "bad"},
+		{"integer code", `{"error":{"message":"gone","code":404}}`, "gone"},
+		{"message as a list", `{"error":{"message":["a","b"]}}`, "a, b"},
+		{"Ollama string", `{"error":"model \"x\" not found"}`, `model "x" not found`},
+		{"top-level message", `{"object":"error","message":"nope","code":400}`, "nope"},
+		{"FastAPI detail", `{"detail":"Not Found"}`, "Not Found"},
+		{"plain text", "  upstream\n  connect error  ", "upstream connect error"},
+		{"empty", "  ", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := errorBodyMessage([]byte(tt.body)); got != tt.want {
+				t.Errorf("errorBodyMessage = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	long := strings.Repeat("é", maxErrMessage)
+	if got := errorBodyMessage([]byte(long)); len(got) > maxErrMessage+len("…") || !strings.HasSuffix(got, "…") {
+		t.Errorf("a long body is kept whole (%d bytes)", len(got))
+	}
+}

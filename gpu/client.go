@@ -1,0 +1,223 @@
+package gpu
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// minDecode is the shortest decode time a tokens/s figure is computed over;
+// below it the quotient says more about clock resolution than the GPU.
+const minDecode = time.Millisecond
+
+// Client talks to one OpenAI-compatible server through go-openai. It is safe
+// for concurrent use; it keeps no state between calls.
+type Client struct {
+	cfg ServerConfig
+	api *openai.Client
+	hc  *http.Client
+}
+
+// NewClient returns a client for cfg. hc may be nil for a client of its own
+// (no overall timeout: deadlines come from the context of each call). The
+// client wraps hc's transport; hc itself is not changed.
+func NewClient(cfg ServerConfig, hc *http.Client) *Client {
+	if hc == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = max(32, 2*cfg.Slots)
+		hc = &http.Client{Transport: t}
+	}
+	wrapped := *hc
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	wrapped.Transport = &hookTransport{base: base}
+
+	oc := openai.DefaultConfig(cfg.APIKey) // Bearer only when the key is not empty
+	oc.BaseURL = strings.TrimRight(cfg.URL, "/")
+	oc.HTTPClient = &wrapped
+	// Keep-alive comments during a long prefill count as empty messages;
+	// go-openai's default of 300 would end a healthy stream.
+	oc.EmptyMessagesLimit = 1 << 20
+	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), hc: &wrapped}
+}
+
+// Server returns the name of the server this client talks to.
+func (c *Client) Server() string { return c.cfg.Name }
+
+// CloseIdleConnections closes the client's idle keep-alive connections.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
+// Chat runs one streamed chat completion and returns what the server said
+// and how fast. Errors are *Error with a class. On error the Result still
+// holds whatever arrived before the failure (server, partial content).
+func (c *Client) Chat(ctx context.Context, req Request) (Result, error) {
+	start := time.Now()
+	res := Result{Server: c.cfg.Name}
+	if t := req.Temperature; t != nil && (math.IsNaN(*t) || math.IsInf(*t, 0)) {
+		return res, c.refuse(req, fmt.Errorf("temperature %v is not a number", *t))
+	}
+	oreq, err := toOpenAI(req)
+	if err != nil {
+		return res, c.refuse(req, err)
+	}
+	cl := &callInfo{temperature: req.Temperature}
+	stream, err := c.api.CreateChatCompletionStream(withCall(ctx, cl), oreq)
+	if err != nil {
+		return res, c.fail(ctx, req, err, cl)
+	}
+	defer func() { _ = stream.Close() }()
+
+	var acc streamAcc
+	for {
+		raw, err := stream.RecvRaw()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return acc.result(res, start, time.Now()), c.fail(ctx, req, err, cl)
+		}
+		if err := acc.add(raw, time.Since(start)); err != nil {
+			return acc.result(res, start, time.Now()), c.fail(ctx, req, err, cl)
+		}
+	}
+	res = acc.result(res, start, time.Now())
+	switch {
+	case acc.chunks == 0:
+		return res, c.malformed(req, cl, "the server sent no completion chunks (empty response)")
+	case acc.finish == "" && !cl.done:
+		return res, c.malformed(req, cl, "stream ended without a finish_reason or [DONE] (cut off)")
+	}
+	return res, nil
+}
+
+// Models lists the models the server offers (GET /v1/models).
+func (c *Client) Models(ctx context.Context) ([]string, error) {
+	cl := &callInfo{}
+	list, err := c.api.ListModels(withCall(ctx, cl))
+	if err != nil {
+		return nil, c.fail(ctx, Request{}, err, cl)
+	}
+	ids := make([]string, 0, len(list.Models))
+	for _, m := range list.Models {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids, nil
+}
+
+func (c *Client) fail(ctx context.Context, req Request, err error, cl *callInfo) *Error {
+	e := classify(ctx, err, cl, time.Now())
+	e.Server, e.Model = c.cfg.Name, req.Model
+	return e
+}
+
+func (c *Client) refuse(req Request, err error) *Error {
+	return &Error{Class: ClassHTTP4xx, Server: c.cfg.Name, Model: req.Model,
+		Message: "request not sent: " + err.Error(), Err: err}
+}
+
+func (c *Client) malformed(req Request, cl *callInfo, msg string) *Error {
+	return &Error{Class: ClassMalformed, Server: c.cfg.Name, Model: req.Model, Status: cl.status, Message: msg}
+}
+
+// streamAcc gathers a streamed reply.
+type streamAcc struct {
+	content, reasoning strings.Builder
+	tools              toolCallAcc
+	model, finish      string
+	chunks             int // chunks decoded
+	deltas             int // chunks that carried content, reasoning or a tool call
+	ttft               time.Duration
+	usage              bool
+	prompt, completion int
+}
+
+// add decodes one chunk; at is the time since the call began.
+func (a *streamAcc) add(raw []byte, at time.Duration) error {
+	var ch streamChunk
+	if err := json.Unmarshal(raw, &ch); err != nil {
+		return fmt.Errorf("chunk %d: %w", a.chunks+1, err)
+	}
+	a.chunks++
+	if a.model == "" {
+		a.model = ch.Model
+	}
+	if ch.Usage != nil && (ch.Usage.PromptTokens > 0 || ch.Usage.CompletionTokens > 0) {
+		a.usage = true
+		a.prompt, a.completion = ch.Usage.PromptTokens, ch.Usage.CompletionTokens
+	}
+	for i := range ch.Choices {
+		choice := &ch.Choices[i]
+		if choice.Index != 0 {
+			continue // pitwall asks for one choice
+		}
+		d := &choice.Delta
+		reasoning := d.ReasoningContent + d.Reasoning
+		if d.Content != "" || reasoning != "" || len(d.ToolCalls) > 0 {
+			if a.deltas == 0 {
+				a.ttft = at
+			}
+			a.deltas++
+		}
+		a.content.WriteString(d.Content)
+		a.reasoning.WriteString(reasoning)
+		for _, tc := range d.ToolCalls {
+			a.tools.add(tc)
+		}
+		if choice.FinishReason != "" {
+			a.finish = choice.FinishReason
+		}
+	}
+	return nil
+}
+
+// result fills res from what has arrived so far.
+func (a *streamAcc) result(res Result, start, end time.Time) Result {
+	res.Model = a.model
+	res.Content = a.content.String()
+	res.Reasoning = a.reasoning.String()
+	res.ToolCalls = a.tools.calls
+	res.FinishReason = a.finish
+	res.Latency = end.Sub(start)
+	res.TTFT = a.ttft
+	if a.deltas == 0 {
+		res.TTFT = res.Latency // nothing came before the end
+	}
+	res.PromptTokens, res.CompletionTokens = a.prompt, a.completion
+	if !a.usage {
+		// The server sent no usage (no include_usage support): one chunk
+		// is about one token on llama.cpp, Ollama and vLLM, so the count of
+		// token-bearing chunks stands in. The prompt count stays unknown (0).
+		res.CompletionTokens = a.deltas
+	}
+	res.TokensPerSec = tokensPerSec(res.CompletionTokens, res.Latency, res.TTFT)
+	return res
+}
+
+// tokensPerSec is the decode rate: completion tokens over the time after the
+// first token. When the reply came in one burst that time cannot be measured,
+// and the whole call stands in (a lower bound).
+func tokensPerSec(tokens int, latency, ttft time.Duration) float64 {
+	if tokens <= 0 {
+		return 0
+	}
+	d := latency - ttft
+	if d < minDecode {
+		d = latency
+	}
+	if d < minDecode {
+		return 0
+	}
+	return float64(tokens) / d.Seconds()
+}

@@ -1,0 +1,349 @@
+package gpu
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// sent is what the fake server received.
+type sent struct {
+	body []byte
+	auth string
+}
+
+func TestChatPutsRequestOnTheWireAsAsked(t *testing.T) {
+	weather := Tool{Type: "function", Function: FunctionDef{
+		Name: "get_weather", Description: "Weather for a city",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{
+			// A tool parameter named like the sampling field: must be left alone.
+			"temperature": map[string]any{"type": "string"},
+		}},
+	}}
+	schema := map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}
+	base := func(r Request) Request {
+		r.Model = "qwen3-8b"
+		r.Messages = []Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Hi"}}
+		return r
+	}
+	tests := []struct {
+		name   string
+		key    string
+		req    Request
+		want   map[string]any // top-level fields that must arrive with these values
+		absent []string       // top-level fields that must not arrive
+	}{
+		{
+			name:   "temperature 0 is sent although go-openai would drop it",
+			req:    base(Request{Temperature: ptr(0.0)}),
+			want:   map[string]any{"temperature": 0.0, "stream": true, "stream_options": map[string]any{"include_usage": true}},
+			absent: []string{"seed", "max_tokens", "tools", "tool_choice", "response_format"},
+		},
+		{
+			name:   "no temperature is sent when none is asked for",
+			req:    base(Request{}),
+			absent: []string{"temperature"},
+		},
+		{
+			name: "temperature, seed and max_tokens arrive exactly",
+			req:  base(Request{Temperature: ptr(0.7), Seed: ptr(42), MaxTokens: 64}),
+			want: map[string]any{"temperature": 0.7, "seed": 42.0, "max_tokens": 64.0},
+		},
+		{
+			name: "tools and a string tool_choice arrive as sent",
+			req:  base(Request{Tools: []Tool{weather}, ToolChoice: "required", Temperature: ptr(0.0)}),
+			want: map[string]any{
+				"tool_choice": "required",
+				"tools": []any{map[string]any{"type": "function", "function": map[string]any{
+					"name": "get_weather", "description": "Weather for a city",
+					"parameters": map[string]any{"type": "object", "properties": map[string]any{
+						"temperature": map[string]any{"type": "string"}}},
+				}}},
+				"temperature": 0.0,
+			},
+		},
+		{
+			name: "a tool_choice naming a function arrives as an object",
+			req: base(Request{Tools: []Tool{weather},
+				ToolChoice: map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}}}),
+			want: map[string]any{"tool_choice": map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}}},
+		},
+		{
+			name: "json_object response_format",
+			req:  base(Request{ResponseFormat: &ResponseFormat{Type: "json_object"}}),
+			want: map[string]any{"response_format": map[string]any{"type": "json_object"}},
+		},
+		{
+			name: "json_schema response_format carries the schema",
+			req:  base(Request{ResponseFormat: &ResponseFormat{Type: "json_schema", Name: "answer", Schema: schema, Strict: true}}),
+			want: map[string]any{"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{
+				"name": "answer", "schema": schema, "strict": true}}},
+		},
+	}
+	for _, tt := range tests {
+		for _, key := range []string{"", "sk-test"} {
+			t.Run(tt.name+"/key="+key, func(t *testing.T) {
+				got := make(chan sent, 1)
+				srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
+					b, _ := io.ReadAll(r.Body)
+					got <- sent{body: b, auth: r.Header.Get("Authorization")}
+					oaiReply(w, "qwen3-8b", "Hello")
+				})
+				c := NewClient(ServerConfig{Name: "gpu0", URL: srv.URL + "/v1", APIKey: key}, nil)
+				defer c.CloseIdleConnections()
+				if _, err := c.Chat(context.Background(), tt.req); err != nil {
+					t.Fatalf("Chat: %v", err)
+				}
+				s := <-got
+				var body map[string]any
+				if err := json.Unmarshal(s.body, &body); err != nil {
+					t.Fatalf("request body is not JSON: %v\n%s", err, s.body)
+				}
+				for k, v := range tt.want {
+					if !reflect.DeepEqual(body[k], jsonRound(t, v)) {
+						t.Errorf("%s = %#v, want %#v\nbody: %s", k, body[k], v, s.body)
+					}
+				}
+				for _, k := range tt.absent {
+					if _, ok := body[k]; ok {
+						t.Errorf("%s sent, want it absent\nbody: %s", k, s.body)
+					}
+				}
+				if body["model"] != "qwen3-8b" || len(body["messages"].([]any)) != 2 {
+					t.Errorf("model or messages wrong: %s", s.body)
+				}
+				if tt.req.Temperature != nil && *tt.req.Temperature == 0 && !bytes.Contains(s.body, []byte(`"temperature":0`)) {
+					t.Errorf(`body lacks "temperature":0: %s`, s.body)
+				}
+				wantAuth := ""
+				if key != "" {
+					wantAuth = "Bearer " + key
+				}
+				if s.auth != wantAuth {
+					t.Errorf("Authorization = %q, want %q", s.auth, wantAuth)
+				}
+			})
+		}
+	}
+}
+
+// jsonRound gives v the shape encoding/json decodes it to.
+func jsonRound(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestChatAssemblesTheStream(t *testing.T) {
+	const model = "qwen3-8b-q4"
+	tests := []struct {
+		name   string
+		events []string
+		done   bool
+		want   Result
+	}{
+		{
+			name: "content, reasoning_content and usage",
+			events: []string{
+				oaiDelta(model, `{"role":"assistant","content":""}`),
+				oaiDelta(model, `{"reasoning_content":"Think "}`),
+				oaiDelta(model, `{"reasoning_content":"hard."}`),
+				oaiContent(model, "The answer "), oaiContent(model, "is 4."),
+				oaiFinish(model, "stop"), oaiUsage(model, 21, 7),
+			},
+			done: true,
+			want: Result{Model: model, Content: "The answer is 4.", Reasoning: "Think hard.", FinishReason: "stop",
+				PromptTokens: 21, CompletionTokens: 7},
+		},
+		{
+			name: "the reasoning field some servers use instead",
+			events: []string{
+				oaiDelta(model, `{"reasoning":"Hmm."}`), oaiContent(model, "Yes."), oaiFinish(model, "stop"), oaiUsage(model, 5, 2),
+			},
+			done: true,
+			want: Result{Model: model, Content: "Yes.", Reasoning: "Hmm.", FinishReason: "stop", PromptTokens: 5, CompletionTokens: 2},
+		},
+		{
+			name: "two tool calls interleaved by index",
+			events: []string{
+				oaiDelta(model, `{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]}`),
+				oaiDelta(model, `{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{\"tz\":"}}]}`),
+				oaiDelta(model, `{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}`),
+				oaiDelta(model, `{"tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]}`),
+				oaiDelta(model, `{"tool_calls":[{"index":1,"function":{"arguments":"\"UTC\"}"}}]}`),
+				oaiFinish(model, "tool_calls"), oaiUsage(model, 40, 12),
+			},
+			done: true,
+			want: Result{Model: model, FinishReason: "tool_calls", PromptTokens: 40, CompletionTokens: 12,
+				ToolCalls: []ToolCall{
+					{ID: "call_a", Name: "get_weather", Arguments: `{"city":"Oslo"}`},
+					{ID: "call_b", Name: "get_time", Arguments: `{"tz":"UTC"}`},
+				}},
+		},
+		{
+			name: "tool call deltas without index continue the call their id names",
+			events: []string{
+				oaiDelta(model, `{"tool_calls":[{"id":"call_a","type":"function","function":{"name":"lookup","arguments":"{\"q\":"}}]}`),
+				oaiDelta(model, `{"tool_calls":[{"function":{"arguments":"\"go\"}"}}]}`),
+				oaiFinish(model, "tool_calls"),
+			},
+			done: true,
+			want: Result{Model: model, FinishReason: "tool_calls", CompletionTokens: 2,
+				ToolCalls: []ToolCall{{ID: "call_a", Name: "lookup", Arguments: `{"q":"go"}`}}},
+		},
+		{
+			name:   "no usage: completion tokens are estimated from the chunks",
+			events: []string{oaiContent(model, "a"), oaiContent(model, "b"), oaiContent(model, "c"), oaiFinish(model, "length")},
+			done:   true,
+			want:   Result{Model: model, Content: "abc", FinishReason: "length", CompletionTokens: 3},
+		},
+		{
+			name:   "finish_reason without [DONE] is a whole answer",
+			events: []string{oaiContent(model, "ok"), oaiFinish(model, "stop")},
+			want:   Result{Model: model, Content: "ok", FinishReason: "stop", CompletionTokens: 1},
+		},
+		{
+			name:   "[DONE] without finish_reason is a whole answer",
+			events: []string{oaiContent(model, "ok")},
+			done:   true,
+			want:   Result{Model: model, Content: "ok", CompletionTokens: 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) { oaiStream(w, tt.done, tt.events...) })
+			c := NewClient(ServerConfig{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
+			defer c.CloseIdleConnections()
+			got, err := c.Chat(context.Background(), Request{Model: "qwen3-8b", Messages: []Message{{Role: "user", Content: "2+2?"}}})
+			if err != nil {
+				t.Fatalf("Chat: %v", err)
+			}
+			if got.TTFT <= 0 || got.Latency < got.TTFT {
+				t.Errorf("TTFT %v, latency %v: want 0 < TTFT <= latency", got.TTFT, got.Latency)
+			}
+			tt.want.Server = "gpu0"
+			got.TTFT, got.Latency, got.TokensPerSec = 0, 0, 0
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestModelsListsWhatTheServerOffers(t *testing.T) {
+	srv := oaiServer(t, nil, "qwen3-8b", "gemma-3-12b")
+	c := NewClient(ServerConfig{Name: "gpu0", URL: srv.URL + "/v1/"}, nil)
+	defer c.CloseIdleConnections()
+	got, err := c.Models(context.Background())
+	if err != nil {
+		t.Fatalf("Models: %v", err)
+	}
+	if want := []string{"qwen3-8b", "gemma-3-12b"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Models = %v, want %v", got, want)
+	}
+}
+
+func TestTokensPerSec(t *testing.T) {
+	tests := []struct {
+		name           string
+		tokens         int
+		latency, ttft  time.Duration
+		want           float64
+	}{
+		{"decode time after the first token", 100, 2500 * time.Millisecond, 500 * time.Millisecond, 50},
+		{"one burst: the whole call stands in", 10, 2 * time.Second, 2 * time.Second, 5},
+		{"too short to measure", 10, 100 * time.Microsecond, 50 * time.Microsecond, 0},
+		{"no tokens", 0, time.Second, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tokensPerSec(tt.tokens, tt.latency, tt.ttft); got != tt.want {
+				t.Errorf("tokensPerSec = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWithTemperatureInsertsTheField(t *testing.T) {
+	tests := []struct {
+		body string
+		temp float64
+		want string
+	}{
+		{`{"model":"m"}`, 0, `{"temperature":0,"model":"m"}`},
+		{`{}`, 0.25, `{"temperature":0.25}`},
+		{` { "model":"m"}`, 1, ` {"temperature":1, "model":"m"}`},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest(http.MethodPost, "http://x/v1/chat/completions", bytes.NewBufferString(tt.body))
+		r, err := withTemperature(req, tt.temp)
+		if err != nil {
+			t.Fatalf("withTemperature(%s): %v", tt.body, err)
+		}
+		got, _ := io.ReadAll(r.Body)
+		if string(got) != tt.want || r.ContentLength != int64(len(tt.want)) {
+			t.Errorf("withTemperature(%s) = %s (length %d), want %s", tt.body, got, r.ContentLength, tt.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("not JSON: %s", got)
+		}
+	}
+}
+
+func TestDoneWatcherSeesTheMarkAcrossReads(t *testing.T) {
+	stream := "data: {\"x\":1}\n\ndata: [DONE]\n\n"
+	for split := range len(stream) {
+		for _, rest := range []int{1, 3, 64} {
+			c := &callInfo{}
+			w := &doneWatcher{ReadCloser: io.NopCloser(&pieces{s: stream, first: split, size: rest}), c: c}
+			if _, err := io.ReadAll(w); err != nil {
+				t.Fatal(err)
+			}
+			if !c.done {
+				t.Fatalf("[DONE] not seen with a first read of %d bytes, then %d", split, rest)
+			}
+		}
+	}
+	c := &callInfo{}
+	w := &doneWatcher{ReadCloser: io.NopCloser(&pieces{s: "data: [DON", first: 3, size: 2}), c: c}
+	_, _ = io.ReadAll(w)
+	if c.done {
+		t.Error("a cut mark counted as [DONE]")
+	}
+}
+
+// pieces reads s in reads of first bytes, then size bytes.
+type pieces struct {
+	s           string
+	first, size int
+	n           int
+}
+
+func (p *pieces) Read(b []byte) (int, error) {
+	if p.s == "" {
+		return 0, io.EOF
+	}
+	k := p.size
+	if p.n == 0 && p.first > 0 {
+		k = p.first
+	}
+	p.n++
+	k = min(k, len(p.s), len(b))
+	copy(b, p.s[:k])
+	p.s = p.s[k:]
+	return k, nil
+}

@@ -1,0 +1,504 @@
+package gpu
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+)
+
+// Placer is pitwall's placement policy. It keeps every GPU busy and models
+// resident:
+//
+//   - a free slot takes work of a model already resident (or loading) there;
+//   - a model is never loaded where that would evict a model that is
+//     streaming (the drain guard);
+//   - a server loads a model only when nothing resident has work left for
+//     it, and then picks the load that leaves the least idle time: a model
+//     no server holds before a second copy of one, one that fits beside
+//     what is streaming before one that must wait for a drain, the most
+//     remaining work first;
+//   - a model with much work left is loaded on one more server when that
+//     server has nothing better to do and the work would outlast the load;
+//   - judge jobs take only slots that no inference job can use, and judge
+//     models stay resident while judge work is queued for them.
+//
+// It is a pure function of the FleetView: no clock, no randomness, and every
+// map is read in sorted order, so the same view always gives the same
+// placements and a discrete-event simulation can drive it in virtual time.
+type Placer struct {
+	// SpreadFactor: a model that some servers already hold is loaded on one
+	// more only when its queued work would keep those servers busy longer
+	// than SpreadFactor times its load time. Zero means 2.
+	SpreadFactor float64
+	// SpreadJobsPerSlot replaces that test while a model's job time is
+	// unknown: spread when more queued jobs than this remain per slot that
+	// holds the model. Zero means 8.
+	SpreadJobsPerSlot int
+	// PrefetchFactor: a server starts loading its next model beside the
+	// ones it runs once their queued work on it would last less than
+	// PrefetchFactor times that load. Zero means 1.
+	PrefetchFactor float64
+}
+
+// Placement is pitwall's placement policy with its default tunables.
+var Placement Policy = Placer{}
+
+// jobClass orders work: inference is placed first, judging takes what is left.
+type jobClass int
+
+const (
+	classInference jobClass = iota
+	classJudge
+	numClasses
+)
+
+func classOf(p Purpose) jobClass {
+	if p == PurposeJudge {
+		return classJudge
+	}
+	return classInference
+}
+
+// Place implements Policy.
+func (p Placer) Place(v FleetView) []Assignment {
+	st := newPlaceState(p, &v)
+	if st == nil {
+		return nil
+	}
+	for c := range numClasses {
+		st.fill(c)
+		st.load(c)
+	}
+	return st.out
+}
+
+// placeState is one decision's working copy of the view: what is still free,
+// queued and held once the assignments made so far are counted.
+type placeState struct {
+	p       Placer
+	v       *FleetView
+	servers []*placeServer // up servers, by name
+	// pool holds, per class and model, the unpinned queued jobs in order;
+	// pinned holds the pinned ones per server.
+	pool    [numClasses]map[string]*jobList
+	pinned  map[string]*[numClasses]map[string]*jobList
+	serving map[string]int // model -> up servers holding or loading it
+	// knownJobTime is the longest job time any model of a class has shown;
+	// it stands in for models not yet measured when work is compared.
+	knownJobTime [numClasses]float64
+	out          []Assignment
+}
+
+// placeServer is one up server during a decision.
+type placeServer struct {
+	view    *ServerView
+	free    int
+	present map[string]bool // resident, loading, or always there (not JIT)
+	loading string          // the model whose load is in flight or decided now
+	usedGB  float64
+	// reserved: inference waits here for a drain, so judge work keeps off.
+	reserved bool
+}
+
+// jobList is queued jobs of one model, in queue order, consumed from next.
+type jobList struct {
+	idx  []int
+	next int
+}
+
+func (l *jobList) left() int {
+	if l == nil {
+		return 0
+	}
+	return len(l.idx) - l.next
+}
+
+func (l *jobList) take() (int, bool) {
+	if l.left() == 0 {
+		return 0, false
+	}
+	l.next++
+	return l.idx[l.next-1], true
+}
+
+func newPlaceState(p Placer, v *FleetView) *placeState {
+	st := &placeState{p: p, v: v, serving: map[string]int{}}
+	totalFree := 0
+	byName := map[string]*placeServer{}
+	for i := range v.Servers {
+		sv := &v.Servers[i]
+		if !sv.Up {
+			continue
+		}
+		ps := &placeServer{view: sv, free: max(sv.Free(), 0), present: map[string]bool{}, loading: sv.Loading}
+		for m, ok := range sv.Resident {
+			if ok {
+				ps.present[m] = true
+			}
+		}
+		if sv.Loading != "" {
+			ps.present[sv.Loading] = true
+		}
+		if !sv.JIT {
+			for m, ok := range sv.Offered {
+				if ok {
+					ps.present[m] = true
+				}
+			}
+		}
+		for m := range ps.present {
+			st.serving[m]++
+			ps.usedGB += v.Models[m].SizeGB
+		}
+		ps.usedGB = max(ps.usedGB, sv.VRAMUsedGB)
+		totalFree += ps.free
+		st.servers = append(st.servers, ps)
+		byName[sv.Name] = ps
+	}
+	if totalFree == 0 || len(v.Queue) == 0 {
+		return nil
+	}
+	slices.SortFunc(st.servers, func(a, b *placeServer) int { return cmp.Compare(a.view.Name, b.view.Name) })
+
+	for c := range numClasses {
+		st.pool[c] = map[string]*jobList{}
+	}
+	st.pinned = map[string]*[numClasses]map[string]*jobList{}
+	for i, j := range v.Queue {
+		c := classOf(j.Purpose)
+		pool := st.pool[c]
+		if j.Pinned != "" {
+			if byName[j.Pinned] == nil {
+				continue // its server is down or unknown: it waits
+			}
+			pm := st.pinned[j.Pinned]
+			if pm == nil {
+				pm = &[numClasses]map[string]*jobList{{}, {}}
+				st.pinned[j.Pinned] = pm
+			}
+			pool = pm[c]
+		}
+		l := pool[j.Model]
+		if l == nil {
+			l = &jobList{}
+			pool[j.Model] = l
+		}
+		l.idx = append(l.idx, i)
+	}
+	for m, mv := range v.Models {
+		if mv.JobTime <= 0 {
+			continue
+		}
+		for c := range numClasses {
+			if st.pool[c][m] != nil || c == classJudge && v.JudgeModels[m] {
+				st.knownJobTime[c] = max(st.knownJobTime[c], mv.JobTime.Seconds())
+			}
+		}
+	}
+	return st
+}
+
+// left is how many jobs of class c and model m server s could take.
+func (st *placeState) left(c jobClass, m string, s *placeServer) int {
+	n := st.pool[c][m].left()
+	if pm := st.pinned[s.view.Name]; pm != nil {
+		n += pm[c][m].left()
+	}
+	return n
+}
+
+// take hands server s one job of class c and model m, pinned ones first
+// because no other server may run them.
+func (st *placeState) take(c jobClass, m string, s *placeServer) bool {
+	i, ok := 0, false
+	if pm := st.pinned[s.view.Name]; pm != nil {
+		i, ok = pm[c][m].take()
+	}
+	if !ok {
+		i, ok = st.pool[c][m].take()
+	}
+	if !ok {
+		return false
+	}
+	st.out = append(st.out, Assignment{Job: st.v.Queue[i].ID, Server: s.view.Name})
+	s.free--
+	return true
+}
+
+// models lists the models with queued work of class c that s could run, sorted.
+func (st *placeState) models(c jobClass, s *placeServer) []string {
+	set := map[string]bool{}
+	for m, l := range st.pool[c] {
+		if l.left() > 0 {
+			set[m] = true
+		}
+	}
+	if pm := st.pinned[s.view.Name]; pm != nil {
+		for m, l := range pm[c] {
+			if l.left() > 0 {
+				set[m] = true
+			}
+		}
+	}
+	out := slices.Sorted(maps.Keys(set))
+	return slices.DeleteFunc(out, func(m string) bool { return !s.view.Offered[m] })
+}
+
+// jobTime is the typical slot time of one job of m in seconds; a model not
+// yet measured counts as the slowest one measured, or 1 s when none is.
+func (st *placeState) jobTime(c jobClass, m string) float64 {
+	if t := st.v.Models[m].JobTime.Seconds(); t > 0 {
+		return t
+	}
+	if st.knownJobTime[c] > 0 {
+		return st.knownJobTime[c]
+	}
+	return 1
+}
+
+// fill gives each free slot work of a model already present on its server:
+// resident models before one still loading, then the model with the most
+// queued work per server that holds it.
+func (st *placeState) fill(c jobClass) {
+	for _, s := range st.servers {
+		if s.free == 0 || (c == classJudge && s.reserved) {
+			continue
+		}
+		var ms []string
+		for _, m := range st.models(c, s) {
+			if s.present[m] {
+				ms = append(ms, m)
+			}
+		}
+		perServer := func(m string) float64 {
+			return float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(max(st.serving[m], 1))
+		}
+		slices.SortStableFunc(ms, func(a, b string) int {
+			// A job of a model still loading would hold its slot idle
+			// until the load ends; a resident model's job runs now.
+			if (a == s.loading) != (b == s.loading) {
+				if b == s.loading {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(perServer(b), perServer(a))
+		})
+		st.prefetch(c, s, ms)
+		for _, m := range ms {
+			for s.free > 0 && st.take(c, m, s) {
+			}
+		}
+	}
+}
+
+// prefetch lets a server whose present models are about to run out of work
+// load the next unserved model beside them now, on one slot: the load then
+// overlaps their last jobs instead of idling the GPU after them. It loads
+// only into room that is free or held by models with nothing left to do, so
+// nothing with work is evicted.
+func (st *placeState) prefetch(c jobClass, s *placeServer, ms []string) {
+	if !s.view.JIT || s.loading != "" || s.free == 0 || len(ms) == 0 {
+		return
+	}
+	var left float64
+	for _, m := range ms {
+		left += float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(max(st.serving[m], 1))
+	}
+	left /= float64(max(s.view.Slots, 1))
+	f := st.p.PrefetchFactor
+	if f <= 0 {
+		f = 1
+	}
+	best, bestWork := "", 0.0
+	for _, m := range st.models(c, s) {
+		load := st.v.Models[m].LoadTime.Seconds()
+		if s.present[m] || st.serving[m] > 0 || left > f*load || !st.fitsBeside(s, m) {
+			continue
+		}
+		w := float64(st.left(c, m, s)) * st.jobTime(c, m)
+		if best == "" || w > bestWork || w == bestWork && st.v.Models[m].LoadTime > st.v.Models[best].LoadTime {
+			best, bestWork = m, w
+		}
+	}
+	if best == "" || !st.take(c, best, s) {
+		return
+	}
+	s.present[best], s.loading = true, best
+	s.usedGB += st.v.Models[best].SizeGB
+	st.serving[best]++
+}
+
+// fitsBeside reports whether m fits on s without evicting a model that is
+// busy, has queued work, or is a judge model; with VRAM or sizes unknown it
+// does not.
+func (st *placeState) fitsBeside(s *placeServer, m string) bool {
+	size, total := st.v.Models[m].SizeGB, s.view.VRAMTotalGB
+	if size <= 0 || total <= 0 {
+		return false
+	}
+	room := total - s.usedGB
+	for x := range s.present {
+		busy := s.view.Streaming[x] > 0 || x == s.loading
+		if busy || st.v.JudgeModels[x] {
+			continue
+		}
+		if st.left(classInference, x, s)+st.left(classJudge, x, s) > 0 {
+			// The server evicts its least recently used idle model, which
+			// could be this one.
+			return false
+		}
+		room += st.v.Models[x].SizeGB
+	}
+	return size <= room+1e-9
+}
+
+// loadChoice is one model a server could load.
+type loadChoice struct {
+	model       string
+	unserved    bool    // no up server holds it (or its pinned jobs need this one)
+	fitsNow     bool    // loading it evicts nothing that is streaming
+	evictsJudge bool    // loading it evicts a judge model
+	work        float64 // queued work per server that would hold it, in seconds
+}
+
+// load lets servers with free slots and nothing present to run load a model
+// of class c. Only one load runs on a server at a time.
+func (st *placeState) load(c jobClass) {
+	for _, s := range st.servers {
+		if s.free == 0 || !s.view.JIT || s.loading != "" || (c == classJudge && s.reserved) {
+			continue
+		}
+		var choices []loadChoice
+		anyUnserved := false
+		for _, m := range st.models(c, s) {
+			if s.present[m] {
+				continue
+			}
+			fitsNow, fitsEver, evictsJudge := st.fit(s, m)
+			if !fitsEver {
+				continue
+			}
+			k := st.serving[m]
+			pinnedHere := 0
+			if pm := st.pinned[s.view.Name]; pm != nil {
+				pinnedHere = pm[c][m].left()
+			}
+			ch := loadChoice{
+				model: m, unserved: k == 0 || pinnedHere > 0, fitsNow: fitsNow, evictsJudge: evictsJudge,
+				work: float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(k+1),
+			}
+			if !ch.unserved && (!st.worthSpreading(c, m, s) || c == classJudge && evictsJudge) {
+				// A second copy of a judge model never pushes out another
+				// judge model: more work for it may arrive at any moment.
+				continue
+			}
+			anyUnserved = anyUnserved || ch.unserved
+			choices = append(choices, ch)
+		}
+		if anyUnserved {
+			// Every model must be loaded somewhere once; a second copy of
+			// another model can wait until none is left unserved.
+			choices = slices.DeleteFunc(choices, func(ch loadChoice) bool { return !ch.unserved })
+		}
+		if len(choices) == 0 {
+			continue
+		}
+		ready := slices.DeleteFunc(slices.Clone(choices), func(ch loadChoice) bool { return !ch.fitsNow })
+		if len(ready) == 0 {
+			// The drain guard: wait for the streams in the way to end
+			// rather than evict them; hold the slot against judge work,
+			// which would only lengthen the wait.
+			if c == classInference {
+				s.reserved = true
+			}
+			continue
+		}
+		slices.SortStableFunc(ready, func(a, b loadChoice) int {
+			if a.evictsJudge != b.evictsJudge {
+				if b.evictsJudge {
+					return -1
+				}
+				return 1
+			}
+			if d := cmp.Compare(b.work, a.work); d != 0 {
+				return d
+			}
+			// Unmeasured and equal: bigger models are the slower ones, so
+			// they start first and leave the small ones for the tail.
+			return cmp.Compare(st.v.Models[b.model].LoadTime, st.v.Models[a.model].LoadTime)
+		})
+		m := ready[0].model
+		for s.free > 0 && st.take(c, m, s) {
+		}
+		s.present[m], s.loading = true, m
+		s.usedGB += st.v.Models[m].SizeGB
+		st.serving[m]++
+	}
+}
+
+// worthSpreading reports whether loading m on s, beside the servers that
+// hold it already, would finish its queued work sooner: when those servers
+// would stay busy with it longer than the load takes (times SpreadFactor).
+func (st *placeState) worthSpreading(c jobClass, m string, s *placeServer) bool {
+	k := st.serving[m]
+	slots := float64(k * max(s.view.Slots, 1))
+	left := float64(st.left(c, m, s))
+	jt := st.v.Models[m].JobTime.Seconds()
+	load := st.v.Models[m].LoadTime.Seconds()
+	if jt <= 0 || load <= 0 {
+		per := st.p.SpreadJobsPerSlot
+		if per <= 0 {
+			per = 8
+		}
+		return left/slots > float64(per)
+	}
+	f := st.p.SpreadFactor
+	if f <= 0 {
+		f = 2
+	}
+	return left*jt/slots > f*load
+}
+
+// fit says whether m can be loaded on s now without evicting a model that
+// is streaming or loading (fitsNow), once such models drain (fitsEver), and
+// whether it takes evicting a judge model. Without a known VRAM size or
+// model size, a JIT server is taken to hold one model at a time.
+func (st *placeState) fit(s *placeServer, m string) (fitsNow, fitsEver, evictsJudge bool) {
+	busy := func(x string) bool { return s.view.Streaming[x] > 0 || x == s.loading }
+	size, total := st.v.Models[m].SizeGB, s.view.VRAMTotalGB
+	if size <= 0 || total <= 0 {
+		fitsNow = true
+		for x := range s.present {
+			fitsNow = fitsNow && !busy(x)
+			evictsJudge = evictsJudge || st.v.JudgeModels[x]
+		}
+		return fitsNow, true, evictsJudge
+	}
+	if size > total {
+		return false, false, false
+	}
+	need := s.usedGB + size - total
+	if need <= 1e-9 {
+		return true, true, false
+	}
+	var idleGB, idleOtherGB float64
+	unknownIdle := false
+	for x := range s.present {
+		sz := st.v.Models[x].SizeGB
+		switch {
+		case busy(x):
+		case sz <= 0:
+			unknownIdle = true
+		default:
+			idleGB += sz
+			if !st.v.JudgeModels[x] {
+				idleOtherGB += sz
+			}
+		}
+	}
+	fitsNow = unknownIdle || idleGB >= need-1e-9
+	// Once the busy models drain they are idle and can go: anything no
+	// larger than the VRAM fits in the end.
+	return fitsNow, true, fitsNow && !unknownIdle && idleOtherGB < need-1e-9
+}

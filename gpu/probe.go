@@ -1,0 +1,67 @@
+package gpu
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// ProbeResult is what one probe of one server found.
+type ProbeResult struct {
+	Server    string
+	URL       string
+	Reachable bool
+	Error     string // why not reachable, or why /v1/models failed, in words
+	Kind      string // as configured, or detected when configured kind is ""
+	Models    []string
+	// Resident lists the models loaded now, when the backend tells; nil when
+	// it cannot (a hosted API), empty when it tells that none is.
+	Resident []string
+	Slots    int // when the backend tells (llama.cpp /slots), else 0
+	// Running and Waiting are requests in flight and queued, from the
+	// backend's metrics when it serves them.
+	Running, Waiting int
+	KVCachePct       float64    // vLLM kv_cache_usage_perc (or gpu_cache_usage_perc) * 100
+	GPUs             []GPUState // from the simulator's /sim/gpus when the server is a sim
+	Latency          time.Duration
+}
+
+// Probe asks one server what it offers and what state it is in: GET
+// {url}/models for reachability, the offered models and the latency, then the
+// backend's own endpoints for residency, slots, queue and cache (see
+// DetectKind for which). A server that does not answer is Reachable false
+// with Error saying why; the backend's own endpoints failing is not an error,
+// it only leaves their fields unknown. A nil hc means http.DefaultClient;
+// ctx bounds the whole probe.
+func Probe(ctx context.Context, hc *http.Client, cfg ServerConfig) ProbeResult {
+	r := ProbeResult{Server: cfg.Name, URL: cfg.URL, Kind: cfg.Kind}
+	c := newProbeClient(hc, cfg.APIKey)
+	modelsURL := strings.TrimRight(cfg.URL, "/") + "/models"
+
+	start := time.Now()
+	var models openAIModels
+	err := c.getJSON(ctx, modelsURL, &models)
+	r.Latency = time.Since(start)
+	if probeUnreachable(err) {
+		r.Error = probeDescribe(modelsURL, err)
+		return r
+	}
+	r.Reachable = true
+	if err != nil {
+		r.Error = probeDescribe(modelsURL, err)
+	}
+	for _, m := range models.Data {
+		r.Models = append(r.Models, m.ID)
+	}
+	if len(r.Models) == 0 && len(cfg.Models) > 0 {
+		r.Models = append([]string{}, cfg.Models...)
+	}
+
+	root := probeRoot(cfg.URL)
+	if r.Kind == "" {
+		r.Kind = detectKind(ctx, c, root)
+	}
+	readBackend(ctx, c, r.Kind, root, &r)
+	return r
+}

@@ -1,0 +1,153 @@
+package gpu
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	neturl "net/url"
+	"strings"
+	"syscall"
+)
+
+// probeBodyLimit bounds what a probe reads from one endpoint; /metrics of a
+// busy vLLM with histograms is the largest at a few hundred KiB.
+const probeBodyLimit = 8 << 20
+
+// probeRoot is a server's URL without its trailing /v1: where the backends'
+// own endpoints (/api/ps, /slots, /metrics, /sim/gpus) live.
+func probeRoot(baseURL string) string {
+	u := strings.TrimRight(strings.TrimSpace(baseURL), "/")
+	u = strings.TrimSuffix(u, "/v1")
+	return strings.TrimRight(u, "/")
+}
+
+// probeClient carries what every request of one probe shares.
+type probeClient struct {
+	hc  *http.Client
+	key string
+}
+
+func newProbeClient(hc *http.Client, key string) probeClient {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return probeClient{hc: hc, key: key}
+}
+
+// probeStatusError is a response that arrived with a non-2xx status.
+type probeStatusError struct {
+	URL    string
+	Status int
+}
+
+func (e *probeStatusError) Error() string { return fmt.Sprintf("GET %s: HTTP %d", e.URL, e.Status) }
+
+// get fetches url and returns its body; a non-2xx status is a
+// *probeStatusError.
+func (c probeClient) get(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, probeBodyLimit))
+	if err != nil {
+		return nil, fmt.Errorf("reading body: %w", err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return body, &probeStatusError{URL: url, Status: resp.StatusCode}
+	}
+	return body, nil
+}
+
+// getJSON fetches url and decodes its JSON body into v.
+func (c probeClient) getJSON(ctx context.Context, url string, v any) error {
+	body, err := c.get(ctx, url)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return &probeShapeError{URL: url, Err: err}
+	}
+	return nil
+}
+
+// probeShapeError is an answer that was not the JSON expected: the server is
+// there, just not saying what a probe hoped.
+type probeShapeError struct {
+	URL string
+	Err error
+}
+
+func (e *probeShapeError) Error() string {
+	return fmt.Sprintf("GET %s: not the JSON expected: %v", e.URL, e.Err)
+}
+
+func (e *probeShapeError) Unwrap() error { return e.Err }
+
+// getMetrics fetches and parses a Prometheus /metrics page.
+func (c probeClient) getMetrics(ctx context.Context, url string) (map[string][]PromSample, error) {
+	body, err := c.get(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	m, err := ParsePrometheus(strings.NewReader(string(body)))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", url, err)
+	}
+	return m, nil
+}
+
+// probeUnreachable reports whether err means the server did not answer at
+// all, as opposed to answering with an error or an unexpected body.
+func probeUnreachable(err error) bool {
+	var (
+		se    *probeStatusError
+		shape *probeShapeError
+	)
+	return err != nil && !errors.As(err, &se) && !errors.As(err, &shape)
+}
+
+// probeDescribe says in words why a request got no answer, for a person
+// reading the fleet panel.
+func probeDescribe(url string, err error) string {
+	var (
+		dns   *net.DNSError
+		se    *probeStatusError
+		shape *probeShapeError
+		ne    net.Error
+	)
+	switch {
+	case errors.As(err, &se):
+		return se.Error()
+	case errors.As(err, &shape):
+		return shape.Error()
+	case errors.Is(err, context.Canceled):
+		return fmt.Sprintf("GET %s: probe cancelled", url)
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return fmt.Sprintf("GET %s: no answer in time", url)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("GET %s: connection refused: nothing is listening there (is the server running?)", url)
+	case errors.As(err, &dns):
+		return fmt.Sprintf("GET %s: cannot resolve host %q", url, dns.Name)
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Sprintf("GET %s: the connection was closed before an answer", url)
+	}
+	// net/http's errors repeat the method and URL; say them once.
+	var ue *neturl.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Sprintf("GET %s: %v", url, err)
+}

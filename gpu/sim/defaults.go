@@ -1,0 +1,188 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Backends the simulator can impersonate.
+const (
+	BackendOpenAI   = "openai"
+	BackendLMStudio = "lmstudio"
+	BackendOllama   = "ollama"
+	BackendLlamaCpp = "llamacpp"
+	BackendVLLM     = "vllm"
+)
+
+// Defaults for zero fields of the specs.
+const (
+	DefaultSizeGB       = 5.0
+	DefaultTokensPerSec = 50.0
+	DefaultPrefillTPS   = 2000.0
+	DefaultTTFT         = 200 * time.Millisecond
+	DefaultSkill        = 0.7
+	DefaultReplyTokens  = 120
+	DefaultGPUName      = "Simulated RTX 4090"
+	DefaultVRAMGB       = 24.0
+	DefaultLoadGBps     = 1.0
+	DefaultKeepAlive    = 5 * time.Minute
+	DefaultRetryAfter   = time.Second
+)
+
+// withDefaults fills the zero fields of a model spec.
+func (m ModelSpec) withDefaults(name string) ModelSpec {
+	if m.Name == "" {
+		m.Name = name
+	}
+	if m.SizeGB <= 0 {
+		m.SizeGB = DefaultSizeGB
+	}
+	if m.TokensPerSec <= 0 {
+		m.TokensPerSec = DefaultTokensPerSec
+	}
+	if m.PrefillTPS <= 0 {
+		m.PrefillTPS = DefaultPrefillTPS
+	}
+	if m.TTFT <= 0 {
+		m.TTFT = DefaultTTFT
+	}
+	if m.Skill <= 0 {
+		m.Skill = DefaultSkill
+	}
+	if m.ReplyTokens <= 0 {
+		m.ReplyTokens = DefaultReplyTokens
+	}
+	return m
+}
+
+// thinks reports whether the model writes <think> blocks.
+func (m ModelSpec) thinks() bool {
+	n := strings.ToLower(m.Name)
+	return m.Think || strings.Contains(n, "qwen3") || strings.Contains(n, "-r1") || strings.Contains(n, "think")
+}
+
+// skillFor is the chance of a right answer in a category.
+func (m ModelSpec) skillFor(category string) float64 {
+	if v, ok := m.Skills[category]; ok {
+		return v
+	}
+	return m.Skill
+}
+
+// withDefaults fills the zero fields of a server spec.
+func (s ServerSpec) withDefaults() ServerSpec {
+	if s.Backend == "" {
+		s.Backend = BackendOpenAI
+	}
+	if len(s.GPUs) == 0 {
+		s.GPUs = []GPUSpec{{}}
+	} else {
+		s.GPUs = append([]GPUSpec(nil), s.GPUs...)
+	}
+	for i := range s.GPUs {
+		if s.GPUs[i].Name == "" {
+			s.GPUs[i].Name = DefaultGPUName
+		}
+		if s.GPUs[i].VRAMGB <= 0 {
+			s.GPUs[i].VRAMGB = DefaultVRAMGB
+		}
+	}
+	if s.LoadGBps <= 0 {
+		s.LoadGBps = DefaultLoadGBps
+	}
+	if s.KeepAlive <= 0 {
+		s.KeepAlive = DefaultKeepAlive
+	}
+	return s
+}
+
+// vramGB is the server's VRAM over all its GPUs: a model is split over
+// every GPU of its server (as llama.cpp's tensor split does), so they form
+// one pool.
+func (s ServerSpec) vramGB() float64 {
+	var t float64
+	for _, g := range s.GPUs {
+		t += g.VRAMGB
+	}
+	return t
+}
+
+// jit reports whether the backend loads models on demand.
+func (s ServerSpec) jit() bool {
+	switch s.Backend {
+	case BackendLMStudio, BackendOllama, BackendLlamaCpp:
+		return true
+	}
+	return false
+}
+
+// normalize fills defaults into cfg and checks it, naming what to change.
+func (cfg *Config) normalize() error {
+	if cfg.Name == "" {
+		cfg.Name = "sim"
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.Slots <= 0 {
+		cfg.Slots = 1
+	}
+	if cfg.TimeScale <= 0 {
+		cfg.TimeScale = 1
+	}
+	cfg.Spec = cfg.Spec.withDefaults()
+	switch cfg.Spec.Backend {
+	case BackendOpenAI, BackendLMStudio, BackendOllama, BackendLlamaCpp, BackendVLLM:
+	default:
+		return fmt.Errorf("sim %s: unknown backend %q (use openai, lmstudio, ollama, llamacpp or vllm)", cfg.Name, cfg.Spec.Backend)
+	}
+	if len(cfg.Models) == 0 {
+		return fmt.Errorf("sim %s: no models offered (list at least one in models)", cfg.Name)
+	}
+	offered := make(map[string]bool, len(cfg.Models))
+	for _, m := range cfg.Models {
+		if m == "" {
+			return fmt.Errorf("sim %s: an offered model has an empty name", cfg.Name)
+		}
+		if offered[m] {
+			return fmt.Errorf("sim %s: model %q offered twice", cfg.Name, m)
+		}
+		offered[m] = true
+	}
+	vram := cfg.Spec.vramGB()
+	var preloadGB float64
+	for _, p := range cfg.Spec.Preload {
+		if !offered[p] {
+			return fmt.Errorf("sim %s: preload model %q is not among the offered models %v", cfg.Name, p, cfg.Models)
+		}
+		preloadGB += cfg.model(p).SizeGB
+	}
+	switch cfg.Spec.Backend {
+	case BackendOpenAI:
+		// A hosted API has no VRAM we could run out of.
+	case BackendVLLM:
+		var all float64
+		for _, m := range cfg.Models {
+			all += cfg.model(m).SizeGB
+		}
+		if all > vram {
+			return fmt.Errorf("sim %s: vllm keeps every offered model resident, and they take %.1f GB of %.1f GB VRAM (offer fewer models or add GPUs)", cfg.Name, all, vram)
+		}
+	default:
+		for _, m := range cfg.Models {
+			if sz := cfg.model(m).SizeGB; sz > vram {
+				return fmt.Errorf("sim %s: model %q takes %.1f GB but the server has %.1f GB of VRAM (give it more or larger GPUs, or a smaller size_gb)", cfg.Name, m, sz, vram)
+			}
+		}
+		if preloadGB > vram {
+			return fmt.Errorf("sim %s: preloaded models take %.1f GB of %.1f GB VRAM (preload fewer)", cfg.Name, preloadGB, vram)
+		}
+	}
+	return nil
+}
+
+// model is the spec of an offered model, defaults filled.
+func (cfg *Config) model(name string) ModelSpec {
+	return cfg.Catalog[name].withDefaults(name)
+}

@@ -1,0 +1,161 @@
+package sim
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// routes is the HTTP surface of one generation: the OpenAI endpoints, the
+// backend's own endpoints and the simulator's /sim ones.
+func (s *Server) routes(g *generation) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		s.handleChat(g, w, r)
+	})
+	mux.HandleFunc("GET /sim/gpus", s.handleGPUs)
+	mux.HandleFunc("GET /sim/state", s.handleState)
+	switch s.cfg.Spec.Backend {
+	case BackendLMStudio:
+		s.lmstudioRoutes(mux)
+	case BackendOllama:
+		s.ollamaRoutes(mux)
+	case BackendLlamaCpp:
+		s.llamacppRoutes(mux)
+	case BackendVLLM:
+		s.vllmRoutes(mux)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, apiError{kind: errNotFound, message: fmt.Sprintf("Unexpected endpoint or method. (%s %s)", r.Method, r.URL.Path)})
+	})
+	return mux
+}
+
+// handleModels serves the OpenAI model list: every offered model (LM
+// Studio with JIT loading and Ollama list what they could load, too).
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	list := modelList{Object: "list", Data: make([]modelItem, 0, len(s.cfg.Models))}
+	owner := map[string]string{
+		BackendOpenAI: "system", BackendLMStudio: "organization_owner", BackendOllama: "library",
+		BackendLlamaCpp: "llamacpp", BackendVLLM: "vllm",
+	}[s.cfg.Spec.Backend]
+	var status map[string]string
+	if s.cfg.Spec.Backend == BackendLlamaCpp {
+		status = s.residency()
+	}
+	created := time.Now().Unix()
+	for _, name := range s.cfg.Models {
+		it := modelItem{ID: name, Object: "model", Created: created, OwnedBy: owner}
+		if status != nil {
+			v := status[name]
+			if v == "not-loaded" {
+				v = "unloaded"
+			}
+			it.Status = &modelStatus{Value: v}
+		}
+		list.Data = append(list.Data, it)
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// residency maps each offered model to loaded, loading or not-loaded.
+func (s *Server) residency() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.gen.eng
+	e.expireIdleLocked(time.Now())
+	out := make(map[string]string, len(e.models))
+	for name, m := range e.models {
+		out[name] = m.res.String()
+	}
+	return out
+}
+
+// handleChat serves POST /v1/chat/completions: it checks the request,
+// injects the fault it draws, waits for a slot and for the model to be
+// resident, waits the time to first token, and answers.
+func (s *Server) handleChat(g *generation, w http.ResponseWriter, r *http.Request) {
+	g.eng.enter()
+	defer g.eng.leave()
+	req, err := decodeChat(r.Body)
+	if err != nil {
+		s.writeError(w, apiError{kind: errBadRequest, message: err.Error()})
+		return
+	}
+	m, ok := g.eng.models[req.Model] // the map is fixed at creation; only its values change
+	if !ok {
+		s.writeError(w, apiError{kind: errModelNotFound, model: req.Model})
+		return
+	}
+	prompt := promptTokens(req)
+	if s.cfg.Spec.Backend == BackendLlamaCpp && prompt > contextLength {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
+			"code": http.StatusBadRequest, "type": "exceed_context_size_error",
+			"message":         "the request exceeds the available context size, try increasing it",
+			"n_prompt_tokens": prompt, "n_ctx": contextLength,
+		}})
+		return
+	}
+	ctx := r.Context()
+	fault, restartAfter := s.admit(g, req.Model)
+	switch fault {
+	case faultCrash:
+		s.crashByFault(restartAfter)
+		panic(http.ErrAbortHandler) // the connection dies with the process
+	case faultError:
+		s.writeError(w, apiError{kind: errServer, message: "simulated GPU fault"})
+		return
+	case faultRateLimit:
+		s.writeRateLimit(w)
+		return
+	case faultHang:
+		<-ctx.Done()
+		g.abandon()
+		return
+	}
+	p := planReply(s.compose(m.spec, req), req.maxTokens())
+
+	if err := g.eng.acquireSlot(ctx, m); err != nil {
+		g.abandon()
+		return
+	}
+	defer g.eng.releaseSlot()
+	if err := g.eng.acquireModel(ctx, m); err != nil {
+		g.abandon()
+		return
+	}
+	defer g.eng.releaseModel(m)
+	s.mu.Lock()
+	s.counters.promptTokens[req.Model] += int64(prompt)
+	s.mu.Unlock()
+	prefill := seconds(float64(prompt) / m.spec.PrefillTPS)
+	if s.clock.sleep(ctx, m.spec.TTFT+prefill) != nil {
+		g.abandon()
+		return
+	}
+	a := answer{s: s, e: g.eng, m: m, req: req, plan: p, prompt: prompt, prefill: prefill, fault: fault}
+	var done bool
+	if req.Stream {
+		done = a.stream(ctx, w)
+	} else {
+		done = a.respond(ctx, w)
+	}
+	if !done {
+		g.abandon()
+	}
+	if done {
+		s.mu.Lock()
+		s.counters.served[req.Model]++
+		s.mu.Unlock()
+	}
+}
+
+// abandon ends a request that stopped waiting: when the server went down
+// under it, the connection is dropped rather than answered with an empty
+// 200; when the client went away, there is no one to answer.
+func (g *generation) abandon() {
+	if g.ctx.Err() != nil {
+		panic(http.ErrAbortHandler)
+	}
+}

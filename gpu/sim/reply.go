@@ -1,0 +1,452 @@
+package sim
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// refusal is the canned refusal that wrong replies sometimes are.
+const refusal = "I'm sorry, but I can't help with that."
+
+// toolCall is one function call of a reply.
+type toolCall struct {
+	name string
+	args string // JSON text, maybe invalid on purpose
+}
+
+// reply is what a model answers, before max_tokens cuts it.
+type reply struct {
+	content string
+	calls   []toolCall
+}
+
+// ask is what the request asks of the model's reply.
+type ask struct {
+	req       *chatRequest
+	canCall   bool   // tools offered, tool_choice not "none", not answering a tool result
+	mustCall  bool   // tool_choice "required" or a named function
+	forceFunc string // the named function of tool_choice
+	afterTool string // the tool result being answered, when the last message is one
+	wantJSON  bool
+}
+
+func newAsk(req *chatRequest) ask {
+	a := ask{req: req, wantJSON: req.wantsJSON()}
+	if last := req.Messages[len(req.Messages)-1]; last.Role == "tool" {
+		a.afterTool = last.text
+	}
+	mode, fn := req.toolChoice()
+	a.canCall = len(req.Tools) > 0 && mode != "none" && a.afterTool == "" && !(mode == "function" && req.tool(fn) == nil)
+	a.mustCall = a.canCall && (mode == "required" || mode == "function")
+	a.forceFunc = fn
+	return a
+}
+
+// tool returns the offered tool named name, or nil.
+func (r *chatRequest) tool(name string) *wireTool {
+	for i := range r.Tools {
+		if r.Tools[i].Function.Name == name {
+			return &r.Tools[i]
+		}
+	}
+	return nil
+}
+
+// compose is the deterministic reply of a model to a request: a judge's
+// verdict for a judge prompt; the oracle's answer, right or wrong by the
+// model's skill, for a battery prompt; a generic reply otherwise.
+func (s *Server) compose(spec ModelSpec, req *chatRequest) reply {
+	rng := newRand(requestHash(spec.Name, req, s.cfg.Seed))
+	last := req.lastUser()
+	if t, ok := parseJudgePrompt(last); ok {
+		return judgeReply(spec, t, rng)
+	}
+	a := newAsk(req)
+	ans, ok := s.cfg.Answers[last]
+	if !ok {
+		return genericReply(spec, a, last, rng)
+	}
+	if rng.Float64() < spec.skillFor(ans.Category) {
+		return rightReply(spec, a, ans, last, rng)
+	}
+	return wrongReply(spec, a, ans, last, rng)
+}
+
+// rightReply gives the oracle's answer in the form the request asks.
+func rightReply(spec ModelSpec, a ask, ans Answer, prompt string, rng *rand.Rand) reply {
+	switch {
+	case a.canCall && ans.ToolName != "":
+		return reply{calls: []toolCall{{name: ans.ToolName, args: marshalArgs(ans.ToolArgs)}}}
+	case a.mustCall:
+		return schemaCall(a)
+	case ans.JSON || a.wantJSON:
+		return reply{content: jsonAnswer(ans.Content)}
+	case ans.Content == "":
+		return genericReply(spec, a, prompt, rng)
+	case ans.Exact:
+		return reply{content: ans.Content}
+	}
+	return reply{content: padded(ans.Content, spec, rng)}
+}
+
+// wrongReply gives a plausible wrong answer: now and then empty or a
+// refusal, otherwise a mistake of the kind the request invites.
+func wrongReply(spec ModelSpec, a ask, ans Answer, prompt string, rng *rand.Rand) reply {
+	switch v := rng.Float64(); {
+	case v < 0.07:
+		return reply{}
+	case v < 0.15:
+		return reply{content: refusal}
+	}
+	switch {
+	case a.canCall && ans.ToolName != "":
+		right := toolCall{name: ans.ToolName, args: marshalArgs(ans.ToolArgs)}
+		return wrongCall(a, right, ans.ToolArgs, rng)
+	case a.mustCall:
+		return wrongCall(a, schemaCall(a).calls[0], nil, rng)
+	case ans.JSON || a.wantJSON:
+		return reply{content: wrongJSON(jsonAnswer(ans.Content), rng)}
+	}
+	if a.canCall && rng.IntN(4) == 0 {
+		return schemaCall(a) // a tool call nobody asked for
+	}
+	content := wrongText(ans.Content, rng)
+	if full := padded(content, spec, rng); !containsNorm(full, ans.Content) {
+		content = full
+	}
+	return reply{content: content}
+}
+
+// wrongCall is a mistaken function call, or text where a call was needed.
+func wrongCall(a ask, right toolCall, args map[string]any, rng *rand.Rand) reply {
+	switch rng.IntN(4) {
+	case 0: // the wrong function, with the right arguments
+		var others []string
+		for _, t := range a.req.Tools {
+			if n := t.Function.Name; n != right.name {
+				others = append(others, n)
+			}
+		}
+		name := "search_web"
+		if len(others) > 0 {
+			name = others[rng.IntN(len(others))]
+		} else if name == right.name {
+			name = "lookup"
+		}
+		return reply{calls: []toolCall{{name: name, args: right.args}}}
+	case 1: // the right function with wrong arguments
+		if args == nil {
+			_ = json.Unmarshal([]byte(right.args), &args)
+		}
+		return reply{calls: []toolCall{{name: right.name, args: marshalArgs(wrongArgs(args, rng))}}}
+	case 2: // arguments that are not JSON
+		return reply{calls: []toolCall{{name: right.name, args: strings.TrimSuffix(right.args, "}")}}}
+	}
+	return reply{content: "To answer that I would need to use " + right.name +
+		", but I can tell you what I know without it. " + sentences(rng, 30)}
+}
+
+// wrongArgs changes, drops or invents one argument.
+func wrongArgs(args map[string]any, rng *rand.Rand) map[string]any {
+	out := make(map[string]any, len(args)+1)
+	for k, v := range args {
+		out[k] = v
+	}
+	if len(out) == 0 {
+		out["query"] = "something else"
+		return out
+	}
+	keys := make([]string, 0, len(out))
+	for k := range out {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	k := keys[rng.IntN(len(keys))]
+	if len(keys) > 1 && rng.IntN(3) == 0 {
+		delete(out, k)
+		return out
+	}
+	out[k] = wrongValue(out[k], rng)
+	return out
+}
+
+// wrongValue is a different value of the same kind.
+func wrongValue(v any, rng *rand.Rand) any {
+	switch x := v.(type) {
+	case string:
+		return wrongText(x, rng)
+	case float64:
+		return x + float64(1+rng.IntN(9))
+	case int:
+		return x + 1 + rng.IntN(9)
+	case bool:
+		return !x
+	}
+	return "unknown"
+}
+
+// distractors replace a word of a right answer to make a wrong one.
+var distractors = []string{"Paris", "blue", "Kyoto", "London", "Mars", "green", "Berlin",
+	"Python", "river", "Monday", "copper", "Lisbon", "winter", "Oslo", "seven"}
+
+// wrongText changes a right textual answer into a plausible wrong one that
+// does not contain it: another number, another word, or a hedge.
+func wrongText(right string, rng *rand.Rand) string {
+	var cands []string
+	if i, j, ok := firstNumber(right); ok {
+		n := right[i:j]
+		cands = append(cands, right[:i]+bump(n, 1+rng.IntN(9))+right[j:])
+	}
+	if w := longestWord(right); w != "" {
+		d := distractor(w, rng)
+		cands = append(cands, strings.Replace(right, w, d, 1))
+	}
+	d := distractors[rng.IntN(len(distractors))]
+	cands = append(cands,
+		"I'm not certain, but I believe the answer is "+d+".",
+		"I don't know.",
+		"No.")
+	for _, c := range cands {
+		if right == "" || !containsNorm(c, right) {
+			return c
+		}
+	}
+	return ""
+}
+
+// firstNumber finds the first run of digits in s.
+func firstNumber(s string) (i, j int, ok bool) {
+	i = strings.IndexAny(s, "0123456789")
+	if i < 0 {
+		return 0, 0, false
+	}
+	j = i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	return i, j, true
+}
+
+// bump adds d to a decimal number's text, keeping it a number.
+func bump(n string, d int) string {
+	v := 0
+	for _, c := range n {
+		v = v*10 + int(c-'0')
+		if v > 1e8 {
+			return n + "1"
+		}
+	}
+	return strconv.Itoa(v + d)
+}
+
+// longestWord is the longest alphabetic word of s, at least 3 letters.
+func longestWord(s string) string {
+	best := ""
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) {
+		if len(w) > len(best) && len(w) >= 3 {
+			best = w
+		}
+	}
+	return best
+}
+
+// distractor is a word other than w, capitalised like it.
+func distractor(w string, rng *rand.Rand) string {
+	for {
+		d := distractors[rng.IntN(len(distractors))]
+		if strings.EqualFold(d, w) {
+			continue
+		}
+		if w[0] >= 'a' && w[0] <= 'z' {
+			return strings.ToLower(d)
+		}
+		return d
+	}
+}
+
+// jsonAnswer is content as a JSON object: itself when it is one.
+func jsonAnswer(content string) string {
+	t := strings.TrimSpace(content)
+	var obj map[string]any
+	if json.Unmarshal([]byte(t), &obj) == nil {
+		return t
+	}
+	return marshalArgs(map[string]any{"answer": content})
+}
+
+// wrongJSON spoils a right JSON answer: broken syntax, a wrong value, or
+// JSON wrapped in a fence or in prose.
+func wrongJSON(right string, rng *rand.Rand) string {
+	switch rng.IntN(4) {
+	case 0:
+		return strings.TrimSuffix(strings.TrimSpace(right), "}") + ",}"
+	case 1:
+		var obj map[string]any
+		if json.Unmarshal([]byte(right), &obj) == nil {
+			return marshalArgs(wrongArgs(obj, rng))
+		}
+		return "{" + right
+	case 2:
+		return "```json\n" + right + "\n```"
+	}
+	return "Sure! Here is the JSON you asked for:\n" + right
+}
+
+// genericReply answers a prompt the oracle does not know: a call built from
+// the tool's schema when a call is required, JSON when asked, text else.
+func genericReply(spec ModelSpec, a ask, prompt string, rng *rand.Rand) reply {
+	switch {
+	case a.mustCall:
+		return schemaCall(a)
+	case a.afterTool != "":
+		return reply{content: "Based on the tool result: " + firstWords(a.afterTool, 40)}
+	case a.wantJSON:
+		return reply{content: schemaJSON(a.req, rng)}
+	}
+	topic := firstWords(prompt, 8)
+	if topic == "" {
+		topic = "your request"
+	}
+	return reply{content: padded("Here is a short answer about "+topic+".", spec, rng)}
+}
+
+// schemaCall calls the required function (or the first tool) with
+// arguments built from its parameter schema.
+func schemaCall(a ask) reply {
+	t := &a.req.Tools[0]
+	if a.forceFunc != "" {
+		t = a.req.tool(a.forceFunc)
+	}
+	return reply{calls: []toolCall{{name: t.Function.Name, args: marshalArgs(valuesFor(t.Function.Parameters))}}}
+}
+
+// schemaJSON is a JSON object for a json_schema response format, or a
+// generic one.
+func schemaJSON(req *chatRequest, rng *rand.Rand) string {
+	if rf := req.ResponseFormat; rf != nil && rf.JSONSchema != nil && rf.JSONSchema.Schema != nil {
+		return marshalArgs(valuesFor(rf.JSONSchema.Schema))
+	}
+	return marshalArgs(map[string]any{"response": sentences(rng, 12)})
+}
+
+// valuesFor builds an object that satisfies a JSON schema's required
+// properties (or all of them when none is required) with plain values.
+func valuesFor(schema map[string]any) map[string]any {
+	props, _ := schema["properties"].(map[string]any)
+	out := map[string]any{}
+	names := []string{}
+	if req, ok := schema["required"].([]any); ok && len(req) > 0 {
+		for _, r := range req {
+			if n, ok := r.(string); ok {
+				names = append(names, n)
+			}
+		}
+	} else {
+		for n := range props {
+			names = append(names, n)
+		}
+	}
+	for _, n := range names {
+		p, _ := props[n].(map[string]any)
+		out[n] = valueFor(p)
+	}
+	return out
+}
+
+func valueFor(p map[string]any) any {
+	if enum, ok := p["enum"].([]any); ok && len(enum) > 0 {
+		return enum[0]
+	}
+	switch p["type"] {
+	case "integer", "number":
+		return 1
+	case "boolean":
+		return true
+	case "array":
+		return []any{}
+	case "object":
+		return valuesFor(p)
+	}
+	return "example"
+}
+
+// marshalArgs renders arguments as compact JSON with sorted keys.
+func marshalArgs(args map[string]any) string {
+	if args == nil {
+		return "{}"
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+// firstWords is the first n words of s, on one line.
+func firstWords(s string, n int) string {
+	w := strings.Fields(s)
+	if len(w) > n {
+		w = w[:n]
+	}
+	return strings.Join(w, " ")
+}
+
+// padded follows core with explanatory sentences so that the reply's length
+// varies around the model's ReplyTokens.
+func padded(core string, spec ModelSpec, rng *rand.Rand) string {
+	target := int(float64(spec.ReplyTokens) * (0.6 + 0.8*rng.Float64()))
+	rest := target - countTokens(core)
+	if rest <= 0 {
+		return core
+	}
+	return core + "\n\n" + sentences(rng, rest)
+}
+
+// filler is explanatory text without digits or answers in it.
+var filler = []string{
+	"This follows from the details given in the question.",
+	"I checked each part of the request before answering.",
+	"Let me know if you would like more context on any of this.",
+	"The reasoning is straightforward once the key facts are laid out.",
+	"In short, the question has a clear answer.",
+	"There are a few caveats, but they do not change the conclusion.",
+	"A careful reading of the prompt supports this.",
+	"I have kept the explanation brief on purpose.",
+	"If anything is unclear, I am happy to expand on it.",
+	"The same approach works for similar questions.",
+	"It helps to consider the problem step by step.",
+	"Most sources agree on this point.",
+	"One could phrase it differently, but the substance is the same.",
+	"I considered the alternatives and this one fits best.",
+	"The explanation above should cover the main points.",
+	"Edge cases are rare here and unlikely to matter.",
+}
+
+// sentences is about n tokens of filler.
+func sentences(rng *rand.Rand, n int) string {
+	var b strings.Builder
+	for c := 0; c < n; {
+		f := filler[rng.IntN(len(filler))]
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f)
+		c += countTokens(f)
+	}
+	return b.String()
+}
+
+// normalize lowercases s and collapses its whitespace, for comparisons.
+func normalize(s string) string {
+	return strings.Join(strings.Fields(strings.ToLower(s)), " ")
+}
+
+// containsNorm reports whether s contains sub, normalised.
+func containsNorm(s, sub string) bool {
+	return strings.Contains(normalize(s), normalize(sub))
+}

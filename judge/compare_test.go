@@ -1,0 +1,42 @@
+package judge
+
+import "testing"
+
+func TestCompare(t *testing.T) {
+	P, F, W, E := Pass, Fail, Warn, Error
+	tests := []struct {
+		name      string
+		a, b      []Verdict
+		n         int
+		agreement float64
+		kappa     float64
+	}{
+		{"perfect agreement", []Verdict{P, F, P, F}, []Verdict{P, F, P, F}, 4, 1, 1},
+		{"perfect disagreement", []Verdict{P, F, P, F}, []Verdict{F, P, F, P}, 4, 0, -1},
+		// po = 0.6; pa(P) = pb(P) = 0.6, so pe = 0.36+0.16 = 0.52 and κ = 0.08/0.48.
+		{"textbook", []Verdict{P, P, P, F, F}, []Verdict{P, P, F, P, F}, 5, 0.6, (0.6 - 0.52) / 0.48},
+		{"both constant and equal", []Verdict{P, P, P}, []Verdict{P, P, P}, 3, 1, 1},
+		{"both constant and different", []Verdict{P, P}, []Verdict{F, F}, 2, 0, 0},
+		{"one constant", []Verdict{P, P, P, P}, []Verdict{P, F, P, F}, 4, 0.5, 0},
+		{"warn is a category", []Verdict{W, P}, []Verdict{W, P}, 2, 1, 1},
+		{"errors and unjudged left out", []Verdict{P, E, F, "", P}, []Verdict{P, P, F, F, E}, 2, 1, 1},
+		{"lengths differ", []Verdict{P, F, P}, []Verdict{P, F}, 2, 1, 1},
+		{"nothing to compare", []Verdict{E}, []Verdict{P}, 0, 0, 0},
+		{"empty", nil, nil, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := CompareVerdicts(tt.a, tt.b)
+			if c.N != tt.n || !near(c.Agreement, tt.agreement) || !near(c.Kappa, tt.kappa) {
+				t.Errorf("got n %d agreement %v κ %v; want %d %v %v", c.N, c.Agreement, c.Kappa, tt.n, tt.agreement, tt.kappa)
+			}
+			agreement, kappa := Compare(tt.a, tt.b)
+			if agreement != c.Agreement || kappa != c.Kappa {
+				t.Errorf("Compare = %v, %v; CompareVerdicts = %v, %v", agreement, kappa, c.Agreement, c.Kappa)
+			}
+			if ra, rk := Compare(tt.b, tt.a); !near(ra, agreement) || !near(rk, kappa) {
+				t.Errorf("not symmetric: %v %v vs %v %v", agreement, kappa, ra, rk)
+			}
+		})
+	}
+}

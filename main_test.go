@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// bin is the pitwall binary the end-to-end tests run, built once.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "pitwall-e2e")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "pitwall")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic("building pitwall: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// pitwall runs the binary in dir with env added and returns its exit code,
+// stdout and stderr.
+func pitwall(t *testing.T, dir string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+type exportDoc struct {
+	Run struct {
+		ID, Status string
+	} `json:"run"`
+	Cells []struct {
+		Model, Test, Status string
+		Verdict             *string
+	} `json:"cells"`
+	Requests []struct {
+		Purpose, Status  string
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"requests"`
+}
+
+func exportLast(t *testing.T, dir string) exportDoc {
+	t.Helper()
+	code, out, errOut := pitwall(t, dir, nil, "export", "last", "--format", "json")
+	if code != 0 {
+		t.Fatalf("export exited %d: %s", code, errOut)
+	}
+	var x exportDoc
+	if err := json.Unmarshal([]byte(out), &x); err != nil {
+		t.Fatalf("export is not JSON: %v\n%s", err, out)
+	}
+	return x
+}
+
+func demoPath(t *testing.T) string {
+	p, err := filepath.Abs("examples/demo.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDemoHeadlessRunsEveryCellAndJudgesTheCompletedOnes(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := pitwall(t, dir, []string{"PITWALL_SIM_TIME_SCALE=0.02"}, "run", demoPath(t), "--headless")
+	if code != 0 && code != 1 {
+		t.Fatalf("exit %d, want 0 or 1\nstderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "weather_tool") || !strings.Contains(stderr, "[1/80]") {
+		t.Errorf("no grid on stdout or progress on stderr:\n%s\n%s", stdout, stderr)
+	}
+	x := exportLast(t, dir)
+	status := map[string]int{}
+	judged := 0
+	for _, c := range x.Cells {
+		status[c.Status]++
+		if c.Status == "completed" && c.Verdict != nil {
+			judged++
+		}
+	}
+	inference, judge := 0, 0
+	for _, q := range x.Requests {
+		switch q.Status {
+		case "completed", "error", "canceled":
+		default:
+			t.Errorf("a %s request is left %s", q.Purpose, q.Status)
+		}
+		if q.Purpose == "inference" {
+			inference++
+		}
+		if q.Purpose == "judge" {
+			judge++
+		}
+		if q.Status == "completed" && q.Purpose != "warmup" && q.CompletionTokens == 0 {
+			t.Errorf("a completed %s request counted no tokens", q.Purpose)
+		}
+	}
+	if inference != len(x.Cells) {
+		t.Errorf("%d inference requests for %d cells (the demo does not retry)", inference, len(x.Cells))
+	}
+	if judge != status["completed"] {
+		t.Errorf("%d judge requests for %d completed cells", judge, status["completed"])
+	}
+	if judged != status["completed"] {
+		t.Errorf("%d of %d completed cells have a verdict", judged, status["completed"])
+	}
+	for _, s := range []string{"completed", "failed", "error"} {
+		if status[s] == 0 {
+			t.Errorf("no %s cell in the demo: %v", s, status)
+		}
+	}
+}
+
+func TestInterruptStopsAHeadlessRunAndLeavesNothingOpen(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "run", demoPath(t), "--headless")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PITWALL_SIM_TIME_SCALE=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = &bytes.Buffer{}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first finished cell: the run is under way.
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		if strings.HasPrefix(lines.Text(), "[1/") {
+			break
+		}
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	took := time.Since(sent)
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 1 && code != 130 {
+		t.Errorf("exit %d after SIGINT, want 1 or 130", code)
+	}
+	if took > 2*time.Second {
+		t.Errorf("took %s to stop after SIGINT, want under 2s", took)
+	}
+	x := exportLast(t, dir)
+	if x.Run.Status != "stopped" {
+		t.Errorf("run status %q, want stopped", x.Run.Status)
+	}
+	for _, q := range x.Requests {
+		if q.Status == "queued" || q.Status == "running" {
+			t.Errorf("a %s request is left %s after the stop", q.Purpose, q.Status)
+		}
+	}
+}
+
+func TestValidateNamesTheFileLineAndField(t *testing.T) {
+	dir := t.TempDir()
+	battery := "[[tests]]\nid = \"a\"\nuser = \"hi\"\n\n[[tests]]\nid = \"a\"\nuser = \"again\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "dup.toml"), []byte(battery), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ok.toml"), []byte("[[tests]]\nid = \"a\"\nuser = \"hi\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := "name = \"x\"\nmodels = [\"m\"]\n[[servers]]\nname = \"s\"\nkind = \"sim\"\nmodels = [\"m\"]\n"
+	cases := []struct {
+		name, config string
+		want         []string
+	}{
+		{"unknown key", "battery = \"ok.toml\"\n" + base + "[run]\nmax_tokenz = 5\n", []string{"pitwall.toml:9", "max_tokenz", "max_tokens"}},
+		{"wrong type", "battery = \"ok.toml\"\n" + base + "slots = \"two\"\n", []string{"pitwall.toml:8", "slots"}},
+		{"missing battery", "battery = \"nope.toml\"\n" + base, []string{"pitwall.toml", "battery", "nope.toml"}},
+		{"duplicate test id", "battery = \"dup.toml\"\n" + base, []string{"dup.toml:6", "\"a\""}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(dir, "pitwall.toml"), []byte(tc.config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, _, stderr := pitwall(t, dir, nil, "validate", "pitwall.toml")
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr: %s", code, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("message does not name %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestEveryExampleValidates(t *testing.T) {
+	files, err := filepath.Glob("examples/*.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.Contains(f, "battery") {
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			abs, _ := filepath.Abs(f)
+			code, out, stderr := pitwall(t, t.TempDir(), []string{"OPENAI_API_KEY=x"}, "validate", abs)
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s%s", code, out, stderr)
+			}
+		})
+	}
+}
+
+func TestUsageAndUnknownCommand(t *testing.T) {
+	code, _, stderr := pitwall(t, t.TempDir(), nil, "frobnicate")
+	if code != 2 || !strings.Contains(stderr, "unknown command") || !strings.Contains(stderr, "pitwall run") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	code, out, _ := pitwall(t, t.TempDir(), nil, "run", "--help")
+	_ = out
+	if code != 0 {
+		t.Errorf("run --help exited %d", code)
+	}
+	code, _, stderr = pitwall(t, t.TempDir(), nil, "export", "last")
+	if code != 2 || !strings.Contains(stderr, "no ledger") {
+		t.Errorf("export without a ledger: exit %d, %q", code, stderr)
+	}
+}

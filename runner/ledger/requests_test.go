@@ -1,0 +1,280 @@
+package ledger
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestRequestRoundTripsThroughItsLife(t *testing.T) {
+	queued := ms("2026-11-21T15:42:03.100Z")
+	started := ms("2026-11-21T15:42:04.200Z")
+	ended := ms("2026-11-21T15:42:09.300Z")
+	tests := []struct {
+		name   string
+		insert Request
+		start  bool
+		finish Request // by the inserted id; zero Status to leave it open
+		want   Request // ID filled in by the test
+	}{
+		{
+			name: "inference completed",
+			insert: Request{RunID: "r1", Purpose: PurposeInference, Model: "qwen3-8b", Test: "t1",
+				Repeat: 2, Attempt: 1, Input: `[{"role":"user","content":"hi"}]`,
+				Params: `{"temperature":0,"seed":42}`, QueuedAt: queued},
+			start: true,
+			finish: Request{Status: StatusCompleted, Output: "héllo", Reasoning: "think",
+				ToolCalls: `[{"name":"f","arguments":"{}"}]`, PromptTokens: 12, CompletionTokens: 34,
+				TTFT: 1500 * time.Microsecond, Latency: 5*time.Second + 7*time.Microsecond, EndedAt: ended},
+			want: Request{RunID: "r1", Purpose: PurposeInference, Server: "gpu0", Model: "qwen3-8b",
+				Test: "t1", Repeat: 2, Attempt: 1, Input: `[{"role":"user","content":"hi"}]`,
+				Params: `{"temperature":0,"seed":42}`, Status: StatusCompleted, Output: "héllo",
+				Reasoning: "think", ToolCalls: `[{"name":"f","arguments":"{}"}]`, PromptTokens: 12,
+				CompletionTokens: 34, TTFT: 1500 * time.Microsecond,
+				Latency: 5*time.Second + 7*time.Microsecond, QueuedAt: queued, StartedAt: started, EndedAt: ended},
+		},
+		{
+			name: "inference error",
+			insert: Request{RunID: "r1", Purpose: PurposeInference, Model: "m", Test: "t2",
+				Attempt: 3, QueuedAt: queued},
+			start: true,
+			finish: Request{Status: StatusError, ErrorClass: "timeout",
+				Error: "context deadline exceeded", Latency: 300 * time.Second, EndedAt: ended},
+			want: Request{RunID: "r1", Purpose: PurposeInference, Server: "gpu0", Model: "m", Test: "t2",
+				Attempt: 3, Status: StatusError, ErrorClass: "timeout",
+				Error: "context deadline exceeded", Latency: 300 * time.Second,
+				QueuedAt: queued, StartedAt: started, EndedAt: ended},
+		},
+		{
+			name: "judge through a batch, never started",
+			insert: Request{RunID: "r1", Purpose: PurposeJudge, Model: "gemma", Test: "t1",
+				Judge: "gemma", Sample: 2, CacheKey: "k1", Status: StatusSubmitted, QueuedAt: queued},
+			finish: Request{Status: StatusCompleted, Output: "VERDICT: PASS", Verdict: "pass",
+				Server: "openai", BatchID: "batch_1", StartedAt: started, EndedAt: ended},
+			want: Request{RunID: "r1", Purpose: PurposeJudge, Server: "openai", Model: "gemma",
+				Test: "t1", Judge: "gemma", Sample: 2, CacheKey: "k1", BatchID: "batch_1",
+				Status: StatusCompleted, Output: "VERDICT: PASS", Verdict: "pass",
+				QueuedAt: queued, StartedAt: started, EndedAt: ended},
+		},
+		{
+			name:   "warm-up left queued",
+			insert: Request{RunID: "r1", Purpose: PurposeWarmup, Server: "gpu1", Model: "m", QueuedAt: queued},
+			want: Request{RunID: "r1", Purpose: PurposeWarmup, Server: "gpu1", Model: "m",
+				Status: StatusQueued, QueuedAt: queued},
+		},
+		{
+			name: "judge cache hit, written completed at once",
+			insert: Request{RunID: "r1", Purpose: PurposeJudge, Server: "(cache)", Model: "gemma",
+				Test: "t1", Judge: "gemma", Attempt: 1, CacheKey: "k1", Status: StatusCompleted,
+				Output: "VERDICT: PASS", Verdict: "pass", Reasoning: "r", ToolCalls: "[]",
+				ErrorClass: "c", Error: "e", PromptTokens: 1, CompletionTokens: 2,
+				TTFT: time.Millisecond, Latency: 2 * time.Millisecond,
+				QueuedAt: queued, StartedAt: queued, EndedAt: queued},
+			want: Request{RunID: "r1", Purpose: PurposeJudge, Server: "(cache)", Model: "gemma",
+				Test: "t1", Judge: "gemma", Attempt: 1, CacheKey: "k1", Status: StatusCompleted,
+				Output: "VERDICT: PASS", Verdict: "pass", Reasoning: "r", ToolCalls: "[]",
+				ErrorClass: "c", Error: "e", PromptTokens: 1, CompletionTokens: 2,
+				TTFT: time.Millisecond, Latency: 2 * time.Millisecond,
+				QueuedAt: queued, StartedAt: queued, EndedAt: queued},
+		},
+		{
+			name: "warm-up written running, then finished",
+			insert: Request{RunID: "r1", Purpose: PurposeWarmup, Server: "gpu1", Model: "m",
+				Attempt: 1, Status: StatusRunning, QueuedAt: queued, StartedAt: queued},
+			finish: Request{Status: StatusCompleted, EndedAt: ended},
+			want: Request{RunID: "r1", Purpose: PurposeWarmup, Server: "gpu1", Model: "m",
+				Attempt: 1, Status: StatusCompleted, QueuedAt: queued, StartedAt: queued, EndedAt: ended},
+		},
+		{
+			name:   "probe left running",
+			insert: Request{RunID: "r1", Purpose: PurposeProbe, QueuedAt: queued},
+			start:  true,
+			want: Request{RunID: "r1", Purpose: PurposeProbe, Server: "gpu0", Status: StatusRunning,
+				QueuedAt: queued, StartedAt: started},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := openTest(t)
+			r := tt.insert
+			id, err := l.InsertRequest(&r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id == 0 || r.ID != id {
+				t.Fatalf("InsertRequest returned %d and set r.ID = %d", id, r.ID)
+			}
+			if tt.start {
+				if err := l.StartRequest(id, "gpu0", started); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.finish.Status != "" {
+				f := tt.finish
+				f.ID = id
+				if err := l.FinishRequest(&f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := l.Requests("r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tt.want
+			want.ID = id
+			if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+				t.Errorf("Requests:\n got %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestInsertRequestDefaultsAndValidates(t *testing.T) {
+	l := openTest(t)
+	before := time.Now().Add(-time.Second)
+	r := Request{RunID: "r1", Purpose: PurposeInference}
+	if _, err := l.InsertRequest(&r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != StatusQueued || r.QueuedAt.Before(before) {
+		t.Errorf("defaults: status %q, queued at %v", r.Status, r.QueuedAt)
+	}
+	bad := []Request{
+		{RunID: "r1", Purpose: ""},
+		{RunID: "r1", Purpose: "chat"},
+		{RunID: "r1", Purpose: PurposeJudge, Status: "done"},
+	}
+	for _, b := range bad {
+		if _, err := l.InsertRequest(&b); err == nil {
+			t.Errorf("accepted purpose %q status %q", b.Purpose, b.Status)
+		}
+	}
+	if err := l.FinishRequest(&Request{ID: r.ID, Status: StatusRunning}); err == nil {
+		t.Error("FinishRequest accepted a status that is not an end")
+	}
+}
+
+func TestRequestUpdatesOfUnknownIDsAreNotFound(t *testing.T) {
+	l := openTest(t)
+	if err := l.StartRequest(42, "gpu0", time.Now()); !errors.Is(err, ErrNotFound) {
+		t.Errorf("StartRequest: %v, want ErrNotFound", err)
+	}
+	if err := l.FinishRequest(&Request{ID: 42, Status: StatusCompleted}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("FinishRequest: %v, want ErrNotFound", err)
+	}
+}
+
+func TestCancelOpenLeavesNothingInFlight(t *testing.T) {
+	l := openTest(t)
+	at := ms("2026-11-21T16:00:00Z")
+	mk := func(run, status string, finish string) int64 {
+		t.Helper()
+		r := Request{RunID: run, Purpose: PurposeInference, Status: status}
+		id, err := l.InsertRequest(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if finish != "" {
+			if err := l.FinishRequest(&Request{ID: id, Status: finish, Output: "kept"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return id
+	}
+	mk("r1", StatusQueued, "")
+	mk("r1", StatusSubmitted, "")
+	running := mk("r1", StatusQueued, "")
+	if err := l.StartRequest(running, "gpu0", at); err != nil {
+		t.Fatal(err)
+	}
+	mk("r1", StatusRunning, StatusCompleted)
+	mk("r1", StatusRunning, StatusError)
+	other := mk("r2", StatusQueued, "")
+
+	n, err := l.CancelOpen("r1", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 3 {
+		t.Errorf("CancelOpen cancelled %d, want 3", n)
+	}
+	reqs, err := l.Requests("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, r := range reqs {
+		counts[r.Status]++
+		if r.Status == StatusCanceled && r.EndedAt != at {
+			t.Errorf("request %d cancelled with end %v, want %v", r.ID, r.EndedAt, at)
+		}
+		if r.Status == StatusCompleted && r.Output != "kept" {
+			t.Errorf("completed request %d lost its output", r.ID)
+		}
+	}
+	want := map[string]int{StatusCanceled: 3, StatusCompleted: 1, StatusError: 1}
+	if !reflect.DeepEqual(counts, want) {
+		t.Errorf("statuses after CancelOpen = %v, want %v", counts, want)
+	}
+	if err := l.StartRequest(running, "gpu1", at); !errors.Is(err, ErrNotOpen) {
+		t.Errorf("starting a cancelled request: %v, want ErrNotOpen", err)
+	}
+	r2, err := l.Requests("r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r2) != 1 || r2[0].ID != other || r2[0].Status != StatusQueued {
+		t.Errorf("CancelOpen touched another run: %+v", r2)
+	}
+	if n, err := l.CancelOpen("r1", at); err != nil || n != 0 {
+		t.Errorf("second CancelOpen = %d, %v; want 0", n, err)
+	}
+}
+
+func TestCachedJudgeOutputOnlyHitsCompletedJudgeRequests(t *testing.T) {
+	l := openTest(t)
+	add := func(run, purpose, key, status, output string) {
+		t.Helper()
+		r := Request{RunID: run, Purpose: purpose, CacheKey: key}
+		if _, err := l.InsertRequest(&r); err != nil {
+			t.Fatal(err)
+		}
+		if status != StatusQueued {
+			if err := l.FinishRequest(&Request{ID: r.ID, Status: status, Output: output}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	add("r1", PurposeJudge, "hit", StatusCompleted, "VERDICT: PASS (old)")
+	add("r2", PurposeJudge, "hit", StatusCompleted, "VERDICT: FAIL (newest)")
+	add("r2", PurposeJudge, "hit", StatusError, "partial")
+	add("r1", PurposeJudge, "errored", StatusError, "partial")
+	add("r1", PurposeJudge, "cancelled", StatusCanceled, "")
+	add("r1", PurposeJudge, "queued", StatusQueued, "")
+	add("r1", PurposeInference, "inference", StatusCompleted, "not a judge")
+	add("r1", PurposeJudge, "", StatusCompleted, "no key")
+
+	tests := []struct {
+		key    string
+		want   string
+		wantOK bool
+	}{
+		{"hit", "VERDICT: FAIL (newest)", true},
+		{"errored", "", false},
+		{"cancelled", "", false},
+		{"queued", "", false},
+		{"inference", "", false},
+		{"", "", false},
+		{"absent", "", false},
+	}
+	for _, tt := range tests {
+		got, ok, err := l.CachedJudgeOutput(tt.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want || ok != tt.wantOK {
+			t.Errorf("CachedJudgeOutput(%q) = %q, %v; want %q, %v", tt.key, got, ok, tt.want, tt.wantOK)
+		}
+	}
+}

@@ -1,0 +1,241 @@
+package ledger
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// LastRun is the id Run resolves to the newest run.
+const LastRun = "last"
+
+const runColumns = `id, name, status, scoring_mode, config_json, scoring_json,
+	models_json, tests_json, repeat, started_ms, ended_ms`
+
+// CreateRun records a new run. Its ID must be new (NewRunID); an empty
+// Status is stored as "running". ConfigJSON and ScoringJSON must be JSON (or
+// empty) and must not hold an API key: see checkNoSecrets.
+func (l *Ledger) CreateRun(r RunRow) error {
+	w, err := l.writer("create run")
+	if err != nil {
+		return err
+	}
+	if r.ID == "" {
+		return l.wrap("create run", errors.New("empty run id"))
+	}
+	for _, f := range []struct{ name, text string }{
+		{"config", r.ConfigJSON},
+		{"scoring", r.ScoringJSON},
+	} {
+		if err := checkNoSecrets(f.text); err != nil {
+			return l.wrap(fmt.Sprintf("create run %s: %s", r.ID, f.name), err)
+		}
+	}
+	if r.Status == "" {
+		r.Status = "running"
+	}
+	models, _ := json.Marshal(r.Models) // a []string always marshals
+	tests, _ := json.Marshal(r.Tests)
+	_, err = w.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		r.ID, r.Name, r.Status, r.ScoringMode, r.ConfigJSON, r.ScoringJSON,
+		string(models), string(tests), r.Repeat, msOrNull(r.StartedAt), msOrNull(r.EndedAt))
+	if err != nil {
+		return l.wrap("create run "+r.ID, err)
+	}
+	return nil
+}
+
+// FinishRun sets a run's final status and end time.
+func (l *Ledger) FinishRun(id, status string, ended time.Time) error {
+	w, err := l.writer("finish run")
+	if err != nil {
+		return err
+	}
+	res, err := w.Exec(`UPDATE runs SET status = ?, ended_ms = ? WHERE id = ?`, status, msOrNull(ended), id)
+	if err != nil {
+		return l.wrap("finish run "+id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return l.wrap("finish run "+id, err)
+	} else if n == 0 {
+		return l.wrap(fmt.Sprintf("finish run %q", id), ErrNotFound)
+	}
+	return nil
+}
+
+// Runs lists runs, newest first; limit <= 0 lists them all.
+func (l *Ledger) Runs(limit int) ([]RunRow, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := l.r.Query(`SELECT `+runColumns+` FROM runs
+		ORDER BY started_ms DESC, id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, l.wrap("list runs", err)
+	}
+	defer rows.Close()
+	var out []RunRow
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, l.wrap("list runs", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, l.wrap("list runs", err)
+	}
+	return out, nil
+}
+
+// Run finds one run by its id, by a prefix that only it has, or by "last"
+// (the newest). A miss wraps ErrNotFound; a prefix of several runs wraps
+// ErrAmbiguous and ErrNotFound, and names the runs it matches.
+func (l *Ledger) Run(id string) (RunRow, error) {
+	if id == LastRun {
+		runs, err := l.Runs(1)
+		if err != nil {
+			return RunRow{}, err
+		}
+		if len(runs) == 0 {
+			return RunRow{}, l.wrap("last run", fmt.Errorf("no runs yet: %w", ErrNotFound))
+		}
+		return runs[0], nil
+	}
+	if id == "" {
+		return RunRow{}, l.wrap("run", fmt.Errorf("empty run id: %w", ErrNotFound))
+	}
+	r, err := scanRun(l.r.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	if err == nil {
+		return r, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return RunRow{}, l.wrap(fmt.Sprintf("run %q", id), err)
+	}
+	return l.runByPrefix(id)
+}
+
+func (l *Ledger) runByPrefix(prefix string) (RunRow, error) {
+	// substr counts characters, not bytes. Three rows are enough to tell unique from ambiguous and to show a few.
+	rows, err := l.r.Query(`SELECT `+runColumns+` FROM runs
+		WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 3`, utf8.RuneCountInString(prefix), prefix)
+	if err != nil {
+		return RunRow{}, l.wrap(fmt.Sprintf("run %q", prefix), err)
+	}
+	defer rows.Close()
+	var found []RunRow
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return RunRow{}, l.wrap(fmt.Sprintf("run %q", prefix), err)
+		}
+		found = append(found, r)
+	}
+	if err := rows.Err(); err != nil {
+		return RunRow{}, l.wrap(fmt.Sprintf("run %q", prefix), err)
+	}
+	switch len(found) {
+	case 0:
+		return RunRow{}, l.wrap(fmt.Sprintf("run %q", prefix), ErrNotFound)
+	case 1:
+		return found[0], nil
+	}
+	ids := make([]string, len(found))
+	for i, r := range found {
+		ids[i] = r.ID
+	}
+	more := ""
+	if len(found) == 3 {
+		more = ", ..."
+	}
+	return RunRow{}, l.wrap(fmt.Sprintf("run %q", prefix),
+		fmt.Errorf("%w %w: matches %s%s", ErrAmbiguous, ErrNotFound, strings.Join(ids, ", "), more))
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRun(s scanner) (RunRow, error) {
+	var (
+		r                RunRow
+		models, tests    string
+		started, stopped sql.NullInt64
+	)
+	err := s.Scan(&r.ID, &r.Name, &r.Status, &r.ScoringMode, &r.ConfigJSON, &r.ScoringJSON,
+		&models, &tests, &r.Repeat, &started, &stopped)
+	if err != nil {
+		return RunRow{}, err
+	}
+	if err := json.Unmarshal([]byte(models), &r.Models); err != nil {
+		return RunRow{}, fmt.Errorf("run %s: models: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(tests), &r.Tests); err != nil {
+		return RunRow{}, fmt.Errorf("run %s: tests: %w", r.ID, err)
+	}
+	r.StartedAt = timeFromMS(started)
+	r.EndedAt = timeFromMS(stopped)
+	return r, nil
+}
+
+// secretNames are JSON object keys whose non-empty string values are
+// credentials, compared lower-case with '_' and '-' removed. api_key_env
+// (the NAME of a variable) is not among them.
+var secretNames = map[string]bool{
+	"apikey":        true,
+	"authorization": true,
+	"accesstoken":   true,
+	"bearertoken":   true,
+	"secretkey":     true,
+	"password":      true,
+}
+
+// checkNoSecrets refuses JSON that holds a credential: a key that must be
+// resolved from the environment should never reach the ledger, which users
+// share and attach to bug reports. The caller is expected to redact; this is
+// the second lock on the door, so it reports where the key is, never its
+// value. Text that is not JSON is refused, since it cannot be checked.
+func checkNoSecrets(text string) error {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader([]byte(text)))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if d.More() {
+		return errors.New("not JSON: more than one value")
+	}
+	if where := findSecret(v, "$"); where != "" {
+		return fmt.Errorf("%w at %s", ErrSecret, where)
+	}
+	return nil
+}
+
+func findSecret(v any, at string) string {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			norm := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(k))
+			if s, ok := x.(string); ok && secretNames[norm] && strings.TrimSpace(s) != "" {
+				return at + "." + k
+			}
+			if where := findSecret(x, at+"."+k); where != "" {
+				return where
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if where := findSecret(x, at+"["+strconv.Itoa(i)+"]"); where != "" {
+				return where
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"pitwall/config"
+	"pitwall/gpu"
+	"pitwall/gpu/sim"
+	"pitwall/runner"
+	"pitwall/runner/ledger"
+)
+
+// env is what a run needs around it: the ledger, the simulated servers,
+// the fleet and a log file. close releases them in reverse order.
+type env struct {
+	cfg     *config.Config
+	led     *ledger.Ledger
+	sims    *sim.Fleet
+	fleet   *gpu.Fleet
+	log     *slog.Logger
+	logPath string
+	logFile *os.File
+	runID   string
+}
+
+func (e *env) close() {
+	if e.fleet != nil {
+		e.fleet.Close()
+	}
+	if e.sims != nil {
+		e.sims.Close()
+	}
+	if e.led != nil {
+		e.led.Close()
+	}
+	if e.logFile != nil {
+		e.logFile.Close()
+	}
+}
+
+// setup opens the ledger and the log, starts simulated servers, builds the
+// fleet and asks every server what it offers. Any error here stops the run
+// before it starts (exit 2); what it returns must be closed.
+func setup(ctx context.Context, cfg *config.Config, stderr io.Writer) (*env, error) {
+	e := &env{cfg: cfg}
+	led, err := ledger.Open(cfg.DB)
+	if err != nil {
+		return e, fmt.Errorf("opening the ledger: %w", err)
+	}
+	e.led = led
+	e.logPath = filepath.Join(filepath.Dir(cfg.DB), "pitwall.log")
+	if f, err := os.OpenFile(e.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+		e.logFile = f
+		e.log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	} else {
+		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	e.runID = ledger.NewRunID(time.Now())
+	e.log = e.log.With("run", e.runID)
+
+	sims, err := runner.StartSims(cfg, false)
+	if err != nil {
+		return e, err
+	}
+	e.sims = sims
+	servers, err := runner.FleetServers(cfg, os.Getenv)
+	if err != nil {
+		return e, err
+	}
+	models := map[string]gpu.ModelView{}
+	for _, m := range cfg.Sim.Models {
+		load := time.Duration(0)
+		models[m.Name] = gpu.ModelView{SizeGB: m.SizeGB, LoadTime: load}
+	}
+	judgeModels := map[string]bool{}
+	for _, j := range cfg.Scoring.Judges {
+		judgeModels[j.Model] = true
+	}
+	e.fleet = gpu.NewFleet(servers, gpu.Options{Logger: e.log, Models: models, JudgeModels: judgeModels,
+		Warmup: runner.RecordWarmups(led, e.runID)})
+
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	errs := e.fleet.Discover(dctx)
+	names := make([]string, 0, len(errs))
+	for n := range errs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if errs[n] != nil {
+			fmt.Fprintf(stderr, "pitwall: server %s is unreachable: %v\n", n, errs[n])
+			e.log.Warn("server unreachable", "server", n, "err", errs[n])
+		}
+	}
+	if len(names) > 0 && countNil(errs) == 0 {
+		return e, fmt.Errorf("no server of %s answered; start one, or fix the urls in [[servers]]", cfg.Path)
+	}
+	if err := config.CheckOffered(cfg, e.fleet.Offered()); err != nil {
+		return e, err
+	}
+	return e, nil
+}
+
+func countNil(m map[string]error) int {
+	n := 0
+	for _, err := range m {
+		if err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// failf prints an error the way every command does and returns exit 2.
+func failf(stderr io.Writer, err error) int {
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "pitwall") {
+		msg = "pitwall: " + msg
+	}
+	fmt.Fprintln(stderr, msg)
+	return runner.ExitSetup
+}

@@ -1,0 +1,145 @@
+package ui
+
+import "pitwall/runner"
+
+// board keeps the tallies of the judge in view — counts, pass rates and the
+// marks the status filter looks for — row by row. A snapshot re-tallies only
+// the rows whose pointer changed, so its cost follows what changed rather
+// than the size of the grid.
+type board struct {
+	judge   string
+	tests   int
+	models  int
+	repeat  int
+	rows    []*runner.Row // the rows the tallies were taken from
+	cells   []tally       // test*models + model
+	rowSum  []passCount   // per test
+	rowFlag []cellFlag    // per test: any of its cells
+	modSum  []passCount   // per model
+	rowCnt  []runner.Counts
+	counts  runner.Counts // the whole run, for the judge in view
+	total   passCount
+}
+
+type passCount struct{ pass, decided int }
+
+func (p *passCount) add(t tally, sign int) {
+	p.pass += sign * int(t.pass)
+	p.decided += sign * int(t.decided)
+}
+
+// repeats returns the cells of test t and model m, one per repeat.
+func repeats(run *runner.BatteryRun, t, m int) []runner.Cell {
+	if t < 0 || t >= len(run.Rows) || run.Rows[t] == nil {
+		return nil
+	}
+	r := max(run.Repeat, 1)
+	cells := run.Rows[t].Cells
+	if (m+1)*r > len(cells) || m < 0 {
+		return nil
+	}
+	return cells[m*r : (m+1)*r]
+}
+
+// rowAt is test t's row, nil when the snapshot lacks it.
+func rowAt(run *runner.BatteryRun, t int) *runner.Row {
+	if t < 0 || t >= len(run.Rows) {
+		return nil
+	}
+	return run.Rows[t]
+}
+
+// apply brings the board up to run for judge and reports which tests
+// changed; all is set when everything was re-tallied.
+func (b *board) apply(run *runner.BatteryRun, judge string) (changed []int, all bool) {
+	if run == nil {
+		return nil, false
+	}
+	nt, nm, nr := len(run.Tests), len(run.Models), max(run.Repeat, 1)
+	if judge != b.judge || nt != b.tests || nm != b.models || nr != b.repeat {
+		b.reset(run, judge)
+		return nil, true
+	}
+	for t := range nt {
+		if rowAt(run, t) != b.rows[t] {
+			b.retally(run, t, -1)
+			b.retally(run, t, 1)
+			changed = append(changed, t)
+		}
+	}
+	return changed, false
+}
+
+func (b *board) reset(run *runner.BatteryRun, judge string) {
+	nt, nm := len(run.Tests), len(run.Models)
+	*b = board{
+		judge:   judge,
+		tests:   nt,
+		models:  nm,
+		repeat:  max(run.Repeat, 1),
+		rows:    make([]*runner.Row, nt),
+		cells:   make([]tally, nt*nm),
+		rowSum:  make([]passCount, nt),
+		rowFlag: make([]cellFlag, nt),
+		modSum:  make([]passCount, nm),
+		rowCnt:  make([]runner.Counts, nt),
+	}
+	for t := range nt {
+		b.retally(run, t, 1)
+	}
+}
+
+// retally removes test t's old contribution (sign -1) or adds its new one
+// from run (sign +1).
+func (b *board) retally(run *runner.BatteryRun, t, sign int) {
+	if sign < 0 {
+		for m := range b.models {
+			b.modSum[m].add(b.cells[t*b.models+m], -1)
+		}
+		b.total.pass -= b.rowSum[t].pass
+		b.total.decided -= b.rowSum[t].decided
+		addCounts(&b.counts, b.rowCnt[t], -1)
+		return
+	}
+	var cnt runner.Counts
+	var sum passCount
+	var fl cellFlag
+	for m := range b.models {
+		tl := tallyCell(repeats(run, t, m), b.judge, &cnt)
+		b.cells[t*b.models+m] = tl
+		b.modSum[m].add(tl, 1)
+		sum.add(tl, 1)
+		fl |= tl.flags
+	}
+	b.rows[t] = rowAt(run, t)
+	b.rowSum[t] = sum
+	b.rowFlag[t] = fl
+	b.rowCnt[t] = cnt
+	b.total.pass += sum.pass
+	b.total.decided += sum.decided
+	addCounts(&b.counts, cnt, 1)
+}
+
+func addCounts(dst *runner.Counts, c runner.Counts, sign int) {
+	dst.Pending += sign * c.Pending
+	dst.Queued += sign * c.Queued
+	dst.Running += sign * c.Running
+	dst.Completed += sign * c.Completed
+	dst.Failed += sign * c.Failed
+	dst.Errored += sign * c.Errored
+	dst.Cancelled += sign * c.Cancelled
+	dst.Pass += sign * c.Pass
+	dst.Fail += sign * c.Fail
+	dst.Warn += sign * c.Warn
+	dst.JudgeError += sign * c.JudgeError
+	dst.Judged += sign * c.Judged
+	dst.ToJudge += sign * c.ToJudge
+}
+
+// cell is the tally of test t and model m.
+func (b *board) cell(t, m int) tally {
+	if t < 0 || t >= b.tests || m < 0 || m >= b.models {
+		return tally{}
+	}
+	return b.cells[t*b.models+m]
+}

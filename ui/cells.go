@@ -1,0 +1,421 @@
+package ui
+
+import (
+	"strconv"
+	"time"
+
+	"pitwall/runner"
+)
+
+// kind is what a cell shows; it picks the glyph and the colour.
+type kind uint8
+
+const (
+	kindPending kind = iota
+	kindQueued
+	kindLoading
+	kindRunning
+	kindJudging // inference done, the judge in view is at work on it
+	kindOK      // inference done, not judged (yet, or ever)
+	kindCancelled
+	kindPass
+	kindWarn
+	kindJudgeError
+	kindErrored
+	kindFail
+	kindFailed
+	numKinds
+)
+
+// active reports whether the cell's inference is still under way.
+func (k kind) active() bool { return k <= kindRunning }
+
+// severity orders the outcomes of a cell's repeats; the grid shows the worst.
+// Failures come first because they are what a person scans the grid for.
+func (k kind) severity() int {
+	switch k {
+	case kindFailed, kindFail:
+		return 5
+	case kindErrored, kindJudgeError:
+		return 4
+	case kindWarn:
+		return 3
+	case kindCancelled:
+		return 2
+	}
+	return 1
+}
+
+// success reports whether the repeat counts as passed when nothing better is known.
+func (k kind) success() bool { return k == kindOK || k == kindPass }
+
+// figure is what `t` puts in the cells instead of verdicts.
+type figure uint8
+
+const (
+	figNone figure = iota
+	figLatency
+	figTTFT
+	figTPS
+	numFigures
+)
+
+func (f figure) String() string {
+	switch f {
+	case figLatency:
+		return "latency"
+	case figTTFT:
+		return "time to first token"
+	case figTPS:
+		return "tokens/s"
+	}
+	return "verdicts"
+}
+
+// repeatKind is what one repeat shows with judge in view ("" = no judge).
+func repeatKind(c *runner.Cell, judge string) kind {
+	switch c.Status {
+	case runner.Queued:
+		return kindQueued
+	case runner.Loading:
+		return kindLoading
+	case runner.Running:
+		return kindRunning
+	case runner.Failed:
+		return kindFailed
+	case runner.Errored:
+		return kindErrored
+	case runner.Cancelled:
+		return kindCancelled
+	case runner.Completed:
+		if judge == "" {
+			return kindOK
+		}
+		j := c.Judgment(judge)
+		if j == nil {
+			return kindOK
+		}
+		if j.Status != runner.JudgmentDone {
+			return kindJudging
+		}
+		return verdictKind(j.Verdict)
+	}
+	return kindPending
+}
+
+func verdictKind(v runner.Verdict) kind {
+	switch v {
+	case runner.VerdictPass:
+		return kindPass
+	case runner.VerdictFail:
+		return kindFail
+	case runner.VerdictWarn:
+		return kindWarn
+	}
+	return kindJudgeError
+}
+
+// judgeRunning reports whether the judge in view is running on c right now
+// (rather than waiting in its queue).
+func judgeRunning(c *runner.Cell, judge string) bool {
+	j := c.Judgment(judge)
+	return j != nil && j.Status == runner.JudgmentRunning
+}
+
+// glyph is the mark of a kind; frame animates the spinner.
+func (g *glyphs) glyph(k kind, frame int) string {
+	switch k {
+	case kindQueued:
+		return g.queued
+	case kindLoading:
+		return g.loading
+	case kindRunning:
+		return g.spinner[frame%len(g.spinner)]
+	case kindOK:
+		return g.ok
+	case kindFailed:
+		return g.failed
+	case kindErrored:
+		return g.errored
+	case kindCancelled:
+		return g.cancel
+	case kindPass:
+		return g.pass
+	case kindFail:
+		return g.fail
+	case kindWarn:
+		return g.warn
+	case kindJudgeError:
+		return g.judgeError
+	case kindJudging:
+		return g.ok
+	}
+	return g.pending
+}
+
+// shown is one grid cell, before padding and colour.
+type shown struct {
+	text     string
+	kind     kind
+	animated bool // the text changes with the spinner frame
+}
+
+// showCell summarises the repeats of one (test, model) cell.
+//
+// With one repeat it shows the repeat: its glyph during inference, then the
+// verdict and score of the judge in view. With several it shows, while any
+// repeat is under way, the busiest activity and how many repeats are over
+// (⠋ 1/3); once all are over, the worst outcome among them (failure before
+// error before WARN before cancelled before success) and how many succeeded
+// (FAIL 2/3). In figure mode it shows the inference glyph and the mean figure
+// of the repeats that ran.
+func showCell(cells []runner.Cell, judge string, fig figure, g *glyphs, frame int) shown {
+	if fig != figNone {
+		judge = ""
+	}
+	var (
+		best    = kindPending // the busiest activity seen
+		worst   = kindOK
+		busy    bool
+		judging bool
+		jRun    bool
+		over    int
+		success int
+		decided int
+	)
+	first := true
+	for i := range cells {
+		c := &cells[i]
+		k := repeatKind(c, judge)
+		switch {
+		case k.active():
+			if !busy || k > best {
+				best = k
+			}
+			busy = true
+			continue
+		case k == kindJudging:
+			judging = true
+			jRun = jRun || judgeRunning(c, judge)
+		default:
+			decided++
+		}
+		over++
+		if k.success() {
+			success++
+		}
+		if first || k.severity() > worst.severity() {
+			worst = k
+		}
+		first = false
+	}
+	var s shown
+	switch {
+	case busy:
+		s.kind = best
+		s.text = g.glyph(best, frame)
+		s.animated = best == kindRunning
+		if len(cells) > 1 {
+			s.text += " " + strconv.Itoa(over) + "/" + strconv.Itoa(len(cells))
+		}
+	case judging:
+		s.kind = kindJudging
+		mark := g.queued
+		if jRun {
+			mark = g.spinner[frame%len(g.spinner)]
+			s.animated = true
+		}
+		s.text = g.ok + " " + mark
+		if len(cells) > 1 {
+			s.text += " " + strconv.Itoa(decided) + "/" + strconv.Itoa(len(cells))
+		}
+	default:
+		s.kind = worst
+		s.text = g.glyph(worst, frame)
+		if len(cells) > 1 {
+			s.text += " " + strconv.Itoa(success) + "/" + strconv.Itoa(len(cells))
+		} else if worst == kindPass || worst == kindFail || worst == kindWarn {
+			if j := cells[0].Judgment(judge); j != nil {
+				s.text += " " + strconv.FormatFloat(j.Score, 'f', 2, 64)
+			}
+		}
+	}
+	if fig != figNone && !busy {
+		if v, ok := meanFigure(cells, fig); ok {
+			s.text = g.glyph(s.kind, frame) + " " + v
+		}
+	}
+	return s
+}
+
+// meanFigure is the mean of fig over the repeats that ran, formatted to at
+// most five columns.
+func meanFigure(cells []runner.Cell, fig figure) (string, bool) {
+	var sum float64
+	n := 0
+	for i := range cells {
+		c := &cells[i]
+		if c.Status != runner.Completed && c.Status != runner.Failed {
+			continue
+		}
+		var v float64
+		switch fig {
+		case figLatency:
+			v = float64(c.Latency)
+		case figTTFT:
+			v = float64(c.TTFT)
+		case figTPS:
+			v = c.TokensPerSec
+		}
+		if v <= 0 {
+			continue
+		}
+		sum += v
+		n++
+	}
+	if n == 0 {
+		return "", false
+	}
+	mean := sum / float64(n)
+	if fig == figTPS {
+		return shortRate(mean), true
+	}
+	return shortDur(time.Duration(mean)), true
+}
+
+// tally is what one cell contributes to pass rates, counts and filters.
+type tally struct {
+	pass, decided uint16
+	flags         cellFlag
+}
+
+// cellFlag marks what a status filter looks for.
+type cellFlag uint8
+
+const (
+	flagFailure cellFlag = 1 << iota
+	flagError
+	flagDisagree
+)
+
+// tallyCell counts the repeats of one cell for the judge in view into c and
+// returns its pass-rate share and flags. A repeat is decided once it failed,
+// errored, or has the judge's PASS, FAIL or WARN (or, with no judge, once it
+// completed); a judge error or a cancel leaves it out of the rate.
+func tallyCell(cells []runner.Cell, judge string, c *runner.Counts) tally {
+	var t tally
+	for i := range cells {
+		cell := &cells[i]
+		switch cell.Status {
+		case runner.Queued:
+			c.Queued++
+		case runner.Loading, runner.Running:
+			c.Running++
+		case runner.Completed:
+			c.Completed++
+		case runner.Failed:
+			c.Failed++
+		case runner.Errored:
+			c.Errored++
+		case runner.Cancelled:
+			c.Cancelled++
+		default:
+			c.Pending++
+		}
+		k := repeatKind(cell, judge)
+		if cell.Status == runner.Completed && judge != "" {
+			c.ToJudge++
+		}
+		switch k {
+		case kindPass:
+			c.Pass++
+			t.pass++
+			t.decided++
+		case kindOK:
+			if judge == "" {
+				t.pass++
+				t.decided++
+			}
+		case kindFail:
+			c.Fail++
+			t.decided++
+			t.flags |= flagFailure
+		case kindWarn:
+			c.Warn++
+			t.decided++
+			t.flags |= flagDisagree
+		case kindFailed:
+			t.decided++
+			t.flags |= flagFailure
+		case kindErrored:
+			t.decided++
+			t.flags |= flagError
+		case kindJudgeError:
+			c.JudgeError++
+			t.flags |= flagError
+		}
+		switch k {
+		case kindPass, kindFail, kindWarn, kindJudgeError:
+			c.Judged++
+		}
+		if j := cell.Judgment(runner.JuryName); j != nil && j.Jury != nil && j.Jury.Disagreement {
+			t.flags |= flagDisagree
+		}
+	}
+	return t
+}
+
+// rate formats a pass rate in at most four columns.
+func rate(pass, decided int, g *glyphs) string {
+	if decided == 0 {
+		return g.dash
+	}
+	return strconv.Itoa((pass*100+decided/2)/decided) + "%"
+}
+
+// shortDur formats d in at most five columns: 850ms, 1.23s, 12.3s, 123s, 17m.
+func shortDur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return strconv.Itoa(int(d/time.Millisecond)) + "ms"
+	case d < 10*time.Second:
+		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
+	case d < 100*time.Second:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	case d < 1000*time.Second:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	case d < 100*time.Minute:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	}
+	return strconv.Itoa(int(d/time.Hour)) + "h"
+}
+
+// shortRate formats a tokens/s figure in at most four columns.
+func shortRate(v float64) string {
+	switch {
+	case v < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case v < 10000:
+		return strconv.Itoa(int(v + 0.5))
+	}
+	return strconv.FormatFloat(v/1000, 'f', 0, 64) + "k"
+}
+
+// clock formats an elapsed time or an ETA: 45s, 3m07s, 1h02m.
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d/time.Second)) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m" + pad2(int(d%time.Minute/time.Second)) + "s"
+	}
+	return strconv.Itoa(int(d/time.Hour)) + "h" + pad2(int(d%time.Hour/time.Minute)) + "m"
+}
+
+func pad2(n int) string {
+	if n < 10 {
+		return "0" + strconv.Itoa(n)
+	}
+	return strconv.Itoa(n)
+}

@@ -1,0 +1,118 @@
+package ui
+
+import (
+	"log/slog"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"pitwall/runner"
+)
+
+// tickEvery paces spinners; the clock in the header moves with it.
+const tickEvery = 125 * time.Millisecond
+
+// readSnapshot waits for the next snapshot and then takes any that queued
+// behind it, so that a slow screen skips intermediate states instead of
+// falling behind; the newest one (the final one included) is always the one
+// returned. The model re-arms it after each snapshot. It gives up when done
+// closes, so it never outlives the program.
+func readSnapshot(ch <-chan *runner.BatteryRun, done <-chan struct{}) tea.Cmd {
+	return func() tea.Msg {
+		var run *runner.BatteryRun
+		select {
+		case r, ok := <-ch:
+			if !ok {
+				return snapshotsClosedMsg{}
+			}
+			run = r
+		case <-done:
+			return nil
+		}
+		for {
+			select {
+			case r, ok := <-ch:
+				if !ok {
+					return snapshotMsg{run: run, closed: true}
+				}
+				run = r
+			default:
+				return snapshotMsg{run: run}
+			}
+		}
+	}
+}
+
+func tick() tea.Cmd {
+	return tea.Tick(tickEvery, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// actions are the commands that ask the controller for something. They log
+// what was asked: to the log file when there is one, never to the screen.
+type actions struct {
+	ctrl Controller
+	log  *slog.Logger
+}
+
+func newActions(ctrl Controller, opts Options) actions {
+	log := slog.New(slog.DiscardHandler)
+	if opts.LogPath != "" {
+		// main points the default logger at LogPath while the TUI runs.
+		log = slog.Default()
+	}
+	return actions{ctrl: ctrl, log: log}
+}
+
+func (a actions) stop() tea.Cmd {
+	return func() tea.Msg {
+		a.log.Info("ui: stop")
+		a.ctrl.Stop()
+		return stopSentMsg{}
+	}
+}
+
+// stopAndQuit stops the run, then ends the program: quitting mid-run must
+// not leave the run going with nobody watching.
+func (a actions) stopAndQuit() tea.Cmd {
+	return func() tea.Msg {
+		a.log.Info("ui: stop and quit")
+		a.ctrl.Stop()
+		return tea.QuitMsg{}
+	}
+}
+
+func (a actions) rejudge(cells []runner.CellRef, judge string) tea.Cmd {
+	return func() tea.Msg {
+		a.log.Info("ui: re-judge cells", "cells", len(cells), "judge", judge)
+		a.ctrl.Rejudge(cells, judge)
+		return rejudgeSentMsg{cells: len(cells), judge: judge}
+	}
+}
+
+func (a actions) rejudgeAll(judge string) tea.Cmd {
+	return func() tea.Msg {
+		a.log.Info("ui: re-judge run", "judge", judge)
+		a.ctrl.RejudgeAll(judge)
+		return rejudgeSentMsg{judge: judge}
+	}
+}
+
+func (a actions) switchJudge(judge string) tea.Cmd {
+	return func() tea.Msg {
+		a.log.Info("ui: switch judge", "judge", judge)
+		a.ctrl.SwitchJudge(judge)
+		return judgeSwitchedMsg{judge: judge}
+	}
+}
+
+func (a actions) export() tea.Cmd {
+	return func() tea.Msg {
+		path, err := a.ctrl.Export()
+		if err != nil {
+			a.log.Warn("ui: export failed", "err", err)
+		} else {
+			a.log.Info("ui: exported", "path", path)
+		}
+		return exportedMsg{path: path, err: err}
+	}
+}

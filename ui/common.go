@@ -1,0 +1,95 @@
+package ui
+
+import (
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Smallest screen the program draws on; below it, it says so.
+const (
+	minWidth  = 60
+	minHeight = 15
+)
+
+// common is what every component shares: the screen size, styles, keys,
+// glyphs and the width method. Components hold a pointer to the one the root
+// model owns.
+type common struct {
+	width, height int
+	styles        *styles
+	keys          *keyMap
+	glyphs        *glyphs
+	opts          Options
+	now           func() time.Time
+
+	// wm measures text the way the terminal's renderer will lay it out:
+	// wcwidth by default, grapheme clusters once the terminal reports
+	// mode 2027. ⚠️ is one column under the first and two under the second,
+	// so every cell is padded by this, not by a fixed guess.
+	wm ansi.Method
+}
+
+func newCommon(opts Options) *common {
+	g := glyphsFor(opts.ASCII)
+	return &common{
+		styles: newStyles(opts.NoColor),
+		keys:   newKeyMap(),
+		glyphs: &g,
+		opts:   opts,
+		now:    time.Now,
+		wm:     ansi.WcWidth,
+	}
+}
+
+// sw is the display width of s.
+func (c *common) sw(s string) int { return c.wm.StringWidth(s) }
+
+// fit cuts s to w columns with an ellipsis and pads it to exactly w.
+func (c *common) fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := c.wm.StringWidth(s)
+	if n > w {
+		s = c.wm.Truncate(s, w, c.glyphs.ellipsis)
+		n = c.wm.StringWidth(s)
+	}
+	if n < w {
+		s += strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// fitRight is fit aligned to the right.
+func (c *common) fitRight(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	n := c.wm.StringWidth(s)
+	if n > w {
+		return c.fit(s, w)
+	}
+	return strings.Repeat(" ", w-n) + s
+}
+
+// cut truncates s to w columns with an ellipsis, without padding.
+func (c *common) cut(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if c.wm.StringWidth(s) <= w {
+		return s
+	}
+	return c.wm.Truncate(s, w, c.glyphs.ellipsis)
+}
+
+// shortModel is the part of a model name a column header has room for: the
+// name after its last "/" (an organisation prefix says little in a grid).
+func shortModel(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 && i < len(name)-1 {
+		return name[i+1:]
+	}
+	return name
+}

@@ -1,0 +1,8 @@
+// Package ui draws a battery run: the live grid program (bubbletea v2) with
+// its header, fleet panel, cell detail, judge picker and help, and the plain
+// renderer used when there is no terminal (CI, --headless, show --headless).
+//
+// It reads runner.BatteryRun snapshots and asks for actions through the
+// Controller interface; it imports runner for those types alone and never
+// talks to servers, the ledger or the judge itself.
+package ui

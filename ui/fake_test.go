@@ -1,0 +1,358 @@
+package ui
+
+import (
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	// golden registers the -update flag that teatest's helpers and ours share.
+	_ "github.com/charmbracelet/x/exp/golden"
+
+	"pitwall/runner"
+)
+
+// t0 is when every fake run starts; tests read the clock at t0+elapsed.
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+var fakeModels = []string{"qwen/qwen3-8b", "granite-4.0-micro", "google/gemma-3-12b", "llama-3.1-8b-instruct", "phi-4-mini", "mistral-small-3.2"}
+var fakeTests = []string{"basic_tool_call", "json_schema_reply", "refuse_harmful", "multi_step_plan", "extract_dates", "summarise_long_document_with_citations", "arith_chain", "no_tool_needed"}
+
+// makeRun is a run of nm models × nt tests (× repeat), every cell pending.
+func makeRun(nm, nt, repeat int, judges ...string) *runner.BatteryRun {
+	run := &runner.BatteryRun{
+		Seq: 1, ID: "20261121-100000-ab12", Name: "tool-competence",
+		Status: runner.RunRunning, Phase: runner.PhaseInference,
+		Repeat: repeat, Judges: judges, Started: t0, ScoringMode: "judge",
+	}
+	if len(judges) > 0 {
+		run.ActiveJudge = judges[0]
+	}
+	for m := range nm {
+		name := fmt.Sprintf("model-%03d", m)
+		if m < len(fakeModels) {
+			name = fakeModels[m]
+		}
+		run.Models = append(run.Models, name)
+	}
+	for t := range nt {
+		id := fmt.Sprintf("test_%04d", t)
+		if t < len(fakeTests) {
+			id = fakeTests[t]
+		}
+		run.Tests = append(run.Tests, runner.TestInfo{
+			ID: id, Name: strings.ReplaceAll(id, "_", " "), Category: "tools",
+			System: "You are a careful assistant.", Prompt: "Do the task called " + id + ".",
+			Criteria: "The reply does what " + id + " asks.",
+		})
+		row := &runner.Row{Cells: make([]runner.Cell, nm*repeat)}
+		for m := range nm {
+			for r := range repeat {
+				row.Cells[m*repeat+r] = runner.Cell{Model: run.Models[m], Test: id, Repeat: r, Status: runner.Pending}
+			}
+		}
+		run.Rows = append(run.Rows, row)
+	}
+	return run
+}
+
+// next is a new snapshot that shares run's rows until they are changed.
+func next(run *runner.BatteryRun) *runner.BatteryRun {
+	n := *run
+	n.Seq++
+	n.Rows = append([]*runner.Row(nil), run.Rows...)
+	return &n
+}
+
+// set changes one cell of run, copying its row first (copy on write), as
+// the runner does. run must be a fresh snapshot from next.
+func set(run *runner.BatteryRun, t, m, r int, changes ...func(*runner.Cell)) {
+	old := run.Rows[t]
+	row := &runner.Row{Cells: append([]runner.Cell(nil), old.Cells...)}
+	c := &row.Cells[m*run.Repeat+r]
+	c.Judgments = maps.Clone(c.Judgments)
+	for _, f := range changes {
+		f(c)
+	}
+	run.Rows[t] = row
+}
+
+// setAll applies changes to every repeat of (t, m).
+func setAll(run *runner.BatteryRun, t, m int, changes ...func(*runner.Cell)) {
+	for r := range run.Repeat {
+		set(run, t, m, r, changes...)
+	}
+}
+
+func status(s runner.CellStatus) func(*runner.Cell) {
+	return func(c *runner.Cell) { c.Status = s; c.Server = "gpu0" }
+}
+
+func completed(lat time.Duration, tps float64) func(*runner.Cell) {
+	return func(c *runner.Cell) {
+		c.Status, c.Server, c.Attempts = runner.Completed, "gpu0", 1
+		c.Output = "The answer to " + c.Test + " is 42."
+		c.TTFT, c.Latency, c.TokensPerSec = lat/4, lat, tps
+		c.PromptTokens, c.CompletionTokens = 120, 48
+		c.Checks = []runner.CheckResult{{Name: "not-empty", Pass: true}}
+	}
+}
+
+func failed(check, reason string) func(*runner.Cell) {
+	return func(c *runner.Cell) {
+		completed(800*time.Millisecond, 30)(c)
+		c.Status = runner.Failed
+		c.Output = "I cannot call tools."
+		c.Checks = []runner.CheckResult{{Name: "not-empty", Pass: true}, {Name: check, Reason: reason}}
+	}
+}
+
+func errored(class runner.ErrorClass, msg string) func(*runner.Cell) {
+	return func(c *runner.Cell) {
+		*c = runner.Cell{Model: c.Model, Test: c.Test, Repeat: c.Repeat, Status: runner.Errored,
+			Server: "gpu1", Attempts: 3, ErrorClass: class, Error: msg}
+	}
+}
+
+func judged(judge string, v runner.Verdict, score float64) func(*runner.Cell) {
+	return func(c *runner.Cell) {
+		if c.Judgments == nil {
+			c.Judgments = map[string]*runner.Judgment{}
+		}
+		j := &runner.Judgment{Judge: judge, Status: runner.JudgmentDone, Verdict: v, Score: score,
+			Agreement: 1, Latency: 900 * time.Millisecond, Source: "live",
+			Samples: []runner.Sample{{Pass: v == runner.VerdictPass, Score: score, Reason: "reason of " + judge,
+				Reasoning: "Step 1: read the reply. Step 2: compare with the criteria."}}}
+		if v == runner.VerdictError {
+			j.Error, j.Samples = "judge reply had no VERDICT line", []runner.Sample{{Raw: "I think it is fine", ParseErr: "no VERDICT line"}}
+		}
+		c.Judgments[judge] = j
+	}
+}
+
+func judging(judge string, st runner.JudgmentStatus) func(*runner.Cell) {
+	return func(c *runner.Cell) {
+		if c.Judgments == nil {
+			c.Judgments = map[string]*runner.Judgment{}
+		}
+		c.Judgments[judge] = &runner.Judgment{Judge: judge, Status: st}
+	}
+}
+
+// finish marks run over.
+func finish(run *runner.BatteryRun, st runner.RunStatus) {
+	run.Final, run.Status, run.Phase = true, st, runner.PhaseDone
+	run.Ended = t0.Add(12*time.Minute + 3*time.Second)
+}
+
+// testModel is a model at a fixed size and clock, measuring widths by
+// grapheme clusters (ansi.StringWidth) as the goldens do.
+func testModel(w, h int, opts Options, ctrl Controller) *model {
+	m := newModel(nil, ctrl, opts, nil)
+	m.c.wm = ansi.GraphemeWidth
+	m.c.now = func() time.Time { return t0.Add(83 * time.Second) }
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return m
+}
+
+// show gives m a snapshot.
+func show(m *model, run *runner.BatteryRun) {
+	m.Update(snapshotMsg{run: run})
+}
+
+// drawn is what m draws, colours off.
+func drawn(m *model) string { return ansi.Strip(m.render()) }
+
+// keyMsg is a key press as the terminal sends it.
+func keyMsg(k string) tea.KeyPressMsg {
+	special := map[string]rune{
+		"enter": tea.KeyEnter, "esc": tea.KeyEscape, "up": tea.KeyUp, "down": tea.KeyDown,
+		"left": tea.KeyLeft, "right": tea.KeyRight, "pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown,
+		"backspace": tea.KeyBackspace, "home": tea.KeyHome, "end": tea.KeyEnd,
+	}
+	if code, ok := special[k]; ok {
+		return tea.KeyPressMsg{Code: code}
+	}
+	if k == "ctrl+c" {
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	}
+	r := []rune(k)[0]
+	return tea.KeyPressMsg{Code: r, Text: k}
+}
+
+// press sends keys to m and returns the command of the last one.
+func press(m *model, keys ...string) tea.Cmd {
+	var cmd tea.Cmd
+	for _, k := range keys {
+		_, cmd = m.Update(keyMsg(k))
+	}
+	return cmd
+}
+
+// golden compares got with testdata/name.golden; -update rewrites it.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run with -update to create it): %v", err)
+	}
+	if string(want) == got {
+		return
+	}
+	wl, gl := strings.Split(string(want), "\n"), strings.Split(got, "\n")
+	for i := range max(len(wl), len(gl)) {
+		var a, b string
+		if i < len(wl) {
+			a = wl[i]
+		}
+		if i < len(gl) {
+			b = gl[i]
+		}
+		if a != b {
+			t.Fatalf("%s differs from line %d:\nwant %q\ngot  %q\n\nall of it:\n%s", path, i+1, a, b, got)
+		}
+	}
+}
+
+// fakeCtrl is a Controller that records what it is asked and answers with
+// new snapshots on its channel, as the runner would.
+type fakeCtrl struct {
+	mu        sync.Mutex
+	cur       *runner.BatteryRun
+	out       chan *runner.BatteryRun
+	calls     chan string // one entry per call, for tests to wait on
+	stops     int
+	rejudged  [][]runner.CellRef
+	rjJudges  []string
+	switched  []string
+	exports   int
+	exportErr error
+}
+
+func newFakeCtrl(cur *runner.BatteryRun) *fakeCtrl {
+	return &fakeCtrl{cur: cur, out: make(chan *runner.BatteryRun, 16), calls: make(chan string, 16)}
+}
+
+// publish sends run as the next snapshot.
+func (f *fakeCtrl) publish(run *runner.BatteryRun) {
+	f.mu.Lock()
+	f.cur = run
+	f.mu.Unlock()
+	f.out <- run
+}
+
+// Stop cancels every cell still pending or running and ends the run.
+func (f *fakeCtrl) Stop() {
+	f.mu.Lock()
+	f.stops++
+	run := next(f.cur)
+	for t := range run.Rows {
+		for i, c := range run.Rows[t].Cells {
+			if !c.Status.Terminal() {
+				set(run, t, i/run.Repeat, i%run.Repeat, status(runner.Cancelled))
+			}
+		}
+	}
+	finish(run, runner.RunStopped)
+	f.cur = run
+	f.mu.Unlock()
+	f.out <- run
+	f.calls <- "stop"
+}
+
+// Rejudge flips the cells' verdicts for judge.
+func (f *fakeCtrl) Rejudge(cells []runner.CellRef, judge string) {
+	f.mu.Lock()
+	f.rejudged = append(f.rejudged, cells)
+	f.rjJudges = append(f.rjJudges, judge)
+	run := next(f.cur)
+	for _, ref := range cells {
+		t, m := index(run, ref)
+		set(run, t, m, ref.Repeat, judged(judge, runner.VerdictFail, 0.25))
+	}
+	f.cur = run
+	f.mu.Unlock()
+	f.out <- run
+	f.calls <- "rejudge"
+}
+
+func (f *fakeCtrl) RejudgeAll(judge string) {
+	f.mu.Lock()
+	f.rjJudges = append(f.rjJudges, judge)
+	f.mu.Unlock()
+	f.calls <- "rejudge-all"
+}
+
+// SwitchJudge judges every completed cell that judge has not judged: PASS.
+func (f *fakeCtrl) SwitchJudge(name string) {
+	f.mu.Lock()
+	f.switched = append(f.switched, name)
+	run := next(f.cur)
+	run.ActiveJudge = name
+	for t := range run.Rows {
+		for i, c := range run.Rows[t].Cells {
+			if c.Status == runner.Completed && c.Judgment(name) == nil {
+				set(run, t, i/run.Repeat, i%run.Repeat, judged(name, runner.VerdictPass, 0.875))
+			}
+		}
+	}
+	f.cur = run
+	f.mu.Unlock()
+	f.out <- run
+	f.calls <- "switch"
+}
+
+func (f *fakeCtrl) Export() (string, error) {
+	f.mu.Lock()
+	f.exports++
+	err := f.exportErr
+	f.mu.Unlock()
+	f.calls <- "export"
+	if err != nil {
+		return "", err
+	}
+	return "/tmp/pitwall/export.json", nil
+}
+
+func index(run *runner.BatteryRun, ref runner.CellRef) (t, m int) {
+	for i := range run.Tests {
+		if run.Tests[i].ID == ref.Test {
+			t = i
+		}
+	}
+	for i, name := range run.Models {
+		if name == ref.Model {
+			m = i
+		}
+	}
+	return t, m
+}
+
+// waitCall waits for the controller to be called with what.
+func (f *fakeCtrl) waitCall(t *testing.T, what string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case got := <-f.calls:
+			if got == what {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("controller was not asked to %s", what)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package ui
+
+import (
+	"strings"
+
+	"pitwall/runner"
+)
+
+// statusFilter is what `f` cycles through.
+type statusFilter uint8
+
+const (
+	showAll statusFilter = iota
+	showFailures
+	showErrors
+	showDisagreements
+	numStatusFilters
+)
+
+func (s statusFilter) String() string {
+	switch s {
+	case showFailures:
+		return "failures"
+	case showErrors:
+		return "errors"
+	case showDisagreements:
+		return "disagreements"
+	}
+	return "all"
+}
+
+func (s statusFilter) flag() cellFlag {
+	switch s {
+	case showFailures:
+		return flagFailure
+	case showErrors:
+		return flagError
+	case showDisagreements:
+		return flagDisagree
+	}
+	return 0
+}
+
+// nameFilter is what `/` typed. Words are matched case-insensitively as
+// substrings: "m:word" against model names, "t:word" against test ids, names
+// and categories, and a bare word against whichever of the two it matches
+// (so "qwen" keeps qwen's columns and every test). An axis keeps the items
+// that match any of its words, or all of them when it has none.
+type nameFilter struct {
+	models, tests []string
+}
+
+func parseFilter(q string, run *runner.BatteryRun) nameFilter {
+	var f nameFilter
+	for _, w := range strings.Fields(strings.ToLower(q)) {
+		switch {
+		case strings.HasPrefix(w, "m:") && len(w) > 2:
+			f.models = append(f.models, w[2:])
+		case strings.HasPrefix(w, "t:") && len(w) > 2:
+			f.tests = append(f.tests, w[2:])
+		default:
+			inModels := anyModel(run, w)
+			inTests := anyTest(run, w)
+			if inModels || !inTests {
+				f.models = append(f.models, w)
+			}
+			if inTests || !inModels {
+				f.tests = append(f.tests, w)
+			}
+		}
+	}
+	return f
+}
+
+func modelMatches(name string, words []string) bool {
+	name = strings.ToLower(name)
+	for _, w := range words {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func testMatches(t *runner.TestInfo, words []string) bool {
+	id, name, cat := strings.ToLower(t.ID), strings.ToLower(t.Name), strings.ToLower(t.Category)
+	for _, w := range words {
+		if strings.Contains(id, w) || strings.Contains(name, w) || strings.Contains(cat, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyModel(run *runner.BatteryRun, w string) bool {
+	for _, m := range run.Models {
+		if modelMatches(m, []string{w}) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyTest(run *runner.BatteryRun, w string) bool {
+	for i := range run.Tests {
+		if testMatches(&run.Tests[i], []string{w}) {
+			return true
+		}
+	}
+	return false
+}
+
+// visibleModels are the model indices the name filter keeps, reusing buf.
+func (f nameFilter) visibleModels(run *runner.BatteryRun, buf []int) []int {
+	buf = buf[:0]
+	for i, m := range run.Models {
+		if len(f.models) == 0 || modelMatches(m, f.models) {
+			buf = append(buf, i)
+		}
+	}
+	return buf
+}
+
+// visibleTests are the test indices both filters keep: a status filter keeps
+// a test when one of its cells among models shows what it looks for.
+func (f nameFilter) visibleTests(run *runner.BatteryRun, b *board, st statusFilter, models []int, buf []int) []int {
+	buf = buf[:0]
+	want := st.flag()
+	allModels := len(models) == len(run.Models)
+	for t := range run.Tests {
+		if len(f.tests) > 0 && !testMatches(&run.Tests[t], f.tests) {
+			continue
+		}
+		if want != 0 {
+			if allModels {
+				if b.rowFlag[t]&want == 0 {
+					continue
+				}
+			} else if !anyFlag(b, t, models, want) {
+				continue
+			}
+		}
+		buf = append(buf, t)
+	}
+	return buf
+}
+
+func anyFlag(b *board, t int, models []int, want cellFlag) bool {
+	for _, m := range models {
+		if b.cell(t, m).flags&want != 0 {
+			return true
+		}
+	}
+	return false
+}

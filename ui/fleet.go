@@ -1,0 +1,158 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+
+	"pitwall/runner"
+)
+
+// fleet draws one line per server: its GPUs' name, utilisation and VRAM
+// where telemetry has them, the models resident, slots busy of total, the
+// queue and the decode rate. Columns line up across servers.
+type fleet struct {
+	c             *common
+	width, height int
+}
+
+// SetSize gives the panel its width and the most lines it may use.
+func (f *fleet) SetSize(w, h int) { f.width, f.height = w, h }
+
+// lines is how many lines the panel wants for servers.
+func (f *fleet) lines(servers []runner.ServerState, most int) int {
+	return min(len(servers), most)
+}
+
+// View draws the panel in at most height lines.
+func (f *fleet) View(servers []runner.ServerState) string {
+	if f.height <= 0 || len(servers) == 0 {
+		return ""
+	}
+	nameW, telemetry := 4, false
+	for i := range servers {
+		nameW = max(nameW, f.c.sw(servers[i].Name))
+		telemetry = telemetry || len(servers[i].GPUs) > 0
+	}
+	nameW = min(nameW, 14)
+	if f.height == 1 && len(servers) > 1 {
+		return f.c.cut(f.summary(servers), f.width)
+	}
+	show := servers
+	more := 0
+	if len(servers) > f.height {
+		show = servers[:f.height-1]
+		more = len(servers) - len(show)
+	}
+	out := make([]string, 0, f.height)
+	for i := range show {
+		out = append(out, f.c.cut(f.line(&show[i], nameW, telemetry), f.width))
+	}
+	if more > 0 {
+		out = append(out, f.c.styles.dim.Render(" +"+strconv.Itoa(more)+" more servers"))
+	}
+	return strings.Join(out, "\n")
+}
+
+func (f *fleet) line(s *runner.ServerState, nameW int, telemetry bool) string {
+	st, g := f.c.styles, f.c.glyphs
+	var sb strings.Builder
+	sb.WriteString(" ")
+	if !s.Up {
+		sb.WriteString(st.kind[kindFailed].Render(g.down))
+		sb.WriteString(" ")
+		sb.WriteString(f.c.fit(s.Name, nameW))
+		sb.WriteString("  down")
+		if s.DownReason != "" {
+			sb.WriteString(": " + s.DownReason)
+		}
+		return sb.String()
+	}
+	sb.WriteString(st.kind[kindOK].Render(g.up))
+	sb.WriteString(" ")
+	sb.WriteString(f.c.fit(s.Name, nameW))
+	if telemetry {
+		sb.WriteString("  ")
+		sb.WriteString(f.gpus(s.GPUs))
+	}
+	sb.WriteString("  ")
+	sb.WriteString(f.c.fit(f.models(s), 24))
+	sb.WriteString("  ")
+	sb.WriteString(f.c.fit("slots "+strconv.Itoa(s.Busy)+"/"+strconv.Itoa(s.Slots), 10))
+	sb.WriteString(f.c.fit("queue "+strconv.Itoa(s.Queue), 10))
+	if s.TokensPerSec > 0 {
+		sb.WriteString(strconv.FormatFloat(s.TokensPerSec, 'f', 0, 64) + " tok/s")
+	}
+	return sb.String()
+}
+
+// gpus is the telemetry block: name (×count), utilisation bar, VRAM. A zero
+// field is unknown and is left blank rather than shown as zero.
+func (f *fleet) gpus(gs []runner.GPUState) string {
+	const nameW, utilBarW = 16, 8
+	if len(gs) == 0 {
+		return strings.Repeat(" ", nameW+1+utilBarW+5+1+11)
+	}
+	name := gs[0].Name
+	if len(gs) > 1 {
+		name = strconv.Itoa(len(gs)) + "×" + name
+	}
+	var util, used, total float64
+	utilKnown := false
+	for _, g := range gs {
+		util += g.UtilPct
+		utilKnown = utilKnown || g.UtilPct > 0
+		used += g.MemUsedMiB
+		total += g.MemTotalMiB
+	}
+	util /= float64(len(gs))
+	bar := strings.Repeat(" ", utilBarW+5)
+	if utilKnown {
+		filled := min(int(util*utilBarW/100+0.5), utilBarW)
+		bar = f.c.styles.bar.Render(strings.Repeat(f.c.glyphs.barFull, filled)) +
+			f.c.styles.barEmpty.Render(strings.Repeat(f.c.glyphs.barEmpty, utilBarW-filled)) +
+			f.c.fitRight(strconv.Itoa(int(util+0.5))+"%", 5)
+	}
+	vram := ""
+	if total > 0 {
+		vram = gib(used) + "/" + gib(total) + "G"
+	}
+	return f.c.fit(name, nameW) + " " + bar + " " + f.c.fit(vram, 11)
+}
+
+func gib(mib float64) string { return strconv.FormatFloat(mib/1024, 'f', 1, 64) }
+
+func (f *fleet) models(s *runner.ServerState) string {
+	if s.Loading != "" {
+		return "loading " + shortModel(s.Loading) + f.c.glyphs.ellipsis
+	}
+	if len(s.Resident) == 0 {
+		return f.c.glyphs.dash
+	}
+	names := make([]string, len(s.Resident))
+	for i, m := range s.Resident {
+		names[i] = shortModel(m)
+	}
+	return strings.Join(names, ", ")
+}
+
+// summary is the whole fleet on one line, for a screen with room for no more.
+func (f *fleet) summary(servers []runner.ServerState) string {
+	up, slots, busy, queue := 0, 0, 0, 0
+	var tps float64
+	for i := range servers {
+		s := &servers[i]
+		if s.Up {
+			up++
+		}
+		slots += s.Slots
+		busy += s.Busy
+		queue += s.Queue
+		tps += s.TokensPerSec
+	}
+	line := " fleet: " + strconv.Itoa(up) + "/" + strconv.Itoa(len(servers)) + " up · slots " +
+		strconv.Itoa(busy) + "/" + strconv.Itoa(slots) + " · queue " + strconv.Itoa(queue)
+	if tps > 0 {
+		line += " · " + strconv.FormatFloat(tps, 'f', 0, 64) + " tok/s"
+	}
+	return line
+}

@@ -1,0 +1,476 @@
+package ui
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"pitwall/runner"
+)
+
+// Grid geometry. Every cell has the same width whatever its glyph, so the
+// separators line up: a column is a separator, a space and cellW columns.
+const (
+	cellW = 10
+	colW  = cellW + 2
+	rateW = 4 // "100%"
+	// gutter (cursor mark), spaces around the rate, closing separator
+	rowChrome = 4
+)
+
+// grid draws tests × models (or models × tests, transposed) with frozen row
+// and column headers, pass rates under the columns and beside the rows, and
+// draws only what is on screen. Rendered rows are cached by their Row
+// pointer, so a frame after a snapshot re-renders the rows that changed.
+type grid struct {
+	c             *common
+	width, height int
+
+	run        *runner.BatteryRun
+	board      *board
+	judge      string
+	fig        figure
+	transposed bool
+	frame      int
+
+	query  string
+	names  nameFilter
+	status statusFilter
+
+	tests, models  []int // visible indices, after the filters
+	curRow, curCol int   // the cursor, as positions in rows() and cols()
+	top, left      int   // the first visible row and column
+
+	nameW, ncols, bodyH int
+	rowNameMax          int // widest row name on the current axis; -1 = measure again
+
+	cache       map[int]*cachedLine
+	gen         lineGen
+	colsVersion int
+	rendered    int // cells rendered since the grid was made; tests read it
+}
+
+// lineGen is everything a cached row's cells depend on besides the rows.
+type lineGen struct {
+	judge       string
+	fig         figure
+	transposed  bool
+	left, ncols int
+	colsVersion int
+	wm          ansi.Method
+}
+
+type cachedLine struct {
+	row      *runner.Row   // the test's row (tests as rows)
+	deps     []*runner.Row // the visible tests' rows (transposed)
+	animated bool
+	frame    int
+	text     string
+}
+
+func newGrid(c *common, b *board) *grid {
+	return &grid{c: c, board: b, rowNameMax: -1, cache: map[int]*cachedLine{}}
+}
+
+// SetSize gives the grid its part of the screen.
+func (g *grid) SetSize(w, h int) {
+	g.width, g.height = w, h
+	g.fix()
+}
+
+func (g *grid) rows() []int {
+	if g.transposed {
+		return g.models
+	}
+	return g.tests
+}
+
+func (g *grid) cols() []int {
+	if g.transposed {
+		return g.tests
+	}
+	return g.models
+}
+
+// testModel maps a row item and a column item to a test and a model.
+func (g *grid) testModel(rowItem, colItem int) (t, m int) {
+	if g.transposed {
+		return colItem, rowItem
+	}
+	return rowItem, colItem
+}
+
+func (g *grid) rowName(i int) string {
+	if g.transposed {
+		return g.run.Models[i]
+	}
+	return g.run.Tests[i].ID
+}
+
+func (g *grid) colName(i int) string {
+	if g.transposed {
+		return g.run.Tests[i].ID
+	}
+	return shortModel(g.run.Models[i])
+}
+
+func (g *grid) rowRate(i int) passCount {
+	if g.transposed {
+		return g.board.modSum[i]
+	}
+	return g.board.rowSum[i]
+}
+
+func (g *grid) colRate(i int) passCount {
+	if g.transposed {
+		return g.board.rowSum[i]
+	}
+	return g.board.modSum[i]
+}
+
+// setRun takes a new snapshot whose tallies the board already holds; changed
+// lists the tests whose rows changed, all says everything may have.
+func (g *grid) setRun(run *runner.BatteryRun, changed []int, all bool) {
+	old := g.run
+	g.run = run
+	switch {
+	case old == nil || all || len(old.Models) != len(run.Models) || len(old.Tests) != len(run.Tests):
+		g.rowNameMax = -1
+		g.names = parseFilter(g.query, run)
+		g.refilter()
+	case g.status != showAll && len(changed) > 0:
+		// A changed row may enter or leave the status filter.
+		g.refilter()
+	}
+	g.fix()
+}
+
+// setJudge shows judge's verdicts; the board must be re-tallied by the caller.
+func (g *grid) setJudge(judge string) {
+	g.judge = judge
+	g.refilter()
+}
+
+// setQuery applies a name filter.
+func (g *grid) setQuery(q string) {
+	g.query = q
+	if g.run != nil {
+		g.names = parseFilter(q, g.run)
+	}
+	g.refilter()
+}
+
+// cycleStatus moves to the next status filter.
+func (g *grid) cycleStatus() {
+	g.status = (g.status + 1) % numStatusFilters
+	g.refilter()
+}
+
+// transpose swaps the axes, keeping the cursor on its cell.
+func (g *grid) transpose() {
+	g.transposed = !g.transposed
+	g.curRow, g.curCol = g.curCol, g.curRow
+	g.top, g.left = g.left, g.top
+	g.rowNameMax = -1
+	g.colsVersion++
+	g.fix()
+}
+
+// refilter rebuilds the visible lists, keeping the cursor on the same items.
+func (g *grid) refilter() {
+	if g.run == nil {
+		return
+	}
+	rowItem, colItem := g.cursorItems()
+	g.models = g.names.visibleModels(g.run, g.models)
+	g.tests = g.names.visibleTests(g.run, g.board, g.status, g.models, g.tests)
+	g.colsVersion++
+	g.curRow = position(g.rows(), rowItem)
+	g.curCol = position(g.cols(), colItem)
+	g.fix()
+}
+
+func (g *grid) cursorItems() (row, col int) {
+	row, col = -1, -1
+	if rs := g.rows(); g.curRow < len(rs) {
+		row = rs[g.curRow]
+	}
+	if cs := g.cols(); g.curCol < len(cs) {
+		col = cs[g.curCol]
+	}
+	return row, col
+}
+
+// position is where item is in the sorted list, or the nearest place.
+func position(list []int, item int) int {
+	if item < 0 {
+		return 0
+	}
+	i := sort.SearchInts(list, item)
+	return max(min(i, len(list)-1), 0)
+}
+
+// cursorCell is the test and model under the cursor.
+func (g *grid) cursorCell() (t, m int, ok bool) {
+	r, c := g.cursorItems()
+	if g.run == nil || r < 0 || c < 0 {
+		return 0, 0, false
+	}
+	t, m = g.testModel(r, c)
+	return t, m, true
+}
+
+func (g *grid) move(dr, dc int) {
+	g.curRow += dr
+	g.curCol += dc
+	g.fix()
+}
+
+func (g *grid) home()     { g.curRow = 0; g.fix() }
+func (g *grid) end()      { g.curRow = len(g.rows()) - 1; g.fix() }
+func (g *grid) pageDown() { g.move(max(g.bodyH, 1), 0) }
+func (g *grid) pageUp()   { g.move(-max(g.bodyH, 1), 0) }
+
+// fix lays the grid out for its size and keeps the cursor on screen.
+func (g *grid) fix() {
+	if g.run == nil {
+		return
+	}
+	if g.rowNameMax < 0 {
+		g.rowNameMax = 0
+		n := len(g.run.Tests)
+		if g.transposed {
+			n = len(g.run.Models)
+		}
+		for i := range n {
+			g.rowNameMax = max(g.rowNameMax, g.c.sw(g.rowName(i)))
+		}
+	}
+	g.nameW = min(max(g.rowNameMax, 8), 32, max(g.width/3, 8))
+	g.ncols = max((g.width-g.nameW-rateW-rowChrome)/colW, 1)
+	g.bodyH = max(g.height-2, 1)
+
+	rows, cols := g.rows(), g.cols()
+	g.curRow = max(min(g.curRow, len(rows)-1), 0)
+	g.curCol = max(min(g.curCol, len(cols)-1), 0)
+	g.top = scrollTo(g.top, g.curRow, g.bodyH, len(rows))
+	g.left = scrollTo(g.left, g.curCol, g.ncols, len(cols))
+}
+
+// scrollTo is the first visible position that keeps cur in a window of n
+// out of total.
+func scrollTo(first, cur, n, total int) int {
+	if cur < first {
+		first = cur
+	}
+	if cur >= first+n {
+		first = cur - n + 1
+	}
+	return max(min(first, total-n), 0)
+}
+
+// position reports what part of the grid is on screen, for the status line.
+func (g *grid) positionText() string {
+	rows, cols := g.rows(), g.cols()
+	if len(rows) == 0 || len(cols) == 0 {
+		return ""
+	}
+	rn, cn := "tests", "models"
+	if g.transposed {
+		rn, cn = cn, rn
+	}
+	span := func(first, n, total int) string {
+		last := min(first+n, total)
+		return strconv.Itoa(first+1) + "–" + strconv.Itoa(last) + "/" + strconv.Itoa(total)
+	}
+	return rn + " " + span(g.top, g.bodyH, len(rows)) + " · " + cn + " " + span(g.left, g.ncols, len(cols))
+}
+
+// View draws the grid in at most height lines.
+func (g *grid) View() string {
+	if g.height <= 0 {
+		return ""
+	}
+	var sb strings.Builder
+	lines := 0
+	add := func(s string) {
+		if lines > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(s)
+		lines++
+	}
+	switch {
+	case g.run == nil:
+		add(g.c.styles.dim.Render(" waiting for the first snapshot…"))
+	case len(g.rows()) == 0 || len(g.cols()) == 0:
+		add(g.headerLine())
+		add(g.c.styles.dim.Render(" nothing matches the filter (/ to change it, f to cycle the status filter)"))
+	default:
+		g.fix()
+		g.revalidate()
+		add(g.headerLine())
+		rows := g.rows()
+		for p := g.top; p < min(len(rows), g.top+g.bodyH); p++ {
+			add(g.rowLine(p))
+		}
+		add(g.footerLine())
+	}
+	return sb.String()
+}
+
+// revalidate drops the cache when what every row depends on changed.
+func (g *grid) revalidate() {
+	gen := lineGen{g.judge, g.fig, g.transposed, g.left, g.ncols, g.colsVersion, g.c.wm}
+	if gen != g.gen {
+		g.gen = gen
+		clear(g.cache)
+	}
+}
+
+func (g *grid) visibleCols() []int {
+	cols := g.cols()
+	return cols[g.left:min(g.left+g.ncols, len(cols))]
+}
+
+func (g *grid) headerLine() string {
+	st := g.c.styles
+	label := "tests"
+	if g.transposed {
+		label = "models"
+	}
+	var sb strings.Builder
+	sb.WriteString(" ")
+	sb.WriteString(st.title.Render(g.c.fit(label, g.nameW)))
+	sb.WriteString(" ")
+	sb.WriteString(st.dim.Render(g.c.fitRight("pass", rateW)))
+	sb.WriteString(" ")
+	if g.run == nil {
+		return sb.String()
+	}
+	_, curCol := g.cursorItems()
+	for _, j := range g.visibleCols() {
+		sb.WriteString(g.c.glyphs.sep)
+		sb.WriteString(" ")
+		name := g.c.fit(g.colName(j), cellW)
+		if j == curCol {
+			name = st.cursorHead.Render(name)
+		} else {
+			name = st.title.Render(name)
+		}
+		sb.WriteString(name)
+	}
+	sb.WriteString(g.c.glyphs.sep)
+	return sb.String()
+}
+
+func (g *grid) footerLine() string {
+	st := g.c.styles
+	gl := g.c.glyphs
+	var sb strings.Builder
+	sb.WriteString(" ")
+	sb.WriteString(st.dim.Render(g.c.fit("pass rate", g.nameW)))
+	sb.WriteString(" ")
+	sb.WriteString(g.c.fitRight(rate(g.board.total.pass, g.board.total.decided, gl), rateW))
+	sb.WriteString(" ")
+	for _, j := range g.visibleCols() {
+		p := g.colRate(j)
+		sb.WriteString(gl.sep)
+		sb.WriteString(" ")
+		sb.WriteString(g.c.fit(rate(p.pass, p.decided, gl), cellW))
+	}
+	sb.WriteString(gl.sep)
+	return sb.String()
+}
+
+// rowLine draws the row at position p: its frozen header, then its cells.
+func (g *grid) rowLine(p int) string {
+	st := g.c.styles
+	item := g.rows()[p]
+	cursor := p == g.curRow
+	var sb strings.Builder
+	name := g.c.fit(g.rowName(item), g.nameW)
+	if cursor {
+		sb.WriteString(g.c.glyphs.cursor)
+		name = st.cursorHead.Render(name)
+	} else {
+		sb.WriteString(" ")
+	}
+	sb.WriteString(name)
+	sb.WriteString(" ")
+	pc := g.rowRate(item)
+	sb.WriteString(g.c.fitRight(rate(pc.pass, pc.decided, g.c.glyphs), rateW))
+	sb.WriteString(" ")
+	if cursor {
+		// The cursor row is drawn afresh: only it carries the highlight.
+		text, _ := g.cells(item, g.curCol)
+		sb.WriteString(text)
+	} else {
+		sb.WriteString(g.cachedCells(item))
+	}
+	sb.WriteString(g.c.glyphs.sep)
+	return sb.String()
+}
+
+func (g *grid) cachedCells(item int) string {
+	if l := g.cache[item]; l != nil && g.valid(l, item) {
+		return l.text
+	}
+	text, animated := g.cells(item, -1)
+	l := &cachedLine{text: text, animated: animated, frame: g.frame}
+	if g.transposed {
+		for _, t := range g.visibleCols() {
+			l.deps = append(l.deps, rowAt(g.run, t))
+		}
+	} else {
+		l.row = rowAt(g.run, item)
+	}
+	g.cache[item] = l
+	return text
+}
+
+func (g *grid) valid(l *cachedLine, item int) bool {
+	if l.animated && l.frame != g.frame {
+		return false
+	}
+	if !g.transposed {
+		return l.row == rowAt(g.run, item)
+	}
+	vis := g.visibleCols()
+	if len(vis) != len(l.deps) {
+		return false
+	}
+	for k, t := range vis {
+		if l.deps[k] != rowAt(g.run, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// cells draws the visible cells of a row; cursorPos is the cursor's column
+// position, or -1 for none.
+func (g *grid) cells(item, cursorPos int) (text string, animated bool) {
+	st := g.c.styles
+	var sb strings.Builder
+	sb.Grow(g.ncols * (colW + 16))
+	for k, j := range g.visibleCols() {
+		t, m := g.testModel(item, j)
+		s := showCell(repeats(g.run, t, m), g.judge, g.fig, g.c.glyphs, g.frame)
+		g.rendered++
+		animated = animated || s.animated
+		sb.WriteString(g.c.glyphs.sep)
+		sb.WriteString(" ")
+		body := g.c.fit(s.text, cellW)
+		switch {
+		case g.left+k == cursorPos:
+			body = st.cursorKind[s.kind].Render(body)
+		case !g.c.opts.NoColor:
+			body = st.kind[s.kind].Render(body)
+		}
+		sb.WriteString(body)
+	}
+	return sb.String(), animated
+}

@@ -1,0 +1,184 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"pitwall/runner"
+)
+
+// gridLines are the grid's lines on screen: column headers, rows, pass rates.
+func gridLines(m *model) []string {
+	lines := strings.Split(ansi.Strip(m.render()), "\n")
+	var out []string
+	for _, l := range lines[headerH:] {
+		if !strings.Contains(l, m.c.glyphs.sep) {
+			break
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// separators are the display columns at which sep occurs in line.
+func separators(line, sep string, wm ansi.Method) []int {
+	var cols []int
+	pos := 0
+	parts := strings.Split(line, sep)
+	for i, p := range parts[:len(parts)-1] {
+		pos += wm.StringWidth(p)
+		cols = append(cols, pos)
+		if i < len(parts)-1 {
+			pos += wm.StringWidth(sep)
+		}
+	}
+	return cols
+}
+
+func TestGridColumnsLineUp(t *testing.T) {
+	methods := []struct {
+		name string
+		wm   ansi.Method
+	}{{"grapheme", ansi.GraphemeWidth}, {"wcwidth", ansi.WcWidth}}
+	scenes := []struct {
+		name string
+		run  func() *runner.BatteryRun
+	}{{"warnings", sceneWarnings}, {"judged", sceneJudged}, {"repeats", sceneRepeats}, {"mid", sceneMidInference}}
+	views := []struct {
+		name string
+		keys []string
+	}{{"plain", nil}, {"scrolled", []string{"l", "l", "l", "l", "l", "l", "l", "l", "j", "j"}}, {"transposed", []string{"x"}}, {"figures", []string{"t"}}}
+	for _, wm := range methods {
+		for _, ascii := range []bool{false, true} {
+			for _, sc := range scenes {
+				for _, v := range views {
+					name := wm.name + "/" + sc.name + "/" + v.name
+					if ascii {
+						name += "/ascii"
+					}
+					t.Run(name, func(t *testing.T) {
+						m := testModel(90, 24, Options{ASCII: ascii}, nil)
+						m.c.wm = wm.wm
+						show(m, sc.run())
+						press(m, v.keys...)
+						lines := gridLines(m)
+						if len(lines) < 3 {
+							t.Fatalf("no grid on screen:\n%s", ansi.Strip(m.render()))
+						}
+						width := wm.wm.StringWidth(lines[0])
+						seps := separators(lines[0], m.c.glyphs.sep, wm.wm)
+						for i, l := range lines {
+							if w := wm.wm.StringWidth(l); w != width {
+								t.Errorf("line %d is %d wide, line 0 is %d:\n%s\n%s", i, w, width, lines[0], l)
+							}
+							if s := separators(l, m.c.glyphs.sep, wm.wm); !equalInts(s, seps) {
+								t.Errorf("line %d has separators at %v, line 0 at %v:\n%s\n%s", i, s, seps, lines[0], l)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestRenderGridColumnsLineUp(t *testing.T) {
+	for _, ascii := range []bool{false, true} {
+		for _, sc := range []func() *runner.BatteryRun{sceneWarnings, sceneJudged, sceneRepeats} {
+			run := sc()
+			out := strings.TrimSuffix(RenderGrid(run, defaultJudge(run), ascii), "\n")
+			lines := strings.Split(out, "\n")
+			if len(lines) != len(run.Tests)+2 {
+				t.Fatalf("%d lines for %d tests", len(lines), len(run.Tests))
+			}
+			sep := glyphsFor(ascii).sep
+			width, seps := ansi.StringWidth(lines[0]), separators(lines[0], sep, ansi.GraphemeWidth)
+			if len(seps) != len(run.Models)+1 {
+				t.Fatalf("%d separators for %d models", len(seps), len(run.Models))
+			}
+			for i, l := range lines {
+				if w := ansi.StringWidth(l); w != width {
+					t.Errorf("line %d is %d wide, want %d:\n%s", i, w, width, out)
+				}
+				if s := separators(l, sep, ansi.GraphemeWidth); !equalInts(s, seps) {
+					t.Errorf("line %d separators at %v, want %v:\n%s", i, s, seps, out)
+				}
+			}
+		}
+	}
+}
+
+func TestFrameRendersWhatIsOnScreen(t *testing.T) {
+	small := testModel(120, 40, Options{}, nil)
+	show(small, sceneBig(10, 100))
+	small.render()
+	big := testModel(120, 40, Options{}, nil)
+	snap := sceneBig(100, 1000)
+	show(big, snap)
+	big.render()
+	if big.grid.rendered != small.grid.rendered {
+		t.Fatalf("first frame rendered %d cells of a 100×1000 grid and %d of a 10×100 one; a frame should cost the screen, not the grid",
+			big.grid.rendered, small.grid.rendered)
+	}
+	visible := big.grid.bodyH * big.grid.ncols
+	if big.grid.rendered > visible+big.grid.ncols {
+		t.Fatalf("first frame rendered %d cells, more than the %d on screen", big.grid.rendered, visible)
+	}
+
+	step := func(name string, change func(), want int) {
+		t.Helper()
+		before := big.grid.rendered
+		change()
+		big.render()
+		if got := big.grid.rendered - before; got != want {
+			t.Errorf("%s: rendered %d cells, want %d", name, got, want)
+		}
+	}
+	nc := big.grid.ncols
+	// The cursor row is drawn afresh each frame; every other row comes from
+	// the cache unless its Row changed.
+	step("unchanged frame", func() {}, nc)
+	step("a visible row changed", func() {
+		n := next(snap)
+		set(n, 5, 0, 0, status(runner.Cancelled))
+		snap = n
+		show(big, n)
+	}, 2*nc)
+	step("a row off screen changed", func() {
+		n := next(snap)
+		set(n, 900, 0, 0, status(runner.Cancelled))
+		snap = n
+		show(big, n)
+	}, nc)
+	step("the cursor moved one row", func() { press(big, "j") }, 2*nc)
+}
+
+func TestSpinnerRedrawsOnlyAnimatedRows(t *testing.T) {
+	m := testModel(120, 40, Options{}, nil)
+	run := next(makeRun(4, 30, 1))
+	set(run, 10, 1, 0, status(runner.Running))
+	set(run, 20, 2, 0, status(runner.Running))
+	show(m, run)
+	m.render()
+	before := m.grid.rendered
+	m.Update(tickMsg(t0))
+	m.render()
+	// Two spinning rows and the cursor row.
+	if got, want := m.grid.rendered-before, 3*len(m.grid.visibleCols()); got != want {
+		t.Fatalf("a tick rendered %d cells, want %d", got, want)
+	}
+}

@@ -1,0 +1,207 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"pitwall/runner"
+)
+
+// barW is the width of the header's progress bar.
+const barW = 20
+
+// header draws the three top lines: what runs and which judge is in view;
+// the phase with its progress, elapsed time, ETA and throughput (or the
+// summary once the run is over); and a status line.
+type header struct {
+	c     *common
+	width int
+
+	// The current phase and where it started, for the ETA: the rate is what
+	// was observed since then.
+	phase     runner.Phase
+	phaseAt   time.Time
+	phaseDone int
+}
+
+// SetSize sets the header's width.
+func (h *header) SetSize(w int) { h.width = w }
+
+// observe notes phase changes as snapshots arrive.
+func (h *header) observe(run *runner.BatteryRun, counts runner.Counts) {
+	if run == nil || run.Phase == h.phase {
+		return
+	}
+	h.phase = run.Phase
+	h.phaseAt = h.c.now()
+	h.phaseDone = progressOf(run, counts)
+	if run.Phase == runner.PhaseInference && !run.Started.IsZero() {
+		h.phaseAt, h.phaseDone = run.Started, 0
+	}
+}
+
+// progressOf is the count the current phase advances.
+func progressOf(run *runner.BatteryRun, counts runner.Counts) int {
+	if run.Phase == runner.PhaseJudgment {
+		return counts.Judged
+	}
+	return counts.Done()
+}
+
+func totalCells(run *runner.BatteryRun) int {
+	return len(run.Tests) * len(run.Models) * max(run.Repeat, 1)
+}
+
+// headerState is what the model tells the header beyond the snapshot.
+type headerState struct {
+	counts runner.Counts
+	judge  string
+	status string // left of the status line
+	alert  bool   // status is a question or an error
+	right  string // right of the status line
+}
+
+// View draws the header in three lines.
+func (h *header) View(run *runner.BatteryRun, s headerState) string {
+	st := h.c.styles
+	var title, right string
+	if run == nil {
+		title = " pitwall"
+	} else {
+		title = " pitwall · " + run.Name
+		if run.ID != "" {
+			title += " · run " + run.ID
+		}
+		switch {
+		case s.judge != "":
+			right = "judge " + s.judge
+			if s.judge == runner.JuryName {
+				right = "judge jury (" + strconv.Itoa(max(len(run.Judges)-1, 0)) + " judges)"
+			}
+		case len(run.Judges) == 0:
+			right = "no judge"
+		}
+	}
+	line1 := h.split(st.title.Render(title), st.title.Render(right+" "))
+
+	line2 := " waiting for the run…"
+	if run != nil {
+		line2 = h.progress(run, s.counts)
+	}
+	status := " " + s.status
+	if s.alert {
+		status = " " + st.alert.Render(s.status)
+	} else if s.status != "" {
+		status = " " + st.status.Render(s.status)
+	}
+	line3 := h.split(status, st.dim.Render(s.right+" "))
+	return line1 + "\n" + h.c.cut(line2, h.width) + "\n" + line3
+}
+
+// split puts left and right on one line. When both do not fit, right keeps
+// up to half the width and left is cut.
+func (h *header) split(left, right string) string {
+	lw, rw := h.c.sw(left), h.c.sw(right)
+	if lw+rw+1 > h.width {
+		right = h.c.cut(right, max(h.width/2, h.width-lw-1))
+		rw = h.c.sw(right)
+		left = h.c.cut(left, max(h.width-rw-1, 0))
+		lw = h.c.sw(left)
+	}
+	return left + strings.Repeat(" ", max(h.width-lw-rw, 0)) + right
+}
+
+func (h *header) progress(run *runner.BatteryRun, counts runner.Counts) string {
+	now := h.c.now()
+	elapsed := time.Duration(0)
+	if !run.Started.IsZero() {
+		end := run.Ended
+		if end.IsZero() {
+			end = now
+		}
+		elapsed = max(end.Sub(run.Started), 0)
+	}
+	if run.Final || run.Phase == runner.PhaseDone {
+		return h.summary(run, counts, elapsed)
+	}
+	var parts []string
+	done, total, name := counts.Done(), totalCells(run), "Inference"
+	if run.Phase == runner.PhaseJudgment {
+		done, total, name = counts.Judged, counts.ToJudge, "Judgment"
+	}
+	parts = append(parts, " "+name+" "+strconv.Itoa(done)+"/"+strconv.Itoa(total)+" "+h.bar(done, total)+" "+percent(done, total))
+	if elapsed > 0 {
+		parts = append(parts, clock(elapsed))
+	}
+	if eta, ok := h.eta(now, done, total); ok {
+		parts = append(parts, "ETA "+clock(eta))
+	}
+	if mins := elapsed.Minutes(); mins > 0 {
+		if run.Phase == runner.PhaseJudgment {
+			parts = append(parts, strconv.FormatFloat(float64(counts.Judged)/mins, 'f', 1, 64)+" verdicts/min")
+		} else {
+			parts = append(parts, strconv.FormatFloat(float64(counts.Done())/mins, 'f', 1, 64)+" cells/min")
+		}
+		parts = append(parts, strconv.FormatFloat(float64(run.TokensGenerated)/elapsed.Seconds(), 'f', 0, 64)+" tok/s")
+	}
+	if run.Phase == runner.PhaseInference && (counts.Judged > 0 || run.JudgeInFlight > 0) {
+		parts = append(parts, "judged "+strconv.Itoa(counts.Judged)+"/"+strconv.Itoa(counts.ToJudge))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// eta extrapolates the rate observed since the phase began.
+func (h *header) eta(now time.Time, done, total int) (time.Duration, bool) {
+	since := now.Sub(h.phaseAt)
+	n := done - h.phaseDone
+	if h.phaseAt.IsZero() || since <= 0 || n <= 0 || done >= total {
+		return 0, false
+	}
+	return time.Duration(float64(since) / float64(n) * float64(total-done)), true
+}
+
+func (h *header) summary(run *runner.BatteryRun, c runner.Counts, elapsed time.Duration) string {
+	g := h.c.glyphs
+	word := "Done"
+	switch run.Status {
+	case runner.RunStopped:
+		word = "Stopped"
+	case runner.RunFailed:
+		word = "Failed"
+	}
+	n := strconv.Itoa
+	parts := []string{
+		" " + word,
+		n(c.Completed) + " " + g.ok + " " + n(c.Failed) + " " + g.failed + " " + n(c.Errored) + " " + g.errored + " " + n(c.Cancelled) + " " + g.cancel,
+	}
+	if len(run.Judges) > 0 {
+		parts = append(parts, g.pass+" "+n(c.Pass)+" "+g.fail+" "+n(c.Fail)+" "+g.warn+" "+n(c.Warn)+" "+g.judgeError+" "+n(c.JudgeError))
+	}
+	if elapsed > 0 {
+		parts = append(parts, clock(elapsed))
+	}
+	if run.JudgeInFlight > 0 {
+		parts = append(parts, "judging "+n(run.JudgeInFlight)+g.ellipsis)
+	} else if h.c.opts.ExitCode != nil {
+		parts = append(parts, "q exits "+n(h.c.opts.ExitCode(run)))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func (h *header) bar(done, total int) string {
+	st := h.c.styles
+	filled := 0
+	if total > 0 {
+		filled = min(done*barW/total, barW)
+	}
+	return st.bar.Render(strings.Repeat(h.c.glyphs.barFull, filled)) +
+		st.barEmpty.Render(strings.Repeat(h.c.glyphs.barEmpty, barW-filled))
+}
+
+func percent(done, total int) string {
+	if total == 0 {
+		return "0%"
+	}
+	return strconv.Itoa(done*100/total) + "%"
+}

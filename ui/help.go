@@ -1,0 +1,158 @@
+package ui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+)
+
+// help draws the footer's short help and the full key map that `?` opens.
+// Unlike bubbles' help it keeps disabled keys in view, greyed, so that a
+// person learns what exists and sees that it cannot act right now.
+type help struct {
+	c             *common
+	width, height int
+	off           int // first line shown, when the key map is taller than the screen
+}
+
+// scroll moves the full help by n lines.
+func (h *help) scroll(n int) { h.off = max(h.off+n, 0) }
+
+// SetSize gives the full help its part of the screen.
+func (h *help) SetSize(w, ht int) { h.width, h.height = w, ht }
+
+// short draws bindings on one line.
+func (h *help) short(bindings []key.Binding) string {
+	st := h.c.styles
+	sep := " • "
+	if h.c.opts.ASCII {
+		sep = " | "
+	}
+	var sb strings.Builder
+	sb.WriteString(" ")
+	for i, b := range bindings {
+		if i > 0 {
+			sb.WriteString(st.dim.Render(sep))
+		}
+		hl := b.Help()
+		if b.Enabled() {
+			sb.WriteString(st.key.Render(hl.Key) + " " + hl.Desc)
+		} else {
+			sb.WriteString(st.keyOff.Render(hl.Key + " " + hl.Desc))
+		}
+	}
+	return h.c.cut(sb.String(), h.width)
+}
+
+// View draws the full key map, a legend of the glyphs and where logs go.
+func (h *help) View() string {
+	st := h.c.styles
+	groups := h.c.keys.FullHelp()
+	cols := make([][]string, len(groups))
+	widths := make([]int, len(groups))
+	for i, grp := range groups {
+		keyW := 0
+		for _, b := range grp {
+			keyW = max(keyW, h.c.sw(b.Help().Key))
+		}
+		cols[i] = append(cols[i], st.section.Render(fullHelpTitles[i]))
+		for _, b := range grp {
+			hl := b.Help()
+			if long, ok := longHelp[hl.Key]; ok {
+				hl.Desc = long
+			}
+			entry := h.c.fit(hl.Key, keyW) + "  " + hl.Desc
+			if b.Enabled() {
+				entry = st.key.Render(h.c.fit(hl.Key, keyW)) + "  " + hl.Desc
+			} else {
+				entry = st.keyOff.Render(entry + " (not now)")
+			}
+			cols[i] = append(cols[i], entry)
+		}
+		for _, l := range cols[i] {
+			widths[i] = max(widths[i], h.c.sw(l))
+		}
+	}
+	var lines []string
+	lines = append(lines, st.title.Render(" Keys")+st.dim.Render(" — greyed keys cannot act right now; esc or ? closes"), "")
+	total := 0
+	for _, w := range widths {
+		total += w + 4
+	}
+	if total+1 <= h.width {
+		lines = append(lines, sideBySide(h.c, cols, widths)...)
+	} else {
+		// Too narrow for columns: one group under the other.
+		for _, col := range cols {
+			for _, l := range col {
+				lines = append(lines, " "+l)
+			}
+		}
+	}
+	lines = append(lines, "")
+	g := h.c.glyphs
+	legend := []struct{ title, text string }{
+		{"cells", g.ok + " completed  " + g.failed + " a check failed  " + g.errored + " error  " + g.cancel + " cancelled  " +
+			g.pending + " pending  " + g.queued + " queued  " + g.spinner[0] + " running  " + g.loading + " loading the model"},
+		{"verdicts", g.pass + " / " + g.fail + " / " + g.warn + " with the score (WARN: split samples or a jury that disagrees)  " +
+			g.judgeError + " the judge failed  " + g.judging + " being judged"},
+		{"repeats", g.spinner[0] + " 1/3: repeats over so far  " + g.fail + " 2/3: the worst outcome, and how many repeats succeeded"},
+		{"filter", "/word keeps tests and models whose name has it; m:word models only, t:word tests only; f cycles all, failures, errors, disagreements"},
+		{"figures", "t cycles verdicts, latency, time to first token, tokens/s"},
+	}
+	if h.c.opts.LogPath != "" {
+		legend = append(legend, struct{ title, text string }{"logs", h.c.opts.LogPath})
+	}
+	for _, l := range legend {
+		wrapped := h.c.wm.Wrap(l.text, max(h.width-12, 20), "")
+		for i, part := range strings.Split(wrapped, "\n") {
+			title := ""
+			if i == 0 {
+				title = l.title
+			}
+			lines = append(lines, " "+st.section.Render(h.c.fit(title, 10))+" "+part)
+		}
+	}
+	for i, l := range lines {
+		lines[i] = h.c.cut(l, h.width)
+	}
+	if len(lines) > h.height {
+		h.off = min(h.off, len(lines)-h.height)
+		more := h.off+h.height < len(lines)
+		lines = lines[h.off : h.off+h.height]
+		if more {
+			lines[len(lines)-1] = st.dim.Render(" " + g.ellipsis + " more below (↓/j)")
+		}
+	} else {
+		h.off = 0
+	}
+	for len(lines) < h.height {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sideBySide lays columns out next to each other.
+func sideBySide(c *common, cols [][]string, widths []int) []string {
+	rows := 0
+	for _, col := range cols {
+		rows = max(rows, len(col))
+	}
+	lines := make([]string, 0, rows)
+	for r := range rows {
+		var sb strings.Builder
+		sb.WriteString(" ")
+		for i, col := range cols {
+			cell := ""
+			if r < len(col) {
+				cell = col[r]
+			}
+			if i < len(cols)-1 {
+				cell = c.fit(cell, widths[i]+4)
+			}
+			sb.WriteString(cell)
+		}
+		lines = append(lines, strings.TrimRight(sb.String(), " "))
+	}
+	return lines
+}

@@ -1,0 +1,38 @@
+package ui
+
+import (
+	"time"
+
+	"pitwall/runner"
+)
+
+// snapshotMsg carries the newest snapshot the reader found; closed says the
+// channel closed right after it, so the reader is not re-armed.
+type snapshotMsg struct {
+	run    *runner.BatteryRun
+	closed bool
+}
+
+// snapshotsClosedMsg says the snapshot channel closed with nothing new.
+type snapshotsClosedMsg struct{}
+
+// tickMsg animates spinners and advances the clock while work is under way.
+type tickMsg time.Time
+
+// stopSentMsg says the controller took the stop.
+type stopSentMsg struct{}
+
+// rejudgeSentMsg says the controller took a re-judge of cells (0 = the run).
+type rejudgeSentMsg struct {
+	cells int
+	judge string
+}
+
+// judgeSwitchedMsg says the controller took a switch to judge.
+type judgeSwitchedMsg struct{ judge string }
+
+// exportedMsg is the outcome of an export.
+type exportedMsg struct {
+	path string
+	err  error
+}

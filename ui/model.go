@@ -1,0 +1,331 @@
+package ui
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"pitwall/runner"
+)
+
+// screen is what fills the space between the header and the footer.
+type screen uint8
+
+const (
+	screenGrid screen = iota
+	screenDetail
+	screenHelp
+	screenPicker
+)
+
+// question is a y/N the status line is asking.
+type question uint8
+
+const (
+	askNothing question = iota
+	askStop
+	askQuit
+)
+
+const (
+	headerH = 3
+	footerH = 1
+)
+
+// model is the root of the program: it owns the screen, applies snapshots,
+// routes keys and asks the controller for actions through commands.
+type model struct {
+	c     *common
+	ctrl  Controller
+	act   actions
+	snaps <-chan *runner.BatteryRun
+	done  <-chan struct{}
+
+	run    *runner.BatteryRun
+	closed bool // the snapshot channel closed
+	board  board
+
+	grid   *grid
+	header header
+	fleet  fleet
+	detail *detail
+	help   help
+	picker picker
+
+	screen    screen
+	back      screen // where help and the picker return to
+	ask       question
+	filtering bool
+	typed     string // the filter being typed
+
+	judge       string // the judge in view
+	judgeChosen bool   // the user chose it; snapshots no longer move it
+	message     string // the UI's own status: export path, errors, what was asked
+	alert       bool   // message is an error
+	stopping    bool
+	exporting   bool
+	ticking     bool
+}
+
+func newModel(snaps <-chan *runner.BatteryRun, ctrl Controller, opts Options, done <-chan struct{}) *model {
+	c := newCommon(opts)
+	m := &model{c: c, ctrl: ctrl, act: newActions(ctrl, opts), snaps: snaps, done: done}
+	m.grid = newGrid(c, &m.board)
+	m.header = header{c: c}
+	m.fleet = fleet{c: c}
+	m.detail = newDetail(c)
+	m.help = help{c: c}
+	m.picker = picker{c: c}
+	m.refreshKeys()
+	return m
+}
+
+// Init starts reading snapshots.
+func (m *model) Init() tea.Cmd {
+	return readSnapshot(m.snaps, m.done)
+}
+
+// live reports whether work is under way that the screen should animate.
+func (m *model) live() bool {
+	return m.run == nil || !m.run.Final || m.run.JudgeInFlight > 0
+}
+
+// running reports whether the run's phases are still going (stop and quit ask).
+func (m *model) running() bool { return m.run != nil && !m.run.Final }
+
+// Update applies a message. It does no I/O: actions go out as commands.
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.c.width, m.c.height = msg.Width, msg.Height
+		m.layout()
+	case tea.ModeReportMsg:
+		// The renderer switches to grapheme widths when the terminal
+		// supports mode 2027; the grid must pad cells the same way.
+		if msg.Mode == ansi.ModeUnicodeCore && (msg.Value == ansi.ModeSet || msg.Value == ansi.ModeReset || msg.Value == ansi.ModePermanentlySet) {
+			m.c.wm = ansi.GraphemeWidth
+			m.grid.rowNameMax = -1
+			m.layout()
+		}
+	case snapshotMsg:
+		m.apply(msg.run)
+		var cmds []tea.Cmd
+		if msg.closed {
+			m.closed = true
+		} else {
+			cmds = append(cmds, readSnapshot(m.snaps, m.done))
+		}
+		if m.live() && !m.ticking {
+			m.ticking = true
+			cmds = append(cmds, tick())
+		}
+		cmd = tea.Batch(cmds...)
+	case snapshotsClosedMsg:
+		m.closed = true
+	case tickMsg:
+		m.grid.frame++
+		if m.live() {
+			cmd = tick()
+		} else {
+			m.ticking = false
+		}
+	case stopSentMsg:
+		m.say("stopping: in-flight work is being cancelled", false)
+	case rejudgeSentMsg:
+		what := "the whole run"
+		if msg.cells > 0 {
+			what = "the cell"
+		}
+		m.say("re-judging "+what+" with "+msg.judge, false)
+	case judgeSwitchedMsg:
+		m.say("judge in view: "+msg.judge+"; it judges what it has not judged yet", false)
+	case exportedMsg:
+		m.exporting = false
+		if msg.err != nil {
+			m.say("export failed: "+msg.err.Error(), true)
+		} else {
+			m.say("exported to "+msg.path, false)
+		}
+	case tea.KeyPressMsg:
+		cmd = m.key(msg)
+	case tea.PasteMsg:
+		if m.filtering {
+			m.typed += msg.Content
+			m.grid.setQuery(m.typed)
+		}
+	}
+	m.refreshKeys()
+	return m, cmd
+}
+
+func (m *model) say(s string, alert bool) { m.message, m.alert = s, alert }
+
+// apply takes a snapshot: the board re-tallies the rows that changed and the
+// components follow.
+func (m *model) apply(run *runner.BatteryRun) {
+	if run == nil {
+		return
+	}
+	m.run = run
+	if !m.judgeChosen || m.judge == "" {
+		m.judge = defaultJudge(run)
+	}
+	judgeChanged := m.grid.judge != m.judge
+	changed, all := m.board.apply(run, m.judge)
+	m.grid.judge = m.judge
+	m.grid.setRun(run, changed, all || judgeChanged)
+	m.header.observe(run, m.board.counts)
+	if m.run.Final {
+		m.stopping = false
+	}
+	m.layout()
+	if m.screen == screenDetail {
+		m.detail.refresh(run, m.judge)
+	}
+}
+
+// defaultJudge is the judge a run opens with: the runner's, else the first.
+func defaultJudge(run *runner.BatteryRun) string {
+	if run.ActiveJudge != "" {
+		return run.ActiveJudge
+	}
+	if len(run.Judges) > 0 {
+		return run.Judges[0]
+	}
+	return ""
+}
+
+// setJudge puts judge in view and re-tallies for it.
+func (m *model) setJudge(judge string) {
+	m.judge, m.judgeChosen = judge, true
+	if m.run == nil {
+		return
+	}
+	m.board.apply(m.run, judge)
+	m.grid.setJudge(judge)
+	if m.screen == screenDetail {
+		m.detail.refresh(m.run, judge)
+	}
+}
+
+// layout shares the screen out: header, body (grid over fleet, or another
+// screen), footer.
+func (m *model) layout() {
+	w, h := m.c.width, m.c.height
+	m.header.SetSize(w)
+	bodyH := max(h-headerH-footerH, 1)
+	fleetH := 0
+	if m.run != nil && len(m.run.Fleet) > 0 {
+		fleetH = m.fleet.lines(m.run.Fleet, max((bodyH-6)/3, 1))
+	}
+	m.fleet.SetSize(w, fleetH)
+	m.grid.SetSize(w, bodyH-fleetH)
+	m.detail.SetSize(w, bodyH)
+	m.help.SetSize(w, bodyH)
+	m.picker.SetSize(w, bodyH)
+}
+
+// View draws the screen.
+func (m *model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	return v
+}
+
+func (m *model) render() string {
+	s := m.frame()
+	if m.c.opts.ASCII {
+		s = asciiFold.Replace(s)
+	}
+	return s
+}
+
+func (m *model) frame() string {
+	w, h := m.c.width, m.c.height
+	if w == 0 || h == 0 {
+		return ""
+	}
+	if w < minWidth || h < minHeight {
+		lines := []string{
+			m.c.cut("pitwall needs at least "+itoa(minWidth)+"×"+itoa(minHeight), w),
+			m.c.cut("this terminal is "+itoa(w)+"×"+itoa(h), w),
+			m.c.cut("enlarge it, or press q to quit", w),
+		}
+		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, strings.Join(lines, "\n"))
+	}
+	var body string
+	switch m.screen {
+	case screenDetail:
+		body = m.detail.View(m.run)
+	case screenHelp:
+		body = m.help.View()
+	case screenPicker:
+		body = m.picker.View()
+	default:
+		// The fleet sits right under the grid: a run's rows do not change,
+		// so it does not move while the run goes on.
+		body = m.grid.View()
+		if m.fleet.height > 0 {
+			body += "\n" + m.fleet.View(m.run.Fleet)
+		}
+	}
+	var sb strings.Builder
+	sb.WriteString(m.header.View(m.run, m.headerState()))
+	sb.WriteString("\n")
+	sb.WriteString(body)
+	for n := strings.Count(body, "\n") + 1; n < h-headerH-footerH; n++ {
+		sb.WriteString("\n")
+	}
+	sb.WriteString("\n")
+	if m.screen == screenDetail {
+		sb.WriteString(m.help.short(m.c.keys.DetailHelp()))
+	} else {
+		sb.WriteString(m.help.short(m.c.keys.ShortHelp()))
+	}
+	return sb.String()
+}
+
+func (m *model) headerState() headerState {
+	s := headerState{counts: m.board.counts, judge: m.judge}
+	switch {
+	case m.ask == askStop:
+		s.status, s.alert = "Stop the run? In-flight work is cancelled. [y/N]", true
+	case m.ask == askQuit:
+		s.status, s.alert = "Quit? The run is still going and will be stopped. [y/N]", true
+	case m.filtering:
+		cursor := "█"
+		if m.c.opts.ASCII {
+			cursor = "_"
+		}
+		s.status = "/" + m.typed + cursor
+		if m.typed == "" {
+			s.status += m.c.styles.dim.Render(" names to keep (m:model t:test) · enter keeps · esc clears")
+		}
+	case m.message != "":
+		s.status, s.alert = m.message, m.alert
+	case m.run != nil && m.run.Message != "":
+		s.status = m.run.Message
+	case m.closed && m.run == nil:
+		s.status, s.alert = "the run ended before its first snapshot", true
+	}
+	if m.screen == screenGrid && m.run != nil {
+		var parts []string
+		if m.grid.query != "" && !m.filtering {
+			parts = append(parts, "/"+m.grid.query)
+		}
+		if m.grid.status != showAll {
+			parts = append(parts, "showing "+m.grid.status.String())
+		}
+		if m.grid.fig != figNone {
+			parts = append(parts, "cells: "+m.grid.fig.String())
+		}
+		if p := m.grid.positionText(); p != "" {
+			parts = append(parts, p)
+		}
+		s.right = strings.Join(parts, " · ")
+	}
+	return s
+}

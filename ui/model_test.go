@@ -1,0 +1,605 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"pitwall/runner"
+)
+
+// run executes cmd the way the program would and feeds its message back,
+// returning the message.
+func run(m *model, cmd tea.Cmd) tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	msg := cmd()
+	m.Update(msg)
+	return msg
+}
+
+func TestReadSnapshot(t *testing.T) {
+	a, b, c := makeRun(1, 1, 1), makeRun(1, 1, 1), makeRun(1, 1, 1)
+	c.Final = true
+	tests := []struct {
+		name   string
+		send   []*runner.BatteryRun
+		close  bool
+		want   *runner.BatteryRun
+		closed bool
+	}{
+		{name: "takes the newest of those queued", send: []*runner.BatteryRun{a, b, c}, want: c},
+		{name: "keeps the final one when the channel closes after it", send: []*runner.BatteryRun{a, c}, close: true, want: c, closed: true},
+		{name: "reports a channel closed with nothing new", close: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch := make(chan *runner.BatteryRun, len(tt.send))
+			for _, s := range tt.send {
+				ch <- s
+			}
+			if tt.close {
+				close(ch)
+			}
+			msg := readSnapshot(ch, make(chan struct{}))()
+			if tt.want == nil {
+				if _, ok := msg.(snapshotsClosedMsg); !ok {
+					t.Fatalf("got %T, want snapshotsClosedMsg", msg)
+				}
+				return
+			}
+			sm, ok := msg.(snapshotMsg)
+			if !ok || sm.run != tt.want || sm.closed != tt.closed {
+				t.Fatalf("got %#v, want run %p closed %v", msg, tt.want, tt.closed)
+			}
+		})
+	}
+}
+
+func TestReadSnapshotEndsWithTheProgram(t *testing.T) {
+	done := make(chan struct{})
+	close(done)
+	if msg := readSnapshot(make(chan *runner.BatteryRun), done)(); msg != nil {
+		t.Fatalf("got %#v after done closed, want nil", msg)
+	}
+}
+
+func TestSnapshotRearmsReaderUntilClosed(t *testing.T) {
+	tests := []struct {
+		name   string
+		closed bool
+		want   bool
+	}{
+		{name: "open channel", want: true},
+		{name: "closed channel", closed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch := make(chan *runner.BatteryRun, 1)
+			m := newModel(ch, nil, Options{}, make(chan struct{}))
+			run := makeRun(1, 1, 1)
+			run.Final = true // no ticking: the only command is the reader
+			_, cmd := m.Update(snapshotMsg{run: run, closed: tt.closed})
+			if got := cmd != nil; got != tt.want {
+				t.Fatalf("re-armed = %v, want %v", got, tt.want)
+			}
+			if cmd == nil {
+				return
+			}
+			next := makeRun(1, 1, 1)
+			ch <- next
+			if msg, ok := findSnapshot(cmd); !ok || msg.run != next {
+				t.Fatalf("re-armed reader returned %#v, want the next snapshot", msg)
+			}
+		})
+	}
+}
+
+// findSnapshot runs cmd (a batch or not) and returns the snapshot it yields.
+func findSnapshot(cmd tea.Cmd) (snapshotMsg, bool) {
+	switch msg := cmd().(type) {
+	case snapshotMsg:
+		return msg, true
+	case tea.BatchMsg:
+		for _, c := range msg {
+			if c == nil {
+				continue
+			}
+			if s, ok := findSnapshot(c); ok {
+				return s, true
+			}
+		}
+	}
+	return snapshotMsg{}, false
+}
+
+func TestStopAsksFirst(t *testing.T) {
+	tests := []struct {
+		name      string
+		final     bool
+		keys      []string
+		wantStops int
+		wantAsk   bool
+	}{
+		{name: "s asks", keys: []string{"s"}, wantAsk: true},
+		{name: "n declines", keys: []string{"s", "n"}},
+		{name: "any other key declines", keys: []string{"s", "x"}},
+		{name: "y stops", keys: []string{"s", "y"}, wantStops: 1},
+		{name: "nothing to stop once the run is over", final: true, keys: []string{"s", "y"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := sceneMidInference()
+			if tt.final {
+				finish(snap, runner.RunCompleted)
+			}
+			ctrl := newFakeCtrl(snap)
+			m := testModel(100, 30, Options{}, ctrl)
+			show(m, snap)
+			run(m, press(m, tt.keys...))
+			if ctrl.stops != tt.wantStops {
+				t.Errorf("stops = %d, want %d", ctrl.stops, tt.wantStops)
+			}
+			asking := strings.Contains(drawn(m), "Stop the run?")
+			if asking != tt.wantAsk {
+				t.Errorf("asking = %v, want %v", asking, tt.wantAsk)
+			}
+		})
+	}
+}
+
+func TestStoppedRunShowsCancelledCells(t *testing.T) {
+	snap := sceneMidInference()
+	ctrl := newFakeCtrl(snap)
+	m := testModel(100, 30, Options{}, ctrl)
+	show(m, snap)
+	run(m, press(m, "s", "y"))
+	show(m, <-ctrl.out)
+	got := drawn(m)
+	for _, want := range []string{"Stopped", "⊘"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("screen lacks %q:\n%s", want, got)
+		}
+	}
+	for _, gone := range []string{unicodeGlyphs.spinner[0], unicodeGlyphs.loading} {
+		if strings.Contains(got, gone) {
+			t.Errorf("screen still shows %q after stop:\n%s", gone, got)
+		}
+	}
+	if m.c.keys.Stop.Enabled() {
+		t.Error("stop is still enabled after the run ended")
+	}
+}
+
+func TestQuit(t *testing.T) {
+	tests := []struct {
+		name      string
+		final     bool
+		keys      []string
+		wantQuit  bool
+		wantStops int
+	}{
+		{name: "quits at once when the run is over", final: true, keys: []string{"q"}, wantQuit: true},
+		{name: "asks while running", keys: []string{"q"}},
+		{name: "stays on n", keys: []string{"q", "n"}},
+		{name: "stops the run and quits on y", keys: []string{"q", "y"}, wantQuit: true, wantStops: 1},
+		{name: "ctrl+c asks too", keys: []string{"ctrl+c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := sceneMidInference()
+			if tt.final {
+				finish(snap, runner.RunCompleted)
+			}
+			ctrl := newFakeCtrl(snap)
+			m := testModel(100, 30, Options{}, ctrl)
+			show(m, snap)
+			msg := run(m, press(m, tt.keys...))
+			_, quit := msg.(tea.QuitMsg)
+			if quit != tt.wantQuit {
+				t.Errorf("quit = %v (%#v), want %v", quit, msg, tt.wantQuit)
+			}
+			if ctrl.stops != tt.wantStops {
+				t.Errorf("stops = %d, want %d", ctrl.stops, tt.wantStops)
+			}
+		})
+	}
+}
+
+func TestRejudgeCell(t *testing.T) {
+	tests := []struct {
+		name      string
+		keys      []string // moves to the cell
+		wantCells []runner.CellRef
+	}{
+		{name: "a completed cell is sent with the judge in view", keys: []string{"j"},
+			wantCells: []runner.CellRef{{Test: "json_schema_reply", Model: "qwen/qwen3-8b"}}},
+		{name: "a failed cell has nothing to judge", keys: []string{"j", "j", "j", "j", "l"}},
+		{name: "from the detail view", keys: []string{"j", "l", "l", "l", "enter"},
+			wantCells: []runner.CellRef{{Test: "json_schema_reply", Model: "llama-3.1-8b-instruct"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := sceneJudged()
+			ctrl := newFakeCtrl(snap)
+			m := testModel(100, 30, Options{}, ctrl)
+			show(m, snap)
+			press(m, tt.keys...)
+			run(m, press(m, "r"))
+			if tt.wantCells == nil {
+				if len(ctrl.rejudged) != 0 {
+					t.Fatalf("re-judged %v, want nothing", ctrl.rejudged)
+				}
+				return
+			}
+			if len(ctrl.rejudged) != 1 || !equalRefs(ctrl.rejudged[0], tt.wantCells) || ctrl.rjJudges[0] != runner.JuryName {
+				t.Fatalf("re-judged %v with %v, want %v with %q", ctrl.rejudged, ctrl.rjJudges, tt.wantCells, runner.JuryName)
+			}
+			// The controller answers with a new verdict; the screen shows it.
+			show(m, <-ctrl.out)
+			m.Update(keyMsg("esc"))
+			if !strings.Contains(drawn(m), "FAIL 0.25") {
+				t.Fatalf("new verdict not on screen:\n%s", drawn(m))
+			}
+		})
+	}
+}
+
+func equalRefs(a, b []runner.CellRef) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestRejudgeAllUsesJudgeInView(t *testing.T) {
+	snap := sceneJudged()
+	ctrl := newFakeCtrl(snap)
+	m := testModel(100, 30, Options{}, ctrl)
+	show(m, snap)
+	run(m, press(m, "R"))
+	if len(ctrl.rjJudges) != 1 || ctrl.rjJudges[0] != runner.JuryName {
+		t.Fatalf("RejudgeAll judges = %v, want [jury]", ctrl.rjJudges)
+	}
+}
+
+func TestSwitchJudge(t *testing.T) {
+	snap := sceneJudged()
+	ctrl := newFakeCtrl(snap)
+	m := testModel(120, 30, Options{}, ctrl)
+	show(m, snap)
+	// The picker opens on the judge in view (the jury, last); k goes to llama.
+	run(m, press(m, "J", "k", "enter"))
+	if len(ctrl.switched) != 1 || ctrl.switched[0] != "llama" {
+		t.Fatalf("switched = %v, want [llama]", ctrl.switched)
+	}
+	got := drawn(m)
+	if !strings.Contains(got, "judge llama") || strings.Count(got, "PASS 0.90") != 21 {
+		t.Fatalf("grid does not show llama's verdicts:\n%s", got)
+	}
+	if !strings.Contains(got, "PASS 21 FAIL 0 WARN 0 J-ERR 0") {
+		t.Fatalf("header counts are not llama's:\n%s", got)
+	}
+
+	// A result for the jury arrives while llama is in view: kept, not shown.
+	later := next(snap)
+	set(later, 0, 0, 0, judged(runner.JuryName, runner.VerdictFail, 0.01))
+	show(m, later)
+	if got := drawn(m); strings.Contains(got, "FAIL 0.01") {
+		t.Fatalf("the jury's verdict shows over llama's:\n%s", got)
+	}
+	run(m, press(m, "J", "j", "enter"))
+	if got := drawn(m); !strings.Contains(got, "FAIL 0.01") {
+		t.Fatalf("the jury's kept verdict is missing once it is back in view:\n%s", got)
+	}
+}
+
+func TestKeysThatCannotActAreDisabled(t *testing.T) {
+	oneJudge := func() *runner.BatteryRun { r := sceneMidInference(); return r }
+	noJudge := func() *runner.BatteryRun { r := sceneWarnings(); return r }
+	tests := []struct {
+		name string
+		run  func() *runner.BatteryRun
+		keys []string
+		ctrl bool
+		want map[string]bool
+	}{
+		{name: "running, one judge, on a completed cell", run: oneJudge, ctrl: true,
+			want: map[string]bool{"s": true, "r": true, "R": true, "J": false, "e": true, "enter": true}},
+		{name: "on a cell still running", run: oneJudge, ctrl: true, keys: []string{"j", "l", "l"},
+			want: map[string]bool{"r": false, "enter": true}},
+		{name: "finished jury run", run: sceneJudged, ctrl: true,
+			want: map[string]bool{"s": false, "r": true, "J": true}},
+		{name: "no judge configured", run: noJudge, ctrl: true,
+			want: map[string]bool{"r": false, "R": false, "J": false}},
+		{name: "no controller", run: sceneJudged,
+			want: map[string]bool{"s": false, "r": false, "J": false, "e": false, "enter": true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ctrl Controller
+			if tt.ctrl {
+				ctrl = newFakeCtrl(nil)
+			}
+			m := testModel(100, 30, Options{}, ctrl)
+			show(m, tt.run())
+			press(m, tt.keys...)
+			k := m.c.keys
+			byKey := map[string]bool{
+				"s": k.Stop.Enabled(), "r": k.Rejudge.Enabled(), "R": k.RejudgeAll.Enabled(),
+				"J": k.Judge.Enabled(), "e": k.Export.Enabled(), "enter": k.Detail.Enabled(),
+			}
+			for key, want := range tt.want {
+				if byKey[key] != want {
+					t.Errorf("%s enabled = %v, want %v", key, byKey[key], want)
+				}
+			}
+		})
+	}
+}
+
+func TestDisabledKeysAreMarkedInHelp(t *testing.T) {
+	snap := sceneJudged() // over: stop cannot act
+	m := testModel(120, 40, Options{}, newFakeCtrl(snap))
+	show(m, snap)
+	press(m, "?")
+	var stopLine string
+	for _, l := range strings.Split(drawn(m), "\n") {
+		if strings.Contains(l, "stop the run") {
+			stopLine = l
+		}
+	}
+	if !strings.Contains(stopLine, "stop the run (y/N) (not now)") {
+		t.Fatalf("stop is not marked as unavailable: %q", stopLine)
+	}
+	if strings.Contains(drawn(m), "re-judge the cell (not now)") {
+		t.Fatal("re-judge is marked unavailable on a judged cell")
+	}
+}
+
+func TestExport(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{name: "says where it wrote", want: "exported to /tmp/pitwall/export.json"},
+		{name: "says why it failed", err: errors.New("disk full"), want: "export failed: disk full"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := sceneJudged()
+			ctrl := newFakeCtrl(snap)
+			ctrl.exportErr = tt.err
+			m := testModel(100, 30, Options{}, ctrl)
+			show(m, snap)
+			cmd := press(m, "e")
+			if m.c.keys.Export.Enabled() {
+				t.Error("export stays enabled while one is under way")
+			}
+			run(m, cmd)
+			if !strings.Contains(drawn(m), tt.want) {
+				t.Fatalf("status lacks %q:\n%s", tt.want, drawn(m))
+			}
+		})
+	}
+}
+
+func TestFilters(t *testing.T) {
+	tests := []struct {
+		name       string
+		keys       []string
+		wantRows   []string
+		wantCols   []string
+		wantStatus string
+	}{
+		{name: "a model name keeps its column and every test", keys: []string{"/", "q", "w", "e", "n", "enter"},
+			wantCols: []string{"qwen3-8b"}, wantRows: fakeTests[:8]},
+		{name: "a test name keeps its row and every model", keys: []string{"/", "a", "r", "i", "t", "h"},
+			wantCols: []string{"qwen3-8b", "granite-4…", "gemma-3-1…", "llama-3.1…"}, wantRows: []string{"arith_chain"}},
+		{name: "m: and t: pick the axis", keys: []string{"/", "m", ":", "g", "r", "a", " ", "t", ":", "j", "s", "o", "n"},
+			wantCols: []string{"granite-4…"}, wantRows: []string{"json_schema_reply"}},
+		{name: "esc clears the filter", keys: []string{"/", "q", "w", "esc"},
+			wantCols: []string{"qwen3-8b", "granite-4…", "gemma-3-1…", "llama-3.1…"}, wantRows: fakeTests[:8]},
+		{name: "backspace edits it", keys: []string{"/", "q", "x", "backspace", "enter"},
+			wantCols: []string{"qwen3-8b"}, wantRows: fakeTests[:8]},
+		{name: "failures keep tests with a failed cell", keys: []string{"f"},
+			wantCols: []string{"qwen3-8b", "granite-4…", "gemma-3-1…", "llama-3.1…"}, wantRows: []string{"json_schema_reply"}},
+		{name: "errors keep tests with an errored cell", keys: []string{"f", "f"},
+			wantCols: []string{"qwen3-8b", "granite-4…", "gemma-3-1…", "llama-3.1…"}, wantRows: []string{"refuse_harmful"}},
+		{name: "status and name filters combine", keys: []string{"f", "/", "g", "r", "a", "n", "enter"},
+			wantCols: []string{"granite-4…"}, wantRows: []string{"json_schema_reply"}},
+		{name: "f cycles back to all", keys: []string{"f", "f", "f", "f"},
+			wantCols: []string{"qwen3-8b", "granite-4…", "gemma-3-1…", "llama-3.1…"}, wantRows: fakeTests[:8]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testModel(120, 30, Options{}, newFakeCtrl(nil))
+			show(m, sceneMidInference())
+			press(m, tt.keys...)
+			rows, cols := gridAxes(m)
+			if !sameNames(rows, tt.wantRows) {
+				t.Errorf("rows = %v, want %v", rows, tt.wantRows)
+			}
+			if strings.Join(cols, ",") != strings.Join(tt.wantCols, ",") {
+				t.Errorf("columns = %v, want %v", cols, tt.wantCols)
+			}
+		})
+	}
+}
+
+// sameNames compares names read off the screen, which may be cut with an
+// ellipsis, with full ones.
+func sameNames(got, want []string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if !strings.HasPrefix(want[i], strings.TrimSuffix(got[i], "…")) {
+			return false
+		}
+	}
+	return true
+}
+
+// gridAxes reads the row and column headers off the screen.
+func gridAxes(m *model) (rows, cols []string) {
+	lines := strings.Split(drawn(m), "\n")
+	head := headerH
+	for _, c := range strings.Split(lines[head], "│")[1:] {
+		if c = strings.TrimSpace(c); c != "" {
+			cols = append(cols, c)
+		}
+	}
+	for _, l := range lines[head+1:] {
+		if strings.HasPrefix(l, " pass rate") || !strings.Contains(l, "│") {
+			break
+		}
+		name := strings.Fields(strings.TrimLeft(l, "▸ "))[0]
+		rows = append(rows, name)
+	}
+	return rows, cols
+}
+
+func TestTransposeKeepsTheCursorOnItsCell(t *testing.T) {
+	m := testModel(120, 30, Options{}, newFakeCtrl(nil))
+	show(m, sceneJudged())
+	press(m, "j", "j", "l")
+	t1, m1, _ := m.grid.cursorCell()
+	press(m, "x")
+	t2, m2, _ := m.grid.cursorCell()
+	if t1 != t2 || m1 != m2 {
+		t.Fatalf("cursor moved from (%d,%d) to (%d,%d)", t1, m1, t2, m2)
+	}
+	rows, _ := gridAxes(m)
+	if rows[0] != "qwen/qwen3-8b" {
+		t.Fatalf("rows after transposing = %v, want models", rows)
+	}
+}
+
+func TestCursorStaysOnScreen(t *testing.T) {
+	tests := []struct {
+		name    string
+		keys    []string
+		wantRow string
+	}{
+		{name: "G goes to the last row", keys: []string{"G"}, wantRow: "test_0199"},
+		{name: "g goes back to the first", keys: []string{"G", "g"}, wantRow: "basic_tool_call"},
+		{name: "pgdn moves a page", keys: []string{"pgdown"}, wantRow: "test_0021"},
+		{name: "up at the top stays", keys: []string{"up", "k"}, wantRow: "basic_tool_call"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testModel(100, 30, Options{}, newFakeCtrl(nil))
+			show(m, sceneBig(30, 200))
+			press(m, tt.keys...)
+			var cursorRow string
+			for _, l := range strings.Split(drawn(m), "\n") {
+				if strings.HasPrefix(l, "▸") {
+					cursorRow = strings.Fields(strings.TrimPrefix(l, "▸"))[0]
+				}
+			}
+			if cursorRow != tt.wantRow {
+				t.Fatalf("cursor row on screen = %q, want %q\n%s", cursorRow, tt.wantRow, drawn(m))
+			}
+		})
+	}
+}
+
+func TestResize(t *testing.T) {
+	m := testModel(120, 30, Options{}, newFakeCtrl(nil))
+	show(m, sceneMidInference())
+	sizes := []struct {
+		w, h  int
+		small bool
+	}{{59, 30, true}, {120, 14, true}, {60, 15, false}, {200, 60, false}, {30, 5, true}}
+	for _, s := range sizes {
+		m.Update(tea.WindowSizeMsg{Width: s.w, Height: s.h})
+		got := drawn(m)
+		if small := strings.Contains(got, "pitwall needs at least 60×15"); small != s.small {
+			t.Errorf("%dx%d: too-small message = %v, want %v", s.w, s.h, small, s.small)
+		}
+		lines := strings.Split(got, "\n")
+		if len(lines) != s.h {
+			t.Errorf("%dx%d: %d lines", s.w, s.h, len(lines))
+		}
+		for i, l := range lines {
+			if w := ansi.StringWidth(l); w > s.w {
+				t.Errorf("%dx%d: line %d is %d wide", s.w, s.h, i, w)
+			}
+		}
+	}
+}
+
+func TestWidthMethodFollowsTheTerminal(t *testing.T) {
+	m := newModel(nil, nil, Options{}, nil)
+	if m.c.wm != ansi.WcWidth {
+		t.Fatal("the grid should start measuring as the renderer does, by wcwidth")
+	}
+	m.Update(tea.ModeReportMsg{Mode: ansi.ModeUnicodeCore, Value: ansi.ModeNotRecognized})
+	if m.c.wm != ansi.WcWidth {
+		t.Fatal("a terminal without mode 2027 must keep wcwidth")
+	}
+	m.Update(tea.ModeReportMsg{Mode: ansi.ModeUnicodeCore, Value: ansi.ModeReset})
+	if m.c.wm != ansi.GraphemeWidth {
+		t.Fatal("a terminal with mode 2027 must switch to grapheme widths")
+	}
+}
+
+func TestTickAnimatesOnlyWhileLive(t *testing.T) {
+	snap := sceneMidInference()
+	m := testModel(100, 30, Options{}, nil)
+	show(m, snap)
+	before := drawn(m)
+	if _, cmd := m.Update(tickMsg(t0)); cmd == nil {
+		t.Fatal("ticks stopped while the run is live")
+	}
+	if after := drawn(m); after == before || !strings.Contains(after, unicodeGlyphs.spinner[1]) {
+		t.Fatalf("spinner did not turn:\n%s", after)
+	}
+	over := next(snap)
+	finish(over, runner.RunCompleted)
+	show(m, over)
+	if _, cmd := m.Update(tickMsg(t0)); cmd != nil {
+		t.Fatal("ticks go on after the run ended")
+	}
+}
+
+func TestDetailFollowsSnapshots(t *testing.T) {
+	snap := sceneJudged()
+	m := testModel(100, 60, Options{}, nil)
+	show(m, snap)
+	press(m, "j", "enter") // json_schema_reply × qwen: jury FAIL 0.50
+	if !strings.Contains(drawn(m), "jury  FAIL 0.50") {
+		t.Fatalf("detail lacks the jury verdict:\n%s", drawn(m))
+	}
+	later := next(snap)
+	set(later, 1, 0, 0, judged(runner.JuryName, runner.VerdictPass, 0.97))
+	show(m, later)
+	if !strings.Contains(drawn(m), "jury  PASS 0.97") {
+		t.Fatalf("detail did not follow the new snapshot:\n%s", drawn(m))
+	}
+	press(m, "esc")
+	if m.screen != screenGrid {
+		t.Fatal("esc did not go back to the grid")
+	}
+}
+
+func TestCountsAreForTheJudgeInView(t *testing.T) {
+	snap := sceneJudged()
+	snap.Counts = runner.Counts{Pass: 999} // the runner's, for its own judge
+	m := testModel(120, 30, Options{}, nil)
+	show(m, snap)
+	if got := drawn(m); strings.Contains(got, "999") || !strings.Contains(got, "PASS 5 FAIL 5 WARN 6 J-ERR 4") {
+		t.Fatalf("header does not count the jury's verdicts:\n%s", got)
+	}
+}

@@ -1,0 +1,333 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"pitwall/runner"
+)
+
+// RunPlain is the headless renderer. For each cell that reaches a terminal
+// state, and each judgment that completes, it prints one line on stderr,
+// found by diffing consecutive snapshots (a row whose pointer did not change
+// has no changes). It returns once it has drawn a snapshot with Final and no
+// judge work in flight, or when the channel closes, after printing the final
+// grid and a summary on stdout. It reads every snapshot it is given, so the
+// final one is never missed; a jump over dropped intermediate snapshots only
+// means that several lines come out of one diff.
+func RunPlain(snaps <-chan *runner.BatteryRun, stdout, stderr io.Writer, opts Options) *runner.BatteryRun {
+	p := newPlain(stderr, opts)
+	var last *runner.BatteryRun
+	for run := range snaps {
+		if run == nil {
+			continue
+		}
+		p.diff(last, run)
+		last = run
+		if run.Final && run.JudgeInFlight == 0 {
+			break
+		}
+	}
+	if last == nil {
+		fmt.Fprintln(stderr, "pitwall: the run ended before its first snapshot")
+		return nil
+	}
+	judge := defaultJudge(last)
+	fmt.Fprint(stdout, RenderGrid(last, judge, opts.ASCII))
+	fmt.Fprint(stdout, p.fold(p.summary(last, judge)))
+	return last
+}
+
+// plain prints progress lines.
+type plain struct {
+	c      *common
+	w      io.Writer
+	done   int            // cells whose inference is over
+	judged map[string]int // judgments done, per judge
+	board  board          // tallies of the run's judge, for the judge lines' total
+}
+
+func newPlain(w io.Writer, opts Options) *plain {
+	c := newCommon(opts)
+	c.wm = ansi.GraphemeWidth
+	c.styles = newStyles(true)
+	c.opts.NoColor = true
+	return &plain{c: c, w: w, judged: map[string]int{}}
+}
+
+// fold makes s ASCII in ASCII mode.
+func (p *plain) fold(s string) string {
+	if p.c.opts.ASCII {
+		return asciiFold.Replace(s)
+	}
+	return s
+}
+
+// diff prints what changed from prev to run.
+func (p *plain) diff(prev, run *runner.BatteryRun) {
+	if prev != nil && (len(prev.Tests) != len(run.Tests) || len(prev.Models) != len(run.Models) || prev.Repeat != run.Repeat) {
+		prev = nil
+	}
+	p.board.apply(run, defaultJudge(run))
+	total := totalCells(run)
+	for t := range run.Tests {
+		row := rowAt(run, t)
+		var old *runner.Row
+		if prev != nil {
+			old = rowAt(prev, t)
+		}
+		if row == old || row == nil {
+			continue
+		}
+		for i := range row.Cells {
+			c := &row.Cells[i]
+			var was *runner.Cell
+			if old != nil && i < len(old.Cells) {
+				was = &old.Cells[i]
+			}
+			switch {
+			case c.Status.Terminal() && (was == nil || !was.Status.Terminal()):
+				p.done++
+				fmt.Fprintf(p.w, "[%d/%d] %s %s\n", p.done, total, p.cellName(run, c), p.fold(p.outcome(c)))
+			case !c.Status.Terminal() && was != nil && was.Status.Terminal():
+				p.done--
+			}
+			p.judgments(run, c, was)
+		}
+	}
+}
+
+func (p *plain) cellName(run *runner.BatteryRun, c *runner.Cell) string {
+	name := c.Model + " " + p.c.glyphs.times + " " + c.Test
+	if run.Repeat > 1 {
+		name += "#" + strconv.Itoa(c.Repeat+1)
+	}
+	return name
+}
+
+// outcome is the end of an inference line: glyph, timing, and why it failed.
+func (p *plain) outcome(c *runner.Cell) string {
+	g := p.c.glyphs
+	switch c.Status {
+	case runner.Completed:
+		return g.ok + " " + timing(c)
+	case runner.Failed:
+		why := c.Error
+		for _, ch := range c.Checks {
+			if !ch.Pass {
+				why = ch.Name
+				if ch.Reason != "" {
+					why += ": " + ch.Reason
+				}
+				break
+			}
+		}
+		return strings.TrimSpace(g.failed + " " + timing(c) + " " + why)
+	case runner.Errored:
+		msg := string(c.ErrorClass)
+		if c.Error != "" {
+			msg = strings.TrimPrefix(msg+": "+c.Error, ": ")
+		}
+		if c.Attempts > 1 {
+			msg += " (after " + strconv.Itoa(c.Attempts) + " attempts)"
+		}
+		return g.errored + " " + msg
+	}
+	return g.cancel + " cancelled"
+}
+
+func timing(c *runner.Cell) string {
+	s := plainDur(c.Latency)
+	if c.TokensPerSec > 0 {
+		s += " " + strconv.FormatFloat(c.TokensPerSec, 'f', 0, 64) + " tok/s"
+	}
+	return s
+}
+
+// plainDur formats a duration for a progress line: 850ms, 1.2s, 2m05s.
+func plainDur(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return ""
+	case d < time.Second:
+		return strconv.Itoa(int(d/time.Millisecond)) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	return clock(d)
+}
+
+// judgments prints the judgments of c that completed since was, configured
+// judges first and in their order, so that the output is stable.
+func (p *plain) judgments(run *runner.BatteryRun, c, was *runner.Cell) {
+	if len(c.Judgments) == 0 && (was == nil || len(was.Judgments) == 0) {
+		return
+	}
+	for _, name := range judgeOrder(run, c, was) {
+		j, pj := c.Judgment(name), was.Judgment(name)
+		isDone := j != nil && j.Status == runner.JudgmentDone
+		wasDone := pj != nil && pj.Status == runner.JudgmentDone
+		switch {
+		case isDone && (!wasDone || pj != j && !sameJudgment(pj, j)):
+			if !wasDone {
+				p.judged[name]++
+			}
+			of := max(p.board.counts.ToJudge, p.judged[name])
+			fmt.Fprintf(p.w, "[judge %d/%d] %s %s\n", p.judged[name], of, p.cellName(run, c), p.fold(p.verdict(name, j)))
+		case wasDone && !isDone:
+			p.judged[name]--
+		}
+	}
+}
+
+func judgeOrder(run *runner.BatteryRun, c, was *runner.Cell) []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, n := range run.Judges {
+		if !seen[n] && (c.Judgment(n) != nil || was.Judgment(n) != nil) {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	var rest []string
+	for _, cell := range []*runner.Cell{c, was} {
+		if cell == nil {
+			continue
+		}
+		for n := range cell.Judgments {
+			if !seen[n] {
+				seen[n] = true
+				rest = append(rest, n)
+			}
+		}
+	}
+	sort.Strings(rest)
+	return append(names, rest...)
+}
+
+func sameJudgment(a, b *runner.Judgment) bool {
+	return a.Verdict == b.Verdict && a.Score == b.Score && a.Error == b.Error &&
+		a.Latency == b.Latency && a.Source == b.Source && len(a.Samples) == len(b.Samples)
+}
+
+func (p *plain) verdict(name string, j *runner.Judgment) string {
+	g := p.c.glyphs
+	k := verdictKind(j.Verdict)
+	s := g.glyph(k, 0) + scoreText(k, j.Score) + " (" + name + ")"
+	if d := plainDur(j.Latency); d != "" {
+		s += " " + d
+	}
+	if j.Jury != nil && j.Jury.Disagreement {
+		s += " judges disagree"
+	}
+	if j.Error != "" {
+		s += ": " + j.Error
+	}
+	return s
+}
+
+// summary is what follows the final grid: counts, pass rate per model, and
+// where to go next.
+func (p *plain) summary(run *runner.BatteryRun, judge string) string {
+	var b board
+	b.apply(run, judge)
+	g, c := p.c.glyphs, b.counts
+	n := strconv.Itoa
+	var sb strings.Builder
+	sb.WriteString("\n")
+	head := "run " + run.ID
+	if run.Name != "" {
+		head += " · " + run.Name
+	}
+	head += " · " + string(run.Status)
+	if !run.Started.IsZero() && !run.Ended.IsZero() {
+		head += " in " + clock(run.Ended.Sub(run.Started))
+	}
+	sb.WriteString(head + "\n")
+	fmt.Fprintf(&sb, "cells    %d %s completed · %d %s failed · %d %s error · %d %s cancelled (%d in all)\n",
+		c.Completed, g.ok, c.Failed, g.failed, c.Errored, g.errored, c.Cancelled, g.cancel, totalCells(run))
+	if judge != "" {
+		fmt.Fprintf(&sb, "verdicts %d %s · %d %s · %d %s · %d %s (judge %s)\n",
+			c.Pass, g.pass, c.Fail, g.fail, c.Warn, g.warn, c.JudgeError, g.judgeError, judge)
+	}
+	sb.WriteString("pass rate by model\n")
+	nameW := 0
+	for _, m := range run.Models {
+		nameW = max(nameW, p.c.sw(m))
+	}
+	for i, m := range run.Models {
+		pc := b.modSum[i]
+		sb.WriteString("  " + p.c.fit(m, nameW) + "  " + p.c.fitRight(rate(pc.pass, pc.decided, g), rateW) +
+			"  (" + n(pc.pass) + "/" + n(pc.decided) + ")\n")
+	}
+	if p.c.opts.LedgerPath != "" {
+		sb.WriteString("ledger   " + p.c.opts.LedgerPath + "\n")
+	}
+	sb.WriteString("export   pitwall export " + run.ID + " --format json|csv|md|html|junit\n")
+	if p.c.opts.ExitCode != nil {
+		sb.WriteString("exit     " + n(p.c.opts.ExitCode(run)) + "\n")
+	}
+	return sb.String()
+}
+
+// RenderGrid draws run as plain text for judge: tests as rows, models as
+// columns, every column as wide as its widest content so that separators
+// line up (⚠️ included, measured by ansi.StringWidth), with pass rates beside
+// the rows and under the columns. `pitwall show --headless` prints it.
+func RenderGrid(run *runner.BatteryRun, judge string, ascii bool) string {
+	if run == nil {
+		return ""
+	}
+	c := newCommon(Options{ASCII: ascii, NoColor: true})
+	c.wm = ansi.GraphemeWidth
+	var b board
+	b.apply(run, judge)
+	g := c.glyphs
+
+	nameW := c.sw("pass rate")
+	for _, t := range run.Tests {
+		nameW = max(nameW, c.sw(t.ID))
+	}
+	nameW = min(nameW, 40)
+	cells := make([][]string, len(run.Tests))
+	widths := make([]int, len(run.Models))
+	for m, name := range run.Models {
+		widths[m] = min(max(c.sw(name), 4), 24)
+	}
+	for t := range run.Tests {
+		cells[t] = make([]string, len(run.Models))
+		for m := range run.Models {
+			s := showCell(repeats(run, t, m), judge, figNone, g, 0)
+			cells[t][m] = s.text
+			widths[m] = max(widths[m], c.sw(s.text))
+		}
+	}
+	line := func(name, r string, col func(m int) string) string {
+		var sb strings.Builder
+		sb.WriteString(c.fit(name, nameW) + " " + c.fitRight(r, rateW) + " ")
+		for m := range run.Models {
+			sb.WriteString(g.sep + " " + c.fit(col(m), widths[m]) + " ")
+		}
+		sb.WriteString(g.sep + "\n")
+		return sb.String()
+	}
+	var sb strings.Builder
+	sb.WriteString(line("tests", "pass", func(m int) string { return run.Models[m] }))
+	for t := range run.Tests {
+		pc := b.rowSum[t]
+		sb.WriteString(line(run.Tests[t].ID, rate(pc.pass, pc.decided, g), func(m int) string { return cells[t][m] }))
+	}
+	sb.WriteString(line("pass rate", rate(b.total.pass, b.total.decided, g), func(m int) string {
+		return rate(b.modSum[m].pass, b.modSum[m].decided, g)
+	}))
+	if ascii {
+		return asciiFold.Replace(sb.String())
+	}
+	return sb.String()
+}

@@ -1,0 +1,227 @@
+package ui
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"pitwall/runner"
+)
+
+// plainRun is a small run played out as a runner would publish it.
+func plainRun() []*runner.BatteryRun {
+	s0 := makeRun(3, 2, 1, "gemma")
+	s0.Counts.ToJudge = 4
+	s1 := next(s0)
+	set(s1, 0, 0, 0, completed(1200*time.Millisecond, 41))
+	set(s1, 0, 1, 0, status(runner.Running))
+	s2 := next(s1)
+	set(s2, 0, 1, 0, failed("tool-call get_weather", "no tool call was made"))
+	set(s2, 0, 2, 0, errored("timeout", "gpu1: no reply within 300s"))
+	set(s2, 1, 0, 0, completed(2500*time.Millisecond, 22))
+	s3 := next(s2)
+	set(s3, 1, 1, 0, completed(700*time.Millisecond, 60))
+	set(s3, 1, 2, 0, status(runner.Cancelled))
+	s3.Phase = runner.PhaseJudgment
+	s3.JudgeInFlight = 3
+	s4 := next(s3)
+	set(s4, 0, 0, 0, judged("gemma", runner.VerdictPass, 0.92))
+	set(s4, 1, 0, 0, judged("gemma", runner.VerdictError, 0))
+	s5 := next(s4)
+	set(s5, 1, 1, 0, judged("gemma", runner.VerdictFail, 0.2))
+	finish(s5, runner.RunCompleted)
+	s5.JudgeInFlight = 0
+	return []*runner.BatteryRun{s0, s1, s2, s3, s4, s5}
+}
+
+// feed sends snaps on an open channel from a goroutine, as the runner does;
+// the channel stays open, so RunPlain must stop on its own.
+func feed(t *testing.T, snaps []*runner.BatteryRun) <-chan *runner.BatteryRun {
+	ch := make(chan *runner.BatteryRun)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		for _, s := range snaps {
+			select {
+			case ch <- s:
+			case <-stop:
+				return
+			}
+		}
+		<-stop
+	}()
+	return ch
+}
+
+// runPlain runs RunPlain and fails the test if it does not return.
+func runPlain(t *testing.T, ch <-chan *runner.BatteryRun, opts Options) (last *runner.BatteryRun, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	done := make(chan *runner.BatteryRun)
+	go func() { done <- RunPlain(ch, &out, &errOut, opts) }()
+	select {
+	case last = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunPlain did not return after the final snapshot")
+	}
+	return last, out.String(), errOut.String()
+}
+
+func TestRunPlainGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+	}{
+		{name: "plain", opts: Options{LedgerPath: ".pitwall/ledger.db", ExitCode: func(*runner.BatteryRun) int { return 1 }}},
+		{name: "plain_ascii", opts: Options{ASCII: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snaps := plainRun()
+			last, stdout, stderr := runPlain(t, feed(t, snaps), tt.opts)
+			if last != snaps[len(snaps)-1] {
+				t.Fatalf("returned snapshot %d, want the final one", last.Seq)
+			}
+			golden(t, tt.name+"_progress", stderr)
+			golden(t, tt.name+"_final", stdout)
+			if tt.opts.ASCII {
+				for i, r := range stdout + stderr {
+					if r > 127 {
+						t.Fatalf("non-ASCII %q at %d in ASCII output", r, i)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestRunPlainLines(t *testing.T) {
+	inference := regexp.MustCompile(`^\[(\d+)/6\] \S+ × \S+ (✓|❌|⚠️|⊘) `)
+	judge := regexp.MustCompile(`^\[judge (\d+)/\d+\] \S+ × \S+ (PASS|FAIL|WARN|J-ERR)[ 0-9.]* \(gemma\)`)
+	tests := []struct {
+		name  string
+		snaps func() []*runner.BatteryRun
+	}{
+		{name: "every snapshot"},
+		{name: "intermediate snapshots dropped", snaps: func() []*runner.BatteryRun {
+			all := plainRun()
+			return []*runner.BatteryRun{all[0], all[2], all[5]}
+		}},
+		{name: "only the final snapshot", snaps: func() []*runner.BatteryRun {
+			all := plainRun()
+			return all[5:]
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snaps := plainRun()
+			if tt.snaps != nil {
+				snaps = tt.snaps()
+			}
+			_, _, stderr := runPlain(t, feed(t, snaps), Options{})
+			var cells, verdicts []string
+			for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+				switch {
+				case inference.MatchString(l):
+					cells = append(cells, inference.FindStringSubmatch(l)[1])
+				case judge.MatchString(l):
+					verdicts = append(verdicts, judge.FindStringSubmatch(l)[1])
+				default:
+					t.Errorf("unexpected line %q", l)
+				}
+			}
+			if strings.Join(cells, ",") != "1,2,3,4,5,6" {
+				t.Errorf("inference lines numbered %v, want one per cell, 1 to 6:\n%s", cells, stderr)
+			}
+			if strings.Join(verdicts, ",") != "1,2,3" {
+				t.Errorf("judge lines numbered %v, want 1 to 3:\n%s", verdicts, stderr)
+			}
+			for _, want := range []string{
+				"qwen/qwen3-8b × basic_tool_call ✓ 1.2s 41 tok/s",
+				"granite-4.0-micro × basic_tool_call ❌ 800ms 30 tok/s tool-call get_weather: no tool call was made",
+				"google/gemma-3-12b × basic_tool_call ⚠️ timeout: gpu1: no reply within 300s (after 3 attempts)",
+				"google/gemma-3-12b × json_schema_reply ⊘ cancelled",
+				"qwen/qwen3-8b × basic_tool_call PASS 0.92 (gemma) 900ms",
+				"J-ERR (gemma) 900ms: judge reply had no VERDICT line",
+			} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("progress lacks %q:\n%s", want, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestRunPlainWaitsForJudgesAfterTheEnd(t *testing.T) {
+	snaps := plainRun()
+	// The run is over but re-judging is still in flight.
+	over := next(snaps[4])
+	finish(over, runner.RunCompleted)
+	over.JudgeInFlight = 1
+	last := next(snaps[5])
+	set(last, 0, 0, 0, judged("gemma", runner.VerdictFail, 0.1))
+	got, _, stderr := runPlain(t, feed(t, []*runner.BatteryRun{snaps[0], snaps[3], over, last}), Options{})
+	if got != last {
+		t.Fatalf("returned snapshot %d, want %d (the one with no judge in flight)", got.Seq, last.Seq)
+	}
+	if !strings.Contains(stderr, "FAIL 0.10 (gemma)") {
+		t.Fatalf("the judgment after the end was not printed:\n%s", stderr)
+	}
+}
+
+func TestRunPlainPrintsARejudgeAgain(t *testing.T) {
+	snaps := plainRun()
+	final := snaps[5]
+	finish(final, runner.RunCompleted)
+	queued := next(final)
+	queued.Final, queued.JudgeInFlight = false, 1
+	set(queued, 0, 0, 0, judging("gemma", runner.JudgmentQueued))
+	again := next(queued)
+	again.Final, again.JudgeInFlight = true, 0
+	set(again, 0, 0, 0, judged("gemma", runner.VerdictFail, 0.3))
+	in := append(append([]*runner.BatteryRun{}, snaps[:5]...), queued, again)
+	_, _, stderr := runPlain(t, feed(t, in), Options{})
+	if n := strings.Count(stderr, "qwen/qwen3-8b × basic_tool_call PASS"); n != 1 {
+		t.Errorf("first verdict printed %d times", n)
+	}
+	// The count is of the cells the judge has judged now: the re-judged cell
+	// left it while queued and is back.
+	if !strings.Contains(stderr, "[judge 3/3] qwen/qwen3-8b × basic_tool_call FAIL 0.30 (gemma)") {
+		t.Errorf("re-judged verdict missing or misnumbered:\n%s", stderr)
+	}
+}
+
+func TestRunPlainWhenTheChannelCloses(t *testing.T) {
+	tests := []struct {
+		name     string
+		snaps    []*runner.BatteryRun
+		wantLast bool
+	}{
+		{name: "before the final snapshot", snaps: plainRun()[:3], wantLast: true},
+		{name: "with no snapshot at all"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ch := make(chan *runner.BatteryRun, len(tt.snaps))
+			for _, s := range tt.snaps {
+				ch <- s
+			}
+			close(ch)
+			last, stdout, stderr := runPlain(t, ch, Options{})
+			if !tt.wantLast {
+				if last != nil || stdout != "" || !strings.Contains(stderr, "before its first snapshot") {
+					t.Fatalf("got %v, stdout %q, stderr %q", last, stdout, stderr)
+				}
+				return
+			}
+			if last != tt.snaps[len(tt.snaps)-1] {
+				t.Fatal("did not return the last snapshot")
+			}
+			if !strings.Contains(stdout, "pass rate by model") {
+				t.Fatalf("no summary:\n%s", stdout)
+			}
+		})
+	}
+}

@@ -1,0 +1,225 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"pitwall/runner"
+)
+
+// watched wraps the root model so that a test can wait on what the program
+// draws after each message, rather than sleeping.
+type watched struct {
+	*model
+	mu      sync.Mutex
+	screen  string
+	changed chan struct{}
+}
+
+func watch(m *model) *watched {
+	return &watched{model: m, changed: make(chan struct{}, 1)}
+}
+
+func (w *watched) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := w.model.Update(msg)
+	s := ansi.Strip(w.model.render())
+	w.mu.Lock()
+	w.screen = s
+	w.mu.Unlock()
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+	return w, cmd
+}
+
+// waitFor waits until the screen satisfies ok.
+func (w *watched) waitFor(t *testing.T, what string, ok func(screen string) bool) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		w.mu.Lock()
+		s := w.screen
+		w.mu.Unlock()
+		if ok(s) {
+			return
+		}
+		select {
+		case <-w.changed:
+		case <-deadline:
+			t.Fatalf("screen never showed %s; last screen:\n%s", what, s)
+		}
+	}
+}
+
+func (w *watched) waitText(t *testing.T, texts ...string) {
+	t.Helper()
+	w.waitFor(t, strings.Join(texts, " and "), func(s string) bool {
+		for _, x := range texts {
+			if !strings.Contains(s, x) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func TestProgramDrivesASimulatedRun(t *testing.T) {
+	start := makeRun(3, 4, 1, "gemma", "llama", runner.JuryName)
+	ctrl := newFakeCtrl(start)
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	m := newModel(ctrl.out, ctrl, Options{}, done)
+	m.c.now = func() time.Time { return t0.Add(time.Minute) }
+	w := watch(m)
+	tm := teatest.NewTestModel(t, w, teatest.WithInitialTermSize(120, 30))
+
+	// Snapshots arrive and the grid fills.
+	ctrl.publish(start)
+	w.waitText(t, "Inference 0/12", "basic_tool_call")
+	s1 := next(start)
+	set(s1, 0, 0, 0, completed(time.Second, 40))
+	set(s1, 0, 1, 0, failed("regex", "no match"))
+	set(s1, 0, 2, 0, status(runner.Running))
+	ctrl.publish(s1)
+	s2 := next(s1)
+	set(s2, 1, 0, 0, completed(time.Second, 40))
+	set(s2, 1, 1, 0, errored("timeout", "no reply"))
+	set(s2, 0, 0, 0, judged("gemma", runner.VerdictPass, 0.9))
+	ctrl.publish(s2)
+	w.waitText(t, "Inference 4/12", "PASS 0.90", "❌", "⚠️")
+
+	// s, then y, stops the run: cells still under way say cancelled.
+	tm.Type("s")
+	w.waitText(t, "Stop the run?")
+	tm.Type("y")
+	ctrl.waitCall(t, "stop")
+	w.waitText(t, "Stopped", "⊘")
+
+	// J opens the picker; choosing llama switches the judge in view, and
+	// the runner judges what llama has not judged.
+	tm.Type("J")
+	w.waitText(t, "Judge in view")
+	tm.Type("j")
+	tm.Send(keyMsg("enter"))
+	ctrl.waitCall(t, "switch")
+	w.waitText(t, "judge llama", "PASS 0.88")
+	if got := ctrl.switched; len(got) != 1 || got[0] != "llama" {
+		t.Fatalf("switched to %v, want llama", got)
+	}
+
+	// r re-judges the cell under the cursor with llama; its verdict changes.
+	tm.Type("r")
+	ctrl.waitCall(t, "rejudge")
+	w.waitFor(t, "the re-judged verdict", func(s string) bool {
+		return strings.Contains(s, "FAIL 0.25") && strings.Count(s, "PASS 0.88") == 1
+	})
+	if got := ctrl.rejudged[0]; len(got) != 1 || got[0].Test != "basic_tool_call" || got[0].Model != "qwen/qwen3-8b" || ctrl.rjJudges[0] != "llama" {
+		t.Fatalf("re-judged %v with %v", got, ctrl.rjJudges)
+	}
+
+	// The run is over, so q quits at once.
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	final := tm.FinalModel(t).(*watched)
+	if final.run == nil || !final.run.Final || final.run.Status != runner.RunStopped {
+		t.Fatalf("program ended on %+v, want the stopped run's last snapshot", final.run)
+	}
+}
+
+func TestProgramQuitWhileRunningAsksAndStops(t *testing.T) {
+	start := makeRun(2, 2, 1, "gemma")
+	ctrl := newFakeCtrl(start)
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	w := watch(newModel(ctrl.out, ctrl, Options{}, done))
+	tm := teatest.NewTestModel(t, w, teatest.WithInitialTermSize(80, 20))
+	ctrl.publish(start)
+	w.waitText(t, "Inference 0/4")
+	tm.Type("q")
+	w.waitText(t, "Quit? The run is still going")
+	tm.Type("n")
+	w.waitFor(t, "the question gone", func(s string) bool { return !strings.Contains(s, "Quit?") })
+	tm.Type("q")
+	w.waitText(t, "Quit?")
+	tm.Type("y")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	if ctrl.stops != 1 {
+		t.Fatalf("stops = %d, want 1: quitting must stop the run", ctrl.stops)
+	}
+}
+
+func TestRunTUIReturnsTheLastSnapshot(t *testing.T) {
+	snaps := make(chan *runner.BatteryRun)
+	in, keys := io.Pipe()
+	t.Cleanup(func() { keys.Close() })
+	type result struct {
+		last *runner.BatteryRun
+		err  error
+	}
+	out := make(chan result, 1)
+	go func() {
+		last, err := runTUI(context.Background(), snaps, newFakeCtrl(nil), Options{},
+			tea.WithInput(in), tea.WithOutput(io.Discard), tea.WithWindowSize(100, 30), tea.WithoutSignals())
+		out <- result{last, err}
+	}()
+	final := sceneJudged()
+	snaps <- final
+	// The reader takes a second snapshot only after the program applied the
+	// first and re-armed it.
+	again := next(final)
+	snaps <- again
+	if _, err := keys.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-out:
+		if r.err != nil {
+			t.Fatalf("RunTUI: %v", r.err)
+		}
+		if r.last != final && r.last != again {
+			t.Fatalf("returned %+v, want the last snapshot drawn", r.last)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunTUI did not return after q")
+	}
+}
+
+func TestRunTUIEndsWithItsContext(t *testing.T) {
+	snaps := make(chan *runner.BatteryRun)
+	ctx, cancel := context.WithCancel(context.Background())
+	in, keys := io.Pipe()
+	t.Cleanup(func() { keys.Close() })
+	out := make(chan error, 1)
+	var last *runner.BatteryRun
+	go func() {
+		var err error
+		last, err = runTUI(ctx, snaps, nil, Options{},
+			tea.WithInput(in), tea.WithOutput(io.Discard), tea.WithWindowSize(100, 30), tea.WithoutSignals())
+		out <- err
+	}()
+	first := sceneMidInference()
+	snaps <- first
+	snaps <- next(first) // the first is applied once the reader is back
+	cancel()
+	select {
+	case err := <-out:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if last == nil {
+			t.Fatal("no snapshot returned")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunTUI did not return when its context was cancelled")
+	}
+}

@@ -1,0 +1,59 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"pitwall/runner"
+)
+
+// Controller is what the UI asks of a run; the runner implements it (and
+// tests use a fake). The UI calls it from commands, never from Update, so a
+// method may block for as long as it needs.
+type Controller interface {
+	Stop()
+	Rejudge(cells []runner.CellRef, judge string) // judge "" = the one in view
+	RejudgeAll(judge string)
+	SwitchJudge(name string) // the runner judges what that judge has not judged yet
+	Export() (path string, err error)
+}
+
+// Options are how the screen looks and what it reports.
+type Options struct {
+	ASCII   bool   // --ascii or TERM=dumb: ASCII glyphs
+	NoColor bool   // NO_COLOR: no colours (glyphs alone carry meaning)
+	LogPath string // where logs go while the TUI runs (shown in help)
+	// ExitCode is the run's exit code (0/1/2) computed by the runner
+	// package; shown once the run is over, and by the plain summary.
+	ExitCode func(last *runner.BatteryRun) int
+	// LedgerPath is where the run's ledger is, for the plain summary.
+	LedgerPath string
+}
+
+// RunTUI runs the program until the user quits and returns the last snapshot
+// it drew. Quitting while the run is going asks first, then stops the run
+// through ctrl before returning. Cancelling ctx ends the program too.
+func RunTUI(ctx context.Context, snaps <-chan *runner.BatteryRun, ctrl Controller, opts Options) (*runner.BatteryRun, error) {
+	return runTUI(ctx, snaps, ctrl, opts)
+}
+
+func runTUI(ctx context.Context, snaps <-chan *runner.BatteryRun, ctrl Controller, opts Options, extra ...tea.ProgramOption) (*runner.BatteryRun, error) {
+	done := make(chan struct{})
+	// The snapshot reader waits on done as well as on the channel, so it
+	// ends with the program rather than waiting for the runner to close.
+	defer close(done)
+	m := newModel(snaps, ctrl, opts, done)
+	popts := append([]tea.ProgramOption{tea.WithContext(ctx)}, extra...)
+	p := tea.NewProgram(m, popts...)
+	_, err := p.Run()
+	if err != nil {
+		if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+			return m.run, fmt.Errorf("ui: %w", ctx.Err())
+		}
+		return m.run, fmt.Errorf("ui: %w", err)
+	}
+	return m.run, nil
+}
