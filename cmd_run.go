@@ -114,8 +114,10 @@ func isTerminal(w io.Writer) bool {
 // the runner's error returns (the run reports them in its status line).
 type controller struct{ r *runner.Run }
 
-func (c controller) Stop()                                         { c.r.Stop() }
-func (c controller) Rejudge(cells []runner.CellRef, judge string) { c.r.Note(c.r.Rejudge(cells, judge)) }
-func (c controller) RejudgeAll(judge string)                      { c.r.Note(c.r.RejudgeAll(judge)) }
-func (c controller) SwitchJudge(name string)                      { c.r.Note(c.r.SwitchJudge(name)) }
-func (c controller) Export() (string, error)                      { return c.r.Export() }
+func (c controller) Stop() { c.r.Stop() }
+func (c controller) Rejudge(cells []runner.CellRef, judge string) {
+	c.r.Note(c.r.Rejudge(cells, judge))
+}
+func (c controller) RejudgeAll(judge string) { c.r.Note(c.r.RejudgeAll(judge)) }
+func (c controller) SwitchJudge(name string) { c.r.Note(c.r.SwitchJudge(name)) }
+func (c controller) Export() (string, error) { return c.r.Export() }
