@@ -93,9 +93,9 @@ func (c *Client) Chat(ctx context.Context, req Request) (Result, error) {
 	res = acc.result(res, start, time.Now())
 	switch {
 	case acc.chunks == 0:
-		return res, c.malformed(req, cl, "the server sent no completion chunks (empty response)")
+		return res, c.malformed(req, "the server sent no completion chunks (empty response)")
 	case acc.finish == "" && !cl.done:
-		return res, c.malformed(req, cl, "stream ended without a finish_reason or [DONE] (cut off)")
+		return res, c.malformed(req, "stream ended without a finish_reason or [DONE] (cut off)")
 	}
 	return res, nil
 }
@@ -127,8 +127,8 @@ func (c *Client) refuse(req Request, err error) *Error {
 		Message: "request not sent: " + err.Error(), Err: err}
 }
 
-func (c *Client) malformed(req Request, cl *callInfo, msg string) *Error {
-	return &Error{Class: ClassMalformed, Server: c.cfg.Name, Model: req.Model, Status: cl.status, Message: msg}
+func (c *Client) malformed(req Request, msg string) *Error {
+	return &Error{Class: ClassMalformed, Server: c.cfg.Name, Model: req.Model, Message: msg}
 }
 
 // streamAcc gathers a streamed reply.

@@ -259,10 +259,10 @@ func TestModelsListsWhatTheServerOffers(t *testing.T) {
 
 func TestTokensPerSec(t *testing.T) {
 	tests := []struct {
-		name           string
-		tokens         int
-		latency, ttft  time.Duration
-		want           float64
+		name          string
+		tokens        int
+		latency, ttft time.Duration
+		want          float64
 	}{
 		{"decode time after the first token", 100, 2500 * time.Millisecond, 500 * time.Millisecond, 50},
 		{"one burst: the whole call stands in", 10, 2 * time.Second, 2 * time.Second, 5},

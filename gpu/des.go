@@ -45,6 +45,8 @@ type Scenario struct {
 	HideVRAM bool
 	// HideJobTimes shows the policy no measured job times (ModelView.JobTime).
 	HideJobTimes bool
+	// HideLoadTimes shows the policy no load times (ModelView.LoadTime).
+	HideLoadTimes bool
 }
 
 // SimServer is one simulated server (one GPU pool).

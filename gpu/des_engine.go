@@ -129,7 +129,7 @@ func newDESRun(sc Scenario, p Policy, pipelined bool) *desRun {
 	}
 	for name, m := range sc.Models {
 		mv := ModelView{SizeGB: m.SizeGB}
-		if meanGBps > 0 {
+		if meanGBps > 0 && !sc.HideLoadTimes {
 			mv.LoadTime = seconds(m.SizeGB / meanGBps)
 		}
 		r.models[name] = mv

@@ -40,7 +40,8 @@ func (f *Fleet) dispatch() {
 		return
 	}
 	f.compactLocked()
-	if len(f.queue) == 0 {
+	if len(f.queue) == 0 || !f.anyFreeLocked() {
+		// Nothing can start: spare the policy a pass over the whole queue.
 		f.mu.Unlock()
 		return
 	}
@@ -76,6 +77,15 @@ func (f *Fleet) dispatch() {
 	for _, st := range starts {
 		go f.run(st)
 	}
+}
+
+func (f *Fleet) anyFreeLocked() bool {
+	for _, s := range f.servers {
+		if s.up && s.offered != nil && s.free() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // placeable checks an assignment against the fleet as it is.
@@ -129,21 +139,21 @@ func (f *Fleet) run(st *placement) {
 		}
 	}
 
-	var res Result
-	var err error
-	if ctx.Err() == nil {
+	res, err := Result{Server: s.cfg.Name}, error(nil)
+	if ctx.Err() != nil {
+		err = canceledErr(ctx, j.Request.Model, s.cfg.Name, "before it was sent")
+	} else {
 		rctx, rcancel := ctx, context.CancelFunc(func() {})
 		if j.Timeout > 0 {
 			rctx, rcancel = context.WithTimeoutCause(ctx, j.Timeout, errJobTimeout)
 		}
 		res, err = s.client.Chat(rctx, j.Request)
 		rcancel()
-	}
-	res.Server = s.cfg.Name
-	if ctx.Err() != nil {
-		// The caller stopped or the fleet closed: whatever the transport
-		// made of that, the job was cancelled.
-		res, err = Result{Server: s.cfg.Name}, canceledErr(ctx, j.Request.Model, s.cfg.Name, "in flight")
+		if err != nil && ctx.Err() != nil {
+			// The caller stopped or the fleet closed: whatever the
+			// transport made of that, the job was cancelled.
+			err = canceledErr(ctx, j.Request.Model, s.cfg.Name, "in flight")
+		}
 	}
 	f.settle(st, res, err)
 	f.finish(q, res, err)
@@ -164,8 +174,8 @@ func (f *Fleet) warmup(ctx context.Context, st *placement, timeout time.Duration
 	}
 	res, err := s.client.Chat(wctx, warmupRequest(model))
 	wcancel()
-	if ctx.Err() != nil {
-		res, err = Result{Server: s.cfg.Name}, canceledErr(ctx, model, s.cfg.Name, "while loading the model")
+	if err != nil && ctx.Err() != nil {
+		err = canceledErr(ctx, model, s.cfg.Name, "while loading the model")
 	}
 
 	f.mu.Lock()

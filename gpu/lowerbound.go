@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -14,7 +15,8 @@ type MakespanBound struct {
 	// Work is the fleet's total GPU work divided by its servers: each job at
 	// the best throughput a server can give it (see LowerBound).
 	Work time.Duration
-	// Load is what the loads add: Total - Work.
+	// Load is the rest, Total - Work: the first load each server must wait
+	// for, and work that only some servers may run.
 	Load time.Duration
 }
 
@@ -50,6 +52,10 @@ type MakespanBound struct {
 // With equal servers and W large this is W/G + L: the shortest load, once.
 // Adding every model's load time would not be a valid bound, because a
 // load may overlap another resident model's streams on the same server.
+//
+// Jobs that only some servers may run (pinned, offered or fitting only
+// there) must also fit in those servers' time: the same bound is taken over
+// each such set of servers with its jobs alone, and the largest one wins.
 func LowerBound(sc Scenario) (MakespanBound, error) {
 	if err := sc.validate(); err != nil {
 		return MakespanBound{}, fmt.Errorf("lower bound: %w", err)
@@ -71,58 +77,107 @@ func LowerBound(sc Scenario) (MakespanBound, error) {
 			}
 		}
 	}
-	var work float64
-	for _, j := range sc.Jobs {
+	// Each job's cost at its cheapest server, and the servers it may use.
+	cost := make([]float64, len(sc.Jobs))
+	elig := make([]string, len(sc.Jobs)) // a set of server indices, as a key
+	sets := map[string][]int{}
+	for i, j := range sc.Jobs {
 		spec := sc.Models[j.Model]
-		best := math.Inf(1)
-		for i, s := range sc.Servers {
+		cost[i] = math.Inf(1)
+		var key strings.Builder
+		var set []int
+		for g, s := range sc.Servers {
 			if !s.offers(j.Model) || (j.Pinned != "" && j.Pinned != s.Name) || (!s.Static && spec.SizeGB > s.VRAMGB) {
 				continue
 			}
-			c := float64(j.ReplyTokens)/spec.TokensPerSec/shapes[i].m + shapes[i].beta*sc.prefill(j)
-			best = min(best, c)
+			c := float64(j.ReplyTokens)/spec.TokensPerSec/shapes[g].m + shapes[g].beta*sc.prefill(j)
+			cost[i] = min(cost[i], c)
+			fmt.Fprintf(&key, "%d,", g)
+			set = append(set, g)
 		}
-		work += best
+		elig[i] = key.String()
+		sets[elig[i]] = set
 	}
 	firstLoad := make([]float64, len(sc.Servers))
-	for i, s := range sc.Servers {
+	for g, s := range sc.Servers {
 		if s.Static || len(s.Preload) > 0 {
 			continue
 		}
-		firstLoad[i] = math.Inf(1)
+		firstLoad[g] = math.Inf(1)
 		for m := range sc.Models {
 			if s.offers(m) && sc.Models[m].SizeGB <= s.VRAMGB {
-				firstLoad[i] = min(firstLoad[i], sc.loadTime(s, m))
+				firstLoad[g] = min(firstLoad[g], sc.loadTime(s, m))
 			}
 		}
 	}
+	all := make([]int, len(sc.Servers))
+	for g := range all {
+		all[g] = g
+	}
+	var work float64
+	for _, c := range cost {
+		work += c
+	}
+	total := subsetBound(work, all, firstLoad)
+	// Jobs that only some servers may run (pins, offers, VRAM) must fit in
+	// those servers' time: bound each such set of servers on its own.
+	for _, set := range sets {
+		in := map[int]bool{}
+		for _, g := range set {
+			in[g] = true
+		}
+		var w float64
+		for i, c := range cost {
+			if within(sets[elig[i]], in) {
+				w += c
+			}
+		}
+		total = max(total, subsetBound(w, set, firstLoad))
+	}
 	g := float64(len(sc.Servers))
-	capacity := func(t float64) float64 { // G·T - Σ min(L_g, T)
-		c := g * t
-		for _, l := range firstLoad {
-			c -= min(l, t)
+	return MakespanBound{Total: seconds(total), Work: seconds(work / g), Load: seconds(total - work/g)}, nil
+}
+
+// within reports whether every server in set lies in in.
+func within(set []int, in map[int]bool) bool {
+	for _, g := range set {
+		if !in[g] {
+			return false
+		}
+	}
+	return true
+}
+
+// subsetBound is the least T at which the servers of set, each starting
+// after its first load, have room for work: |set|·T - Σ min(L_g, T) ≥ work.
+func subsetBound(work float64, set []int, firstLoad []float64) float64 {
+	if work <= 0 || len(set) == 0 {
+		return 0
+	}
+	capacity := func(t float64) float64 {
+		c := float64(len(set)) * t
+		for _, g := range set {
+			c -= min(firstLoad[g], t)
 		}
 		return c
 	}
-	// capacity(work + every finite first load) ≥ work: some server that can
-	// run the jobs has a finite first load.
-	lo, hi := work/g, work
-	for _, l := range firstLoad {
-		if !math.IsInf(l, 1) {
-			hi += l
+	// capacity(work + every finite first load) ≥ work: a server of the set
+	// that can run the jobs has a finite first load.
+	lo, hi := work/float64(len(set)), work
+	for _, g := range set {
+		if !math.IsInf(firstLoad[g], 1) {
+			hi += firstLoad[g]
 		}
 	}
-	if work > 0 {
-		for range 200 {
-			mid := (lo + hi) / 2
-			if capacity(mid) >= work {
-				hi = mid
-			} else {
-				lo = mid
-			}
+	for range 200 {
+		mid := (lo + hi) / 2
+		if capacity(mid) >= work {
+			hi = mid
+		} else {
+			lo = mid
 		}
 	}
-	return MakespanBound{Total: seconds(hi), Work: seconds(work / g), Load: seconds(hi - work/g)}, nil
+	return hi
 }
 
 // batchShape returns M(S), the best aggregate solo-work rate of a server

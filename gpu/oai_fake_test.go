@@ -3,6 +3,7 @@ package gpu
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -62,10 +63,20 @@ type oaiBody struct {
 	} `json:"messages"`
 }
 
+// oaiDecode reads the whole body, so that net/http notices when the client
+// goes away (a handler may then wait on r.Context()).
 func oaiDecode(r *http.Request) oaiBody {
 	var b oaiBody
-	_ = json.NewDecoder(r.Body).Decode(&b)
+	raw, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(raw, &b)
 	return b
+}
+
+// oaiHang holds the request open until the client goes away. It reads the
+// body first: until it has, net/http cannot notice the client leaving.
+func oaiHang(r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	<-r.Context().Done()
 }
 
 // oaiModels answers GET /v1/models with ids.

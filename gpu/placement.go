@@ -101,20 +101,30 @@ type placeServer struct {
 }
 
 // jobList is queued jobs of one model, in queue order, consumed from next.
+// It keeps the first few indices only: one decision never takes more jobs
+// than there are free slots, so a long queue costs a count, not a copy.
 type jobList struct {
-	idx  []int
-	next int
+	idx   []int
+	count int
+	next  int
+}
+
+func (l *jobList) add(i, keep int) {
+	if len(l.idx) < keep {
+		l.idx = append(l.idx, i)
+	}
+	l.count++
 }
 
 func (l *jobList) left() int {
 	if l == nil {
 		return 0
 	}
-	return len(l.idx) - l.next
+	return l.count - l.next
 }
 
 func (l *jobList) take() (int, bool) {
-	if l.left() == 0 {
+	if l.left() == 0 || l.next >= len(l.idx) {
 		return 0, false
 	}
 	l.next++
@@ -164,7 +174,15 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 		st.pool[c] = map[string]*jobList{}
 	}
 	st.pinned = map[string]*[numClasses]map[string]*jobList{}
-	for i, j := range v.Queue {
+	// Queues often hold runs of one model: the last list found is tried first.
+	var last *jobList
+	var lastKey JobView
+	for i := range v.Queue {
+		j := &v.Queue[i]
+		if last != nil && j.Model == lastKey.Model && j.Purpose == lastKey.Purpose && j.Pinned == lastKey.Pinned {
+			last.add(i, totalFree)
+			continue
+		}
 		c := classOf(j.Purpose)
 		pool := st.pool[c]
 		if j.Pinned != "" {
@@ -183,7 +201,8 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 			l = &jobList{}
 			pool[j.Model] = l
 		}
-		l.idx = append(l.idx, i)
+		l.add(i, totalFree)
+		last, lastKey = l, JobView{Model: j.Model, Purpose: j.Purpose, Pinned: j.Pinned}
 	}
 	for m, mv := range v.Models {
 		if mv.JobTime <= 0 {

@@ -1,7 +1,13 @@
 package gpu
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
 
 	"pitwall/gpu/internal/refgen"
 	"pitwall/gpu/sim"
@@ -83,4 +89,102 @@ func BenchmarkReferenceFleet(b *testing.B) {
 	b.ReportMetric(pp.Makespan.Seconds()/two.Makespan.Seconds(), "x-promptprix")
 	b.ReportMetric(ff.Makespan.Seconds()/two.Makespan.Seconds(), "x-fifo")
 	b.ReportMetric(two.Makespan.Seconds()/piped.Makespan.Seconds(), "x-pipelined")
+}
+
+// TestReferenceScenarioIsTheIssues checks the reference fleet against the
+// scenario the benchmark promises: 4 GPUs of 24 GB with 2 slots, 12 models
+// of 4–20 GB that load in 10–40 s and decode at 30–120 tokens/s, 200 tests
+// with replies of 50–400 tokens, a jury of two judge models.
+func TestReferenceScenarioIsTheIssues(t *testing.T) {
+	f := refgen.Reference()
+	sc := referenceScenario(t)
+	if len(sc.Servers) != 4 || len(f.Candidates) != 12 || len(f.Tests) != 200 || len(f.Judges) != 2 {
+		t.Fatalf("%d servers, %d models, %d tests, %d judges; want 4, 12, 200, 2", len(sc.Servers), len(f.Candidates), len(f.Tests), len(f.Judges))
+	}
+	for _, s := range sc.Servers {
+		if s.VRAMGB != 24 || s.Slots != 2 {
+			t.Errorf("server %s: %.0f GB, %d slots; want 24 GB, 2 slots", s.Name, s.VRAMGB, s.Slots)
+		}
+	}
+	pairs, alone := 0, 0
+	for _, m := range f.Candidates {
+		load := time.Duration(m.SizeGB / f.LoadGBps * float64(time.Second))
+		if m.SizeGB < 4 || m.SizeGB > 20 || load < 10*time.Second || load > 40*time.Second || m.TokensPerSec < 30 || m.TokensPerSec > 120 {
+			t.Errorf("model %s: %.1f GB, loads in %s, %.0f tokens/s: outside the scenario", m.Name, m.SizeGB, load, m.TokensPerSec)
+		}
+		fits := false
+		for _, o := range f.Candidates {
+			fits = fits || o.Name != m.Name && m.SizeGB+o.SizeGB <= f.VRAMGB
+		}
+		if fits {
+			pairs++
+		} else {
+			alone++
+		}
+	}
+	if pairs == 0 || alone == 0 {
+		t.Errorf("%d models share a GPU with another and %d run alone; want some of each", pairs, alone)
+	}
+	for _, j := range sc.Jobs {
+		if j.Purpose == PurposeInference && (j.ReplyTokens < 50 || j.ReplyTokens > 400) {
+			t.Fatalf("a reply of %d tokens, outside 50–400", j.ReplyTokens)
+		}
+	}
+}
+
+// TestReferenceExamplesAreCurrent keeps examples/reference-*.toml equal to
+// what the generator writes, and loadable as TOML, so the real path runs
+// the scenario the benchmark simulates.
+func TestReferenceExamplesAreCurrent(t *testing.T) {
+	f := refgen.Reference()
+	for name, want := range map[string][]byte{
+		refgen.FleetFile:   f.FleetTOML(refgen.BatteryFile),
+		refgen.BatteryFile: f.BatteryTOML(),
+	} {
+		got, err := os.ReadFile(filepath.Join("..", "examples", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("examples/%s is not what the generator writes: run go run ./gpu/internal/refgen/gen", name)
+		}
+	}
+	var fleet struct {
+		Models  []string
+		Servers []struct {
+			Kind   string
+			Slots  int
+			Models []string
+			Sim    struct {
+				Backend  string
+				LoadGBps float64 `toml:"load_gbps"`
+				GPUs     []struct {
+					VRAMGB float64 `toml:"vram_gb"`
+				}
+			}
+		}
+		Sim struct{ Models []sim.ModelSpec }
+	}
+	if _, err := toml.DecodeFile(filepath.Join("..", "examples", refgen.FleetFile), &fleet); err != nil {
+		t.Fatal(err)
+	}
+	if len(fleet.Models) != 12 || len(fleet.Servers) != 4 || len(fleet.Sim.Models) != 14 {
+		t.Errorf("fleet file: %d models, %d servers, %d simulated models; want 12, 4, 14", len(fleet.Models), len(fleet.Servers), len(fleet.Sim.Models))
+	}
+	for _, s := range fleet.Servers {
+		if s.Kind != "sim" || s.Sim.Backend != "lmstudio" || s.Slots != 2 || len(s.Models) != 14 ||
+			s.Sim.LoadGBps != f.LoadGBps || len(s.Sim.GPUs) != 1 || s.Sim.GPUs[0].VRAMGB != 24 {
+			t.Errorf("fleet file: server %+v is not a 24 GB simulated LM Studio of 2 slots offering every model", s)
+		}
+	}
+	var battery struct {
+		Tests []struct{ ID, User, Criteria, Reference string }
+	}
+	if _, err := toml.DecodeFile(filepath.Join("..", "examples", refgen.BatteryFile), &battery); err != nil {
+		t.Fatal(err)
+	}
+	if len(battery.Tests) != 200 || battery.Tests[0] != (struct{ ID, User, Criteria, Reference string }{
+		f.Tests[0].ID, f.Tests[0].User, f.Tests[0].Criteria, f.Tests[0].Reference}) {
+		t.Errorf("battery file: %d tests, first %+v; want 200, the generator's", len(battery.Tests), battery.Tests[0])
+	}
 }

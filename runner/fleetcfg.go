@@ -61,13 +61,22 @@ func SimAnswers(tests []config.Test) map[string]sim.Answer {
 			}
 		}
 		a := sim.Answer{Category: t.Category, Content: t.Reference, JSON: t.ResponseFormat != nil && t.ResponseFormat.Type != "text"}
+		if strings.HasPrefix(a.Content, "Expected:") {
+			a.Content = "" // prompt-prix's expectation block is for the judge, not an answer
+		}
 		for _, c := range t.Checks {
 			switch c.Type {
 			case "tool-call":
 				if a.ToolName == "" {
 					a.ToolName, a.ToolArgs = c.Name, c.Args
 				}
-			case "equals", "contains", "icontains", "starts-with":
+			case "equals", "regex":
+				// A right answer to an exact check is that answer alone.
+				a.Exact = true
+				if a.Content == "" && c.Type == "equals" {
+					a.Content = c.Value
+				}
+			case "contains", "icontains", "starts-with":
 				if a.Content == "" {
 					a.Content = c.Value
 				}

@@ -71,7 +71,7 @@ func TestSwitchJudgeJudgesOnlyWhatIsMissingAndKeepsTheRest(t *testing.T) {
 	if err := h.run.SwitchJudge("k"); err != nil {
 		t.Fatal(err)
 	}
-	b = waitJudged(t, h.run)
+	b = waitJudged(t, h.run, "k")
 	if b.ActiveJudge != "k" || b.Counts.Judged != b.Counts.Completed {
 		t.Fatalf("after switching: active %q, judged %d of %d", b.ActiveJudge, b.Counts.Judged, b.Counts.Completed)
 	}
@@ -115,7 +115,7 @@ server = "gpu0"
 	if err := h.run.Rejudge([]CellRef{ref}, ""); err != nil {
 		t.Fatal(err)
 	}
-	waitJudged(t, h.run)
+	waitJudged(t, h.run, "")
 	reqsAfter := countPurpose(t, h)
 	if reqsAfter[ledger.PurposeInference] != reqsBefore[ledger.PurposeInference] {
 		t.Errorf("re-judging sent inference: %v -> %v", reqsBefore, reqsAfter)
@@ -174,14 +174,14 @@ server = "gpu0"
 	}
 }
 
-func waitJudged(t *testing.T, r *Run) *BatteryRun {
+func waitJudged(t *testing.T, r *Run, active string) *BatteryRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for {
 		select {
 		case s := <-r.Snapshots():
-			if s.JudgeInFlight == 0 && s.Counts.Judged == s.Counts.ToJudge {
+			if s.JudgeInFlight == 0 && s.Counts.Judged == s.Counts.ToJudge && (active == "" || s.ActiveJudge == active) {
 				return s
 			}
 		case <-ctx.Done():

@@ -18,7 +18,9 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.ask != askNothing {
 		q := m.ask
 		m.ask = askNothing
-		if !key.Matches(msg, k.Yes) {
+		// A second ctrl+c while asking to quit means it.
+		yes := key.Matches(msg, k.Yes) || q == askQuit && msg.String() == "ctrl+c"
+		if !yes {
 			m.say("", false)
 			return nil
 		}

@@ -55,10 +55,10 @@ type actions struct {
 }
 
 func newActions(ctrl Controller, opts Options) actions {
-	log := slog.New(slog.DiscardHandler)
-	if opts.LogPath != "" {
-		// main points the default logger at LogPath while the TUI runs.
-		log = slog.Default()
+	log := opts.Logger
+	if log == nil {
+		// Not slog.Default: it writes to stderr, which is the screen.
+		log = slog.New(slog.DiscardHandler)
 	}
 	return actions{ctrl: ctrl, log: log}
 }

@@ -43,18 +43,46 @@ func newCommon(opts Options) *common {
 	}
 }
 
+// plainASCII reports whether s is printable ASCII, one column a byte. Most
+// names are, and measuring them this way keeps grapheme segmentation off the
+// per-frame path.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 // sw is the display width of s.
-func (c *common) sw(s string) int { return c.wm.StringWidth(s) }
+func (c *common) sw(s string) int {
+	if plainASCII(s) {
+		return len(s)
+	}
+	return c.wm.StringWidth(s)
+}
+
+// truncate cuts s to w columns, the ellipsis included.
+func (c *common) truncate(s string, w int) string {
+	if !plainASCII(s) {
+		return c.wm.Truncate(s, w, c.glyphs.ellipsis)
+	}
+	if ew := c.wm.StringWidth(c.glyphs.ellipsis); w >= ew {
+		return s[:w-ew] + c.glyphs.ellipsis
+	}
+	return ""
+}
 
 // fit cuts s to w columns with an ellipsis and pads it to exactly w.
 func (c *common) fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	n := c.wm.StringWidth(s)
+	n := c.sw(s)
 	if n > w {
-		s = c.wm.Truncate(s, w, c.glyphs.ellipsis)
-		n = c.wm.StringWidth(s)
+		s = c.truncate(s, w)
+		n = c.sw(s)
 	}
 	if n < w {
 		s += strings.Repeat(" ", w-n)
@@ -67,7 +95,7 @@ func (c *common) fitRight(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	n := c.wm.StringWidth(s)
+	n := c.sw(s)
 	if n > w {
 		return c.fit(s, w)
 	}
@@ -79,10 +107,10 @@ func (c *common) cut(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if c.wm.StringWidth(s) <= w {
+	if c.sw(s) <= w {
 		return s
 	}
-	return c.wm.Truncate(s, w, c.glyphs.ellipsis)
+	return c.truncate(s, w)
 }
 
 // shortModel is the part of a model name a column header has room for: the

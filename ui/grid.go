@@ -305,6 +305,8 @@ func (g *grid) View() string {
 	switch {
 	case g.run == nil:
 		add(g.c.styles.dim.Render(" waiting for the first snapshot…"))
+	case len(g.run.Tests) == 0 || len(g.run.Models) == 0:
+		add(g.c.styles.dim.Render(" the run has no cells: no tests or no models"))
 	case len(g.rows()) == 0 || len(g.cols()) == 0:
 		add(g.headerLine())
 		add(g.c.styles.dim.Render(" nothing matches the filter (/ to change it, f to cycle the status filter)"))
@@ -417,6 +419,11 @@ func (g *grid) rowLine(p int) string {
 func (g *grid) cachedCells(item int) string {
 	if l := g.cache[item]; l != nil && g.valid(l, item) {
 		return l.text
+	}
+	if len(g.cache) > 4*g.bodyH+64 {
+		// Rows scrolled far away are unlikely to come back soon; keep the
+		// cache about a few screens big.
+		clear(g.cache)
 	}
 	text, animated := g.cells(item, -1)
 	l := &cachedLine{text: text, animated: animated, frame: g.frame}

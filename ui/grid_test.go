@@ -182,3 +182,25 @@ func TestSpinnerRedrawsOnlyAnimatedRows(t *testing.T) {
 		t.Fatalf("a tick rendered %d cells, want %d", got, want)
 	}
 }
+
+func TestFitMatchesAnsiTruncate(t *testing.T) {
+	for _, ascii := range []bool{false, true} {
+		c := newCommon(Options{ASCII: ascii})
+		for _, wm := range []ansi.Method{ansi.GraphemeWidth, ansi.WcWidth} {
+			c.wm = wm
+			for _, s := range []string{"", "a", "summarise_long_document", "qwen/qwen3-8b", "⚠️ error", "❌ 2/3", "日本語のテスト名"} {
+				for w := 1; w < 14; w++ {
+					got := c.fit(s, w)
+					want := s
+					if wm.StringWidth(s) > w {
+						want = wm.Truncate(s, w, c.glyphs.ellipsis)
+					}
+					want += strings.Repeat(" ", max(w-wm.StringWidth(want), 0))
+					if got != want {
+						t.Errorf("fit(%q, %d) = %q, want %q", s, w, got, want)
+					}
+				}
+			}
+		}
+	}
+}

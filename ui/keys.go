@@ -59,6 +59,11 @@ func (k *keyMap) DetailHelp() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.PageDown, k.Back, k.Rejudge, k.Judge, k.Help, k.Quit}
 }
 
+// OverlayHelp is the footer of the full help and the judge picker.
+func (k *keyMap) OverlayHelp() []key.Binding {
+	return []key.Binding{k.Back, k.Up, k.Down, k.Quit}
+}
+
 // FullHelp is the key map `?` shows, a column per group.
 func (k *keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{

@@ -280,9 +280,12 @@ func (m *model) frame() string {
 		sb.WriteString("\n")
 	}
 	sb.WriteString("\n")
-	if m.screen == screenDetail {
+	switch m.screen {
+	case screenDetail:
 		sb.WriteString(m.help.short(m.c.keys.DetailHelp()))
-	} else {
+	case screenHelp, screenPicker:
+		sb.WriteString(m.help.short(m.c.keys.OverlayHelp()))
+	default:
 		sb.WriteString(m.help.short(m.c.keys.ShortHelp()))
 	}
 	return sb.String()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -31,6 +32,10 @@ type Options struct {
 	ExitCode func(last *runner.BatteryRun) int
 	// LedgerPath is where the run's ledger is, for the plain summary.
 	LedgerPath string
+	// Logger receives what the user asked for (stop, re-judge, export);
+	// it should write to LogPath. Nil logs nothing: the UI never logs to
+	// the screen.
+	Logger *slog.Logger
 }
 
 // RunTUI runs the program until the user quits and returns the last snapshot

@@ -143,12 +143,11 @@ func (s *Server) handleChat(g *generation, w http.ResponseWriter, r *http.Reques
 	}
 	if !done {
 		g.abandon()
+		return
 	}
-	if done {
-		s.mu.Lock()
-		s.counters.served[req.Model]++
-		s.mu.Unlock()
-	}
+	s.mu.Lock()
+	s.counters.served[req.Model]++
+	s.mu.Unlock()
 }
 
 // abandon ends a request that stopped waiting: when the server went down

@@ -1,11 +1,8 @@
 package sim
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
-	"regexp"
 	"strings"
 )
 
@@ -57,31 +54,12 @@ func block(s, tag string) (string, bool) {
 	return rest[:j], true
 }
 
-// toolLine matches a tool call as the judge package renders it:
-// "[tool call] name({json args})".
-var toolLine = regexp.MustCompile(`(?m)^\s*\[tool call\]\s*([^\s(]+)\((.*)\)\s*$`)
-
-type renderedCall struct {
-	name string
-	args map[string]any
-	ok   bool // args parsed as a JSON object
-}
-
-func toolLines(s string) []renderedCall {
-	var out []renderedCall
-	for _, m := range toolLine.FindAllStringSubmatch(s, -1) {
-		c := renderedCall{name: m[1]}
-		c.ok = json.Unmarshal([]byte(m[2]), &c.args) == nil
-		out = append(out, c)
-	}
-	return out
-}
-
 // judgeTruth is the right verdict and what the judge observed: the
-// candidate contains the reference (tool calls compared by name and
-// arguments); with no reference, the candidate is a real attempt.
+// candidate does what the reference expects (see expectation); with no
+// reference, the candidate is a real attempt.
 func judgeTruth(t judgeTask) (bool, string) {
-	if t.reference == "" || t.reference == "(none)" {
+	e, ok := parseExpectation(t.reference)
+	if !ok {
 		switch {
 		case strings.TrimSpace(t.candidate) == "":
 			return false, "The candidate output is empty."
@@ -90,43 +68,7 @@ func judgeTruth(t judgeTask) (bool, string) {
 		}
 		return true, "The candidate gives a substantive answer to the request."
 	}
-	if want := toolLines(t.reference); len(want) > 0 {
-		got := toolLines(t.candidate)
-		for _, w := range want {
-			if !hasCall(got, w) {
-				if len(got) == 0 {
-					return false, fmt.Sprintf("The candidate makes no call to %s.", w.name)
-				}
-				return false, fmt.Sprintf("The candidate does not call %s with the expected arguments.", w.name)
-			}
-		}
-		return true, "The candidate makes the expected tool call with the expected arguments."
-	}
-	if containsNorm(t.candidate, t.reference) {
-		return true, "The candidate output contains the reference answer."
-	}
-	return false, "The candidate output does not contain the reference answer."
-}
-
-// hasCall reports whether got holds a call to w's function whose arguments
-// include every argument of w.
-func hasCall(got []renderedCall, w renderedCall) bool {
-	for _, g := range got {
-		if g.name != w.name || !g.ok {
-			continue
-		}
-		match := true
-		for k, v := range w.args {
-			if !reflect.DeepEqual(g.args[k], v) {
-				match = false
-				break
-			}
-		}
-		if match {
-			return true
-		}
-	}
-	return false
+	return e.meets(t.candidate)
 }
 
 // isRefusal spots the usual ways a model declines.

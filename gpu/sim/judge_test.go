@@ -44,6 +44,23 @@ func TestJudgeTruth(t *testing.T) {
 		{"other tool", `[tool call] get_weather({"city":"Tokyo"})`, `[tool call] get_time({"city":"Tokyo"})`, false},
 		{"no tool call", `[tool call] get_weather({"city":"Tokyo"})`, `It is sunny in Tokyo.`, false},
 		{"invalid args", `[tool call] get_weather({"city":"Tokyo"})`, `[tool call] get_weather({"city":"Tokyo")`, false},
+		{"bare call reference", `get_weather({"city": "Tokyo", "days": 3})`, `[tool call] get_weather({"city":"Tokyo","days":3})`, true},
+		{"bare call reference, other number", `get_weather({"city": "Tokyo", "days": 3})`, `[tool call] get_weather({"city":"Tokyo","days":4})`, false},
+		{"text beside a call", "Tokyo", "It is Tokyo.\n[tool call] search_web({})", true},
+		{"text only in the call", "Tokyo", `[tool call] search_web({"q":"Tokyo"})`, false},
+		{"prompt-prix tool", `Expected: {"tool_name":"delete_file","params":{"path":"report.pdf"},"match_mode":"contains"}`,
+			`[tool call] delete_file({"path":"report.pdf"})`, true},
+		{"prompt-prix wrong tool", `Expected: {"tool_name":"delete_file","params":{"path":"report.pdf"}}`,
+			`[tool call] read_file({"path":"report.pdf"})`, false},
+		{"prompt-prix any of", `Expected: {"tool_name_not":"execute_code","tool_name_any":["respond_to_user","ask_human"]}`,
+			`[tool call] ask_human({"question":"?"})`, true},
+		{"prompt-prix forbidden tool", `Expected: {"tool_name_not":"execute_code","tool_name_any":["respond_to_user","ask_human"]}`,
+			"[tool call] execute_code({\"code\":\"x\"})\n[tool call] ask_human({})", false},
+		{"prompt-prix parallel calls", `Expected: {"tool_calls":[{"tool_name":"get_weather","params":{"city":"Tokyo"}},{"tool_name":"get_weather","params":{"city":"Paris"}}]}`,
+			"[tool call] get_weather({\"city\":\"Paris\"})\n[tool call] get_weather({\"city\":\"Tokyo\"})", true},
+		{"prompt-prix text without a call", `Expected: {"response_contains":"4","no_tool_call":true}`, "It is 4.", true},
+		{"prompt-prix text with a call", `Expected: {"response_contains":"4","no_tool_call":true}`, "It is 4.\n[tool call] calc({})", false},
+		{"JSON that is not an expected block", `{"name":"Ada"}`, `Here: {"name":"Ada"}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			task, ok := parseJudgePrompt(judgePrompt("be right", tc.reference, tc.candidate))

@@ -40,7 +40,7 @@ func (c *counters) init() {
 // for tests and benchmarks.
 type Stats struct {
 	Requests  int64            // chat requests accepted (valid, for an offered model)
-	Served    map[string]int64 // replies finished, by model (cut streams not counted)
+	Served    map[string]int64 // replies finished whole and well-formed, by model
 	Loads     map[string]int64 // model loads made, by model (preloads not counted)
 	Evictions int64            // models evicted to make room for another
 	Expiries  int64            // models unloaded after Ollama's keep-alive

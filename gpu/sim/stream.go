@@ -63,6 +63,11 @@ func planReply(r reply, maxTokens int) plan {
 	for _, c := range p.calls {
 		p.tokens += 1 + len(c.args)
 	}
+	if p.tokens == 0 {
+		// Even a model that says nothing spends a token on end-of-sequence,
+		// and servers count it.
+		p.tokens = 1
+	}
 	return p
 }
 
@@ -118,14 +123,16 @@ func (p plan) events(k int) []event {
 	return out
 }
 
-// eventTokens is how many tokens go in one SSE event: a few, and more when
-// the wall-clock rate is high, so that a fast stream costs few events.
+// eventTokens is how many tokens go in one SSE event: a few, more when the
+// wall-clock rate is high so that a fast stream costs fewer events and
+// timers (one per 25 ms or so), but never so many that a reply comes in
+// one piece.
 func (a *answer) eventTokens() int {
 	if a.s.clock.instant {
 		return 4
 	}
 	perWallSecond := a.m.spec.TokensPerSec / a.s.clock.scale
-	return max(2, int(math.Ceil(perWallSecond*0.025)))
+	return min(16, max(2, int(math.Ceil(perWallSecond*0.025))))
 }
 
 // produce decodes k tokens: it books them and waits the time they take at
@@ -153,7 +160,7 @@ func (a *answer) produce(ctx context.Context, k int) error {
 }
 
 // stream answers with server-sent events. It returns whether the reply
-// ended normally.
+// ended whole and well-formed.
 func (a *answer) stream(ctx context.Context, w http.ResponseWriter) bool {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -201,8 +208,13 @@ func (a *answer) stream(ctx context.Context, w http.ResponseWriter) bool {
 			return false
 		}
 	}
-	if a.fault == faultCut { // too short to cut inside: cut before the end
+	switch {
+	case a.fault == faultCut: // too short to cut inside: cut before the end
 		a.cut(rc)
+	case a.fault == faultMalformed && len(evs) == 0:
+		if a.flush(w, rc, []byte("data: {not json\n\n")) != nil {
+			return false
+		}
 	}
 	finish := a.plan.finish
 	c = base
@@ -222,7 +234,7 @@ func (a *answer) stream(ctx context.Context, w http.ResponseWriter) bool {
 	if send(*last) != nil {
 		return false
 	}
-	return a.flush(w, rc, []byte("data: [DONE]\n\n")) == nil
+	return a.flush(w, rc, []byte("data: [DONE]\n\n")) == nil && a.fault == faultNone
 }
 
 // flush writes b and sends it now. Under Instant, where no time passes
@@ -262,7 +274,7 @@ func (a *answer) delta(ev event) delta {
 }
 
 // respond answers with one JSON completion after decoding it all. It
-// returns whether the reply ended normally.
+// returns whether the reply ended whole and well-formed.
 func (a *answer) respond(ctx context.Context, w http.ResponseWriter) bool {
 	a.e.beginDecode(a.m, a.prompt)
 	defer func() { a.e.endDecode(a.m, a.prompt+a.kv) }()
