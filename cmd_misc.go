@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -186,10 +187,12 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 
 func cmdShow(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("show", "pitwall show RUN [--headless] [flags]",
-		"Prints a finished run's grid and summary from the ledger. RUN is an id, a prefix, or \"last\".", stderr)
+		"Opens a run from the ledger in the grid: browse, open cells, re-judge, switch judges, export.\n"+
+			"With --headless, or when stdout is not a terminal, prints its grid and summary instead.\n"+
+			"RUN is a run id, a unique prefix of one, or \"last\".", stderr)
 	db := ledgerFlag(fs)
 	judgeName := fs.String("judge", "", "whose verdicts to show (default: the run's own judge or jury)")
-	fs.Bool("headless", true, "print the grid (the interactive view of a past run is not built yet)")
+	headless := fs.Bool("headless", false, "print the grid instead of opening it")
 	ascii := fs.Bool("ascii", false, "ASCII glyphs")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -205,13 +208,75 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf(stderr, err)
 	}
-	defer led.Close()
 	b, err := runner.LoadSnapshot(led, pos[0], *judgeName)
 	if err != nil {
+		led.Close()
 		return failf(stderr, err)
 	}
-	fmt.Fprint(stdout, ui.RenderGrid(b, b.ActiveJudge, *ascii))
-	return runner.ExitCode(b, false)
+	if *headless || !isTerminal(stdout) {
+		led.Close()
+		fmt.Fprint(stdout, ui.RenderGrid(b, b.ActiveJudge, *ascii))
+		return runner.ExitCode(b, false)
+	}
+	// Re-judging needs the run's config (the prompts, the judges, the
+	// fleet); without it the grid can still be browsed and exported.
+	cfgPath, _ := runner.ConfigPath(led, b.ID)
+	led.Close()
+	opts := ui.Options{ASCII: *ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
+		ExitCode: func(b *runner.BatteryRun) int { return runner.ExitCode(b, false) }}
+	ctx := context.Background()
+	cfg, cerr := config.Load(cfgPath, config.Overrides{DB: *db, Judge: *judgeName}, os.Getenv)
+	if cerr == nil {
+		e, err := setup(ctx, cfg, b.ID, stderr)
+		defer e.close()
+		if err == nil {
+			run, err := runner.Reopen(cfg, b.ID, runner.Options{Fleet: e.fleet, Ledger: e.led, Logger: e.log})
+			if err == nil {
+				defer run.Close()
+				opts.LogPath, opts.Logger, opts.LedgerPath = e.logPath, e.log, *db
+				if _, err := ui.RunTUI(ctx, run.Snapshots(), controller{run}, opts); err != nil {
+					return failf(stderr, err)
+				}
+				return 0
+			}
+			cerr = err
+		} else {
+			cerr = err
+		}
+	}
+	b.Message = "browse only: " + cerr.Error()
+	snaps := make(chan *runner.BatteryRun, 1)
+	snaps <- b
+	if _, err := ui.RunTUI(ctx, snaps, browseOnly{db: *db, id: b.ID}, opts); err != nil {
+		return failf(stderr, err)
+	}
+	return 0
+}
+
+// browseOnly is the controller of a run whose config cannot be loaded: it
+// exports, and does nothing else.
+type browseOnly struct{ db, id string }
+
+func (browseOnly) Stop()                            {}
+func (browseOnly) Rejudge([]runner.CellRef, string) {}
+func (browseOnly) RejudgeAll(string)                {}
+func (browseOnly) SwitchJudge(string)               {}
+func (b browseOnly) Export() (string, error) {
+	led, err := ledger.OpenReadOnly(b.db)
+	if err != nil {
+		return "", err
+	}
+	defer led.Close()
+	path := filepath.Join(filepath.Dir(b.db), "pitwall-"+b.id+".json")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if err := runner.WriteExport(f, led, b.id, "", "json"); err != nil {
+		f.Close()
+		return "", err
+	}
+	return path, f.Close()
 }
 
 func cmdServers(args []string, stdout, stderr io.Writer) int {

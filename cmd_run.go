@@ -38,7 +38,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e, err := setup(ctx, cfg, stderr)
+	e, err := setup(ctx, cfg, "", stderr)
 	defer e.close()
 	if err != nil {
 		return failf(stderr, err)
@@ -56,7 +56,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	strict := cfg.Run.Strict
 	exitOf := func(b *runner.BatteryRun) int { return runner.ExitCode(b, strict) }
 	opts := ui.Options{ASCII: cf.ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
-		LogPath: e.logPath, ExitCode: exitOf}
+		LogPath: e.logPath, LedgerPath: cfg.DB, Logger: e.log, ExitCode: exitOf}
 
 	if !cf.headless && isTerminal(stdout) {
 		last, err := ui.RunTUI(ctx, run.Snapshots(), controller{run}, opts)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -49,7 +50,7 @@ func (e *env) close() {
 // setup opens the ledger and the log, starts simulated servers, builds the
 // fleet and asks every server what it offers. Any error here stops the run
 // before it starts (exit 2); what it returns must be closed.
-func setup(ctx context.Context, cfg *config.Config, stderr io.Writer) (*env, error) {
+func setup(ctx context.Context, cfg *config.Config, runID string, stderr io.Writer) (*env, error) {
 	e := &env{cfg: cfg}
 	led, err := ledger.Open(cfg.DB)
 	if err != nil {
@@ -63,7 +64,10 @@ func setup(ctx context.Context, cfg *config.Config, stderr io.Writer) (*env, err
 	} else {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	e.runID = ledger.NewRunID(time.Now())
+	e.runID = runID
+	if e.runID == "" {
+		e.runID = ledger.NewRunID(time.Now())
+	}
 	e.log = e.log.With("run", e.runID)
 
 	sims, err := runner.StartSims(cfg, false)
@@ -75,16 +79,7 @@ func setup(ctx context.Context, cfg *config.Config, stderr io.Writer) (*env, err
 	if err != nil {
 		return e, err
 	}
-	models := map[string]gpu.ModelView{}
-	for _, m := range cfg.Sim.Models {
-		load := time.Duration(0)
-		models[m.Name] = gpu.ModelView{SizeGB: m.SizeGB, LoadTime: load}
-	}
-	judgeModels := map[string]bool{}
-	for _, j := range cfg.Scoring.Judges {
-		judgeModels[j.Model] = true
-	}
-	e.fleet = gpu.NewFleet(servers, gpu.Options{Logger: e.log, Models: models, JudgeModels: judgeModels,
+	e.fleet = gpu.NewFleet(servers, gpu.Options{Logger: e.log, Models: modelViews(cfg), JudgeModels: judgeModels(cfg),
 		Warmup: runner.RecordWarmups(led, e.runID)})
 
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -108,6 +103,47 @@ func setup(ctx context.Context, cfg *config.Config, stderr io.Writer) (*env, err
 		return e, err
 	}
 	return e, nil
+}
+
+// modelViews is what the placement policy knows of the simulated models up
+// front: size, and load time on the sim servers that offer them (their mean
+// load bandwidth; the simulator's default is 1 GB/s).
+func modelViews(cfg *config.Config) map[string]gpu.ModelView {
+	out := map[string]gpu.ModelView{}
+	for _, m := range cfg.Sim.Models {
+		size := m.SizeGB
+		if size <= 0 {
+			size = 5 // the simulator's default
+		}
+		var bw float64
+		n := 0
+		for _, s := range cfg.Servers {
+			if s.Kind != "sim" || !slices.Contains(s.Models, m.Name) {
+				continue
+			}
+			g := 1.0
+			if s.Sim != nil && s.Sim.LoadGBps > 0 {
+				g = s.Sim.LoadGBps
+			}
+			bw += g
+			n++
+		}
+		v := gpu.ModelView{SizeGB: size}
+		if n > 0 {
+			scale := cfg.SimTimeScale()
+			v.LoadTime = time.Duration(size / (bw / float64(n)) * scale * float64(time.Second))
+		}
+		out[m.Name] = v
+	}
+	return out
+}
+
+func judgeModels(cfg *config.Config) map[string]bool {
+	out := map[string]bool{}
+	for _, j := range cfg.Scoring.Judges {
+		out[j.Model] = true
+	}
+	return out
 }
 
 func countNil(m map[string]error) int {

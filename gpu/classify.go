@@ -16,7 +16,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// maxMessage caps how much of a server's error text an Error keeps.
+// maxErrMessage caps how much of a server's error text an Error keeps.
 const maxErrMessage = 512
 
 // classify turns whatever go-openai, net/http or the stream reader returned

@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// errorBody answers with status and body as the content type says.
-func errorBody(status int, contentType, body string) http.HandlerFunc {
+// oaiError answers with status and body as the content type says.
+func oaiError(status int, contentType, body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", contentType)
 		w.WriteHeader(status)
@@ -21,8 +21,8 @@ func errorBody(status int, contentType, body string) http.HandlerFunc {
 	}
 }
 
-// hijacked takes the raw connection from the server and hands it to do.
-func hijacked(do func(c net.Conn)) http.HandlerFunc {
+// oaiHijack takes the raw connection from the server and hands it to do.
+func oaiHijack(do func(c net.Conn)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, _, err := w.(http.Hijacker).Hijack()
 		if err != nil {
@@ -32,8 +32,8 @@ func hijacked(do func(c net.Conn)) http.HandlerFunc {
 	}
 }
 
-// closedURL is the URL of a listener that has been closed: nothing answers.
-func closedURL(t *testing.T) string {
+// oaiClosedURL is the URL of a listener that has been closed: nothing answers.
+func oaiClosedURL(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -44,10 +44,10 @@ func closedURL(t *testing.T) string {
 	return "http://" + addr + "/v1"
 }
 
-const sseHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+const oaiSSEHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 
-// sseChunk frames one SSE event as an HTTP/1.1 chunk.
-func sseChunk(event string) string {
+// oaiSSEChunk frames one SSE event as an HTTP/1.1 chunk.
+func oaiSSEChunk(event string) string {
 	data := "data: " + event + "\n\n"
 	return fmt.Sprintf("%x\r\n%s\r\n", len(data), data)
 }
@@ -64,30 +64,30 @@ func TestChatClassifiesFailures(t *testing.T) {
 	}{
 		{
 			name: "400 with an OpenAI error body",
-			handler: errorBody(400, "application/json",
+			handler: oaiError(400, "application/json",
 				`{"error":{"message":"max_tokens is too large","type":"invalid_request_error","param":"max_tokens","code":"invalid_value"}}`),
 			want: Error{Class: ClassHTTP4xx, Status: 400, Message: "max_tokens is too large"},
 		},
 		{
 			name:    "404 with Ollama's body",
-			handler: errorBody(404, "application/json", `{"error":"model \"x\" not found, try pulling it first"}`),
+			handler: oaiError(404, "application/json", `{"error":"model \"x\" not found, try pulling it first"}`),
 			want:    Error{Class: ClassHTTP4xx, Status: 404, Message: `model "x" not found, try pulling it first`},
 		},
 		{
 			name: "404 with vLLM's body and an integer code",
-			handler: errorBody(404, "application/json",
+			handler: oaiError(404, "application/json",
 				`{"error":{"message":"The model `+"`x`"+` does not exist.","type":"NotFoundError","param":null,"code":404}}`),
 			want: Error{Class: ClassHTTP4xx, Status: 404, Message: "The model `x` does not exist."},
 		},
 		{
 			name: "404 with older vLLM's top-level body",
-			handler: errorBody(404, "application/json",
+			handler: oaiError(404, "application/json",
 				`{"object":"error","message":"The model `+"`x`"+` does not exist.","type":"NotFoundError","param":null,"code":404}`),
 			want: Error{Class: ClassHTTP4xx, Status: 404, Message: "The model `x` does not exist."},
 		},
 		{
 			name: "404 with LM Studio's model_not_found",
-			handler: errorBody(404, "application/json",
+			handler: oaiError(404, "application/json",
 				`{"error":{"message":"Model not found: x","type":"invalid_request_error","code":"model_not_found"}}`),
 			want: Error{Class: ClassHTTP4xx, Status: 404, Message: "Model not found: x"},
 		},
@@ -95,44 +95,44 @@ func TestChatClassifiesFailures(t *testing.T) {
 			name: "429 with Retry-After in seconds",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Retry-After", "7")
-				errorBody(429, "application/json", `{"error":{"message":"slow down","type":"rate_limit_error"}}`)(w, r)
+				oaiError(429, "application/json", `{"error":{"message":"slow down","type":"rate_limit_error"}}`)(w, r)
 			},
 			want: Error{Class: ClassRateLimit, Status: 429, Message: "slow down", RetryAfter: 7 * time.Second},
 		},
 		{
 			name:    "500",
-			handler: errorBody(500, "application/json", `{"error":{"message":"CUDA error: out of memory","type":"server_error"}}`),
+			handler: oaiError(500, "application/json", `{"error":{"message":"CUDA error: out of memory","type":"server_error"}}`),
 			want:    Error{Class: ClassHTTP5xx, Status: 500, Message: "CUDA error: out of memory"},
 		},
 		{
 			name:    "500 whose error has a type but no message",
-			handler: errorBody(500, "application/json", `{"error":{"type":"overloaded_error"}}`),
+			handler: oaiError(500, "application/json", `{"error":{"type":"overloaded_error"}}`),
 			want:    Error{Class: ClassHTTP5xx, Status: 500, Message: "overloaded_error"},
 		},
 		{
 			name:    "502 in plain text",
-			handler: errorBody(502, "text/plain", "Bad Gateway\n"),
+			handler: oaiError(502, "text/plain", "Bad Gateway\n"),
 			want:    Error{Class: ClassHTTP5xx, Status: 502, Message: "Bad Gateway"},
 		},
 		{
 			name:    "503 while llama.cpp loads its model",
-			handler: errorBody(503, "application/json", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`),
+			handler: oaiError(503, "application/json", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`),
 			want:    Error{Class: ClassUnavailable, Status: 503, Message: "Loading model"},
 		},
 		{
 			name: "connection refused",
-			url:  closedURL,
+			url:  oaiClosedURL,
 			want: Error{Class: ClassUnavailable, Message: "refused"},
 		},
 		{
 			name:    "connection closed before any response",
-			handler: hijacked(func(c net.Conn) { c.Close() }),
+			handler: oaiHijack(func(c net.Conn) { c.Close() }),
 			want:    Error{Class: ClassUnavailable},
 		},
 		{
 			name: "connection reset mid-stream",
-			handler: hijacked(func(c net.Conn) {
-				fmt.Fprint(c, sseHead+sseChunk(oaiContent(m, "Hel")))
+			handler: oaiHijack(func(c net.Conn) {
+				fmt.Fprint(c, oaiSSEHead+oaiSSEChunk(oaiContent(m, "Hel")))
 				_ = c.(*net.TCPConn).SetLinger(0) // close with RST
 				c.Close()
 			}),
@@ -140,8 +140,8 @@ func TestChatClassifiesFailures(t *testing.T) {
 		},
 		{
 			name: "chunked body cut mid-stream",
-			handler: hijacked(func(c net.Conn) {
-				fmt.Fprint(c, sseHead+sseChunk(oaiContent(m, "Hel")))
+			handler: oaiHijack(func(c net.Conn) {
+				fmt.Fprint(c, oaiSSEHead+oaiSSEChunk(oaiContent(m, "Hel")))
 				c.Close()
 			}),
 			want: Error{Class: ClassMalformed, Message: "cut"},
@@ -163,7 +163,7 @@ func TestChatClassifiesFailures(t *testing.T) {
 		},
 		{
 			name:    "an empty 200 body",
-			handler: errorBody(200, "text/event-stream", ""),
+			handler: oaiError(200, "text/event-stream", ""),
 			want:    Error{Class: ClassMalformed, Message: "empty"},
 		},
 		{
@@ -206,7 +206,7 @@ func TestChatClassifiesFailures(t *testing.T) {
 				defer cancel()
 			}
 			res, err := c.Chat(ctx, Request{Model: m, Messages: []Message{{Role: "user", Content: "Hi"}}})
-			checkError(t, err, tt.want, m)
+			checkClassified(t, err, tt.want, m)
 			if res.Server != "gpu0" {
 				t.Errorf("Result.Server = %q, want gpu0", res.Server)
 			}
@@ -217,7 +217,7 @@ func TestChatClassifiesFailures(t *testing.T) {
 	}
 }
 
-func checkError(t *testing.T, err error, want Error, model string) {
+func checkClassified(t *testing.T, err error, want Error, model string) {
 	t.Helper()
 	var e *Error
 	if !errors.As(err, &e) {
@@ -250,7 +250,7 @@ func TestChatCancelledByTheCallerIsCancelledNotTimeout(t *testing.T) {
 		cancel()
 	}()
 	_, err := c.Chat(ctx, Request{Model: "m", Messages: []Message{{Role: "user", Content: "Hi"}}})
-	checkError(t, err, Error{Class: ClassCanceled, Message: "cancel"}, "m")
+	checkClassified(t, err, Error{Class: ClassCanceled, Message: "cancel"}, "m")
 }
 
 func TestModelsClassifiesFailures(t *testing.T) {
@@ -260,12 +260,12 @@ func TestModelsClassifiesFailures(t *testing.T) {
 		url     func(t *testing.T) string
 		want    Error
 	}{
-		{"401 with an OpenAI body", errorBody(401, "application/json",
+		{"401 with an OpenAI body", oaiError(401, "application/json",
 			`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`),
 			nil, Error{Class: ClassHTTP4xx, Status: 401, Message: "Incorrect API key"}},
-		{"connection refused", nil, closedURL, Error{Class: ClassUnavailable}},
-		{"a body that is not JSON", errorBody(200, "application/json", "<html>"), nil, Error{Class: ClassMalformed}},
-		{"an empty 200 body", errorBody(200, "application/json", ""), nil, Error{Class: ClassMalformed}},
+		{"connection refused", nil, oaiClosedURL, Error{Class: ClassUnavailable}},
+		{"a body that is not JSON", oaiError(200, "application/json", "<html>"), nil, Error{Class: ClassMalformed}},
+		{"an empty 200 body", oaiError(200, "application/json", ""), nil, Error{Class: ClassMalformed}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// benchStream is one streamed completion of about 50 chunks, as a local
+// oaiBenchStream is one streamed completion of about 50 chunks, as a local
 // server would send it.
-func benchStream(model string) string {
+func oaiBenchStream(model string) string {
 	var b strings.Builder
 	for i := range 48 {
 		fmt.Fprintf(&b, "data: %s\n\n", oaiContent(model, fmt.Sprintf("tok%d ", i)))
@@ -22,7 +22,7 @@ func benchStream(model string) string {
 }
 
 func BenchmarkClientChat(b *testing.B) {
-	body := benchStream("bench-model")
+	body := oaiBenchStream("bench-model")
 	srv := oaiServer(b, func(w http.ResponseWriter, r *http.Request) {
 		oaiDecode(r)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -31,7 +31,7 @@ func BenchmarkClientChat(b *testing.B) {
 	c := NewClient(ServerConfig{Name: "bench", URL: srv.URL + "/v1"}, nil)
 	defer c.CloseIdleConnections()
 	req := Request{Model: "bench-model", Messages: []Message{{Role: "user", Content: "Count."}},
-		Temperature: ptr(0.0), Seed: ptr(1), MaxTokens: 64}
+		Temperature: valuePtr(0.0), Seed: valuePtr(1), MaxTokens: 64}
 	b.ReportAllocs()
 	for b.Loop() {
 		res, err := c.Chat(context.Background(), req)
@@ -45,7 +45,7 @@ func BenchmarkClientChat(b *testing.B) {
 // BenchmarkFleetJob measures a job's whole way through the fleet (queue,
 // placement, slot, client, Done) against a server that answers at once.
 func BenchmarkFleetJob(b *testing.B) {
-	body := benchStream("bench-model")
+	body := oaiBenchStream("bench-model")
 	srv := oaiServer(b, func(w http.ResponseWriter, r *http.Request) {
 		oaiDecode(r)
 		w.Header().Set("Content-Type", "text/event-stream")

@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-func ptr[T any](v T) *T { return &v }
+func valuePtr[T any](v T) *T { return &v }
 
-// sent is what the fake server received.
-type sent struct {
+// sentRequest is what the fake server received.
+type sentRequest struct {
 	body []byte
 	auth string
 }
@@ -42,7 +42,7 @@ func TestChatPutsRequestOnTheWireAsAsked(t *testing.T) {
 	}{
 		{
 			name:   "temperature 0 is sent although go-openai would drop it",
-			req:    base(Request{Temperature: ptr(0.0)}),
+			req:    base(Request{Temperature: valuePtr(0.0)}),
 			want:   map[string]any{"temperature": 0.0, "stream": true, "stream_options": map[string]any{"include_usage": true}},
 			absent: []string{"seed", "max_tokens", "tools", "tool_choice", "response_format"},
 		},
@@ -53,12 +53,12 @@ func TestChatPutsRequestOnTheWireAsAsked(t *testing.T) {
 		},
 		{
 			name: "temperature, seed and max_tokens arrive exactly",
-			req:  base(Request{Temperature: ptr(0.7), Seed: ptr(42), MaxTokens: 64}),
+			req:  base(Request{Temperature: valuePtr(0.7), Seed: valuePtr(42), MaxTokens: 64}),
 			want: map[string]any{"temperature": 0.7, "seed": 42.0, "max_tokens": 64.0},
 		},
 		{
 			name: "tools and a string tool_choice arrive as sent",
-			req:  base(Request{Tools: []Tool{weather}, ToolChoice: "required", Temperature: ptr(0.0)}),
+			req:  base(Request{Tools: []Tool{weather}, ToolChoice: "required", Temperature: valuePtr(0.0)}),
 			want: map[string]any{
 				"tool_choice": "required",
 				"tools": []any{map[string]any{"type": "function", "function": map[string]any{
@@ -90,10 +90,10 @@ func TestChatPutsRequestOnTheWireAsAsked(t *testing.T) {
 	for _, tt := range tests {
 		for _, key := range []string{"", "sk-test"} {
 			t.Run(tt.name+"/key="+key, func(t *testing.T) {
-				got := make(chan sent, 1)
+				got := make(chan sentRequest, 1)
 				srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
 					b, _ := io.ReadAll(r.Body)
-					got <- sent{body: b, auth: r.Header.Get("Authorization")}
+					got <- sentRequest{body: b, auth: r.Header.Get("Authorization")}
 					oaiReply(w, "qwen3-8b", "Hello")
 				})
 				c := NewClient(ServerConfig{Name: "gpu0", URL: srv.URL + "/v1", APIKey: key}, nil)
@@ -107,7 +107,7 @@ func TestChatPutsRequestOnTheWireAsAsked(t *testing.T) {
 					t.Fatalf("request body is not JSON: %v\n%s", err, s.body)
 				}
 				for k, v := range tt.want {
-					if !reflect.DeepEqual(body[k], jsonRound(t, v)) {
+					if !reflect.DeepEqual(body[k], jsonShape(t, v)) {
 						t.Errorf("%s = %#v, want %#v\nbody: %s", k, body[k], v, s.body)
 					}
 				}
@@ -134,8 +134,8 @@ func TestChatPutsRequestOnTheWireAsAsked(t *testing.T) {
 	}
 }
 
-// jsonRound gives v the shape encoding/json decodes it to.
-func jsonRound(t *testing.T, v any) any {
+// jsonShape gives v the shape encoding/json decodes it to.
+func jsonShape(t *testing.T, v any) any {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -309,7 +309,7 @@ func TestDoneWatcherSeesTheMarkAcrossReads(t *testing.T) {
 	for split := range len(stream) {
 		for _, rest := range []int{1, 3, 64} {
 			c := &callInfo{}
-			w := &doneWatcher{ReadCloser: io.NopCloser(&pieces{s: stream, first: split, size: rest}), c: c}
+			w := &doneWatcher{ReadCloser: io.NopCloser(&pieceReader{s: stream, first: split, size: rest}), c: c}
 			if _, err := io.ReadAll(w); err != nil {
 				t.Fatal(err)
 			}
@@ -319,21 +319,21 @@ func TestDoneWatcherSeesTheMarkAcrossReads(t *testing.T) {
 		}
 	}
 	c := &callInfo{}
-	w := &doneWatcher{ReadCloser: io.NopCloser(&pieces{s: "data: [DON", first: 3, size: 2}), c: c}
+	w := &doneWatcher{ReadCloser: io.NopCloser(&pieceReader{s: "data: [DON", first: 3, size: 2}), c: c}
 	_, _ = io.ReadAll(w)
 	if c.done {
 		t.Error("a cut mark counted as [DONE]")
 	}
 }
 
-// pieces reads s in reads of first bytes, then size bytes.
-type pieces struct {
+// pieceReader reads s in reads of first bytes, then size bytes.
+type pieceReader struct {
 	s           string
 	first, size int
 	n           int
 }
 
-func (p *pieces) Read(b []byte) (int, error) {
+func (p *pieceReader) Read(b []byte) (int, error) {
 	if p.s == "" {
 		return 0, io.EOF
 	}

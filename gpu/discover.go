@@ -5,64 +5,67 @@ import (
 	"sync"
 )
 
-// Discover asks servers for their models (GET /v1/models): those configured
-// without a model list, to learn it, and those marked down, to see whether
-// they are back. It returns the errors of the servers that failed, by
-// name; each of those is marked down. Queued jobs for a model that no
-// server offers once the lists are known fail with a ClassHTTP4xx error.
+// Discover asks every server for its models (GET /v1/models). A server
+// configured without a model list learns it; one configured with a list
+// keeps it, and the call only shows whether the server is there (any HTTP
+// answer will do: some hosted APIs do not list models). It returns an entry
+// per server: nil when it answered, else why not; a server that failed is
+// marked down, and one that answered is up again. Queued jobs for a model
+// that no server offers once the lists are known fail with a ClassHTTP4xx
+// error. It waits for every server's answer; ctx bounds the wait.
 func (f *Fleet) Discover(ctx context.Context) map[string]error {
-	type outcome struct {
-		s      *fleetServer
-		models []string
-		err    error
-	}
-	f.mu.Lock()
-	var ask []*fleetServer
-	for _, s := range f.servers {
-		if s.cfg.Models == nil || !s.up {
-			ask = append(ask, s)
-		}
-	}
-	f.mu.Unlock()
-
-	out := make([]outcome, len(ask))
+	out := make([]error, len(f.servers))
+	lists := make([][]string, len(f.servers))
 	var wg sync.WaitGroup
-	for i, s := range ask {
+	for i, s := range f.servers {
 		wg.Go(func() {
-			models, err := s.client.Models(ctx)
-			out[i] = outcome{s: s, models: models, err: err}
+			lists[i], out[i] = s.client.Models(ctx)
 		})
 	}
 	wg.Wait()
 
-	errs := map[string]error{}
-	var changes []healthChange
-	var names []string
+	errs := make(map[string]error, len(f.servers))
+	changes := make([]healthChange, len(f.servers))
 	f.mu.Lock()
-	for _, o := range out {
-		var h healthChange
-		if o.err != nil {
-			errs[o.s.cfg.Name] = o.err
-			h = healthChange{changed: o.s.setDown(o.err.Error()), reason: o.err.Error()}
-		} else {
-			if o.s.cfg.Models == nil {
-				o.s.setOffered(o.models)
+	for i, s := range f.servers {
+		err := out[i]
+		switch {
+		case err == nil:
+			if s.cfg.Models == nil {
+				s.setOffered(lists[i])
 			}
-			h = o.s.observeHealth(nil)
+			changes[i] = s.observeHealth(nil)
+		case ClassOf(err) == ClassCanceled:
+			errs[s.cfg.Name] = err // our own stop says nothing of the server
+			continue
+		case s.cfg.Models != nil && answered(err):
+			changes[i] = s.observeHealth(nil)
+			err = nil
+		default:
+			changes[i] = healthChange{changed: s.setDown(err.Error()), reason: err.Error()}
 		}
-		changes, names = append(changes, h), append(names, o.s.cfg.Name)
+		errs[s.cfg.Name] = err
 	}
 	failed := f.dropUnservableLocked()
 	f.mu.Unlock()
 
 	for i, h := range changes {
-		f.logHealth(names[i], h)
+		f.logHealth(f.servers[i].cfg.Name, h)
 	}
 	for _, d := range failed {
 		f.finish(d.q, Result{}, d.err)
 	}
 	f.signal()
 	return errs
+}
+
+// answered reports whether err came with an HTTP answer from the server.
+func answered(err error) bool {
+	switch ClassOf(err) {
+	case ClassHTTP4xx, ClassHTTP5xx, ClassRateLimit, ClassMalformed:
+		return true
+	}
+	return false
 }
 
 type droppedJob struct {

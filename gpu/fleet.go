@@ -27,7 +27,7 @@ type Options struct {
 	// warm-up request (max_tokens 1); the fleet calls the returned func with
 	// the warm-up's outcome. The runner records it in the ledger. The fleet
 	// warms up whether or not Warmup is set; the hook only reports it.
-	Warmup func(fleetServer, model string) func(Result, error)
+	Warmup func(server, model string) func(Result, error)
 }
 
 // Job is one request for the fleet to run on some server.
@@ -40,7 +40,7 @@ type Job struct {
 	// before it is sent. 0 means no timeout of the fleet's own.
 	Timeout time.Duration
 	// Dispatched is called once when the job takes a slot, before sending.
-	Dispatched func(fleetServer string)
+	Dispatched func(server string)
 	// Done is called exactly once: with the result, or with an *Error
 	// (ClassCanceled when the Submit context is cancelled while queued or in
 	// flight, or the fleet closes). It may be called before Submit returns
@@ -258,9 +258,9 @@ func (f *Fleet) finish(q *fleetJob, res Result, err error) {
 	}
 }
 
-func canceledErr(ctx context.Context, model, fleetServer, when string) *Error {
+func canceledErr(ctx context.Context, model, server, when string) *Error {
 	cause := context.Cause(ctx)
-	return &Error{Class: ClassCanceled, Server: fleetServer, Model: model,
+	return &Error{Class: ClassCanceled, Server: server, Model: model,
 		Message: fmt.Sprintf("cancelled %s (%v)", when, cause), Err: cause}
 }
 
@@ -295,7 +295,8 @@ func (f *Fleet) State() []ServerState {
 }
 
 // Close cancels queued jobs (Done with ClassCanceled) and in-flight ones,
-// and returns when every goroutine of the fleet has ended.
+// and returns when every goroutine of the fleet has ended, so it must not be
+// called from a job's Done or Dispatched. Calling it again does nothing.
 func (f *Fleet) Close() {
 	f.mu.Lock()
 	var dropped []*fleetJob

@@ -68,7 +68,9 @@ func (t *hookTransport) CloseIdleConnections() {
 var doneMark = []byte("[DONE]")
 
 // doneWatcher notes whether the body carried [DONE], so that a stream that
-// ends without a finish_reason can still be told apart from a cut one.
+// ends without a finish_reason can still be told apart from a cut one. (A
+// reply whose text holds "[DONE]" and that is then cut before any
+// finish_reason would pass for whole; that is rare enough to accept.)
 // Reads run on the goroutine that reads the stream, like the caller's.
 type doneWatcher struct {
 	io.ReadCloser

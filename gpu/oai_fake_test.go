@@ -15,7 +15,7 @@ import (
 // This file holds a fake OpenAI-compatible server for the client and fleet
 // tests: just enough SSE to stand in for a real one, over real sockets.
 
-// oaiChunk renders one chat.completion.chunk with a content delta.
+// oaiContent renders one chat.completion.chunk with a content delta.
 func oaiContent(model, text string) string {
 	return fmt.Sprintf(`{"id":"c1","object":"chat.completion.chunk","model":%q,"choices":[{"index":0,"delta":{"content":%q},"finish_reason":null}]}`, model, text)
 }

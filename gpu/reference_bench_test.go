@@ -13,35 +13,11 @@ import (
 	"pitwall/gpu/sim"
 )
 
-// referenceScenario is the reference fleet (gpu/internal/refgen) as a
-// simulation scenario: every cell of the battery, test by test across the
-// models (battery order), then each cell's judge job per jury member.
+// referenceScenario is the reference fleet with judge jobs free to run on
+// any server, under the simulator's batching.
 func referenceScenario(tb testing.TB) Scenario {
 	tb.Helper()
-	f := refgen.Reference()
-	sc := Scenario{Models: map[string]SimModel{}, Rate: sim.StreamRate}
-	for _, m := range f.Models() {
-		sc.Models[m.Name] = SimModel{SizeGB: m.SizeGB, TokensPerSec: m.TokensPerSec, PrefillTPS: m.PrefillTPS, TTFT: m.TTFT}
-	}
-	for _, name := range f.Servers {
-		sc.Servers = append(sc.Servers, SimServer{Name: name, Slots: f.Slots, VRAMGB: f.VRAMGB, LoadGBps: f.LoadGBps})
-	}
-	for _, t := range f.Tests {
-		for _, m := range f.Candidates {
-			sc.Jobs = append(sc.Jobs, SimJob{Model: m.Name, Purpose: PurposeInference,
-				PromptTokens: refgen.PromptTokens(t), ReplyTokens: refgen.ReplyTokens(m, t)})
-		}
-	}
-	cells := len(sc.Jobs)
-	for cell := range cells {
-		t := f.Tests[cell/len(f.Candidates)]
-		m := f.Candidates[cell%len(f.Candidates)]
-		for _, j := range f.Judges {
-			sc.Jobs = append(sc.Jobs, SimJob{Model: j.Name, Purpose: PurposeJudge, Judges: cell,
-				PromptTokens: refgen.JudgePromptTokens(m, t), ReplyTokens: refgen.JudgeReplyTokens(t)})
-		}
-	}
-	return sc
+	return ReferenceScenario(sim.StreamRate, false)
 }
 
 // BenchmarkReferenceFleet runs the reference fleet in virtual time under
@@ -186,5 +162,27 @@ func TestReferenceExamplesAreCurrent(t *testing.T) {
 	if len(battery.Tests) != 200 || battery.Tests[0] != (struct{ ID, User, Criteria, Reference string }{
 		f.Tests[0].ID, f.Tests[0].User, f.Tests[0].Criteria, f.Tests[0].Reference}) {
 		t.Errorf("battery file: %d tests, first %+v; want 200, the generator's", len(battery.Tests), battery.Tests[0])
+	}
+}
+
+func TestReferenceScenarioPinsJudgesAsTheConfigNamesThem(t *testing.T) {
+	want := map[string]string{"judge-quick-8g": "gpu0", "judge-deep-14g": "gpu1"}
+	for _, pin := range []bool{false, true} {
+		judges := 0
+		for _, j := range ReferenceScenario(sim.StreamRate, pin).Jobs {
+			wantPin := ""
+			if j.Purpose == PurposeJudge {
+				judges++
+				if pin {
+					wantPin = want[j.Model]
+				}
+			}
+			if j.Pinned != wantPin {
+				t.Fatalf("pinJudges %v: a %s job pinned to %q, want %q", pin, j.Model, j.Pinned, wantPin)
+			}
+		}
+		if judges != 4800 {
+			t.Errorf("pinJudges %v: %d judge jobs, want 2 per cell (4800)", pin, judges)
+		}
 	}
 }

@@ -134,7 +134,7 @@ func (r *Run) settleInference(ti, mi, rep, attempt int, row *ledger.Request, res
 	if stopping && err != nil {
 		class = gpu.ClassCanceled
 	}
-	retry := err != nil && class.Transient() && attempt <= r.cfg.Run.Retries && !stopping
+	retry := err != nil && !stopping && attempt <= retryBudget(class, r.cfg.Run.Retries)
 
 	// The ledger first: what the screen shows as done is on disk.
 	row.EndedAt = r.now()
@@ -231,6 +231,25 @@ func (r *Run) settleInference(ti, mi, rep, attempt int, row *ledger.Request, res
 
 	r.submitJudging(judgeJobs)
 	r.changed()
+}
+
+// failoverAttempts is how many extra attempts a cell gets when its server
+// goes away: moving work off a dead server is not the retry of a flaky
+// answer, so it does not spend the configured retries.
+const failoverAttempts = 8
+
+// retryBudget is how many retries an error class earns.
+func retryBudget(class gpu.ErrorClass, retries int) int {
+	switch {
+	case !class.Transient():
+		return 0
+	case class == gpu.ClassUnavailable:
+		return retries + failoverAttempts
+	case class == gpu.ClassMalformed:
+		// A cut or garbled stream is retried once: more rarely helps.
+		return min(retries, 1)
+	}
+	return retries
 }
 
 // retryAfter runs again after wait unless the run is stopped first, in which

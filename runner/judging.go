@@ -211,7 +211,7 @@ func (r *Run) submitJudge(ctx context.Context, j judgeJob, attempt int) {
 		},
 		Done: func(res gpu.Result, err error) {
 			class := gpu.ClassOf(err)
-			if err != nil && class.Transient() && attempt <= r.cfg.Run.Retries && ctx.Err() == nil {
+			if err != nil && attempt <= retryBudget(class, r.cfg.Run.Retries) && ctx.Err() == nil {
 				row.Status, row.ErrorClass, row.Error, row.EndedAt = ledger.StatusError, string(class), errMessage(err), r.now()
 				if lerr := r.led.FinishRequest(row); lerr != nil {
 					r.log.Error("ledger: finish judge request", "err", lerr)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"pitwall/gpu"
 	"pitwall/judge"
@@ -96,3 +97,17 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*BatteryRun, error)
 	}
 	return b, nil
 }
+
+// ConfigPath is the config file a run in the ledger was started from.
+func ConfigPath(led *ledger.Ledger, id string) (string, error) {
+	row, err := led.Run(id)
+	if err != nil {
+		return "", err
+	}
+	if p := runConfigPath(row); p != "" {
+		return p, nil
+	}
+	return "", fmt.Errorf("run %s: the ledger does not say which config it came from", row.ID)
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

@@ -34,6 +34,10 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.filtering {
 		return m.filterKey(msg)
 	}
+	if !m.exporting && !m.stopping {
+		// A message stays until the next key, unless its answer is pending.
+		m.say("", false)
+	}
 	if key.Matches(msg, k.Quit) {
 		if m.running() && m.ctrl != nil {
 			m.ask = askQuit

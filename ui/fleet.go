@@ -92,7 +92,8 @@ func (f *fleet) gpus(gs []runner.GPUState) string {
 	if len(gs) == 0 {
 		return strings.Repeat(" ", nameW+1+utilBarW+5+1+11)
 	}
-	name := gs[0].Name
+	// The vendor says little in a panel that has sixteen columns for it.
+	name := strings.TrimPrefix(strings.TrimPrefix(gs[0].Name, "NVIDIA "), "AMD ")
 	if len(gs) > 1 {
 		name = strconv.Itoa(len(gs)) + "×" + name
 	}

@@ -133,7 +133,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.ticking = false
 		}
 	case stopSentMsg:
-		m.say("stopping: in-flight work is being cancelled", false)
+		if m.running() {
+			m.say("stopping: in-flight work is being cancelled", false)
+		}
 	case rejudgeSentMsg:
 		what := "the whole run"
 		if msg.cells > 0 {
@@ -178,8 +180,9 @@ func (m *model) apply(run *runner.BatteryRun) {
 	m.grid.judge = m.judge
 	m.grid.setRun(run, changed, all || judgeChanged)
 	m.header.observe(run, m.board.counts)
-	if m.run.Final {
+	if m.run.Final && m.stopping {
 		m.stopping = false
+		m.say("", false) // the header's summary says it now
 	}
 	m.layout()
 	if m.screen == screenDetail {

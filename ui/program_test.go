@@ -158,8 +158,39 @@ func TestProgramQuitWhileRunningAsksAndStops(t *testing.T) {
 	}
 }
 
+// seen is a program option that reports each snapshot the program is about
+// to apply: the event loop applies it before it takes another message, so a
+// key or a cancel sent after the report comes after the snapshot.
+func seen() (tea.ProgramOption, <-chan *runner.BatteryRun) {
+	ch := make(chan *runner.BatteryRun, 16)
+	return tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg {
+		if s, ok := msg.(snapshotMsg); ok {
+			select {
+			case ch <- s.run:
+			default:
+			}
+		}
+		return msg
+	}), ch
+}
+
+func waitSeen(t *testing.T, ch <-chan *runner.BatteryRun, want *runner.BatteryRun) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case got := <-ch:
+			if got == want {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the program never took the snapshot")
+		}
+	}
+}
+
 func TestRunTUIReturnsTheLastSnapshot(t *testing.T) {
-	snaps := make(chan *runner.BatteryRun)
+	snaps := make(chan *runner.BatteryRun, 1)
 	in, keys := io.Pipe()
 	t.Cleanup(func() { keys.Close() })
 	type result struct {
@@ -167,17 +198,15 @@ func TestRunTUIReturnsTheLastSnapshot(t *testing.T) {
 		err  error
 	}
 	out := make(chan result, 1)
+	filter, applied := seen()
 	go func() {
-		last, err := runTUI(context.Background(), snaps, newFakeCtrl(nil), Options{},
+		last, err := runTUI(context.Background(), snaps, newFakeCtrl(nil), Options{}, filter,
 			tea.WithInput(in), tea.WithOutput(io.Discard), tea.WithWindowSize(100, 30), tea.WithoutSignals())
 		out <- result{last, err}
 	}()
 	final := sceneJudged()
 	snaps <- final
-	// The reader takes a second snapshot only after the program applied the
-	// first and re-armed it.
-	again := next(final)
-	snaps <- again
+	waitSeen(t, applied, final)
 	if _, err := keys.Write([]byte("q")); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +215,7 @@ func TestRunTUIReturnsTheLastSnapshot(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("RunTUI: %v", r.err)
 		}
-		if r.last != final && r.last != again {
+		if r.last != final {
 			t.Fatalf("returned %+v, want the last snapshot drawn", r.last)
 		}
 	case <-time.After(10 * time.Second):
@@ -195,29 +224,32 @@ func TestRunTUIReturnsTheLastSnapshot(t *testing.T) {
 }
 
 func TestRunTUIEndsWithItsContext(t *testing.T) {
-	snaps := make(chan *runner.BatteryRun)
+	snaps := make(chan *runner.BatteryRun, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	in, keys := io.Pipe()
 	t.Cleanup(func() { keys.Close() })
-	out := make(chan error, 1)
-	var last *runner.BatteryRun
+	type result struct {
+		last *runner.BatteryRun
+		err  error
+	}
+	out := make(chan result, 1)
+	filter, applied := seen()
 	go func() {
-		var err error
-		last, err = runTUI(ctx, snaps, nil, Options{},
+		last, err := runTUI(ctx, snaps, nil, Options{}, filter,
 			tea.WithInput(in), tea.WithOutput(io.Discard), tea.WithWindowSize(100, 30), tea.WithoutSignals())
-		out <- err
+		out <- result{last, err}
 	}()
 	first := sceneMidInference()
 	snaps <- first
-	snaps <- next(first) // the first is applied once the reader is back
+	waitSeen(t, applied, first)
 	cancel()
 	select {
-	case err := <-out:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("err = %v, want context.Canceled", err)
+	case r := <-out:
+		if !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", r.err)
 		}
-		if last == nil {
-			t.Fatal("no snapshot returned")
+		if r.last != first {
+			t.Fatalf("returned %+v, want the snapshot drawn", r.last)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("RunTUI did not return when its context was cancelled")

@@ -1,0 +1,87 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"pitwall/config"
+	"pitwall/gpu"
+	"pitwall/runner/ledger"
+)
+
+// BenchmarkRunCells measures pitwall's own cost per cell: a whole run
+// (ledger rows, fleet placement, the streamed HTTP request, checks,
+// snapshots) against a simulated server with every delay at zero.
+func BenchmarkRunCells(b *testing.B) {
+	const tests, models = 50, 4
+	dir := b.TempDir()
+	var battery strings.Builder
+	for i := 0; i < tests; i++ {
+		fmt.Fprintf(&battery, "[[tests]]\nid = \"t%d\"\ncategory = \"reasoning\"\nuser = \"What is %d plus %d?\"\nreference = \"%d\"\n  [[tests.checks]]\n  type = \"contains\"\n  value = \"%d\"\n\n", i, i, i, 2*i, 2*i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "battery.toml"), []byte(battery.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	conf := fmt.Sprintf(`name = "bench"
+battery = "battery.toml"
+models = ["m0", "m1", "m2", "m3"]
+[run]
+timeout = "10s"
+[[servers]]
+name = "gpu0"
+kind = "sim"
+slots = 8
+models = ["m0", "m1", "m2", "m3"]
+`)
+	path := filepath.Join(dir, "pitwall.toml")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := config.Load(path, config.Overrides{}, func(string) string { return "" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	sims, err := StartSims(cfg, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sims.Close()
+	servers, _ := FleetServers(cfg, nil)
+	fleet := gpu.NewFleet(servers, gpu.Options{})
+	defer fleet.Close()
+	led, err := ledger.Open(filepath.Join(dir, "ledger.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer led.Close()
+
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		run, err := New(cfg, Options{Fleet: fleet, Ledger: led, RunID: fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano())})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := run.Start(); err != nil {
+			b.Fatal(err)
+		}
+		go func() {
+			for range run.Snapshots() {
+			}
+		}()
+		last := run.Wait(context.Background())
+		run.Close()
+		if last.Counts.Done() != tests*models {
+			b.Fatalf("%d of %d cells done", last.Counts.Done(), tests*models)
+		}
+	}
+	cells := float64(b.N * tests * models)
+	b.ReportMetric(cells/time.Since(start).Seconds(), "cells/s")
+	b.ReportMetric(float64(time.Since(start).Microseconds())/cells, "µs/cell")
+}
