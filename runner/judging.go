@@ -28,6 +28,7 @@ type tally struct {
 	got     int
 	errs    []string
 	started time.Time
+	latency time.Duration // the slowest sample's request: judge time, not queueing
 }
 
 type tallyKey struct {
@@ -288,6 +289,7 @@ func (r *Run) settleJudge(j judgeJob, row *ledger.Request, res gpu.Result, err e
 			sample = judge.Sample{ParseErr: "judge request failed: " + errMessage(err)}
 		}
 		tl.samples[j.sample] = sample
+		tl.latency = max(tl.latency, res.Latency)
 		tl.got++
 		if tl.got == len(tl.samples) {
 			delete(r.tallies, key)
@@ -333,7 +335,7 @@ func (r *Run) concludeJudge(j judgeJob, tl *tally, source string) []ledger.Verdi
 	}
 	res := judge.Vote(j.judge, weight, tl.samples, r.cfg.Scoring.MinScore)
 	jd := &Judgment{Judge: j.judge, Status: JudgmentDone, Verdict: res.Verdict, Score: res.Score,
-		Agreement: res.Agreement, Samples: res.Samples, Latency: r.now().Sub(tl.started), Source: source}
+		Agreement: res.Agreement, Samples: res.Samples, Latency: tl.latency, Source: source}
 	if res.Verdict == judge.Error {
 		jd.Error = firstNonEmpty(joinErrs(tl.errs), firstParseErr(tl.samples), "the judge gave no verdict")
 	}

@@ -269,7 +269,7 @@ func (p *plain) summary(run *runner.BatteryRun, judge string) string {
 	if p.c.opts.LedgerPath != "" {
 		sb.WriteString("ledger   " + p.c.opts.LedgerPath + "\n")
 	}
-	sb.WriteString("export   pitwall export " + run.ID + " --format json|csv|md|html|junit\n")
+	sb.WriteString("export   pitwall export " + run.ID + " --format json\n")
 	if p.c.opts.ExitCode != nil {
 		sb.WriteString("exit     " + n(p.c.opts.ExitCode(run)) + "\n")
 	}
