@@ -1,8 +1,11 @@
 package gpu
 
 import (
+	"context"
+	"errors"
 	"maps"
 	"slices"
+	"time"
 )
 
 // downAfter is how many unavailable answers in a row mark a server down.
@@ -14,6 +17,11 @@ const tpsAlpha = 0.3
 // jitKinds load a model when a request names it; the others (vllm, openai,
 // unknown) serve every model they offer at all times.
 var jitKinds = map[string]bool{"lmstudio": true, "ollama": true, "llamacpp": true, "sim": true}
+
+// errServerDown ends the requests in flight on a server the fleet has marked
+// down: they may hang on a dead connection far longer than a probe takes to
+// notice, and other servers can run them now.
+var errServerDown = errors.New("the server went down")
 
 // fleetServer is the fleet's record of one server. All fields after client are
 // guarded by Fleet.mu.
@@ -30,13 +38,31 @@ type fleetServer struct {
 	busy       int
 	loads      map[string]chan struct{} // model -> closed when its warm-up ends
 	tps        float64                  // moving average of completed requests' tokens/s
+	// heldUntil: the server answered 429 with Retry-After; nothing new is
+	// sent to it before then.
+	heldUntil time.Time
+
+	res   residency    // models loaded, as far as the fleet knows (JIT servers)
+	seen  serverReport // what probes and telemetry said last
+	probe probeSched
+	// check is closed when the confirmation ping in flight ends (nil when
+	// none is): jobs that failed together share one ping.
+	check chan struct{}
 }
 
 // fleetSlot is one of a server's parallel request places.
 type fleetSlot struct {
 	busy   bool
 	model  string // the model it runs now, while busy
-	served string // the last model it served: resident, as far as pitwall knows
+	served string // the last model it served, for the choice of slot
+	// cancel ends the job on the slot (errServerDown when the server goes down).
+	cancel context.CancelCauseFunc
+}
+
+// serverReport is what the fleet last read of a server from outside.
+type serverReport struct {
+	vramTotalGB, vramUsedGB float64 // 0 when unknown
+	gpus                    []GPUState
 }
 
 func newServer(cfg ServerConfig, c *Client) *fleetServer {
@@ -45,7 +71,7 @@ func newServer(cfg ServerConfig, c *Client) *fleetServer {
 		n = 1
 	}
 	s := &fleetServer{cfg: cfg, client: c, jit: jitKinds[cfg.Kind], up: true,
-		slots: make([]fleetSlot, n), loads: map[string]chan struct{}{}}
+		slots: make([]fleetSlot, n), loads: map[string]chan struct{}{}, res: newResidency()}
 	if cfg.Models != nil {
 		s.setOffered(cfg.Models)
 	}
@@ -61,28 +87,36 @@ func (s *fleetServer) setOffered(models []string) {
 
 func (s *fleetServer) free() int { return len(s.slots) - s.busy }
 
-// resident is the set of models loaded now as far as the fleet has seen. A
-// JIT server holds what its slots last served (a first version; a backend
-// probe can tell better); the others hold everything they offer.
+// held reports whether the server is rate-limited at now.
+func (s *fleetServer) held(now time.Time) bool {
+	return !s.heldUntil.IsZero() && now.Before(s.heldUntil)
+}
+
+// takesWork reports whether new jobs may start on the server at now.
+func (s *fleetServer) takesWork(now time.Time) bool {
+	return s.up && s.offered != nil && s.free() > 0 && !s.held(now)
+}
+
+// resident is the set of models loaded now as far as the fleet knows. A
+// server that is not JIT holds everything it offers.
 func (s *fleetServer) resident() map[string]bool {
 	if !s.jit {
 		return s.offered
 	}
-	out := make(map[string]bool, len(s.slots))
-	for _, sl := range s.slots {
-		if sl.served != "" {
-			out[sl.served] = true
-		}
-	}
-	return out
+	return s.res.set()
 }
 
 func (s *fleetServer) isResident(model string) bool {
 	if !s.jit {
 		return s.offered[model]
 	}
+	return s.res.has(model)
+}
+
+// streaming reports whether a busy slot runs model.
+func (s *fleetServer) streaming(model string) bool {
 	for _, sl := range s.slots {
-		if sl.served == model {
+		if sl.busy && sl.model == model {
 			return true
 		}
 	}
@@ -134,13 +168,13 @@ func (s *fleetServer) servedElsewhere(i int) bool {
 	return false
 }
 
-// release frees slot i; served says its model answered, so it is resident.
+// release frees slot i; served says its model answered.
 func (s *fleetServer) release(i int, served bool) {
 	sl := &s.slots[i]
 	if served {
 		sl.served = sl.model
 	}
-	sl.busy, sl.model = false, ""
+	sl.busy, sl.model, sl.cancel = false, "", nil
 	s.busy--
 }
 
@@ -153,14 +187,14 @@ func (s *fleetServer) observe(err error) (changed bool) {
 	case ClassUnavailable:
 		s.failures++
 		if s.up && s.failures >= downAfter {
-			s.up, s.downReason = false, err.Error()
+			s.markDown(err.Error())
 			return true
 		}
 	case ClassTimeout, ClassCanceled:
 	default:
 		s.failures = 0
 		if !s.up {
-			s.up, s.downReason = true, ""
+			s.markUp()
 			return true
 		}
 	}
@@ -177,11 +211,39 @@ func (s *fleetServer) observeHealth(err error) healthChange {
 	return healthChange{changed: s.observe(err), up: s.up, reason: s.downReason}
 }
 
-// setDown marks the server down now, for reason (Discover found it unreachable).
+// setDown marks the server down now, for reason (Discover or a probe found
+// it unreachable).
 func (s *fleetServer) setDown(reason string) bool {
 	changed := s.up
-	s.up, s.downReason, s.failures = false, reason, downAfter
+	if changed {
+		s.markDown(reason)
+	} else {
+		s.downReason = reason
+	}
+	s.failures = downAfter
 	return changed
+}
+
+// markDown takes the server out of placement: what it held is unknown from
+// now on, the jobs in flight on it end (errServerDown) so that they can run
+// elsewhere, and probes look for it with backoff.
+func (s *fleetServer) markDown(reason string) {
+	s.up, s.downReason = false, reason
+	s.res.reset(nil)
+	for i := range s.slots {
+		sl := &s.slots[i]
+		sl.served = ""
+		if sl.busy && sl.cancel != nil {
+			sl.cancel(errServerDown)
+		}
+	}
+	s.probe.down()
+}
+
+// markUp puts the server back into placement.
+func (s *fleetServer) markUp() {
+	s.up, s.downReason, s.failures = true, "", 0
+	s.probe.rejoined()
 }
 
 // noteTPS folds one completed request's decode rate into the average.
@@ -200,15 +262,34 @@ func movingAvg(avg, x float64) float64 {
 	return tpsAlpha*x + (1-tpsAlpha)*avg
 }
 
-// view is what the placement policy sees of the server. Offered (and
-// Resident, for servers that are not JIT) are the fleet's own maps: a
-// policy reads them and must not change them.
-func (s *fleetServer) view() ServerView {
+// vram is the server's memory and what its models hold, in GB, as the
+// fleet knows it: the sizes of the models it holds when every one is known,
+// else what the server or telemetry last reported; 0 when unknown.
+func (s *fleetServer) vram(models map[string]ModelView) (total, used float64) {
+	total, used = s.seen.vramTotalGB, s.seen.vramUsedGB
+	if !s.jit {
+		return total, used
+	}
+	if sum, ok := s.res.usedGB(models, s.loads); ok {
+		used = sum
+	}
+	return total, used
+}
+
+// view is what the placement policy sees of the server at now. Offered
+// (and Resident, for servers that are not JIT) are the fleet's own maps: a
+// policy reads them and must not change them. A rate-limited server shows
+// no free slot, so that no policy sends it work before its Retry-After.
+func (s *fleetServer) view(now time.Time, models map[string]ModelView) ServerView {
 	v := ServerView{
 		Name: s.cfg.Name, Up: s.up && s.offered != nil, Slots: len(s.slots), Busy: s.busy,
 		Offered: s.offered, Resident: s.resident(), Loading: s.loading(), JIT: s.jit,
 		Streaming: map[string]int{},
 	}
+	if s.held(now) {
+		v.Busy = v.Slots
+	}
+	v.VRAMTotalGB, v.VRAMUsedGB = s.vram(models)
 	for _, sl := range s.slots {
 		if sl.busy {
 			v.Streaming[sl.model]++
@@ -217,12 +298,20 @@ func (s *fleetServer) view() ServerView {
 	return v
 }
 
-// state is the fleet panel's view of the server; queue is filled by the fleet.
-func (s *fleetServer) state() ServerState {
+// state is the fleet panel's view of the server; queue and GPUs from
+// telemetry are filled by the fleet.
+func (s *fleetServer) state(now time.Time, models map[string]ModelView) ServerState {
 	st := ServerState{
 		Name: s.cfg.Name, Kind: s.cfg.Kind, URL: s.cfg.URL, Up: s.up, DownReason: s.downReason,
 		Slots: len(s.slots), Busy: s.busy, Loading: s.loading(), TokensPerSec: s.tps,
 		Offered: slices.Sorted(maps.Keys(s.offered)), Resident: slices.Sorted(maps.Keys(s.resident())),
+		GPUs: slices.Clone(s.seen.gpus),
+	}
+	if s.held(now) {
+		st.HeldUntil = s.heldUntil
+	}
+	if s.up {
+		st.VRAMTotalGB, st.VRAMUsedGB = s.vram(models)
 	}
 	return st
 }

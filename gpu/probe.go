@@ -25,6 +25,15 @@ type ProbeResult struct {
 	KVCachePct       float64    // vLLM kv_cache_usage_perc (or gpu_cache_usage_perc) * 100
 	GPUs             []GPUState // from the simulator's /sim/gpus when the server is a sim
 	Latency          time.Duration
+	// Status is the HTTP status GET /models answered with; 0 when it did not.
+	Status int
+	// Loading lists the models being loaded now, when the backend tells
+	// (the simulator's /sim/state).
+	Loading []string
+	// VRAMTotalGB and VRAMUsedGB are the server's memory and what its
+	// models hold, when the backend tells (the simulator's /sim/state); 0
+	// when unknown.
+	VRAMTotalGB, VRAMUsedGB float64
 }
 
 // Probe asks one server what it offers and what state it is in: GET
@@ -43,6 +52,7 @@ func Probe(ctx context.Context, hc *http.Client, cfg ServerConfig) ProbeResult {
 	var models openAIModels
 	err := c.getJSON(ctx, modelsURL, &models)
 	r.Latency = time.Since(start)
+	r.Status = probeStatus(err)
 	if probeUnreachable(err) {
 		r.Error = probeDescribe(modelsURL, err)
 		return r

@@ -70,6 +70,9 @@ type simState struct {
 	Slots    *int     `json:"slots"`
 	Busy     *int     `json:"busy"`  // slots held
 	Queue    *int     `json:"queue"` // requests waiting for a slot
+	Loading  []string `json:"loading"`
+	VRAMGB   float64  `json:"vram_gb"`
+	VRAMUsed float64  `json:"vram_used_gb"`
 }
 
 // readLMStudio fills Resident from the models LM Studio says are loaded.
@@ -202,6 +205,12 @@ func readSim(ctx context.Context, c probeClient, root string, r *ProbeResult) {
 	}
 	if st.Queue != nil {
 		r.Waiting = *st.Queue
+	}
+	if st.Loading != nil {
+		r.Loading = append([]string{}, st.Loading...)
+	}
+	if st.VRAMGB > 0 {
+		r.VRAMTotalGB, r.VRAMUsedGB = st.VRAMGB, st.VRAMUsed
 	}
 }
 

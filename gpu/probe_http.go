@@ -119,6 +119,22 @@ func probeUnreachable(err error) bool {
 	return err != nil && !errors.As(err, &se) && !errors.As(err, &shape)
 }
 
+// probeStatus is the HTTP status behind a probe request's outcome: 200 for
+// a success (or an answer of the wrong shape), the status of an error
+// answer, 0 when the server did not answer.
+func probeStatus(err error) int {
+	var se *probeStatusError
+	switch {
+	case err == nil:
+		return http.StatusOK
+	case errors.As(err, &se):
+		return se.Status
+	case !probeUnreachable(err):
+		return http.StatusOK
+	}
+	return 0
+}
+
 // probeDescribe says in words why a request got no answer, for a person
 // reading the fleet panel.
 func probeDescribe(url string, err error) string {

@@ -159,6 +159,12 @@ type ServerState struct {
 	Loading      string   // model being loaded, if any
 	TokensPerSec float64  // recent decode rate across its slots
 	GPUs         []GPUState
+	// HeldUntil is set while the server is rate-limited: it answered 429
+	// with a Retry-After, and the fleet sends it nothing new before then.
+	HeldUntil time.Time
+	// VRAMUsedGB and VRAMTotalGB are the server's memory as the fleet knows
+	// it (probes, telemetry, the loads it made); 0 when unknown.
+	VRAMUsedGB, VRAMTotalGB float64
 }
 
 // GPUState is one GPU's telemetry reading; a zero value field means unknown.

@@ -1,0 +1,217 @@
+package ui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"pitwall/config"
+	"pitwall/gpu"
+	"pitwall/runner"
+	"pitwall/runner/ledger"
+)
+
+// runCtrl drives a real runner from the UI, as main's adapter does.
+type runCtrl struct{ r *runner.Run }
+
+func (c runCtrl) Stop()                                         { c.r.Stop() }
+func (c runCtrl) Rejudge(cells []runner.CellRef, judge string) { c.r.Note(c.r.Rejudge(cells, judge)) }
+func (c runCtrl) RejudgeAll(judge string)                      { c.r.Note(c.r.RejudgeAll(judge)) }
+func (c runCtrl) SwitchJudge(name string)                      { c.r.Note(c.r.SwitchJudge(name)) }
+func (c runCtrl) Export() (string, error)                      { return c.r.Export() }
+
+// realRun starts a real run of a small battery on a simulated server.
+// slow makes every reply take seconds of simulated decoding.
+func realRun(t *testing.T, slow bool) (*runner.Run, *ledger.Ledger) {
+	t.Helper()
+	dir := t.TempDir()
+	battery := `
+[[tests]]
+id = "capital"
+category = "reasoning"
+user = "Capital of France? One word."
+reference = "Paris"
+  [[tests.checks]]
+  type = "icontains"
+  value = "Paris"
+
+[[tests]]
+id = "sum"
+category = "reasoning"
+user = "What is 2 plus 2? Only the number."
+reference = "4"
+  [[tests.checks]]
+  type = "contains"
+  value = "4"
+`
+	rate := "400"
+	if slow {
+		rate = "5"
+	}
+	conf := `name = "real"
+battery = "battery.toml"
+models = ["good", "poor"]
+db = ` + "'" + filepath.Join(dir, "ledger.db") + "'" + `
+[run]
+timeout = "60s"
+[sim]
+time_scale = 0.01
+[[sim.models]]
+name = "good"
+skill = 0.99
+tokens_per_sec = ` + rate + `
+[[sim.models]]
+name = "poor"
+skill = 0.5
+tokens_per_sec = ` + rate + `
+[[sim.models]]
+name = "j1"
+judge_error_rate = 0.01
+[[sim.models]]
+name = "j2"
+judge_error_rate = 0.3
+[[servers]]
+name = "gpu0"
+kind = "sim"
+slots = 4
+models = ["good", "poor", "j1", "j2"]
+[scoring]
+mode = "judge"
+[[scoring.judges]]
+name = "first"
+model = "j1"
+server = "gpu0"
+[[scoring.judges]]
+name = "second"
+model = "j2"
+server = "gpu0"
+`
+	for name, body := range map[string]string{"battery.toml": battery, "pitwall.toml": conf} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := config.Load(filepath.Join(dir, "pitwall.toml"), config.Overrides{}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slow {
+		cfg.Sim.TimeScale = 1
+	}
+	sims, err := runner.StartSims(cfg, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sims.Close() })
+	led, err := ledger.Open(cfg.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { led.Close() })
+	servers, err := runner.FleetServers(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet := gpu.NewFleet(servers, gpu.Options{})
+	t.Cleanup(fleet.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fleet.Discover(ctx)
+	run, err := runner.New(cfg, runner.Options{Fleet: fleet, Ledger: led, Interval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(run.Close)
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return run, led
+}
+
+// judgeRequests counts the judge requests of a run in the ledger.
+func judgeRequests(t *testing.T, led *ledger.Ledger, id string) int {
+	t.Helper()
+	reqs, err := led.Requests(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, q := range reqs {
+		if q.Purpose == ledger.PurposeJudge {
+			n++
+		}
+	}
+	return n
+}
+
+func TestProgramOnARealRunFillsSwitchesJudgeAndRejudges(t *testing.T) {
+	run, led := realRun(t, false)
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	w := watch(newModel(run.Snapshots(), runCtrl{run}, Options{}, done))
+	tm := teatest.NewTestModel(t, w, teatest.WithInitialTermSize(120, 30))
+
+	// The grid fills and the first judge's verdicts arrive.
+	w.waitText(t, "Done", "capital", "sum", "judge first")
+	w.waitFor(t, "verdicts", func(s string) bool { return strings.Contains(s, "PASS") || strings.Contains(s, "FAIL") })
+
+	// J and the picker switch to the second judge; the runner judges.
+	tm.Type("J")
+	w.waitText(t, "Judge in view")
+	tm.Type("j")
+	tm.Send(keyMsg("enter"))
+	w.waitText(t, "judge second")
+	w.waitFor(t, "the second judge's verdicts", func(string) bool {
+		b := run.Wait(context.Background())
+		if b.JudgeInFlight > 0 {
+			return false
+		}
+		for ti := range b.Tests {
+			for mi := range b.Models {
+				c := b.Cell(ti, mi, 0)
+				if c.Status == runner.Completed && c.Judgment("second") == nil {
+					return false
+				}
+			}
+		}
+		return true
+	})
+
+	// r re-judges the cell under the cursor: one more judge request.
+	before := judgeRequests(t, led, run.ID())
+	tm.Type("r")
+	w.waitFor(t, "a re-judge request in the ledger", func(string) bool {
+		return judgeRequests(t, led, run.ID()) == before+1 && run.Wait(context.Background()).JudgeInFlight == 0
+	})
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
+
+func TestProgramStopsARealRun(t *testing.T) {
+	run, _ := realRun(t, true)
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	w := watch(newModel(run.Snapshots(), runCtrl{run}, Options{}, done))
+	tm := teatest.NewTestModel(t, w, teatest.WithInitialTermSize(120, 30))
+	w.waitText(t, "Inference", "capital")
+	tm.Type("s")
+	w.waitText(t, "Stop the run?")
+	tm.Type("y")
+	select {
+	case <-run.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not stop")
+	}
+	w.waitText(t, "⊘")
+	b := run.Wait(context.Background())
+	if b.Status != runner.RunStopped || b.Counts.Cancelled == 0 {
+		t.Fatalf("run %s with %d cancelled cells, want stopped with some", b.Status, b.Counts.Cancelled)
+	}
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
