@@ -19,7 +19,7 @@ import (
 // runCtrl drives a real runner from the UI, as main's adapter does.
 type runCtrl struct{ r *runner.Run }
 
-func (c runCtrl) Stop()                                         { c.r.Stop() }
+func (c runCtrl) Stop()                                        { c.r.Stop() }
 func (c runCtrl) Rejudge(cells []runner.CellRef, judge string) { c.r.Note(c.r.Rejudge(cells, judge)) }
 func (c runCtrl) RejudgeAll(judge string)                      { c.r.Note(c.r.RejudgeAll(judge)) }
 func (c runCtrl) SwitchJudge(name string)                      { c.r.Note(c.r.SwitchJudge(name)) }
