@@ -24,8 +24,8 @@ import (
 )
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("validate", "pitwall validate [CONFIG] [flags]",
-		"Checks the config and its battery and prints what would run. Nothing is sent to any server.", stderr)
+	fs := newFlagSet("validate", "pitwall validate [CONFIG...] [flags]",
+		"Checks each config and its battery and prints what would run. Nothing is sent to any server.", stderr)
 	var cf commonFlags
 	cf.register(fs)
 	pos, err := parseArgs(fs, args)
@@ -34,30 +34,76 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	} else if err != nil {
 		return runner.ExitSetup
 	}
-	cfg, err := config.Load(configPath(pos), cf.overrides(fs), os.Getenv)
-	if err != nil {
-		return failf(stderr, err)
+	if len(pos) == 0 {
+		pos = []string{configPath(nil)}
 	}
+	code := 0
+	for _, path := range pos {
+		if isBattery(path) {
+			fmt.Fprintf(stderr, "pitwall: %s is a battery, not a config: validate the config whose `battery` names it\n", path)
+			code = runner.ExitSetup
+			continue
+		}
+		cfg, err := config.Load(path, cf.overrides(fs), os.Getenv)
+		if err != nil {
+			code = failf(stderr, err)
+			continue
+		}
+		if _, err := runner.FleetServers(cfg, os.Getenv); err != nil {
+			code = failf(stderr, err)
+			continue
+		}
+		printPlan(stdout, cfg)
+	}
+	return code
+}
+
+// isBattery says whether a file is a battery rather than a config: a TOML
+// file with [[tests]] and no models, or a battery format by its extension.
+func isBattery(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json", ".jsonl", ".yaml", ".yml":
+		return true
+	case ".toml":
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		text := string(b)
+		return strings.Contains(text, "[[tests]]") && !strings.Contains(text, "\nmodels") && !strings.HasPrefix(text, "models")
+	}
+	return false
+}
+
+// printPlan says what a valid config would run.
+func printPlan(w io.Writer, cfg *config.Config) {
 	repeat := max(cfg.Run.Repeat, 1)
-	fmt.Fprintf(stdout, "%s: ok\n", cfg.Path)
-	fmt.Fprintf(stdout, "  name     %s\n", cfg.Name)
-	fmt.Fprintf(stdout, "  battery  %s (%d tests)\n", cfg.Battery, len(cfg.Tests))
-	fmt.Fprintf(stdout, "  models   %s\n", strings.Join(cfg.Models, ", "))
-	fmt.Fprintf(stdout, "  cells    %d (%d models × %d tests × %d repeat)\n", len(cfg.Models)*len(cfg.Tests)*repeat, len(cfg.Models), len(cfg.Tests), repeat)
+	fmt.Fprintf(w, "%s: ok\n", cfg.Path)
+	fmt.Fprintf(w, "  name     %s\n", cfg.Name)
+	fmt.Fprintf(w, "  battery  %s (%s)\n", cfg.Battery, plural(len(cfg.Tests), "test"))
+	fmt.Fprintf(w, "  models   %s\n", strings.Join(cfg.Models, ", "))
+	fmt.Fprintf(w, "  cells    %d (%s × %s × %d repeat)\n", len(cfg.Models)*len(cfg.Tests)*repeat,
+		plural(len(cfg.Models), "model"), plural(len(cfg.Tests), "test"), repeat)
 	for _, s := range cfg.Servers {
 		where := s.URL
 		if s.Kind == "sim" && where == "" {
 			where = "simulated, on loopback"
 		}
-		fmt.Fprintf(stdout, "  server   %s (%s, %d slots) %s\n", s.Name, s.Kind, s.Slots, where)
+		fmt.Fprintf(w, "  server   %s (%s, %s) %s\n", s.Name, s.Kind, plural(s.Slots, "slot"), where)
 	}
-	fmt.Fprintf(stdout, "  scoring  %s", cfg.Scoring.Mode)
+	fmt.Fprintf(w, "  scoring  %s", cfg.Scoring.Mode)
 	for _, j := range cfg.Scoring.Judges {
-		fmt.Fprintf(stdout, "; %s = %s on %s", j.Name, j.Model, runner.JudgeServer(j))
+		fmt.Fprintf(w, "; %s = %s on %s", j.Name, j.Model, runner.JudgeServer(j))
 	}
-	fmt.Fprintln(stdout)
-	fmt.Fprintf(stdout, "  ledger   %s\n", cfg.DB)
-	return 0
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  ledger   %s\n", cfg.DB)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func cmdSim(args []string, stdout, stderr io.Writer) int {
@@ -66,15 +112,9 @@ func cmdSim(args []string, stdout, stderr io.Writer) int {
 			"OpenAI client can talk to them. Give a server a url to fix its port.", stderr)
 	var cf commonFlags
 	cf.register(fs)
-	pos, err := parseArgs(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	} else if err != nil {
-		return runner.ExitSetup
-	}
-	cfg, err := config.Load(configPath(pos), cf.overrides(fs), os.Getenv)
-	if err != nil {
-		return failf(stderr, err)
+	cfg, code, ok := parseConfig(fs, &cf, args, stderr)
+	if !ok {
+		return code
 	}
 	sims, err := runner.StartSims(cfg, false)
 	if err != nil {
@@ -234,10 +274,11 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 			if err == nil {
 				defer run.Close()
 				opts.LogPath, opts.Logger, opts.LedgerPath = e.logPath, e.log, *db
-				if _, err := ui.RunTUI(ctx, run.Snapshots(), controller{run}, opts); err != nil {
+				last, err := ui.RunTUI(ctx, run.Snapshots(), controller{run}, opts)
+				if err != nil {
 					return failf(stderr, err)
 				}
-				return 0
+				return opts.ExitCode(last)
 			}
 			cerr = err
 		} else {
@@ -247,10 +288,11 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	b.Message = "browse only: " + cerr.Error()
 	snaps := make(chan *runner.BatteryRun, 1)
 	snaps <- b
-	if _, err := ui.RunTUI(ctx, snaps, browseOnly{db: *db, id: b.ID}, opts); err != nil {
+	last, err := ui.RunTUI(ctx, snaps, browseOnly{db: *db, id: b.ID}, opts)
+	if err != nil {
 		return failf(stderr, err)
 	}
-	return 0
+	return opts.ExitCode(last)
 }
 
 // browseOnly is the controller of a run whose config cannot be loaded: it
@@ -285,15 +327,9 @@ func cmdServers(args []string, stdout, stderr io.Writer) int {
 	var cf commonFlags
 	cf.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseArgs(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	} else if err != nil {
-		return runner.ExitSetup
-	}
-	cfg, err := config.Load(configPath(pos), cf.overrides(fs), os.Getenv)
-	if err != nil {
-		return failf(stderr, err)
+	cfg, code, ok := parseConfig(fs, &cf, args, stderr)
+	if !ok {
+		return code
 	}
 	sims, err := runner.StartSims(cfg, false)
 	if err != nil {
@@ -322,7 +358,7 @@ func cmdServers(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"servers": results, "telemetry": tel.Source(), "gpus": tel.GPUs()}); err != nil {
+		if err := enc.Encode(probeJSON(results, tel)); err != nil {
 			return failf(stderr, err)
 		}
 	} else {
@@ -360,4 +396,52 @@ func printProbes(w io.Writer, results []gpu.ProbeResult, tel *gpu.Telemetry) {
 	for _, g := range tel.GPUs() {
 		fmt.Fprintf(w, "  gpu%d %s  util %.0f%%  vram %.0f/%.0f MiB  %.0f W  %.0f°C\n", g.Index, g.Name, g.UtilPct, g.MemUsedMiB, g.MemTotalMiB, g.PowerW, g.TempC)
 	}
+}
+
+type gpuJSON struct {
+	Index       int     `json:"index"`
+	Name        string  `json:"name"`
+	UUID        string  `json:"uuid,omitempty"`
+	UtilPct     float64 `json:"utilization_pct"`
+	MemUsedMiB  float64 `json:"memory_used_mib"`
+	MemTotalMiB float64 `json:"memory_total_mib"`
+	TempC       float64 `json:"temperature_c"`
+	PowerW      float64 `json:"power_w"`
+}
+
+type serverJSON struct {
+	Server     string    `json:"server"`
+	URL        string    `json:"url"`
+	Reachable  bool      `json:"reachable"`
+	Error      string    `json:"error,omitempty"`
+	Kind       string    `json:"kind"`
+	Models     []string  `json:"models"`
+	Resident   []string  `json:"resident"`
+	Slots      int       `json:"slots"`
+	Running    int       `json:"running"`
+	Waiting    int       `json:"waiting"`
+	KVCachePct float64   `json:"kv_cache_pct"`
+	LatencyMS  float64   `json:"latency_ms"`
+	GPUs       []gpuJSON `json:"gpus"`
+}
+
+func gpusJSON(gs []gpu.GPUState) []gpuJSON {
+	out := make([]gpuJSON, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, gpuJSON{Index: g.Index, Name: g.Name, UUID: g.UUID, UtilPct: g.UtilPct, MemUsedMiB: g.MemUsedMiB,
+			MemTotalMiB: g.MemTotalMiB, TempC: g.TempC, PowerW: g.PowerW})
+	}
+	return out
+}
+
+// probeJSON is `servers --json`: snake_case names and units in the names,
+// as the export has them.
+func probeJSON(results []gpu.ProbeResult, tel *gpu.Telemetry) any {
+	servers := make([]serverJSON, 0, len(results))
+	for _, r := range results {
+		servers = append(servers, serverJSON{Server: r.Server, URL: r.URL, Reachable: r.Reachable, Error: r.Error,
+			Kind: r.Kind, Models: r.Models, Resident: r.Resident, Slots: r.Slots, Running: r.Running, Waiting: r.Waiting,
+			KVCachePct: r.KVCachePct, LatencyMS: float64(r.Latency.Microseconds()) / 1000, GPUs: gpusJSON(r.GPUs)})
+	}
+	return map[string]any{"servers": servers, "telemetry": tel.Source(), "local_gpus": gpusJSON(tel.GPUs())}
 }

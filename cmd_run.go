@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
-	"pitwall/config"
 	"pitwall/runner"
 	"pitwall/ui"
 )
@@ -25,15 +22,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			"is not a terminal, one line per finished cell goes to stderr and the final grid to stdout.", stderr)
 	var cf commonFlags
 	cf.register(fs)
-	pos, err := parseArgs(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	} else if err != nil {
-		return runner.ExitSetup
-	}
-	cfg, err := config.Load(configPath(pos), cf.overrides(fs), os.Getenv)
-	if err != nil {
-		return failf(stderr, err)
+	cfg, code, ok := parseConfig(fs, &cf, args, stderr)
+	if !ok {
+		return code
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -54,7 +45,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer run.Close()
 
 	strict := cfg.Run.Strict
-	exitOf := func(b *runner.BatteryRun) int { return runner.ExitCode(b, strict) }
+	interrupted := make(chan struct{})
+	exitOf := func(b *runner.BatteryRun) int {
+		select {
+		case <-interrupted:
+			return 130
+		default:
+			return runner.ExitCode(b, strict)
+		}
+	}
 	opts := ui.Options{ASCII: cf.ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
 		LogPath: e.logPath, LedgerPath: cfg.DB, Logger: e.log, ExitCode: exitOf}
 
@@ -76,7 +75,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	interrupted := make(chan struct{})
 	go func() {
 		select {
 		case <-sigs:
@@ -96,12 +94,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	last := ui.RunPlain(run.Snapshots(), stdout, stderr, opts)
-	select {
-	case <-interrupted:
-		<-run.Done()
-		return 130
-	default:
-	}
 	return exitOf(last)
 }
 

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,7 +39,7 @@ func (c *commonFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.repeat, "repeat", 0, "consistency runs per cell")
 	fs.StringVar(&c.db, "db", "", "ledger path (default .pitwall/ledger.db)")
 	fs.BoolVar(&c.strict, "strict", false, "count WARN verdicts as failures for the exit code")
-	fs.DurationVar(&c.timeout, "timeout", 0, "per-request timeout, counted from dispatch")
+	fs.Var(secondsOrDuration{&c.timeout}, "timeout", "per-request timeout, counted from dispatch (e.g. 90s, 5m; a bare number is seconds)")
 	fs.Float64Var(&c.timeScale, "time-scale", 0, "simulator time scale (0.01 makes a 30s load take 0.3s)")
 	fs.BoolVar(&c.judgeRefresh, "judge-refresh", false, "ignore cached verdicts and judge again")
 }
@@ -96,4 +99,45 @@ func configPath(pos []string) string {
 		return pos[0]
 	}
 	return "pitwall.toml"
+}
+
+// parseConfig parses a command's flags (cf registered on fs) and loads its
+// config. When ok is false the command returns code: 0 after --help, 2 on a
+// bad flag or config (the message is printed).
+func parseConfig(fs *flag.FlagSet, cf *commonFlags, args []string, stderr io.Writer) (cfg *config.Config, code int, ok bool) {
+	pos, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, 0, false
+	} else if err != nil {
+		return nil, 2, false
+	}
+	cfg, err = config.Load(configPath(pos), cf.overrides(fs), os.Getenv)
+	if err != nil {
+		return nil, failf(stderr, err), false
+	}
+	return cfg, 0, true
+}
+
+// secondsOrDuration is a duration flag that also takes a bare number of
+// seconds, as PITWALL_TIMEOUT does.
+type secondsOrDuration struct{ d *time.Duration }
+
+func (s secondsOrDuration) String() string {
+	if s.d == nil || *s.d == 0 {
+		return ""
+	}
+	return s.d.String()
+}
+
+func (s secondsOrDuration) Set(v string) error {
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		*s.d = time.Duration(n * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: write e.g. 90s or 5m", v)
+	}
+	*s.d = d
+	return nil
 }

@@ -99,7 +99,15 @@ func setup(ctx context.Context, cfg *config.Config, runID string, stderr io.Writ
 	if len(names) > 0 && countNil(errs) == 0 {
 		return e, fmt.Errorf("no server of %s answered; start one, or fix the urls in [[servers]]", cfg.Path)
 	}
-	if err := config.CheckOffered(cfg, e.fleet.Offered()); err != nil {
+	// Only what reachable servers offer counts: a model (or a judge) whose
+	// servers are all down would leave its cells waiting for ever.
+	reachable := map[string][]string{}
+	for name, models := range e.fleet.Offered() {
+		if err, asked := errs[name]; !asked || err == nil {
+			reachable[name] = models
+		}
+	}
+	if err := config.CheckOffered(cfg, reachable); err != nil {
 		return e, err
 	}
 	return e, nil

@@ -72,7 +72,7 @@ func Load(path string, ov Overrides, getenv func(string) string) (*Config, error
 func readError(path string, err error) *Error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Error{File: path, Msg: "config file not found",
-			Hint: "pass the config's path (pitwall run path/to/pitwall.toml), or write a starter one with `pitwall init`"}
+			Hint: "pass the config's path (pitwall run path/to/pitwall.toml), or copy one from examples/"}
 	}
 	return &Error{File: path, Msg: fmt.Sprintf("cannot read config: %v", err),
 		Hint: "check that the path is a readable file"}

@@ -114,7 +114,7 @@ func TestMissingOrUnreadableConfig(t *testing.T) {
 		path string
 		subs []string
 	}{
-		{"missing file", filepath.Join("testdata", "nope.toml"), []string{"not found", "pitwall init"}},
+		{"missing file", filepath.Join("testdata", "nope.toml"), []string{"not found", "examples/"}},
 		{"a folder", filepath.Join("testdata", "good"), []string{"cannot read config"}},
 	}
 	for _, tt := range tests {
