@@ -9,6 +9,7 @@ import (
 
 	"pitwall/config"
 	"pitwall/gpu"
+	"pitwall/gpu/sim"
 	"pitwall/runner/ledger"
 )
 
@@ -108,6 +109,7 @@ models = ["good", "bad", "judge"]
 // harness is a run with its ledger, simulated servers and fleet, all
 // closed when the test ends.
 type harness struct {
+	sims  *sim.Fleet
 	cfg   *config.Config
 	led   *ledger.Ledger
 	fleet *gpu.Fleet
@@ -148,7 +150,7 @@ func newHarness(t *testing.T, cfg *config.Config, instant bool) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(run.Close)
-	return &harness{cfg: cfg, led: led, fleet: fleet, run: run}
+	return &harness{sims: sims, cfg: cfg, led: led, fleet: fleet, run: run}
 }
 
 // finish starts the run and waits for its phases to end.

@@ -1,0 +1,121 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"pitwall/runner/ledger"
+)
+
+func TestAServerDyingMidRunLosesNoCellAndRunsNoneTwice(t *testing.T) {
+	cfg := testConfig(t, `
+[run]
+timeout = "20s"
+retries = 1
+repeat = 5
+
+[sim]
+time_scale = 0.02
+
+[[sim.models]]
+name = "good"
+skill = 1.0
+tokens_per_sec = 40
+[[sim.models]]
+name = "bad"
+skill = 0.01
+tokens_per_sec = 40
+
+[[servers]]
+name = "gpu0"
+kind = "sim"
+slots = 2
+models = ["good", "bad"]
+
+[[servers]]
+name = "gpu1"
+kind = "sim"
+slots = 2
+models = ["good", "bad"]
+`)
+	h := newHarness(t, cfg, false)
+	if err := h.run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill gpu1 once work is running on it.
+	crashed := false
+	for s := range h.run.Snapshots() {
+		for _, srv := range s.Fleet {
+			if srv.Name == "gpu1" && srv.Busy > 0 && s.Counts.Done() > 2 {
+				h.sims.Server("gpu1").Crash()
+				crashed = true
+			}
+		}
+		if crashed || s.Final {
+			break
+		}
+	}
+	if !crashed {
+		t.Fatal("the run ended before gpu1 had work to lose")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	b := h.run.Wait(ctx)
+	if !b.Final || b.Status != RunCompleted {
+		t.Fatalf("run %s final=%v %+v", b.Status, b.Final, b.Counts)
+	}
+	if b.Counts.Completed+b.Counts.Failed != len(b.Tests)*len(b.Models)*5 {
+		t.Errorf("cells %+v: every cell should end completed or failed on the surviving server", b.Counts)
+	}
+	reqs, err := h.led.Requests(h.run.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	completed := map[string]int{}
+	failedOver := 0
+	for _, q := range reqs {
+		if q.Purpose != ledger.PurposeInference {
+			continue
+		}
+		if q.Status == ledger.StatusCompleted {
+			completed[fmt.Sprintf("%s/%s/%d", q.Model, q.Test, q.Repeat)]++
+		}
+		if q.Status == ledger.StatusError && q.Server == "gpu1" {
+			failedOver++
+		}
+	}
+	for cell, n := range completed {
+		if n > 1 {
+			t.Errorf("cell %s completed %d times", cell, n)
+		}
+	}
+	if failedOver == 0 {
+		t.Error("the ledger shows no attempt lost on gpu1")
+	}
+
+	// gpu1 comes back and the fleet sees it rejoin.
+	if err := h.sims.Server("gpu1").Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(20 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		up := false
+		for _, s := range h.fleet.State() {
+			if s.Name == "gpu1" && s.Up {
+				up = true
+			}
+		}
+		if up {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("gpu1 did not rejoin: %+v", h.fleet.State())
+		}
+	}
+}
