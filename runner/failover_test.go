@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/gpu"
+	"pitwall/gpu/sim"
 	"pitwall/runner/ledger"
 )
 
@@ -116,6 +118,38 @@ models = ["good", "bad"]
 		case <-tick.C:
 		case <-deadline:
 			t.Fatalf("gpu1 did not rejoin: %+v", h.fleet.State())
+		}
+	}
+}
+
+func TestACutStreamIsMalformedAndRetriedOnce(t *testing.T) {
+	cfg := testConfig(t, simFleet)
+	cfg.Run.Retries = 3
+	cfg.Servers[0].Sim = &sim.ServerSpec{Faults: sim.Faults{CutRate: 1}}
+	h := newHarness(t, cfg, true)
+	b := h.finish(t)
+	for ti := range b.Tests {
+		for mi := range b.Models {
+			c := b.Cell(ti, mi, 0)
+			if c.Status != Errored || c.ErrorClass != gpu.ClassMalformed || c.Attempts != 2 {
+				t.Errorf("%s × %s: %s %s after %d attempts, want ⚠️ malformed after 2 (retried once)", c.Model, c.Test, c.Status, c.ErrorClass, c.Attempts)
+			}
+		}
+	}
+}
+
+func TestAHangEndsAtTheTimeout(t *testing.T) {
+	cfg := testConfig(t, simFleet)
+	cfg.Run.Retries = 0
+	cfg.Run.Timeout = 200 * time.Millisecond
+	cfg.Servers[0].Sim = &sim.ServerSpec{Faults: sim.Faults{HangRate: 1}}
+	h := newHarness(t, cfg, true)
+	b := h.finish(t)
+	for ti := range b.Tests {
+		for mi := range b.Models {
+			if c := b.Cell(ti, mi, 0); c.Status != Errored || c.ErrorClass != gpu.ClassTimeout {
+				t.Errorf("%s × %s: %s %s, want ⚠️ timeout", c.Model, c.Test, c.Status, c.ErrorClass)
+			}
 		}
 	}
 }
