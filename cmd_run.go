@@ -67,6 +67,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		if b := run.Wait(context.Background()); b != nil {
 			last = b
 		}
+		// The grid is gone with the alternate screen: leave the summary.
+		fmt.Fprint(stdout, ui.Summary(last, last.ActiveJudge, opts))
 		return exitOf(last)
 	}
 

@@ -114,7 +114,7 @@ func (m *model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		m.setJudge(name)
-		m.say("switching to "+name+"…", false)
+		m.sayJudging("switching to " + name + "…")
 		return m.act.switchJudge(name)
 	}
 	return nil
@@ -174,6 +174,11 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Filter):
 		m.filtering = true
 		m.typed = g.query
+	case key.Matches(msg, k.ClearFilter):
+		if g.query != "" {
+			m.typed = ""
+			g.setQuery("")
+		}
 	case key.Matches(msg, k.StatusFilter):
 		g.cycleStatus()
 	case key.Matches(msg, k.Stop):
@@ -183,7 +188,7 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.rejudgeCell(t, mm)
 		}
 	case key.Matches(msg, k.RejudgeAll):
-		m.say("re-judging the run with "+m.judge+"…", false)
+		m.sayJudging("re-judging the run with " + m.judge + "…")
 		return m.act.rejudgeAll(m.judge)
 	case key.Matches(msg, k.Judge):
 		m.openPicker()
@@ -208,7 +213,8 @@ func (m *model) openPicker() {
 		return
 	}
 	m.back = m.screen
-	m.picker.open(m.run, m.judge, m.board.counts.ToJudge)
+	// Completed, not ToJudge: with no judge in view nothing is to judge.
+	m.picker.open(m.run, m.judge, m.board.counts.Completed)
 	m.screen = screenPicker
 }
 
@@ -220,7 +226,7 @@ func (m *model) rejudgeCell(t, mi int) tea.Cmd {
 		m.say("nothing to re-judge: this cell's inference did not complete", true)
 		return nil
 	}
-	m.say("re-judging "+refs[0].Model+" "+m.c.glyphs.times+" "+refs[0].Test+" with "+m.judge+"…", false)
+	m.sayJudging("re-judging " + refs[0].Model + " " + m.c.glyphs.times + " " + refs[0].Test + " with " + m.judge + "…")
 	return m.act.rejudge(refs, m.judge)
 }
 
@@ -243,6 +249,8 @@ func (m *model) refreshKeys() {
 	have := m.run != nil
 	ctrl := m.ctrl != nil
 	judges := have && len(m.run.Judges) > 0 && ctrl
+	// With no judge in view (checks only) there is nothing to re-judge with.
+	judging := judges && m.judge != ""
 	cellT, cellM, onCell := m.grid.cursorCell()
 	if m.screen == screenDetail {
 		cellT, cellM, onCell = m.detail.t, m.detail.m, have
@@ -253,8 +261,9 @@ func (m *model) refreshKeys() {
 	}
 	k.Detail.SetEnabled(onCell)
 	k.Stop.SetEnabled(ctrl && m.running() && !m.stopping)
-	k.Rejudge.SetEnabled(judges && onCell && len(completedRefs(m.run, cellT, cellM)) > 0)
-	k.RejudgeAll.SetEnabled(judges && m.board.counts.Completed > 0)
-	k.Judge.SetEnabled(judges && len(m.run.Judges) > 1)
+	k.ClearFilter.SetEnabled(have && m.screen == screenGrid && m.grid.query != "")
+	k.Rejudge.SetEnabled(judging && onCell && len(completedRefs(m.run, cellT, cellM)) > 0)
+	k.RejudgeAll.SetEnabled(judging && m.board.counts.Completed > 0)
+	k.Judge.SetEnabled(judges && (len(m.run.Judges) > 1 || m.run.Judges[0] != m.judge))
 	k.Export.SetEnabled(have && ctrl && !m.exporting)
 }

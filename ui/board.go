@@ -21,11 +21,30 @@ type board struct {
 	total   passCount
 }
 
-type passCount struct{ pass, decided int }
+// passCount is a pass rate's numbers: repeats that passed, repeats decided
+// (passed or not), and how many of those the judge in view decided itself.
+type passCount struct{ pass, decided, verdicts int }
 
 func (p *passCount) add(t tally, sign int) {
 	p.pass += sign * int(t.pass)
 	p.decided += sign * int(t.decided)
+	p.verdicts += sign * int(t.verdicts)
+}
+
+func (p *passCount) addCount(q passCount, sign int) {
+	p.pass += sign * q.pass
+	p.decided += sign * q.decided
+	p.verdicts += sign * q.verdicts
+}
+
+// rate formats p for the board's judge. Under a judge a rate waits for the
+// judge's first verdict on one of its cells: until then only failed checks
+// and errors are decided, and a row of one ❌ and unjudged ✓ read 0%.
+func (b *board) rate(p passCount, g *glyphs) string {
+	if b.judge != "" && p.verdicts == 0 {
+		return g.dash
+	}
+	return rate(p.pass, p.decided, g)
 }
 
 // repeats returns the cells of test t and model m, one per repeat.
@@ -96,8 +115,7 @@ func (b *board) retally(run *runner.BatteryRun, t, sign int) {
 		for m := range b.models {
 			b.modSum[m].add(b.cells[t*b.models+m], -1)
 		}
-		b.total.pass -= b.rowSum[t].pass
-		b.total.decided -= b.rowSum[t].decided
+		b.total.addCount(b.rowSum[t], -1)
 		addCounts(&b.counts, b.rowCnt[t], -1)
 		return
 	}
@@ -115,8 +133,7 @@ func (b *board) retally(run *runner.BatteryRun, t, sign int) {
 	b.rowSum[t] = sum
 	b.rowFlag[t] = fl
 	b.rowCnt[t] = cnt
-	b.total.pass += sum.pass
-	b.total.decided += sum.decided
+	b.total.addCount(sum, 1)
 	addCounts(&b.counts, cnt, 1)
 }
 

@@ -286,6 +286,7 @@ func meanFigure(cells []runner.Cell, fig figure) (string, bool) {
 // tally is what one cell contributes to pass rates, counts and filters.
 type tally struct {
 	pass, decided uint16
+	verdicts      uint16 // decided by the judge in view: PASS, FAIL or WARN
 	flags         cellFlag
 }
 
@@ -301,7 +302,8 @@ const (
 // tallyCell counts the repeats of one cell for the judge in view into c and
 // returns its pass-rate share and flags. A repeat is decided once it failed,
 // errored, or has the judge's PASS, FAIL or WARN (or, with no judge, once it
-// completed); a judge error or a cancel leaves it out of the rate.
+// completed); a judge error or a cancel leaves it out of the rate. With no
+// judge a completed repeat passed: the checks alone decide.
 func tallyCell(cells []runner.Cell, judge string, c *runner.Counts) tally {
 	var t tally
 	for i := range cells {
@@ -355,7 +357,10 @@ func tallyCell(cells []runner.Cell, judge string, c *runner.Counts) tally {
 			t.flags |= flagError
 		}
 		switch k {
-		case kindPass, kindFail, kindWarn, kindJudgeError:
+		case kindPass, kindFail, kindWarn:
+			t.verdicts++
+			c.Judged++
+		case kindJudgeError:
 			c.Judged++
 		}
 		if j := cell.Judgment(runner.JuryName); j != nil && j.Jury != nil && j.Jury.Disagreement {

@@ -9,7 +9,8 @@ import (
 
 // fleet draws one line per server: its GPUs' name, utilisation and VRAM
 // where telemetry has them, the models resident, slots busy of total, the
-// queue and the decode rate. Columns line up across servers.
+// queue and, while it is busy, the decode rate. Columns line up across
+// servers.
 type fleet struct {
 	c             *common
 	width, height int
@@ -79,7 +80,8 @@ func (f *fleet) line(s *runner.ServerState, nameW int, telemetry bool) string {
 	sb.WriteString("  ")
 	sb.WriteString(f.c.fit("slots "+strconv.Itoa(s.Busy)+"/"+strconv.Itoa(s.Slots), 10))
 	sb.WriteString(f.c.fit("queue "+strconv.Itoa(s.Queue), 10))
-	if s.TokensPerSec > 0 {
+	// The rate is of the last decode; an idle server is not decoding.
+	if s.Busy > 0 && s.TokensPerSec > 0 {
 		sb.WriteString(strconv.FormatFloat(s.TokensPerSec, 'f', 0, 64) + " tok/s")
 	}
 	return sb.String()
@@ -148,7 +150,9 @@ func (f *fleet) summary(servers []runner.ServerState) string {
 		slots += s.Slots
 		busy += s.Busy
 		queue += s.Queue
-		tps += s.TokensPerSec
+		if s.Busy > 0 {
+			tps += s.TokensPerSec
+		}
 	}
 	line := " fleet: " + strconv.Itoa(up) + "/" + strconv.Itoa(len(servers)) + " up · slots " +
 		strconv.Itoa(busy) + "/" + strconv.Itoa(slots) + " · queue " + strconv.Itoa(queue)

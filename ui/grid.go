@@ -5,17 +5,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"pitwall/runner"
 )
 
-// Grid geometry. Every cell has the same width whatever its glyph, so the
-// separators line up: a column is a separator, a space and cellW columns.
+// Grid geometry. Every cell of a frame has the same width whatever its
+// glyph, so the separators line up: a column is a separator, a space and
+// cellW columns. Columns widen past minCellW to show their names in full
+// when the screen has room for all of them that wide.
 const (
-	cellW = 10
-	colW  = cellW + 2
-	rateW = 4 // "100%"
+	minCellW = 10 // "FAIL 0.25", "✓ … 1/3"
+	maxCellW = 24
+	rateW    = 4 // "100%"
 	// gutter (cursor mark), spaces around the rate, closing separator
 	rowChrome = 4
 )
@@ -43,8 +43,14 @@ type grid struct {
 	curRow, curCol int   // the cursor, as positions in rows() and cols()
 	top, left      int   // the first visible row and column
 
-	nameW, ncols, bodyH int
-	rowNameMax          int // widest row name on the current axis; -1 = measure again
+	nameW, cellW, ncols, bodyH int
+	rowNameMax                 int // widest row name on the current axis; -1 = measure again
+	colNameMax                 int // widest visible column name; -1 = measure again
+
+	// Pass counts of what the filters keep; filtered says they, not the
+	// board's, are the ones to show.
+	vis      sums
+	filtered bool
 
 	cache       map[int]*cachedLine
 	gen         lineGen
@@ -52,26 +58,8 @@ type grid struct {
 	rendered    int // cells rendered since the grid was made; tests read it
 }
 
-// lineGen is everything a cached row's cells depend on besides the rows.
-type lineGen struct {
-	judge       string
-	fig         figure
-	transposed  bool
-	left, ncols int
-	colsVersion int
-	wm          ansi.Method
-}
-
-type cachedLine struct {
-	row      *runner.Row   // the test's row (tests as rows)
-	deps     []*runner.Row // the visible tests' rows (transposed)
-	animated bool
-	frame    int
-	text     string
-}
-
 func newGrid(c *common, b *board) *grid {
-	return &grid{c: c, board: b, rowNameMax: -1, cache: map[int]*cachedLine{}}
+	return &grid{c: c, board: b, rowNameMax: -1, colNameMax: -1, cellW: minCellW, cache: map[int]*cachedLine{}}
 }
 
 // SetSize gives the grid its part of the screen.
@@ -118,17 +106,20 @@ func (g *grid) colName(i int) string {
 
 func (g *grid) rowRate(i int) passCount {
 	if g.transposed {
-		return g.board.modSum[i]
+		return g.modelSum(i)
 	}
-	return g.board.rowSum[i]
+	return g.testSum(i)
 }
 
 func (g *grid) colRate(i int) passCount {
 	if g.transposed {
-		return g.board.rowSum[i]
+		return g.testSum(i)
 	}
-	return g.board.modSum[i]
+	return g.modelSum(i)
 }
+
+// remeasure asks fix to measure the names again.
+func (g *grid) remeasure() { g.rowNameMax, g.colNameMax = -1, -1 }
 
 // setRun takes a new snapshot whose tallies the board already holds; changed
 // lists the tests whose rows changed, all says everything may have.
@@ -137,12 +128,14 @@ func (g *grid) setRun(run *runner.BatteryRun, changed []int, all bool) {
 	g.run = run
 	switch {
 	case old == nil || all || len(old.Models) != len(run.Models) || len(old.Tests) != len(run.Tests):
-		g.rowNameMax = -1
+		g.remeasure()
 		g.names = parseFilter(g.query, run)
 		g.refilter()
 	case g.status != showAll && len(changed) > 0:
 		// A changed row may enter or leave the status filter.
 		g.refilter()
+	case g.filtered && g.anyVisible(changed):
+		g.resum()
 	}
 	g.fix()
 }
@@ -173,7 +166,7 @@ func (g *grid) transpose() {
 	g.transposed = !g.transposed
 	g.curRow, g.curCol = g.curCol, g.curRow
 	g.top, g.left = g.left, g.top
-	g.rowNameMax = -1
+	g.remeasure()
 	g.colsVersion++
 	g.fix()
 }
@@ -187,6 +180,8 @@ func (g *grid) refilter() {
 	g.models = g.names.visibleModels(g.run, g.models)
 	g.tests = g.names.visibleTests(g.run, g.board, g.status, g.models, g.tests)
 	g.colsVersion++
+	g.colNameMax = -1
+	g.resum()
 	g.curRow = position(g.rows(), rowItem)
 	g.curCol = position(g.cols(), colItem)
 	g.fix()
@@ -249,7 +244,9 @@ func (g *grid) fix() {
 		}
 	}
 	g.nameW = min(max(g.rowNameMax, 8), 32, max(g.width/3, 8))
-	g.ncols = max((g.width-g.nameW-rateW-rowChrome)/colW, 1)
+	avail := g.width - g.nameW - rateW - rowChrome
+	g.cellW = g.columnWidth(avail)
+	g.ncols = max(avail/(g.cellW+2), 1)
 	g.bodyH = max(g.height-2, 1)
 
 	rows, cols := g.rows(), g.cols()
@@ -257,6 +254,24 @@ func (g *grid) fix() {
 	g.curCol = max(min(g.curCol, len(cols)-1), 0)
 	g.top = scrollTo(g.top, g.curRow, g.bodyH, len(rows))
 	g.left = scrollTo(g.left, g.curCol, g.ncols, len(cols))
+}
+
+// columnWidth is the cell width for avail columns of screen: the widest
+// visible column name (at most maxCellW) when every column fits that wide,
+// else as wide as lets them all fit, and never under minCellW, where a grid
+// wider than the screen keeps as many columns in view as it can.
+func (g *grid) columnWidth(avail int) int {
+	cols := g.cols()
+	if g.colNameMax < 0 {
+		g.colNameMax = 0
+		for _, j := range cols {
+			g.colNameMax = max(g.colNameMax, g.c.sw(g.colName(j)))
+		}
+	}
+	// One column more than the name, so that it does not touch the next
+	// separator.
+	want := min(max(g.colNameMax+1, minCellW), maxCellW)
+	return max(min(want, avail/max(len(cols), 1)-2), minCellW)
 }
 
 // scrollTo is the first visible position that keeps cur in a window of n
@@ -323,15 +338,6 @@ func (g *grid) View() string {
 	return sb.String()
 }
 
-// revalidate drops the cache when what every row depends on changed.
-func (g *grid) revalidate() {
-	gen := lineGen{g.judge, g.fig, g.transposed, g.left, g.ncols, g.colsVersion, g.c.wm}
-	if gen != g.gen {
-		g.gen = gen
-		clear(g.cache)
-	}
-}
-
 func (g *grid) visibleCols() []int {
 	cols := g.cols()
 	return cols[g.left:min(g.left+g.ncols, len(cols))]
@@ -356,7 +362,7 @@ func (g *grid) headerLine() string {
 	for _, j := range g.visibleCols() {
 		sb.WriteString(g.c.glyphs.sep)
 		sb.WriteString(" ")
-		name := g.c.fit(g.colName(j), cellW)
+		name := g.c.fit(g.colName(j), g.cellW)
 		if j == curCol {
 			name = st.cursorHead.Render(name)
 		} else {
@@ -375,13 +381,12 @@ func (g *grid) footerLine() string {
 	sb.WriteString(" ")
 	sb.WriteString(st.dim.Render(g.c.fit("pass rate", g.nameW)))
 	sb.WriteString(" ")
-	sb.WriteString(g.c.fitRight(rate(g.board.total.pass, g.board.total.decided, gl), rateW))
+	sb.WriteString(g.c.fitRight(g.board.rate(g.totalSum(), gl), rateW))
 	sb.WriteString(" ")
 	for _, j := range g.visibleCols() {
-		p := g.colRate(j)
 		sb.WriteString(gl.sep)
 		sb.WriteString(" ")
-		sb.WriteString(g.c.fit(rate(p.pass, p.decided, gl), cellW))
+		sb.WriteString(g.c.fit(g.board.rate(g.colRate(j), gl), g.cellW))
 	}
 	sb.WriteString(gl.sep)
 	return sb.String()
@@ -402,8 +407,7 @@ func (g *grid) rowLine(p int) string {
 	}
 	sb.WriteString(name)
 	sb.WriteString(" ")
-	pc := g.rowRate(item)
-	sb.WriteString(g.c.fitRight(rate(pc.pass, pc.decided, g.c.glyphs), rateW))
+	sb.WriteString(g.c.fitRight(g.board.rate(g.rowRate(item), g.c.glyphs), rateW))
 	sb.WriteString(" ")
 	if cursor {
 		// The cursor row is drawn afresh: only it carries the highlight.
@@ -416,53 +420,12 @@ func (g *grid) rowLine(p int) string {
 	return sb.String()
 }
 
-func (g *grid) cachedCells(item int) string {
-	if l := g.cache[item]; l != nil && g.valid(l, item) {
-		return l.text
-	}
-	if len(g.cache) > 4*g.bodyH+64 {
-		// Rows scrolled far away are unlikely to come back soon; keep the
-		// cache about a few screens big.
-		clear(g.cache)
-	}
-	text, animated := g.cells(item, -1)
-	l := &cachedLine{text: text, animated: animated, frame: g.frame}
-	if g.transposed {
-		for _, t := range g.visibleCols() {
-			l.deps = append(l.deps, rowAt(g.run, t))
-		}
-	} else {
-		l.row = rowAt(g.run, item)
-	}
-	g.cache[item] = l
-	return text
-}
-
-func (g *grid) valid(l *cachedLine, item int) bool {
-	if l.animated && l.frame != g.frame {
-		return false
-	}
-	if !g.transposed {
-		return l.row == rowAt(g.run, item)
-	}
-	vis := g.visibleCols()
-	if len(vis) != len(l.deps) {
-		return false
-	}
-	for k, t := range vis {
-		if l.deps[k] != rowAt(g.run, t) {
-			return false
-		}
-	}
-	return true
-}
-
 // cells draws the visible cells of a row; cursorPos is the cursor's column
 // position, or -1 for none.
 func (g *grid) cells(item, cursorPos int) (text string, animated bool) {
 	st := g.c.styles
 	var sb strings.Builder
-	sb.Grow(g.ncols * (colW + 16))
+	sb.Grow(g.ncols * (g.cellW + 18))
 	for k, j := range g.visibleCols() {
 		t, m := g.testModel(item, j)
 		s := showCell(repeats(g.run, t, m), g.judge, g.fig, g.c.glyphs, g.frame)
@@ -470,7 +433,7 @@ func (g *grid) cells(item, cursorPos int) (text string, animated bool) {
 		animated = animated || s.animated
 		sb.WriteString(g.c.glyphs.sep)
 		sb.WriteString(" ")
-		body := g.c.fit(s.text, cellW)
+		body := g.c.fit(s.text, g.cellW)
 		switch {
 		case g.left+k == cursorPos:
 			body = st.cursorKind[s.kind].Render(body)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestFilters(t *testing.T) {
+	all := []string{"qwen3-8b", "granite-4.0-micro", "gemma-3-12b", "llama-3.1-8b-inst…"}
 	tests := []struct {
 		name       string
 		keys       []string
@@ -16,21 +17,27 @@ func TestFilters(t *testing.T) {
 		{name: "a model name keeps its column and every test", keys: []string{"/", "q", "w", "e", "n", "enter"},
 			wantCols: []string{"qwen3-8b"}, wantRows: fakeTests[:8]},
 		{name: "a test name keeps its row and every model", keys: []string{"/", "a", "r", "i", "t", "h"},
-			wantCols: []string{"qwen3-8b", "granite-4…", "gemma-3-1…", "llama-3.1…"}, wantRows: []string{"arith_chain"}},
+			wantCols: all, wantRows: []string{"arith_chain"}},
 		{name: "m: and t: pick the axis", keys: []string{"/", "m", ":", "g", "r", "a", " ", "t", ":", "j", "s", "o", "n"},
-			wantCols: []string{"granite-4…"}, wantRows: []string{"json_schema_reply"}},
+			wantCols: []string{"granite-4.0-micro"}, wantRows: []string{"json_schema_reply"}},
 		{name: "esc clears the filter", keys: []string{"/", "q", "w", "esc"},
-			wantCols: []string{"qwen3-8b", "granite-4…", "gemma-3-1…", "llama-3.1…"}, wantRows: fakeTests[:8]},
+			wantCols: all, wantRows: fakeTests[:8]},
+		{name: "esc clears a filter once typed", keys: []string{"/", "q", "w", "e", "n", "enter", "esc"},
+			wantCols: all, wantRows: fakeTests[:8]},
+		{name: "esc keeps the status filter", keys: []string{"f", "/", "q", "w", "e", "n", "enter", "esc"},
+			wantCols: all, wantRows: []string{"json_schema_reply"}},
+		{name: "esc from the detail view goes back and keeps the filter", keys: []string{"/", "q", "w", "e", "n", "enter", "enter", "esc"},
+			wantCols: []string{"qwen3-8b"}, wantRows: fakeTests[:8]},
 		{name: "backspace edits it", keys: []string{"/", "q", "x", "backspace", "enter"},
 			wantCols: []string{"qwen3-8b"}, wantRows: fakeTests[:8]},
 		{name: "failures keep tests with a failed cell", keys: []string{"f"},
-			wantCols: []string{"qwen3-8b", "granite-4…", "gemma-3-1…", "llama-3.1…"}, wantRows: []string{"json_schema_reply"}},
+			wantCols: all, wantRows: []string{"json_schema_reply"}},
 		{name: "errors keep tests with an errored cell", keys: []string{"f", "f"},
-			wantCols: []string{"qwen3-8b", "granite-4…", "gemma-3-1…", "llama-3.1…"}, wantRows: []string{"refuse_harmful"}},
+			wantCols: all, wantRows: []string{"refuse_harmful"}},
 		{name: "status and name filters combine", keys: []string{"f", "/", "g", "r", "a", "n", "enter"},
-			wantCols: []string{"granite-4…"}, wantRows: []string{"json_schema_reply"}},
+			wantCols: []string{"granite-4.0-micro"}, wantRows: []string{"json_schema_reply"}},
 		{name: "f cycles back to all", keys: []string{"f", "f", "f", "f"},
-			wantCols: []string{"qwen3-8b", "granite-4…", "gemma-3-1…", "llama-3.1…"}, wantRows: fakeTests[:8]},
+			wantCols: all, wantRows: fakeTests[:8]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

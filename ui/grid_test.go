@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,34 +51,37 @@ func TestGridColumnsLineUp(t *testing.T) {
 		name string
 		keys []string
 	}{{"plain", nil}, {"scrolled", []string{"l", "l", "l", "l", "l", "l", "l", "l", "j", "j"}}, {"transposed", []string{"x"}}, {"figures", []string{"t"}}}
-	for _, wm := range methods {
-		for _, ascii := range []bool{false, true} {
-			for _, sc := range scenes {
-				for _, v := range views {
-					name := wm.name + "/" + sc.name + "/" + v.name
-					if ascii {
-						name += "/ascii"
+	// At 160 columns the cells widen to their names; at 90 they do not.
+	for _, width := range []int{90, 160} {
+		for _, wm := range methods {
+			for _, ascii := range []bool{false, true} {
+				for _, sc := range scenes {
+					for _, v := range views {
+						name := strconv.Itoa(width) + "/" + wm.name + "/" + sc.name + "/" + v.name
+						if ascii {
+							name += "/ascii"
+						}
+						t.Run(name, func(t *testing.T) {
+							m := testModel(width, 24, Options{ASCII: ascii}, nil)
+							m.c.wm = wm.wm
+							show(m, sc.run())
+							press(m, v.keys...)
+							lines := gridLines(m)
+							if len(lines) < 3 {
+								t.Fatalf("no grid on screen:\n%s", ansi.Strip(m.render()))
+							}
+							width := wm.wm.StringWidth(lines[0])
+							seps := separators(lines[0], m.c.glyphs.sep, wm.wm)
+							for i, l := range lines {
+								if w := wm.wm.StringWidth(l); w != width {
+									t.Errorf("line %d is %d wide, line 0 is %d:\n%s\n%s", i, w, width, lines[0], l)
+								}
+								if s := separators(l, m.c.glyphs.sep, wm.wm); !equalInts(s, seps) {
+									t.Errorf("line %d has separators at %v, line 0 at %v:\n%s\n%s", i, s, seps, lines[0], l)
+								}
+							}
+						})
 					}
-					t.Run(name, func(t *testing.T) {
-						m := testModel(90, 24, Options{ASCII: ascii}, nil)
-						m.c.wm = wm.wm
-						show(m, sc.run())
-						press(m, v.keys...)
-						lines := gridLines(m)
-						if len(lines) < 3 {
-							t.Fatalf("no grid on screen:\n%s", ansi.Strip(m.render()))
-						}
-						width := wm.wm.StringWidth(lines[0])
-						seps := separators(lines[0], m.c.glyphs.sep, wm.wm)
-						for i, l := range lines {
-							if w := wm.wm.StringWidth(l); w != width {
-								t.Errorf("line %d is %d wide, line 0 is %d:\n%s\n%s", i, w, width, lines[0], l)
-							}
-							if s := separators(l, m.c.glyphs.sep, wm.wm); !equalInts(s, seps) {
-								t.Errorf("line %d has separators at %v, line 0 at %v:\n%s\n%s", i, s, seps, lines[0], l)
-							}
-						}
-					})
 				}
 			}
 		}
@@ -202,5 +206,44 @@ func TestFitMatchesAnsiTruncate(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestColumnsWidenToTheirNames(t *testing.T) {
+	long := func() *runner.BatteryRun {
+		run := sceneMidInference()
+		run.Models[3] = "org/a-model-whose-name-goes-on-and-on-and-on"
+		return run
+	}
+	tests := []struct {
+		name     string
+		w        int
+		run      func() *runner.BatteryRun
+		wantCols []string
+		wantW    int
+	}{
+		{name: "room for every name", w: 160, run: sceneMidInference,
+			wantCols: []string{"qwen3-8b", "granite-4.0-micro", "gemma-3-12b", "llama-3.1-8b-instruct"}, wantW: 22},
+		{name: "room for most of them", w: 120, run: sceneMidInference,
+			wantCols: []string{"qwen3-8b", "granite-4.0-micro", "gemma-3-12b", "llama-3.1-8b-inst…"}, wantW: 18},
+		{name: "a long name stops at the most", w: 200, run: long,
+			wantCols: []string{"qwen3-8b", "granite-4.0-micro", "gemma-3-12b", "a-model-whose-name-goes…"}, wantW: maxCellW},
+		{name: "too many columns to widen", w: 120, run: sceneWarnings, wantW: minCellW},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testModel(tt.w, 24, Options{}, nil)
+			show(m, tt.run())
+			_, cols := gridAxes(m)
+			if tt.wantCols != nil && strings.Join(cols, ",") != strings.Join(tt.wantCols, ",") {
+				t.Errorf("columns = %q, want %q\n%s", cols, tt.wantCols, drawn(m))
+			}
+			if m.grid.cellW != tt.wantW {
+				t.Errorf("cells are %d wide, want %d", m.grid.cellW, tt.wantW)
+			}
+			if l := gridLines(m)[0]; ansi.StringWidth(l) > tt.w {
+				t.Errorf("grid is %d wide on a %d-column screen", ansi.StringWidth(l), tt.w)
+			}
+		})
 	}
 }

@@ -74,20 +74,19 @@ func (h *header) View(run *runner.BatteryRun, s headerState) string {
 			title += " · run " + run.ID
 		}
 		switch {
-		case s.judge != "":
+		case s.judge == "":
+			right = "checks only"
+		case s.judge == runner.JuryName:
+			right = "judge jury (" + strconv.Itoa(max(len(run.Judges)-1, 0)) + " judges)"
+		default:
 			right = "judge " + s.judge
-			if s.judge == runner.JuryName {
-				right = "judge jury (" + strconv.Itoa(max(len(run.Judges)-1, 0)) + " judges)"
-			}
-		case len(run.Judges) == 0:
-			right = "no judge"
 		}
 	}
 	line1 := h.split(st.title.Render(title), st.title.Render(right+" "))
 
 	line2 := " waiting for the run…"
 	if run != nil {
-		line2 = h.progress(run, s.counts)
+		line2 = h.progress(run, s.counts, s.judge)
 	}
 	status := " " + s.status
 	if s.alert {
@@ -112,7 +111,7 @@ func (h *header) split(left, right string) string {
 	return left + strings.Repeat(" ", max(h.width-lw-rw, 0)) + right
 }
 
-func (h *header) progress(run *runner.BatteryRun, counts runner.Counts) string {
+func (h *header) progress(run *runner.BatteryRun, counts runner.Counts, judge string) string {
 	now := h.c.now()
 	elapsed := time.Duration(0)
 	if !run.Started.IsZero() {
@@ -123,7 +122,7 @@ func (h *header) progress(run *runner.BatteryRun, counts runner.Counts) string {
 		elapsed = max(end.Sub(run.Started), 0)
 	}
 	if run.Final || run.Phase == runner.PhaseDone {
-		return h.summary(run, counts, elapsed)
+		return h.summary(run, counts, judge, elapsed)
 	}
 	var parts []string
 	done, total, name := counts.Done(), totalCells(run), "Inference"
@@ -161,7 +160,7 @@ func (h *header) eta(now time.Time, done, total int) (time.Duration, bool) {
 	return time.Duration(float64(since) / float64(n) * float64(total-done)), true
 }
 
-func (h *header) summary(run *runner.BatteryRun, c runner.Counts, elapsed time.Duration) string {
+func (h *header) summary(run *runner.BatteryRun, c runner.Counts, judge string, elapsed time.Duration) string {
 	g := h.c.glyphs
 	word := "Done"
 	switch run.Status {
@@ -175,7 +174,7 @@ func (h *header) summary(run *runner.BatteryRun, c runner.Counts, elapsed time.D
 		" " + word,
 		n(c.Completed) + " " + g.ok + " " + n(c.Failed) + " " + g.failed + " " + n(c.Errored) + " " + g.errored + " " + n(c.Cancelled) + " " + g.cancel,
 	}
-	if len(run.Judges) > 0 {
+	if judge != "" {
 		parts = append(parts, g.pass+" "+n(c.Pass)+" "+g.fail+" "+n(c.Fail)+" "+g.warn+" "+n(c.Warn)+" "+g.judgeError+" "+n(c.JudgeError))
 	}
 	if elapsed > 0 {

@@ -7,8 +7,9 @@ import (
 )
 
 // help draws the footer's short help and the full key map that `?` opens.
-// Unlike bubbles' help it keeps disabled keys in view, greyed, so that a
-// person learns what exists and sees that it cannot act right now.
+// The footer lists the keys that can act now, as many as fit; the full key
+// map keeps disabled keys in view, greyed, so that a person learns what
+// exists and sees that it cannot act right now.
 type help struct {
 	c             *common
 	width, height int
@@ -21,25 +22,57 @@ func (h *help) scroll(n int) { h.off = max(h.off+n, 0) }
 // SetSize gives the full help its part of the screen.
 func (h *help) SetSize(w, ht int) { h.width, h.height = w, ht }
 
-// short draws bindings on one line.
+// short draws the enabled bindings on one line, in their order. When they
+// do not fit, it leaves out whole bindings, the highest footerRank first,
+// rather than cut one in the middle: "? help • q quit" stays at the end.
 func (h *help) short(bindings []key.Binding) string {
 	st := h.c.styles
 	sep := " • "
 	if h.c.opts.ASCII {
 		sep = " | "
 	}
+	type entry struct {
+		key, desc string
+		width     int
+	}
+	var shown []entry
+	width := 1 // the leading space
+	for _, b := range bindings {
+		if !b.Enabled() {
+			continue
+		}
+		hl := b.Help()
+		e := entry{hl.Key, hl.Desc, h.c.sw(hl.Key + " " + hl.Desc)}
+		if len(shown) > 0 {
+			width += h.c.sw(sep)
+		}
+		width += e.width
+		shown = append(shown, e)
+	}
+	for width > h.width {
+		drop, dropRank := -1, 0
+		for i, e := range shown {
+			r, ok := footerRank[e.key]
+			if !ok {
+				r = len(footerRank) + 1
+			}
+			if r > 0 && r >= dropRank {
+				drop, dropRank = i, r
+			}
+		}
+		if drop < 0 {
+			break
+		}
+		width -= shown[drop].width + h.c.sw(sep)
+		shown = append(shown[:drop], shown[drop+1:]...)
+	}
 	var sb strings.Builder
 	sb.WriteString(" ")
-	for i, b := range bindings {
+	for i, e := range shown {
 		if i > 0 {
 			sb.WriteString(st.dim.Render(sep))
 		}
-		hl := b.Help()
-		if b.Enabled() {
-			sb.WriteString(st.key.Render(hl.Key) + " " + hl.Desc)
-		} else {
-			sb.WriteString(st.keyOff.Render(hl.Key + " " + hl.Desc))
-		}
+		sb.WriteString(st.key.Render(e.key) + " " + e.desc)
 	}
 	return h.c.cut(sb.String(), h.width)
 }
@@ -58,7 +91,7 @@ func (h *help) View() string {
 		cols[i] = append(cols[i], st.section.Render(fullHelpTitles[i]))
 		for _, b := range grp {
 			hl := b.Help()
-			if long, ok := longHelp[hl.Key]; ok {
+			if long, ok := longHelp[hl.Desc]; ok {
 				hl.Desc = long
 			}
 			entry := h.c.fit(hl.Key, keyW) + "  " + hl.Desc
@@ -97,7 +130,8 @@ func (h *help) View() string {
 		{"verdicts", g.pass + " / " + g.fail + " / " + g.warn + " with the score (WARN: split samples or a jury that disagrees)  " +
 			g.judgeError + " the judge failed  " + g.judging + " being judged"},
 		{"repeats", g.spinner[0] + " 1/3: repeats over so far  " + g.fail + " 2/3: the worst outcome, and how many repeats succeeded"},
-		{"filter", "/word keeps tests and models whose name has it; m:word models only, t:word tests only; f cycles all, failures, errors, disagreements"},
+		{"filter", "/word keeps tests and models whose name has it; m:word models only, t:word tests only; esc clears it; f cycles all, failures, errors, disagreements. " +
+			"Pass rates are of what the filters keep"},
 		{"figures", "t cycles verdicts, latency, time to first token, tokens/s"},
 	}
 	if h.c.opts.LogPath != "" {

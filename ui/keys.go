@@ -3,14 +3,15 @@ package ui
 import "charm.land/bubbles/v2/key"
 
 // keyMap holds every key the program answers to. A binding that cannot act
-// right now is disabled: it does nothing and help shows it greyed.
+// right now is disabled: it does nothing, the full help shows it greyed and
+// the footer leaves it out.
 type keyMap struct {
 	Up, Down, Left, Right key.Binding
 	Top, Bottom           key.Binding
 	PageUp, PageDown      key.Binding
 	Detail, Back          key.Binding
 
-	Figures, Transpose, Filter, StatusFilter key.Binding
+	Figures, Transpose, Filter, ClearFilter, StatusFilter key.Binding
 
 	Stop, Rejudge, RejudgeAll, Judge, Export key.Binding
 
@@ -37,6 +38,7 @@ func newKeyMap() *keyMap {
 		Figures:      b([]string{"t"}, "t", "figures"),
 		Transpose:    b([]string{"x"}, "x", "transpose"),
 		Filter:       b([]string{"/"}, "/", "filter"),
+		ClearFilter:  b([]string{"esc"}, "esc", "clear filter"),
 		StatusFilter: b([]string{"f"}, "f", "status"),
 		Stop:         b([]string{"s"}, "s", "stop"),
 		Rejudge:      b([]string{"r"}, "r", "re-judge"),
@@ -51,7 +53,7 @@ func newKeyMap() *keyMap {
 
 // ShortHelp is the footer of the grid.
 func (k *keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Detail, k.Stop, k.Rejudge, k.Judge, k.Figures, k.Transpose, k.Filter, k.StatusFilter, k.Export, k.Help, k.Quit}
+	return []key.Binding{k.Detail, k.Stop, k.Rejudge, k.Judge, k.Figures, k.Transpose, k.Filter, k.ClearFilter, k.StatusFilter, k.Export, k.Help, k.Quit}
 }
 
 // DetailHelp is the footer of the detail view.
@@ -68,25 +70,36 @@ func (k *keyMap) OverlayHelp() []key.Binding {
 func (k *keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Left, k.Right, k.Top, k.Bottom, k.PageUp, k.PageDown},
-		{k.Detail, k.Back, k.Figures, k.Transpose, k.Filter, k.StatusFilter},
+		{k.Detail, k.Back, k.Figures, k.Transpose, k.Filter, k.ClearFilter, k.StatusFilter},
 		{k.Stop, k.Rejudge, k.RejudgeAll, k.Judge, k.Export, k.Help, k.Quit},
 	}
 }
 
 // longHelp is what the full key map says of a key, where the footer's word
-// is too short.
+// is too short. It is keyed by the footer's word: esc is two keys.
 var longHelp = map[string]string{
-	"enter": "open the cell",
-	"t":     "figures: latency, TTFT, tok/s",
-	"x":     "swap tests and models",
-	"/":     "filter by name",
-	"f":     "all/failures/errors/disagreements",
-	"s":     "stop the run (y/N)",
-	"r":     "re-judge the cell",
-	"R":     "re-judge the whole run",
-	"J":     "switch the judge in view",
-	"e":     "write the JSON export",
-	"q":     "quit (y/N while running)",
+	"detail":       "open the cell",
+	"figures":      "figures: latency, TTFT, tok/s",
+	"transpose":    "swap tests and models",
+	"filter":       "filter by name",
+	"clear filter": "clear the / filter",
+	"status":       "all/failures/errors/disagreements",
+	"stop":         "stop the run (y/N)",
+	"re-judge":     "re-judge the cell",
+	"re-judge all": "re-judge the whole run",
+	"judge":        "switch the judge in view",
+	"export":       "write the JSON export",
+	"quit":         "quit (y/N while running)",
+}
+
+// footerRank orders keys by how much a footer too narrow for all of them
+// misses each: the highest rank goes first. Help and quit (0) always stay,
+// since ? lists the rest; a key not listed goes before any that is.
+var footerRank = map[string]int{
+	"?": 0, "q": 0,
+	"enter": 1, "esc": 1,
+	"s": 2, "/": 3, "r": 4, "J": 5, "f": 6, "e": 7, "t": 8, "x": 9,
+	"↑/k": 10, "↓/j": 10, "pgdn": 11,
 }
 
 // fullHelpTitles name the columns of FullHelp.

@@ -64,9 +64,13 @@ type model struct {
 	judgeChosen bool   // the user chose it; snapshots no longer move it
 	message     string // the UI's own status: export path, errors, what was asked
 	alert       bool   // message is an error
-	stopping    bool
-	exporting   bool
-	ticking     bool
+	// message is about judge work: it goes once a snapshot shows the work
+	// in flight (judgeSeen) and then none, or it would outlive the work.
+	judgeNote bool
+	judgeSeen bool
+	stopping  bool
+	exporting bool
+	ticking   bool
 }
 
 func newModel(snaps <-chan *runner.BatteryRun, ctrl Controller, opts Options, done <-chan struct{}) *model {
@@ -107,7 +111,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// supports mode 2027; the grid must pad cells the same way.
 		if msg.Mode == ansi.ModeUnicodeCore && (msg.Value == ansi.ModeSet || msg.Value == ansi.ModeReset || msg.Value == ansi.ModePermanentlySet) {
 			m.c.wm = ansi.GraphemeWidth
-			m.grid.rowNameMax = -1
+			m.grid.remeasure()
 			m.layout()
 		}
 	case snapshotMsg:
@@ -141,9 +145,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.cells > 0 {
 			what = "the cell"
 		}
-		m.say("re-judging "+what+" with "+msg.judge, false)
+		m.sayJudging("re-judging " + what + " with " + msg.judge)
 	case judgeSwitchedMsg:
-		m.say("judge in view: "+msg.judge+"; it judges what it has not judged yet", false)
+		m.sayJudging("judge in view: " + msg.judge + "; it judges what it has not judged yet")
 	case exportedMsg:
 		m.exporting = false
 		if msg.err != nil {
@@ -163,7 +167,16 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-func (m *model) say(s string, alert bool) { m.message, m.alert = s, alert }
+func (m *model) say(s string, alert bool) {
+	m.message, m.alert = s, alert
+	m.judgeNote, m.judgeSeen = false, false
+}
+
+// sayJudging says s until the judge work it announces is over.
+func (m *model) sayJudging(s string) {
+	m.say(s, false)
+	m.judgeNote = true
+}
 
 // apply takes a snapshot: the board re-tallies the rows that changed and the
 // components follow.
@@ -172,6 +185,13 @@ func (m *model) apply(run *runner.BatteryRun) {
 		return
 	}
 	m.run = run
+	if m.judgeNote {
+		if run.JudgeInFlight > 0 {
+			m.judgeSeen = true
+		} else if m.judgeSeen {
+			m.say("", false)
+		}
+	}
 	if !m.judgeChosen || m.judge == "" {
 		m.judge = defaultJudge(run)
 	}
@@ -190,15 +210,11 @@ func (m *model) apply(run *runner.BatteryRun) {
 	}
 }
 
-// defaultJudge is the judge a run opens with: the runner's, else the first.
+// defaultJudge is the judge a run opens with: the runner's. A run scored by
+// its checks alone (--judge none) has none, though Judges may still list the
+// configured ones: its ✓ are passes, and J picks a judge when one is wanted.
 func defaultJudge(run *runner.BatteryRun) string {
-	if run.ActiveJudge != "" {
-		return run.ActiveJudge
-	}
-	if len(run.Judges) > 0 {
-		return run.Judges[0]
-	}
-	return ""
+	return run.ActiveJudge
 }
 
 // setJudge puts judge in view and re-tallies for it.

@@ -18,7 +18,7 @@ import (
 // found by diffing consecutive snapshots (a row whose pointer did not change
 // has no changes). It returns once it has drawn a snapshot with Final and no
 // judge work in flight, or when the channel closes, after printing the final
-// grid and a summary on stdout. It reads every snapshot it is given, so the
+// grid and its Summary on stdout. It reads every snapshot it is given, so the
 // final one is never missed; a jump over dropped intermediate snapshots only
 // means that several lines come out of one diff.
 func RunPlain(snaps <-chan *runner.BatteryRun, stdout, stderr io.Writer, opts Options) *runner.BatteryRun {
@@ -40,7 +40,7 @@ func RunPlain(snaps <-chan *runner.BatteryRun, stdout, stderr io.Writer, opts Op
 	}
 	judge := defaultJudge(last)
 	fmt.Fprint(stdout, RenderGrid(last, judge, opts.ASCII))
-	fmt.Fprint(stdout, p.fold(p.summary(last, judge)))
+	fmt.Fprint(stdout, "\n"+Summary(last, judge, opts))
 	return last
 }
 
@@ -54,16 +54,24 @@ type plain struct {
 }
 
 func newPlain(w io.Writer, opts Options) *plain {
+	return &plain{c: plainCommon(opts), w: w, judged: map[string]int{}}
+}
+
+// plainCommon is what text for a file or a pipe is drawn with: no colour,
+// widths by grapheme cluster.
+func plainCommon(opts Options) *common {
 	c := newCommon(opts)
 	c.wm = ansi.GraphemeWidth
 	c.styles = newStyles(true)
 	c.opts.NoColor = true
-	return &plain{c: c, w: w, judged: map[string]int{}}
+	return c
 }
 
 // fold makes s ASCII in ASCII mode.
-func (p *plain) fold(s string) string {
-	if p.c.opts.ASCII {
+func (p *plain) fold(s string) string { return fold(p.c, s) }
+
+func fold(c *common, s string) string {
+	if c.opts.ASCII {
 		return asciiFold.Replace(s)
 	}
 	return s
@@ -232,15 +240,23 @@ func (p *plain) verdict(name string, j *runner.Judgment) string {
 	return s
 }
 
-// summary is what follows the final grid: counts, pass rate per model, and
-// where to go next.
-func (p *plain) summary(run *runner.BatteryRun, judge string) string {
+// Summary is what RunPlain prints under the final grid, and what the
+// caller prints once RunTUI returns: the run and how it ended, the counts,
+// the verdicts of judge, the pass rate of each model, the ledger, how to
+// export and the exit code (with opts.ExitCode). judge "" scores by the
+// checks alone: a completed cell passed, and there is no verdict line.
+// Under a judge, a model reads — until the judge has decided one of its
+// cells. It returns "" for a nil run.
+func Summary(run *runner.BatteryRun, judge string, opts Options) string {
+	if run == nil {
+		return ""
+	}
+	c := plainCommon(opts)
 	var b board
 	b.apply(run, judge)
-	g, c := p.c.glyphs, b.counts
+	g, cnt := c.glyphs, b.counts
 	n := strconv.Itoa
 	var sb strings.Builder
-	sb.WriteString("\n")
 	head := "run " + run.ID
 	if run.Name != "" {
 		head += " · " + run.Name
@@ -251,29 +267,34 @@ func (p *plain) summary(run *runner.BatteryRun, judge string) string {
 	}
 	sb.WriteString(head + "\n")
 	fmt.Fprintf(&sb, "cells    %d %s completed · %d %s failed · %d %s error · %d %s cancelled (%d in all)\n",
-		c.Completed, g.ok, c.Failed, g.failed, c.Errored, g.errored, c.Cancelled, g.cancel, totalCells(run))
+		cnt.Completed, g.ok, cnt.Failed, g.failed, cnt.Errored, g.errored, cnt.Cancelled, g.cancel, totalCells(run))
 	if judge != "" {
 		fmt.Fprintf(&sb, "verdicts %d %s · %d %s · %d %s · %d %s (judge %s)\n",
-			c.Pass, g.pass, c.Fail, g.fail, c.Warn, g.warn, c.JudgeError, g.judgeError, judge)
+			cnt.Pass, g.pass, cnt.Fail, g.fail, cnt.Warn, g.warn, cnt.JudgeError, g.judgeError, judge)
+	} else {
+		sb.WriteString("scoring  checks only\n")
 	}
 	sb.WriteString("pass rate by model\n")
 	nameW := 0
 	for _, m := range run.Models {
-		nameW = max(nameW, p.c.sw(m))
+		nameW = max(nameW, c.sw(m))
 	}
 	for i, m := range run.Models {
 		pc := b.modSum[i]
-		sb.WriteString("  " + p.c.fit(m, nameW) + "  " + p.c.fitRight(rate(pc.pass, pc.decided, g), rateW) +
-			"  (" + n(pc.pass) + "/" + n(pc.decided) + ")\n")
+		counted := "(" + n(pc.pass) + "/" + n(pc.decided) + ")"
+		if judge != "" && pc.verdicts == 0 {
+			counted = "(no verdicts)"
+		}
+		sb.WriteString("  " + c.fit(m, nameW) + "  " + c.fitRight(b.rate(pc, g), rateW) + "  " + counted + "\n")
 	}
-	if p.c.opts.LedgerPath != "" {
-		sb.WriteString("ledger   " + p.c.opts.LedgerPath + "\n")
+	if opts.LedgerPath != "" {
+		sb.WriteString("ledger   " + opts.LedgerPath + "\n")
 	}
 	sb.WriteString("export   pitwall export " + run.ID + " --format json\n")
-	if p.c.opts.ExitCode != nil {
-		sb.WriteString("exit     " + n(p.c.opts.ExitCode(run)) + "\n")
+	if opts.ExitCode != nil {
+		sb.WriteString("exit     " + n(opts.ExitCode(run)) + "\n")
 	}
-	return sb.String()
+	return fold(c, sb.String())
 }
 
 // RenderGrid draws run as plain text for judge: tests as rows, models as
@@ -284,8 +305,7 @@ func RenderGrid(run *runner.BatteryRun, judge string, ascii bool) string {
 	if run == nil {
 		return ""
 	}
-	c := newCommon(Options{ASCII: ascii, NoColor: true})
-	c.wm = ansi.GraphemeWidth
+	c := plainCommon(Options{ASCII: ascii})
 	var b board
 	b.apply(run, judge)
 	g := c.glyphs
@@ -320,12 +340,9 @@ func RenderGrid(run *runner.BatteryRun, judge string, ascii bool) string {
 	var sb strings.Builder
 	sb.WriteString(line("tests", "pass", func(m int) string { return run.Models[m] }))
 	for t := range run.Tests {
-		pc := b.rowSum[t]
-		sb.WriteString(line(run.Tests[t].ID, rate(pc.pass, pc.decided, g), func(m int) string { return cells[t][m] }))
+		sb.WriteString(line(run.Tests[t].ID, b.rate(b.rowSum[t], g), func(m int) string { return cells[t][m] }))
 	}
-	sb.WriteString(line("pass rate", rate(b.total.pass, b.total.decided, g), func(m int) string {
-		return rate(b.modSum[m].pass, b.modSum[m].decided, g)
-	}))
+	sb.WriteString(line("pass rate", b.rate(b.total, g), func(m int) string { return b.rate(b.modSum[m], g) }))
 	if ascii {
 		return asciiFold.Replace(sb.String())
 	}

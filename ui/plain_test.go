@@ -225,3 +225,88 @@ func TestRunPlainWhenTheChannelCloses(t *testing.T) {
 		})
 	}
 }
+
+func TestRunPlainEndsWithSummary(t *testing.T) {
+	opts := Options{LedgerPath: ".pitwall/ledger.db", ExitCode: func(*runner.BatteryRun) int { return 1 }}
+	snaps := plainRun()
+	last, stdout, _ := runPlain(t, feed(t, snaps), opts)
+	want := RenderGrid(last, "gemma", false) + "\n" + Summary(last, "gemma", opts)
+	if stdout != want {
+		t.Fatalf("RunPlain printed\n%s\nwant the grid, a blank line and Summary:\n%s", stdout, want)
+	}
+	if Summary(nil, "gemma", opts) != "" {
+		t.Fatal("Summary of no run is not empty")
+	}
+}
+
+func TestSummary(t *testing.T) {
+	// qwen3-8b: a ❌ and a ✓; granite: two ✓; the judge has judged
+	// granite's first.
+	scene := func() *runner.BatteryRun {
+		run := next(makeRun(2, 2, 1, "large"))
+		set(run, 0, 0, 0, failed("regex", "no match"))
+		set(run, 1, 0, 0, completed(time.Second, 30))
+		set(run, 0, 1, 0, completed(time.Second, 30), judged("large", runner.VerdictPass, 0.9))
+		set(run, 1, 1, 0, completed(time.Second, 30))
+		finish(run, runner.RunCompleted)
+		return run
+	}
+	tests := []struct {
+		name    string
+		judge   string
+		opts    Options
+		want    []string
+		wantNot []string
+	}{
+		{name: "a model the judge has not judged reads —", judge: "large",
+			want: []string{
+				"verdicts 1 PASS · 0 FAIL · 0 WARN · 0 J-ERR (judge large)",
+				"  qwen/qwen3-8b         —  (no verdicts)\n",
+				"  granite-4.0-micro  100%  (1/1)\n",
+			},
+			wantNot: []string{"0%  (0/1)"}},
+		{name: "checks only: no verdict line, ✓ passes", judge: "",
+			want: []string{
+				"scoring  checks only\n",
+				"  qwen/qwen3-8b       50%  (1/2)\n",
+				"  granite-4.0-micro  100%  (2/2)\n",
+			},
+			wantNot: []string{"verdicts", "judge large"}},
+		{name: "ledger, export and exit", judge: "large",
+			opts: Options{LedgerPath: "/tmp/l.db", ExitCode: func(*runner.BatteryRun) int { return 0 }},
+			want: []string{"ledger   /tmp/l.db\n", "export   pitwall export 20261121-100000-ab12 --format json\n", "exit     0\n"}},
+		{name: "ASCII", judge: "large", opts: Options{ASCII: true},
+			want: []string{"run 20261121-100000-ab12 - tool-competence - completed in 12m03s\n", "  qwen/qwen3-8b         -  (no verdicts)\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Summary(scene(), tt.judge, tt.opts)
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("summary lacks %q:\n%s", w, got)
+				}
+			}
+			for _, w := range tt.wantNot {
+				if strings.Contains(got, w) {
+					t.Errorf("summary has %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
+func TestRunPlainScoresByChecksWithNoJudgeInView(t *testing.T) {
+	snaps := plainRun()
+	for _, s := range snaps {
+		checksOnly(s)
+	}
+	_, stdout, _ := runPlain(t, feed(t, snaps), Options{})
+	for _, w := range []string{"scoring  checks only", "qwen/qwen3-8b       100%  (2/2)", "granite-4.0-micro    50%  (1/2)"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, stdout)
+		}
+	}
+	if strings.Contains(stdout, "verdicts") || strings.Contains(stdout, "(judge") {
+		t.Errorf("a run scored by its checks has a verdict line:\n%s", stdout)
+	}
+}

@@ -28,7 +28,8 @@ type Options struct {
 	NoColor bool   // NO_COLOR: no colours (glyphs alone carry meaning)
 	LogPath string // where logs go while the TUI runs (shown in help)
 	// ExitCode is the run's exit code (0/1/2) computed by the runner
-	// package; shown once the run is over, and by the plain summary.
+	// package: the header's "q exits N" once the run is over, and the
+	// summary's exit line. Nil shows neither.
 	ExitCode func(last *runner.BatteryRun) int
 	// LedgerPath is where the run's ledger is, for the plain summary.
 	LedgerPath string
@@ -40,7 +41,8 @@ type Options struct {
 
 // RunTUI runs the program until the user quits and returns the last snapshot
 // it drew. Quitting while the run is going asks first, then stops the run
-// through ctrl before returning. Cancelling ctx ends the program too.
+// through ctrl before returning. Cancelling ctx ends the program too. The
+// screen it leaves is cleared: the caller prints Summary after it.
 func RunTUI(ctx context.Context, snaps <-chan *runner.BatteryRun, ctrl Controller, opts Options) (*runner.BatteryRun, error) {
 	return runTUI(ctx, snaps, ctrl, opts)
 }

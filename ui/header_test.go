@@ -1,0 +1,133 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"pitwall/runner"
+)
+
+func TestChecksOnlyRunPicksNoJudge(t *testing.T) {
+	snap := sceneMidInference() // Judges: gemma
+	checksOnly(snap)
+	finish(snap, runner.RunCompleted)
+	ctrl := newFakeCtrl(snap)
+	m := testModel(120, 30, Options{}, ctrl)
+	show(m, snap)
+	got := drawn(m)
+	if m.judge != "" {
+		t.Fatalf("judge in view = %q, want none", m.judge)
+	}
+	if !strings.Contains(got, "checks only") || strings.Contains(got, "judge gemma") {
+		t.Errorf("header does not say checks only:\n%s", got)
+	}
+	if strings.Contains(got, "PASS 0") {
+		t.Errorf("summary has a verdict count with no judge in view:\n%s", got)
+	}
+	k := m.c.keys
+	if k.Rejudge.Enabled() || k.RejudgeAll.Enabled() {
+		t.Error("re-judge is enabled with no judge in view")
+	}
+	if !k.Judge.Enabled() {
+		t.Fatal("J cannot pick the configured judge")
+	}
+	// J picks the configured judge, which then judges the run.
+	run(m, press(m, "J", "enter"))
+	if len(ctrl.switched) != 1 || ctrl.switched[0] != "gemma" {
+		t.Fatalf("switched = %v, want [gemma]", ctrl.switched)
+	}
+	show(m, <-ctrl.out)
+	if got := drawn(m); !strings.Contains(got, "judge gemma") || !strings.Contains(got, "PASS 0.88") {
+		t.Fatalf("gemma's verdicts are not in view:\n%s", got)
+	}
+}
+
+func TestJudgeWorkStatusEndsWithTheWork(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []string
+		want string
+	}{
+		{name: "re-judge all", keys: []string{"R"}, want: "re-judging the whole run with jury"},
+		{name: "re-judge a cell", keys: []string{"r"}, want: "re-judging the cell with jury"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := sceneJudged()
+			ctrl := newFakeCtrl(snap)
+			m := testModel(120, 30, Options{}, ctrl)
+			show(m, snap)
+			run(m, press(m, tt.keys...))
+			// A snapshot from before the work was seen leaves the status.
+			stale := next(snap)
+			show(m, stale)
+			if !strings.Contains(drawn(m), tt.want) {
+				t.Fatalf("status lacks %q:\n%s", tt.want, drawn(m))
+			}
+			busy := next(stale)
+			busy.JudgeInFlight = 3
+			show(m, busy)
+			if !strings.Contains(drawn(m), tt.want) {
+				t.Fatalf("status lacks %q while judging:\n%s", tt.want, drawn(m))
+			}
+			over := next(busy)
+			over.JudgeInFlight = 0
+			show(m, over)
+			if got := drawn(m); strings.Contains(got, "re-judging") {
+				t.Fatalf("status still says re-judging once no judge work is in flight:\n%s", got)
+			}
+		})
+	}
+}
+
+func TestHeaderExitCodeIsOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		exit func(*runner.BatteryRun) int
+		want string
+	}{
+		{name: "the caller's code", exit: func(*runner.BatteryRun) int { return 0 }, want: "q exits 0"},
+		{name: "another", exit: func(*runner.BatteryRun) int { return 2 }, want: "q exits 2"},
+		{name: "none without ExitCode"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testModel(120, 30, Options{ExitCode: tt.exit}, nil)
+			show(m, sceneJudged())
+			got := strings.Split(drawn(m), "\n")[1]
+			if tt.want == "" {
+				if strings.Contains(got, "exits") {
+					t.Fatalf("header says %q with no ExitCode", got)
+				}
+				return
+			}
+			if !strings.HasSuffix(got, tt.want) {
+				t.Fatalf("header line %q, want it to end with %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFleetShowsRatesOfBusyServersOnly(t *testing.T) {
+	snap := sceneMidInference()
+	snap.Fleet[0].Busy, snap.Fleet[0].TokensPerSec = 0, 41.5 // idle: its rate is old
+	tests := []struct {
+		name    string
+		h       int
+		want    string
+		wantNot string
+	}{
+		{name: "a line per server", h: 30, want: "12 tok/s", wantNot: "42 tok/s"},
+		{name: "the fleet on one line", h: 15, want: "· 12 tok/s", wantNot: "54 tok/s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testModel(120, tt.h, Options{}, nil)
+			show(m, snap)
+			got := drawn(m)
+			if !strings.Contains(got, tt.want) || strings.Contains(got, tt.wantNot) {
+				t.Fatalf("fleet shows %q or lacks %q:\n%s", tt.wantNot, tt.want, got)
+			}
+		})
+	}
+}
