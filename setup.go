@@ -26,6 +26,7 @@ type env struct {
 	led     *ledger.Ledger
 	sims    *sim.Fleet
 	fleet   *gpu.Fleet
+	tel     *gpu.Telemetry
 	log     *slog.Logger
 	logPath string
 	logFile *os.File
@@ -35,6 +36,9 @@ type env struct {
 func (e *env) close() {
 	if e.fleet != nil {
 		e.fleet.Close()
+	}
+	if e.tel != nil {
+		e.tel.Close()
 	}
 	if e.sims != nil {
 		e.sims.Close()
@@ -79,8 +83,16 @@ func setup(ctx context.Context, cfg *config.Config, runID string, stderr io.Writ
 	if err != nil {
 		return e, err
 	}
+	// GPU telemetry from nvidia-smi or rocm-smi, for real servers that say
+	// which GPUs they run on; simulated servers report their own.
+	for _, s := range servers {
+		if s.Kind != "sim" && len(s.GPUs) > 0 {
+			e.tel = gpu.StartTelemetry(ctx, gpu.TelemetryOptions{Logger: e.log})
+			break
+		}
+	}
 	e.fleet = gpu.NewFleet(servers, gpu.Options{Logger: e.log, Models: modelViews(cfg), JudgeModels: judgeModels(cfg),
-		Warmup: runner.RecordWarmups(led, e.runID)})
+		Warmup: runner.RecordWarmups(led, e.runID), Telemetry: e.tel})
 
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()

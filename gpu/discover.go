@@ -12,14 +12,31 @@ import (
 // per server: nil when it answered, else why not; a server that failed is
 // marked down, and one that answered is up again. Queued jobs for a model
 // that no server offers once the lists are known fail with a ClassHTTP4xx
-// error. It waits for every server's answer; ctx bounds the wait.
+// error. A server that answered is probed too (Probe, within the probe
+// timeout), so that the first placements see its resident models, VRAM and
+// GPUs. It waits for every server's answer; ctx bounds the wait.
 func (f *Fleet) Discover(ctx context.Context) map[string]error {
 	out := make([]error, len(f.servers))
 	lists := make([][]string, len(f.servers))
+	probes := make([]*ProbeResult, len(f.servers))
+	vers := make([]uint64, len(f.servers))
+	f.mu.Lock()
+	for i, s := range f.servers {
+		vers[i] = s.res.ver
+	}
+	f.mu.Unlock()
 	var wg sync.WaitGroup
 	for i, s := range f.servers {
 		wg.Go(func() {
 			lists[i], out[i] = s.client.Models(ctx)
+			if out[i] == nil || answered(out[i]) {
+				pctx, cancel := context.WithTimeout(ctx, f.probes.timeout)
+				r := Probe(pctx, f.hc, s.cfg)
+				cancel()
+				if r.Reachable {
+					probes[i] = &r
+				}
+			}
 		})
 	}
 	wg.Wait()
@@ -35,11 +52,13 @@ func (f *Fleet) Discover(ctx context.Context) map[string]error {
 				s.setOffered(lists[i])
 			}
 			changes[i] = s.observeHealth(nil)
+			f.adoptProbeLocked(s, probes[i], vers[i])
 		case ClassOf(err) == ClassCanceled:
 			errs[s.cfg.Name] = err // our own stop says nothing of the server
 			continue
 		case s.cfg.Models != nil && answered(err):
 			changes[i] = s.observeHealth(nil)
+			f.adoptProbeLocked(s, probes[i], vers[i])
 			err = nil
 		default:
 			changes[i] = healthChange{changed: s.setDown(err.Error()), reason: err.Error()}
@@ -47,16 +66,24 @@ func (f *Fleet) Discover(ctx context.Context) map[string]error {
 		errs[s.cfg.Name] = err
 	}
 	failed := f.dropUnservableLocked()
+	f.notifyLocked()
 	f.mu.Unlock()
 
 	for i, h := range changes {
-		f.logHealth(f.servers[i].cfg.Name, h)
+		f.healthChanged(f.servers[i].cfg.Name, h)
 	}
 	for _, d := range failed {
 		f.finish(d.q, Result{}, d.err)
 	}
 	f.signal()
 	return errs
+}
+
+// adoptProbeLocked takes in what Discover's probe of s saw, if it answered.
+func (f *Fleet) adoptProbeLocked(s *fleetServer, r *ProbeResult, ver uint64) {
+	if r != nil && s.up {
+		f.adoptLocked(s, *r, ver, false)
+	}
 }
 
 // answered reports whether err came with an HTTP answer from the server.

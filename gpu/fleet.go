@@ -15,11 +15,16 @@ import (
 
 // Options configure a Fleet. Every field may be left zero.
 type Options struct {
-	Policy     Policy       // default FirstFit
+	Policy     Policy       // default Placement (FirstFit is the simple alternative)
 	HTTPClient *http.Client // default: one of the fleet's own, shared by its servers
 	Logger     *slog.Logger // default discards
-	Now        func() time.Time
-	Models     map[string]ModelView // sizes/load times when known (sim)
+	// Now is the clock of enqueue times and Retry-After holds (default
+	// time.Now); tests inject one to decide when a hold ends.
+	Now func() time.Time
+	// Models is what is known of each model up front: size and load time
+	// (the lead fills them from the simulator's catalogue). The fleet adds
+	// each model's measured JobTime as jobs end.
+	Models map[string]ModelView
 	// JudgeModels are the models the judge phase needs (see FleetView).
 	JudgeModels map[string]bool
 	// Warmup, if set, is called when the fleet is about to load a model on a
@@ -28,6 +33,21 @@ type Options struct {
 	// the warm-up's outcome. The runner records it in the ledger. The fleet
 	// warms up whether or not Warmup is set; the hook only reports it.
 	Warmup func(server, model string) func(Result, error)
+	// Telemetry, when set, gives State the GPUs of each server that is not
+	// simulated (ServerConfig.GPUs are indices into it), and the policy
+	// their memory where the server itself does not say.
+	Telemetry *Telemetry
+	// ProbeInterval is how often each up server is probed for its state
+	// (Probe: resident models, VRAM, GPUs); 0 means DefaultProbeInterval,
+	// negative turns periodic probing off.
+	ProbeInterval time.Duration
+	// ProbeTimeout bounds one probe, and the ping that checks a server
+	// after a request on it failed (default DefaultProbeTimeout).
+	ProbeTimeout time.Duration
+	// ProbeBackoffMin and ProbeBackoffMax bound the wait between probes of
+	// a server that is down, which doubles after each failed probe
+	// (defaults DefaultProbeBackoffMin and DefaultProbeBackoffMax).
+	ProbeBackoffMin, ProbeBackoffMax time.Duration
 }
 
 // Job is one request for the fleet to run on some server.
@@ -51,7 +71,14 @@ type Job struct {
 // Fleet runs jobs on a set of servers: each server takes at most its slots at
 // once, the rest wait in one queue, and a Policy decides which queued job
 // goes where each time a job arrives or a slot frees. Queued jobs are data;
-// a goroutine exists per running request only.
+// a goroutine exists per running request, beside the dispatcher and the
+// monitor that probes the servers.
+//
+// A server that refuses connections or stops answering is marked down: the
+// jobs in flight on it end with ClassUnavailable (the caller runs them
+// again, elsewhere), queued jobs go to other servers or wait for it, and it
+// is probed with backoff until it answers, when it rejoins with what it
+// holds then. A 429 with Retry-After holds the server back until then.
 type Fleet struct {
 	opts    Options
 	policy  Policy
@@ -59,12 +86,17 @@ type Fleet struct {
 	now     func() time.Time
 	servers []*fleetServer
 	byName  map[string]*fleetServer
+	hc      *http.Client // the servers' and the probes' HTTP client
 	ownHTTP *http.Client // made here: its idle connections close with the fleet
+	probes  probeTimes
 
 	ctx    context.Context // ends on Close, which cancels in-flight work
 	cancel context.CancelFunc
-	wake   chan struct{}  // signals the dispatcher; holds at most one signal
-	wg     sync.WaitGroup // the dispatcher and every running job
+	wake   chan struct{} // signals the dispatcher; holds at most one signal
+	// monitorWake signals the monitor (probes, Retry-After ends) that its
+	// schedule changed; it holds at most one signal.
+	monitorWake chan struct{}
+	wg          sync.WaitGroup // the dispatcher, the monitor, probes and every running job
 	// watchers counts registered watches of queued jobs' contexts (a
 	// context.AfterFunc each) until each is stopped or has run.
 	watchers sync.WaitGroup
@@ -78,6 +110,9 @@ type Fleet struct {
 	dirty    bool            // queue holds gone entries
 	queuedIn int             // inference jobs in the queue
 	running  map[Purpose]int // jobs in flight, by purpose
+	models   map[string]ModelView
+	jobTimes map[string]meanAcc // per model: what its jobs' times add to
+	changed  chan struct{}      // closed and replaced when the state changes (WaitState)
 }
 
 // fleetJob is a job the fleet has accepted.
@@ -93,10 +128,12 @@ type fleetJob struct {
 
 var errFleetClosed = errors.New("fleet closed")
 
-// NewFleet returns a fleet of servers and starts its dispatcher; Close stops it.
+// NewFleet returns a fleet of servers and starts its dispatcher and its
+// monitor, which probes every server at once and then periodically; Close
+// stops them.
 func NewFleet(servers []ServerConfig, opts Options) *Fleet {
 	if opts.Policy == nil {
-		opts.Policy = FirstFit
+		opts.Policy = Placement
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -107,8 +144,13 @@ func NewFleet(servers []ServerConfig, opts Options) *Fleet {
 	f := &Fleet{
 		opts: opts, policy: opts.Policy, log: opts.Logger, now: opts.Now,
 		byName: make(map[string]*fleetServer, len(servers)),
-		wake:   make(chan struct{}, 1),
-		byID:   map[uint64]*fleetJob{}, running: map[Purpose]int{},
+		wake:   make(chan struct{}, 1), monitorWake: make(chan struct{}, 1),
+		byID: map[uint64]*fleetJob{}, running: map[Purpose]int{},
+		models: maps.Clone(opts.Models), jobTimes: map[string]meanAcc{},
+		changed: make(chan struct{}), probes: newProbeTimes(opts),
+	}
+	if f.models == nil {
+		f.models = map[string]ModelView{}
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
@@ -121,51 +163,77 @@ func NewFleet(servers []ServerConfig, opts Options) *Fleet {
 		hc = &http.Client{Transport: t}
 		f.ownHTTP = hc
 	}
+	f.hc = hc
 	for _, sc := range servers {
 		s := newServer(sc, NewClient(sc, hc))
 		f.servers = append(f.servers, s)
 		f.byName[sc.Name] = s
 	}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
-	f.wg.Add(1)
+	f.wg.Add(2)
 	go f.loop()
+	go f.monitor()
 	return f
 }
 
 // Submit queues a job; it never blocks. j.Done is called exactly once.
 func (f *Fleet) Submit(ctx context.Context, j *Job) {
+	f.SubmitAll(ctx, []*Job{j})
+}
+
+// SubmitAll queues jobs together, in order, under one context; it never
+// blocks, and each job's Done is called exactly once, as with Submit. The
+// policy sees them all at once, as the simulation shows it a phase: jobs
+// submitted one by one may be placed while the rest of their phase is still
+// being submitted.
+func (f *Fleet) SubmitAll(ctx context.Context, jobs []*Job) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	q := &fleetJob{job: j, ctx: ctx, enqueued: f.now()}
-	model := j.Request.Model
-
+	now := f.now()
+	var refused []droppedJob
 	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
-		f.finish(q, Result{}, &Error{Class: ClassCanceled, Model: model, Message: "fleet closed", Err: errFleetClosed})
-		return
+	for _, j := range jobs {
+		q := &fleetJob{job: j, ctx: ctx, enqueued: now}
+		if err := f.refuseLocked(ctx, j); err != nil {
+			refused = append(refused, droppedJob{q: q, err: err})
+			continue
+		}
+		f.nextID++
+		q.id = f.nextID
+		f.enqueueLocked(q)
+		f.watchers.Add(1)
+		q.stop = context.AfterFunc(ctx, func() {
+			defer f.watchers.Done()
+			f.dropQueued(q)
+		})
 	}
-	if ctx.Err() != nil {
-		f.mu.Unlock()
-		f.finish(q, Result{}, canceledErr(ctx, model, "", "before it was queued"))
-		return
+	queued := len(refused) < len(jobs)
+	if queued {
+		f.notifyLocked()
+	}
+	f.mu.Unlock()
+	for _, r := range refused {
+		f.finish(r.q, Result{}, r.err)
+	}
+	if queued {
+		f.signal()
+	}
+}
+
+// refuseLocked says why j cannot be queued, or nil when it can.
+func (f *Fleet) refuseLocked(ctx context.Context, j *Job) *Error {
+	model := j.Request.Model
+	switch {
+	case f.closed:
+		return &Error{Class: ClassCanceled, Model: model, Message: "fleet closed", Err: errFleetClosed}
+	case ctx.Err() != nil:
+		return canceledErr(ctx, model, "", "before it was queued")
 	}
 	if why := f.unservableLocked(model, j.Pin); why != "" {
-		f.mu.Unlock()
-		f.finish(q, Result{}, &Error{Class: ClassHTTP4xx, Server: j.Pin, Model: model, Message: why})
-		return
+		return &Error{Class: ClassHTTP4xx, Server: j.Pin, Model: model, Message: why}
 	}
-	f.nextID++
-	q.id = f.nextID
-	f.enqueueLocked(q)
-	f.watchers.Add(1)
-	q.stop = context.AfterFunc(ctx, func() {
-		defer f.watchers.Done()
-		f.dropQueued(q)
-	})
-	f.mu.Unlock()
-	f.signal()
+	return nil
 }
 
 func (f *Fleet) enqueueLocked(q *fleetJob) {
@@ -218,6 +286,7 @@ func (f *Fleet) dropQueued(q *fleetJob) {
 		return
 	}
 	f.leaveQueueLocked(q, false)
+	f.notifyLocked()
 	f.mu.Unlock()
 	f.finish(q, Result{}, canceledErr(q.ctx, q.job.Request.Model, "", "while queued"))
 	f.signal() // a policy waiting on this job may place others now
@@ -277,23 +346,6 @@ func (f *Fleet) Offered() map[string][]string {
 	return out
 }
 
-// State returns each server's state, in configuration order, for the fleet
-// panel. GPUs is left for telemetry to fill.
-func (f *Fleet) State() []ServerState {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]ServerState, len(f.servers))
-	for i, s := range f.servers {
-		out[i] = s.state()
-		for _, q := range f.queue {
-			if !q.gone && s.offered[q.job.Request.Model] && (q.job.Pin == "" || q.job.Pin == s.cfg.Name) {
-				out[i].Queue++
-			}
-		}
-	}
-	return out
-}
-
 // Close cancels queued jobs (Done with ClassCanceled) and in-flight ones,
 // and returns when every goroutine of the fleet has ended, so it must not be
 // called from a job's Done or Dispatched. Calling it again does nothing.
@@ -309,6 +361,7 @@ func (f *Fleet) Close() {
 			}
 		}
 		f.queue, f.views = nil, nil
+		f.notifyLocked()
 	}
 	f.mu.Unlock()
 	f.cancel()
@@ -327,6 +380,14 @@ func (f *Fleet) Close() {
 func (f *Fleet) signal() {
 	select {
 	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// wakeMonitor tells the monitor its schedule changed.
+func (f *Fleet) wakeMonitor() {
+	select {
+	case f.monitorWake <- struct{}{}:
 	default:
 	}
 }

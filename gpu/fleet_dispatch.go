@@ -14,8 +14,12 @@ type placement struct {
 	q    *fleetJob
 	s    *fleetServer
 	slot int
-	load chan struct{} // this job warms the model up, then closes load
-	wait chan struct{} // another job is warming the model up: wait for it
+	// ctx is the job's own context; cancel ends it with a cause: the
+	// fleet closing, or its server going down.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	load   chan struct{} // this job warms the model up, then closes load
+	wait   chan struct{} // another job is warming the model up: wait for it
 }
 
 // loop is the dispatcher: one goroutine, woken whenever a job arrives, a
@@ -40,48 +44,62 @@ func (f *Fleet) dispatch() {
 		return
 	}
 	f.compactLocked()
-	if len(f.queue) == 0 || !f.anyFreeLocked() {
+	now := f.now()
+	if len(f.queue) == 0 || !f.anyFreeLocked(now) {
 		// Nothing can start: spare the policy a pass over the whole queue.
 		f.mu.Unlock()
 		return
 	}
-	view := f.viewLocked()
+	view := f.viewLocked(now)
 	var starts []*placement
 	for _, a := range f.policy.Place(view) {
 		q, s := f.byID[a.Job], f.byName[a.Server]
-		if !placeable(q, s) {
+		if !placeable(q, s, now) {
 			// A policy is a pure function of a view that is still true
 			// here, so this is a policy bug; skip it rather than oversubscribe.
 			f.log.Warn("fleet: policy made an invalid placement", "job", a.Job, "server", a.Server)
 			continue
 		}
 		f.leaveQueueLocked(q, true)
-		model := q.job.Request.Model
-		st := &placement{q: q, s: s, slot: s.acquire(model)}
-		if s.jit && !s.isResident(model) {
-			if ch, ok := s.loads[model]; ok {
-				st.wait = ch
-			} else {
-				st.load = make(chan struct{})
-				s.loads[model] = st.load
-			}
-		}
-		f.running[q.job.Purpose]++
-		f.log.Debug("fleet: dispatch", "job", q.id, "model", model, "server", s.cfg.Name,
-			"slot", st.slot, "warmup", st.load != nil)
-		starts = append(starts, st)
+		starts = append(starts, f.startLocked(q, s))
 	}
 	f.wg.Add(len(starts))
 	f.compactLocked()
+	if len(starts) > 0 {
+		f.notifyLocked()
+	}
 	f.mu.Unlock()
 	for _, st := range starts {
 		go f.run(st)
 	}
 }
 
-func (f *Fleet) anyFreeLocked() bool {
+// startLocked gives q a slot on s and decides whether it must load its
+// model first or wait for a load under way.
+func (f *Fleet) startLocked(q *fleetJob, s *fleetServer) *placement {
+	model := q.job.Request.Model
+	st := &placement{q: q, s: s, slot: s.acquire(model)}
+	st.ctx, st.cancel = context.WithCancelCause(q.ctx)
+	s.slots[st.slot].cancel = st.cancel
+	switch {
+	case !s.jit || s.isResident(model):
+		s.res.touch(model)
+	case s.loads[model] != nil:
+		st.wait = s.loads[model]
+	default:
+		s.beginLoad(model, f.models)
+		st.load = make(chan struct{})
+		s.loads[model] = st.load
+	}
+	f.running[q.job.Purpose]++
+	f.log.Debug("fleet: dispatch", "job", q.id, "model", model, "server", s.cfg.Name,
+		"slot", st.slot, "warmup", st.load != nil)
+	return st
+}
+
+func (f *Fleet) anyFreeLocked(now time.Time) bool {
 	for _, s := range f.servers {
-		if s.up && s.offered != nil && s.free() > 0 {
+		if s.takesWork(now) {
 			return true
 		}
 	}
@@ -89,19 +107,19 @@ func (f *Fleet) anyFreeLocked() bool {
 }
 
 // placeable checks an assignment against the fleet as it is.
-func placeable(q *fleetJob, s *fleetServer) bool {
-	return q != nil && !q.gone && s != nil && s.up && s.free() > 0 &&
+func placeable(q *fleetJob, s *fleetServer, now time.Time) bool {
+	return q != nil && !q.gone && s != nil && s.takesWork(now) &&
 		s.offered[q.job.Request.Model] && (q.job.Pin == "" || q.job.Pin == s.cfg.Name)
 }
 
-func (f *Fleet) viewLocked() FleetView {
+func (f *Fleet) viewLocked(now time.Time) FleetView {
 	v := FleetView{
-		Now: f.now(), Queue: f.views, Models: f.opts.Models, JudgeModels: f.opts.JudgeModels,
+		Now: now, Queue: f.views, Models: f.models, JudgeModels: f.opts.JudgeModels,
 		Servers:    make([]ServerView, len(f.servers)),
 		Phase1Done: f.queuedIn == 0 && f.running[PurposeInference] == 0,
 	}
 	for i, s := range f.servers {
-		v.Servers[i] = s.view()
+		v.Servers[i] = s.view(now, f.models)
 	}
 	return v
 }
@@ -111,13 +129,11 @@ func (f *Fleet) viewLocked() FleetView {
 func (f *Fleet) run(st *placement) {
 	defer f.wg.Done()
 	q, s, j := st.q, st.s, st.q.job
-
-	// The job's own context, ended also when the fleet closes.
-	ctx, cancel := context.WithCancelCause(q.ctx)
-	defer cancel(nil)
+	ctx := st.ctx
+	defer st.cancel(nil)
 	fired := make(chan struct{})
 	stop := context.AfterFunc(f.ctx, func() {
-		cancel(errFleetClosed)
+		st.cancel(errFleetClosed)
 		close(fired)
 	})
 	defer func() {
@@ -141,7 +157,7 @@ func (f *Fleet) run(st *placement) {
 
 	res, err := Result{Server: s.cfg.Name}, error(nil)
 	if ctx.Err() != nil {
-		err = canceledErr(ctx, j.Request.Model, s.cfg.Name, "before it was sent")
+		err = f.endedErr(ctx, s, j.Request.Model, "before it was sent")
 	} else {
 		rctx, rcancel := ctx, context.CancelFunc(func() {})
 		if j.Timeout > 0 {
@@ -149,14 +165,39 @@ func (f *Fleet) run(st *placement) {
 		}
 		res, err = s.client.Chat(rctx, j.Request)
 		rcancel()
-		if err != nil && ctx.Err() != nil {
-			// The caller stopped or the fleet closed: whatever the
-			// transport made of that, the job was cancelled.
-			err = canceledErr(ctx, j.Request.Model, s.cfg.Name, "in flight")
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			// The caller stopped, the fleet closed or the server went
+			// down: whatever the transport made of that, it decides.
+			err = f.endedErr(ctx, s, j.Request.Model, "in flight")
+		case suspect(ClassOf(err)):
+			// A crash cuts streams (malformed) or refuses connections;
+			// only a look at the server tells a crash from a bad reply.
+			if down, why := f.confirmDown(s); down {
+				err = serverDownErr(s, j.Request.Model, why, err)
+			}
 		}
 	}
 	f.settle(st, res, err)
 	f.finish(q, res, err)
+}
+
+// endedErr is the error of a job whose context ended: unavailable when its
+// server went down (the runner runs it elsewhere), else cancelled.
+func (f *Fleet) endedErr(ctx context.Context, s *fleetServer, model, when string) *Error {
+	if !errors.Is(context.Cause(ctx), errServerDown) {
+		return canceledErr(ctx, model, s.cfg.Name, when)
+	}
+	f.mu.Lock()
+	why := s.downReason
+	f.mu.Unlock()
+	return serverDownErr(s, model, why, errServerDown)
+}
+
+func serverDownErr(s *fleetServer, model, why string, err error) *Error {
+	return &Error{Class: ClassUnavailable, Server: s.cfg.Name, Model: model,
+		Message: "the server went down under the job: " + why, Err: err}
 }
 
 // warmup loads the job's model on its server with a one-token request, so
@@ -175,18 +216,19 @@ func (f *Fleet) warmup(ctx context.Context, st *placement, timeout time.Duration
 	res, err := s.client.Chat(wctx, warmupRequest(model))
 	wcancel()
 	if err != nil && ctx.Err() != nil {
-		err = canceledErr(ctx, model, s.cfg.Name, "while loading the model")
+		err = f.endedErr(ctx, s, model, "while loading the model")
 	}
 
 	f.mu.Lock()
 	delete(s.loads, model)
 	close(st.load)
-	if err == nil {
-		s.slots[st.slot].served = model
+	if err == nil && s.up {
+		s.loaded(model, f.models)
 	}
 	h := s.observeHealth(err)
+	f.notifyLocked()
 	f.mu.Unlock()
-	f.logHealth(s.cfg.Name, h)
+	f.healthChanged(s.cfg.Name, h)
 	f.signal() // the model is resident now: the policy may want it
 	if err != nil {
 		// The job goes on: its own request loads the model or says why not.
@@ -201,28 +243,33 @@ func warmupRequest(model string) Request {
 	return Request{Model: model, Messages: []Message{{Role: "user", Content: "Hi"}}, MaxTokens: 1}
 }
 
-// settle gives the job's slot back and learns from its outcome.
+// settle gives the job's slot back and learns from its outcome: the
+// model's job time, the server's health and decode rate, and a 429's
+// Retry-After, before which the server gets nothing new.
 func (f *Fleet) settle(st *placement, res Result, err error) {
-	s := st.s
+	s, model := st.s, st.q.job.Request.Model
 	f.mu.Lock()
 	s.release(st.slot, err == nil)
 	h := s.observeHealth(err)
 	if err == nil {
 		s.noteTPS(res.TokensPerSec)
+		if s.up {
+			s.served(model, f.models)
+		}
+		if p := st.q.job.Purpose; p == PurposeInference || p == PurposeJudge {
+			f.noteJobTimeLocked(model, res.Latency)
+		}
+	}
+	var e *Error
+	if errors.As(err, &e) && e.Class == ClassRateLimit && e.RetryAfter > 0 {
+		if until := f.now().Add(e.RetryAfter); until.After(s.heldUntil) {
+			s.heldUntil = until
+			f.wakeMonitor() // to wake the dispatcher when the hold ends
+		}
 	}
 	f.running[st.q.job.Purpose]--
+	f.notifyLocked()
 	f.mu.Unlock()
-	f.logHealth(s.cfg.Name, h)
+	f.healthChanged(s.cfg.Name, h)
 	f.signal()
-}
-
-// logHealth reports a server going down or coming back.
-func (f *Fleet) logHealth(name string, h healthChange) {
-	switch {
-	case !h.changed:
-	case h.up:
-		f.log.Info("fleet: server is back", "server", name)
-	default:
-		f.log.Warn("fleet: server marked down", "server", name, "reason", h.reason)
-	}
 }

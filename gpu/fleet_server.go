@@ -28,7 +28,9 @@ var errServerDown = errors.New("the server went down")
 type fleetServer struct {
 	cfg    ServerConfig
 	client *Client
-	jit    bool
+
+	jit  bool
+	kind string // cfg.Kind, or what a probe detected when it is ""
 
 	offered    map[string]bool // nil until known (config or Discover)
 	up         bool
@@ -70,7 +72,7 @@ func newServer(cfg ServerConfig, c *Client) *fleetServer {
 	if n <= 0 {
 		n = 1
 	}
-	s := &fleetServer{cfg: cfg, client: c, jit: jitKinds[cfg.Kind], up: true,
+	s := &fleetServer{cfg: cfg, client: c, jit: jitKinds[cfg.Kind], kind: cfg.Kind, up: true,
 		slots: make([]fleetSlot, n), loads: map[string]chan struct{}{}, res: newResidency()}
 	if cfg.Models != nil {
 		s.setOffered(cfg.Models)
@@ -302,7 +304,7 @@ func (s *fleetServer) view(now time.Time, models map[string]ModelView) ServerVie
 // telemetry are filled by the fleet.
 func (s *fleetServer) state(now time.Time, models map[string]ModelView) ServerState {
 	st := ServerState{
-		Name: s.cfg.Name, Kind: s.cfg.Kind, URL: s.cfg.URL, Up: s.up, DownReason: s.downReason,
+		Name: s.cfg.Name, Kind: s.kind, URL: s.cfg.URL, Up: s.up, DownReason: s.downReason,
 		Slots: len(s.slots), Busy: s.busy, Loading: s.loading(), TokensPerSec: s.tps,
 		Offered: slices.Sorted(maps.Keys(s.offered)), Resident: slices.Sorted(maps.Keys(s.resident())),
 		GPUs: slices.Clone(s.seen.gpus),

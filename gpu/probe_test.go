@@ -184,6 +184,7 @@ func TestProbeReadsEachBackend(t *testing.T) {
 			backend: "sim",
 			want: ProbeResult{Kind: "sim", Models: []string{"qwen3-8b", "gemma-3-12b"},
 				Resident: []string{"qwen3-8b"}, Slots: 4, Running: 1, Waiting: 2,
+				Loading: []string{}, VRAMTotalGB: 24, VRAMUsedGB: 5,
 				GPUs: []GPUState{
 					{Index: 0, UUID: "GPU-sim-0", Name: "Simulated RTX 4090", UtilPct: 87.5, MemUsedMiB: 20480, MemTotalMiB: 24576, TempC: 71, PowerW: 402.5},
 					{Index: 1, UUID: "GPU-sim-1", Name: "Simulated RTX 4090", MemUsedMiB: 512, MemTotalMiB: 24576, TempC: 35, PowerW: 21},
@@ -232,6 +233,7 @@ func TestProbeReadsEachBackend(t *testing.T) {
 			want := tt.want
 			want.Server, want.URL, want.Reachable = got.Server, got.URL, true
 			want.Latency, want.KVCachePct = got.Latency, got.KVCachePct
+			want.Status = http.StatusOK
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("\n got %+v\nwant %+v", got, want)
 			}

@@ -93,6 +93,7 @@ type answer struct {
 	fault   faultKind
 
 	timer   *time.Timer
+	due     time.Time     // when the tokens decoded so far are due, on the wall clock
 	decoded time.Duration // simulated decode time so far
 	kv      int
 }
@@ -143,6 +144,15 @@ func (a *answer) produce(ctx context.Context, k int) error {
 	a.kv += k
 	w := a.s.clock.wall(dt)
 	if w <= 0 {
+		return ctx.Err()
+	}
+	// Sleep to an absolute deadline: timers wake late, and at a small time
+	// scale relative sleeps would add up to a slower simulated GPU.
+	if a.due.IsZero() {
+		a.due = time.Now()
+	}
+	a.due = a.due.Add(w)
+	if w = time.Until(a.due); w <= 0 {
 		return ctx.Err()
 	}
 	if a.timer == nil {
