@@ -93,7 +93,7 @@ func printPlan(w io.Writer, cfg *config.Config) {
 	}
 	fmt.Fprintf(w, "  scoring  %s", cfg.Scoring.Mode)
 	for _, j := range cfg.Scoring.Judges {
-		fmt.Fprintf(w, "; %s = %s on %s", j.Name, j.Model, runner.JudgeServer(j))
+		fmt.Fprintf(w, "; %s = %s on %s", j.Name, j.Model, firstNonEmptyStr(runner.JudgeServer(j), "any server that offers it"))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  ledger   %s\n", cfg.DB)
@@ -444,4 +444,13 @@ func probeJSON(results []gpu.ProbeResult, tel *gpu.Telemetry) any {
 			KVCachePct: r.KVCachePct, LatencyMS: float64(r.Latency.Microseconds()) / 1000, GPUs: gpusJSON(r.GPUs)})
 	}
 	return map[string]any{"servers": servers, "telemetry": tel.Source(), "local_gpus": gpusJSON(tel.GPUs())}
+}
+
+func firstNonEmptyStr(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }

@@ -37,6 +37,17 @@ func TestMain(m *testing.M) {
 // stdout and stderr.
 func pitwall(t *testing.T, dir string, env []string, args ...string) (int, string, string) {
 	t.Helper()
+	return runBin(t, dir, env, args...)
+}
+
+// pitwallB is pitwall for benchmarks.
+func pitwallB(b *testing.B, dir string, args ...string) (int, string, string) {
+	b.Helper()
+	return runBin(b, dir, nil, args...)
+}
+
+func runBin(t testing.TB, dir string, env []string, args ...string) (int, string, string) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)

@@ -34,6 +34,13 @@ func CheckOffered(c *Config, offered map[string][]string) error {
 		if j.Server == "" || !slices.Contains(c.JudgeNames(), j.Name) {
 			continue
 		}
+		if j.Server == AnyServer {
+			if !slices.ContainsFunc(names, func(s string) bool { return offers(offered[s], j.Model) }) {
+				v.add(joinPath(indexPath("scoring.judges", i), "model"), offeredHint(j.Model, names, offered),
+					"judge %q: no reachable server offers model %q", j.Name, j.Model)
+			}
+			continue
+		}
 		if !offers(offered[j.Server], j.Model) {
 			list := strings.Join(offered[j.Server], ", ")
 			if list == "" {

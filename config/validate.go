@@ -18,6 +18,10 @@ const (
 // KindSim is the server kind that pitwall simulates itself.
 const KindSim = "sim"
 
+// AnyServer as a judge's server lets every fleet server that offers the
+// judge's model run its requests, rather than one.
+const AnyServer = "any"
+
 var (
 	serverKinds  = []string{"openai", "lmstudio", "ollama", "llamacpp", "vllm", KindSim}
 	simBackends  = []string{"openai", "lmstudio", "ollama", "llamacpp", "vllm"}
@@ -74,6 +78,8 @@ func validateServers(v *collector, servers []Server) {
 		switch first, dup := seen[s.Name]; {
 		case s.Name == "":
 			v.add(at("name"), `add name = "gpu0"`, "server has no name")
+		case s.Name == AnyServer:
+			v.add(at("name"), `choose another name: a judge's server = "any" means every server`, "%q is reserved", AnyServer)
 		case dup:
 			v.add(at("name"), "give each server its own name",
 				"duplicate server name %q (first at line %d)", s.Name, v.src.line(joinPath(indexPath("servers", first), "name")))
@@ -187,10 +193,12 @@ func validateScoring(v *collector, c *Config) {
 		}
 		switch {
 		case j.Server == "" && j.URL == "":
-			v.add(at("server"), `name a fleet server (server = "gpu1"), or a hosted API (url = "https://...", api_key_env = "...")`,
+			v.add(at("server"), `name a fleet server (server = "gpu1", or "any" for every server that offers the model), or a hosted API (url = "https://...", api_key_env = "...")`,
 				"judge %q names no server and no url", j.Name)
 		case j.Server != "" && j.URL != "":
 			v.add(at("url"), "give server or url, not both", "judge %q names both a server and a url", j.Name)
+		case j.Server == AnyServer:
+			// any fleet server that offers the model: checked after discovery
 		case j.Server != "":
 			srv, ok := servers[j.Server]
 			if !ok {

@@ -36,7 +36,7 @@ const realTimeScale = 0.01
 // Run it with: go test -run xxx -bench BenchmarkReferenceFleetReal -benchtime 1x ./gpu/
 func BenchmarkReferenceFleetReal(b *testing.B) {
 	ref := refgen.Reference()
-	sc := gpu.ReferenceScenario(sim.StreamRate, true)
+	sc := gpu.ReferenceScenario(sim.StreamRate, false) // judges on any server, as the config says
 	virtual, err := gpu.SimulateScenario(sc, gpu.Placement, gpu.JudgingTwoPhase)
 	if err != nil {
 		b.Fatal(err)
@@ -126,7 +126,7 @@ func runReferenceFleet(b *testing.B, ref refgen.Fleet) realRun {
 	run.inference = time.Since(start)
 	runAll(b, fleet, len(cells)*len(ref.Judges), func(i int) *gpu.Job {
 		c, j := &cells[i/len(ref.Judges)], i%len(ref.Judges)
-		return &gpu.Job{Purpose: gpu.PurposeJudge, Pin: ref.JudgeServer(j),
+		return &gpu.Job{Purpose: gpu.PurposeJudge, 
 			Request: request(ref.Judges[j].Name, judgePrompt(c.test, c.out)),
 			Done:    func(res gpu.Result, err error) { note(len(cells)+i, res) }}
 	})

@@ -39,12 +39,16 @@ type tallyKey struct {
 func countJobs(j []judgeJob) int { return len(j) }
 
 // JudgeServer is the fleet server a judge's requests are pinned to: its
-// configured server, or the hosted endpoint main adds for a judge with a url.
+// configured server, or the hosted endpoint main adds for a judge with a
+// url; "" for server = "any" (every server that offers the model).
 func JudgeServer(j config.Judge) string {
-	if j.Server != "" {
-		return j.Server
+	switch j.Server {
+	case config.AnyServer:
+		return ""
+	case "":
+		return "judge:" + j.Name
 	}
-	return "judge:" + j.Name
+	return j.Server
 }
 
 func (r *Run) samples() int {
@@ -169,7 +173,7 @@ func (r *Run) submitJudge(ctx context.Context, j judgeJob, attempt int) {
 	seed := r.cfg.Run.Seed + j.sample + 1000*j.round
 	maxTokens := jc.MaxTokens
 	req := gpu.Request{Model: jc.Model, Messages: judge.Render(tpl, in), Temperature: &temp, Seed: &seed, MaxTokens: maxTokens}
-	key := judge.CacheKey(judge.KeyInput{BaseURL: JudgeServer(jc), Model: jc.Model, TemplateID: tpl.ID,
+	key := judge.CacheKey(judge.KeyInput{BaseURL: firstNonEmpty(JudgeServer(jc), "fleet"), Model: jc.Model, TemplateID: tpl.ID,
 		TemplateVersion: tpl.Version, TemplateHash: tpl.Hash(), Temperature: temp, MaxTokens: maxTokens,
 		Seed: seed, Sample: j.sample, Input: in})
 	row := &ledger.Request{RunID: r.id, Purpose: ledger.PurposeJudge, Model: jc.Model, Test: t.ID, Repeat: j.rep,

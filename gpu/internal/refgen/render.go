@@ -69,9 +69,9 @@ min_score   = 0.5
 aggregation = "mean"
 report_disagreement = true
 `)
-	for i, j := range f.Judges {
+	for _, j := range f.Judges {
 		name := strings.SplitN(strings.TrimPrefix(j.Name, "judge-"), "-", 2)[0]
-		fmt.Fprintf(&b, "\n[[scoring.judges]]\nname   = %q\nmodel  = %q\nserver = %q\n", name, j.Name, f.JudgeServer(i))
+		fmt.Fprintf(&b, "\n[[scoring.judges]]\nname   = %q\nmodel  = %q\nserver = \"any\"   # every server that offers the model\n", name, j.Name)
 	}
 	return []byte(b.String())
 }
