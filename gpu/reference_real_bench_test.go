@@ -126,7 +126,7 @@ func runReferenceFleet(b *testing.B, ref refgen.Fleet) realRun {
 	run.inference = time.Since(start)
 	runAll(b, fleet, len(cells)*len(ref.Judges), func(i int) *gpu.Job {
 		c, j := &cells[i/len(ref.Judges)], i%len(ref.Judges)
-		return &gpu.Job{Purpose: gpu.PurposeJudge, 
+		return &gpu.Job{Purpose: gpu.PurposeJudge,
 			Request: request(ref.Judges[j].Name, judgePrompt(c.test, c.out)),
 			Done:    func(res gpu.Result, err error) { note(len(cells)+i, res) }}
 	})
