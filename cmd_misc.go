@@ -27,7 +27,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", "pitwall validate [CONFIG...] [flags]",
 		"Checks each config and its battery and prints what would run. Nothing is sent to any server.", stderr)
 	var cf commonFlags
-	cf.register(fs)
+	cf.register(fs, "models", "tests", "judge", "judge-samples", "repeat", "db", "strict", "timeout", "time-scale")
 	pos, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -111,7 +111,7 @@ func cmdSim(args []string, stdout, stderr io.Writer) int {
 		"Serves the config's kind = \"sim\" servers on loopback until interrupted, so curl or any\n"+
 			"OpenAI client can talk to them. Give a server a url to fix its port.", stderr)
 	var cf commonFlags
-	cf.register(fs)
+	cf.register(fs, "time-scale")
 	cfg, code, ok := parseConfig(fs, &cf, args, stderr)
 	if !ok {
 		return code
@@ -325,7 +325,7 @@ func cmdServers(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("servers", "pitwall servers [CONFIG] [--json]",
 		"Probes every server of the fleet: reachable, kind, models offered and resident, slots, GPU readings.", stderr)
 	var cf commonFlags
-	cf.register(fs)
+	cf.register(fs, "time-scale")
 	asJSON := fs.Bool("json", false, "print JSON")
 	cfg, code, ok := parseConfig(fs, &cf, args, stderr)
 	if !ok {

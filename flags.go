@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,7 +30,19 @@ type commonFlags struct {
 	judgeRefresh bool
 }
 
-func (c *commonFlags) register(fs *flag.FlagSet) {
+// register puts the common flags on fs: all of them, or only the named ones
+// (a command's --help lists just what it reads).
+func (c *commonFlags) register(fs *flag.FlagSet, only ...string) {
+	all := flag.NewFlagSet("", flag.ContinueOnError)
+	c.define(all)
+	all.VisitAll(func(f *flag.Flag) {
+		if len(only) == 0 || slices.Contains(only, f.Name) {
+			fs.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+}
+
+func (c *commonFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&c.headless, "headless", false, "plain progress lines and a final grid instead of the live grid")
 	fs.BoolVar(&c.ascii, "ascii", false, "draw the grid with ASCII glyphs")
 	fs.StringVar(&c.models, "models", "", "run only these models (comma-separated)")

@@ -222,8 +222,8 @@ func loadConfigBattery(c *Config, src *source) ([]Test, []string, Errors) {
 	if _, err := os.Stat(p); err != nil {
 		return nil, nil, Errors{{
 			File: c.Path, Line: src.line("battery"), Field: "battery",
-			Msg:  fmt.Sprintf("battery %s not found (tried %s)", c.Battery, p),
-			Hint: fmt.Sprintf("the battery path is resolved relative to the config's folder (%s)", filepath.Dir(c.Path)),
+			Msg:  fmt.Sprintf("battery file %s not found", c.Battery),
+			Hint: fmt.Sprintf("looked for %s: a battery path is relative to the config's folder", p),
 		}}
 	}
 	tests, warnings, err := loadBattery(p)

@@ -104,7 +104,7 @@ func (l *Ledger) Run(id string) (RunRow, error) {
 			return RunRow{}, err
 		}
 		if len(runs) == 0 {
-			return RunRow{}, l.wrap("last run", fmt.Errorf("no runs yet: %w", ErrNotFound))
+			return RunRow{}, l.wrap("last run", notFound("there are no runs in the ledger yet: run a battery first"))
 		}
 		return runs[0], nil
 	}
@@ -142,7 +142,7 @@ func (l *Ledger) runByPrefix(prefix string) (RunRow, error) {
 	}
 	switch len(found) {
 	case 0:
-		return RunRow{}, l.wrap(fmt.Sprintf("run %q", prefix), ErrNotFound)
+		return RunRow{}, l.wrap(fmt.Sprintf("run %q", prefix), notFound("no such run: `pitwall runs` lists them"))
 	case 1:
 		return found[0], nil
 	}
@@ -155,7 +155,7 @@ func (l *Ledger) runByPrefix(prefix string) (RunRow, error) {
 		more = ", ..."
 	}
 	return RunRow{}, l.wrap(fmt.Sprintf("run %q", prefix),
-		fmt.Errorf("%w %w: matches %s%s", ErrAmbiguous, ErrNotFound, strings.Join(ids, ", "), more))
+		ambiguous(fmt.Sprintf("the id is ambiguous: it starts %s%s; give more of it", strings.Join(ids, ", "), more)))
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -239,3 +239,15 @@ func findSecret(v any, at string) string {
 	}
 	return ""
 }
+
+// notFound is ErrNotFound in its own words.
+type notFound string
+
+func (e notFound) Error() string        { return string(e) }
+func (e notFound) Is(target error) bool { return target == ErrNotFound }
+
+// ambiguous is ErrAmbiguous (and so ErrNotFound) in its own words.
+type ambiguous string
+
+func (e ambiguous) Error() string        { return string(e) }
+func (e ambiguous) Is(target error) bool { return target == ErrAmbiguous || target == ErrNotFound }
