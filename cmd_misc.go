@@ -195,15 +195,9 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	format := fs.String("format", "json", "export format: json")
 	out := fs.String("o", "", "write to FILE instead of stdout")
 	judgeName := fs.String("judge", "", "whose verdicts to export (default: the run's own judge or jury)")
-	pos, err := parseArgs(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	} else if err != nil {
-		return runner.ExitSetup
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "pitwall export: name one run (an id, a prefix, or \"last\"); `pitwall runs` lists them")
-		return runner.ExitSetup
+	id, code, ok := oneRun(fs, args, "export", stderr)
+	if !ok {
+		return code
 	}
 	led, err := openLedger(*db)
 	if err != nil {
@@ -219,7 +213,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		w = f
 	}
-	if err := runner.WriteExport(w, led, pos[0], *judgeName, *format); err != nil {
+	if err := runner.WriteExport(w, led, id, *judgeName, *format); err != nil {
 		return failf(stderr, err)
 	}
 	return 0
@@ -234,21 +228,15 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	judgeName := fs.String("judge", "", "whose verdicts to show (default: the run's own judge or jury)")
 	headless := fs.Bool("headless", false, "print the grid instead of opening it")
 	ascii := fs.Bool("ascii", false, "ASCII glyphs")
-	pos, err := parseArgs(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	} else if err != nil {
-		return runner.ExitSetup
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "pitwall show: name one run (an id, a prefix, or \"last\"); `pitwall runs` lists them")
-		return runner.ExitSetup
+	id, code, ok := oneRun(fs, args, "show", stderr)
+	if !ok {
+		return code
 	}
 	led, err := openLedger(*db)
 	if err != nil {
 		return failf(stderr, err)
 	}
-	b, err := runner.LoadSnapshot(led, pos[0], *judgeName)
+	b, err := runner.LoadSnapshot(led, id, *judgeName)
 	if err != nil {
 		led.Close()
 		return failf(stderr, err)
@@ -453,4 +441,20 @@ func firstNonEmptyStr(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// oneRun parses the flags of a command that names one run and returns it.
+// When ok is false the command returns code.
+func oneRun(fs *flag.FlagSet, args []string, cmd string, stderr io.Writer) (id string, code int, ok bool) {
+	pos, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return "", 0, false
+	} else if err != nil {
+		return "", runner.ExitSetup, false
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "pitwall %s: name one run (an id, a prefix, or \"last\"); `pitwall runs` lists them\n", cmd)
+		return "", runner.ExitSetup, false
+	}
+	return pos[0], 0, true
 }

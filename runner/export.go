@@ -108,15 +108,7 @@ func defaultJudge(run ledger.RunRow) string {
 // BuildExport reads a run from the ledger. id may be "last" or a prefix;
 // judgeName "" takes the run's own judge.
 func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
-	run, err := led.Run(id)
-	if err != nil {
-		return nil, err
-	}
-	cells, err := led.Cells(run.ID)
-	if err != nil {
-		return nil, err
-	}
-	verdicts, err := led.Verdicts(run.ID)
+	run, cells, verdicts, err := readRun(led, id)
 	if err != nil {
 		return nil, err
 	}

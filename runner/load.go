@@ -12,15 +12,7 @@ import (
 // LoadSnapshot rebuilds a run's snapshot from the ledger alone, for `show`.
 // judgeName "" takes the run's own judge.
 func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*BatteryRun, error) {
-	run, err := led.Run(id)
-	if err != nil {
-		return nil, err
-	}
-	cells, err := led.Cells(run.ID)
-	if err != nil {
-		return nil, err
-	}
-	verdicts, err := led.Verdicts(run.ID)
+	run, cells, verdicts, err := readRun(led, id)
 	if err != nil {
 		return nil, err
 	}
@@ -111,3 +103,17 @@ func ConfigPath(led *ledger.Ledger, id string) (string, error) {
 }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// readRun reads a run's row, cells and verdicts; id may be "last" or a prefix.
+func readRun(led *ledger.Ledger, id string) (ledger.RunRow, []ledger.CellRow, []ledger.VerdictRow, error) {
+	run, err := led.Run(id)
+	if err != nil {
+		return run, nil, nil, err
+	}
+	cells, err := led.Cells(run.ID)
+	if err != nil {
+		return run, nil, nil, err
+	}
+	verdicts, err := led.Verdicts(run.ID)
+	return run, cells, verdicts, err
+}
