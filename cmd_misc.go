@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -204,16 +205,18 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		return failf(stderr, err)
 	}
 	defer led.Close()
-	w := stdout
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return failf(stderr, err)
-		}
-		defer f.Close()
-		w = f
+	// Build it whole before touching -o's file: a bad run id or format
+	// must not leave an earlier export emptied.
+	var buf bytes.Buffer
+	if err := runner.WriteExport(&buf, led, id, *judgeName, *format); err != nil {
+		return failf(stderr, err)
 	}
-	if err := runner.WriteExport(w, led, id, *judgeName, *format); err != nil {
+	if *out == "" {
+		_, err = stdout.Write(buf.Bytes())
+	} else {
+		err = writeFileAtomic(*out, buf.Bytes())
+	}
+	if err != nil {
 		return failf(stderr, err)
 	}
 	return 0
@@ -248,17 +251,23 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	}
 	// Re-judging needs the run's config (the prompts, the judges, the
 	// fleet); without it the grid can still be browsed and exported.
-	cfgPath, _ := runner.ConfigPath(led, b.ID)
+	cfgPath, cerr := runner.ConfigPath(led, b.ID)
 	led.Close()
 	opts := ui.Options{ASCII: *ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
 		ExitCode: func(b *runner.BatteryRun) int { return runner.ExitCode(b, false) }}
 	ctx := context.Background()
-	cfg, cerr := config.Load(cfgPath, config.Overrides{DB: *db, Judge: *judgeName}, os.Getenv)
+	var cfg *config.Config
+	if cerr == nil {
+		cfg, cerr = config.Load(cfgPath, config.Overrides{DB: *db}, os.Getenv)
+	}
 	if cerr == nil {
 		e, err := setup(ctx, cfg, b.ID, stderr)
 		defer e.close()
 		if err == nil {
 			run, err := runner.Reopen(cfg, b.ID, runner.Options{Fleet: e.fleet, Ledger: e.led, Logger: e.log})
+			if err == nil && *judgeName != "" && *judgeName != b.ActiveJudge {
+				err = run.SwitchJudge(*judgeName)
+			}
 			if err == nil {
 				defer run.Close()
 				opts.LogPath, opts.Logger, opts.LedgerPath = e.logPath, e.log, *db
@@ -457,4 +466,23 @@ func oneRun(fs *flag.FlagSet, args []string, cmd string, stderr io.Writer) (id s
 		return "", runner.ExitSetup, false
 	}
 	return pos[0], 0, true
+}
+
+// writeFileAtomic writes data to path through a temporary file beside it,
+// so that path holds either its old content or all of the new.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".pitwall-export-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,13 +58,19 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	opts := ui.Options{ASCII: cf.ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
 		LogPath: e.logPath, LedgerPath: cfg.DB, Logger: e.log, ExitCode: exitOf}
 
-	if !cf.headless && isTerminal(stdout) {
+	if !cf.headless && isTerminal(stdout) && isTerminal(os.Stdin) {
 		last, err := ui.RunTUI(ctx, run.Snapshots(), controller{run}, opts)
-		if err != nil {
+		switch {
+		case errors.Is(err, ui.ErrInterrupted):
+			close(interrupted) // SIGINT from outside: as in a headless run
+		case err != nil:
 			return failf(stderr, err)
 		}
-		// Quitting while the run goes on stops it; the grid already asked.
+		// Quitting while the run goes on stops it (the grid already asked);
+		// re-judging still in flight is cancelled and gives back the
+		// verdicts it would have replaced.
 		run.Stop()
+		run.Close()
 		if b := run.Wait(context.Background()); b != nil {
 			last = b
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,9 +125,18 @@ func parseConfig(fs *flag.FlagSet, cf *commonFlags, args []string, stderr io.Wri
 	} else if err != nil {
 		return nil, 2, false
 	}
+	if len(pos) > 1 {
+		fmt.Fprintf(fs.Output(), "pitwall %s: one config at a time, not %d (%s)\n", fs.Name(), len(pos), strings.Join(pos, " "))
+		return nil, 2, false
+	}
 	cfg, err = config.Load(configPath(pos), cf.overrides(fs), os.Getenv)
 	if err != nil {
 		return nil, failf(stderr, err), false
+	}
+	// The ledger keeps where the config came from, for `show` from
+	// anywhere later.
+	if abs, err := filepath.Abs(cfg.Path); err == nil {
+		cfg.Path = abs
 	}
 	return cfg, 0, true
 }

@@ -95,6 +95,8 @@ func defaultJudge(run ledger.RunRow) string {
 		_ = json.Unmarshal([]byte(run.ScoringJSON), &sc)
 	}
 	switch {
+	case run.ScoringMode == "jury" && sc.Active != "":
+		return sc.Active
 	case run.ScoringMode == "jury":
 		return JuryName
 	case run.ScoringMode == "judge" && sc.Active != "" && sc.Active != JuryName:

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -110,9 +109,12 @@ func StartSims(cfg *config.Config, instant bool) (*sim.Fleet, error) {
 			if err != nil || u.Host == "" {
 				return nil, fmt.Errorf("%s: servers %q: url %q is not a URL (leave it out for a sim server)", cfg.Path, s.Name, s.URL)
 			}
-			host, _, _ := net.SplitHostPort(u.Host)
+			host := u.Hostname()
 			if host != "127.0.0.1" && host != "localhost" && !strings.HasPrefix(host, "127.") {
 				return nil, fmt.Errorf("%s: servers %q: a sim server listens on loopback only, not %q", cfg.Path, s.Name, u.Host)
+			}
+			if u.Port() == "" {
+				return nil, fmt.Errorf("%s: servers %q: url %q has no port: give one (http://127.0.0.1:8101/v1), or leave url out to get a free one", cfg.Path, s.Name, s.URL)
 			}
 			addr = u.Host
 		}

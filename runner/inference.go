@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -81,6 +82,9 @@ func (r *Run) submitInference(ti, mi, rep, attempt int) {
 	if _, err := r.led.InsertRequest(row); err != nil {
 		// Without a ledger row the request must not be sent: nothing is
 		// sent that the ledger does not know of.
+		r.mu.Lock()
+		r.fail(fmt.Sprintf("the ledger %s cannot be written (%v): nothing more is sent", r.led.Path(), err))
+		r.mu.Unlock()
 		r.settleInference(ti, mi, rep, attempt, row, gpu.Result{}, &gpu.Error{Class: "ledger", Message: err.Error(), Err: err})
 		return
 	}
@@ -128,13 +132,21 @@ func (r *Run) settleInference(ti, mi, rep, attempt int, row *ledger.Request, res
 	if err != nil && class == "" {
 		class = gpu.ClassMalformed
 	}
+	cell := [3]int{ti, mi, rep}
 	r.mu.Lock()
-	stopping := r.stopping
+	stopping := r.stopping || r.failure != ""
+	failovers := r.failovers[cell]
+	retry := err != nil && !stopping && mayRetry(class, attempt, failovers, r.cfg.Run.Retries)
+	if retry && class == gpu.ClassUnavailable {
+		if r.failovers == nil {
+			r.failovers = map[[3]int]int{}
+		}
+		r.failovers[cell]++
+	}
 	r.mu.Unlock()
 	if stopping && err != nil {
 		class = gpu.ClassCanceled
 	}
-	retry := err != nil && !stopping && attempt <= retryBudget(class, r.cfg.Run.Retries)
 
 	// The ledger first: what the screen shows as done is on disk.
 	row.EndedAt = r.now()
@@ -238,18 +250,26 @@ func (r *Run) settleInference(ti, mi, rep, attempt int, row *ledger.Request, res
 // answer, so it does not spend the configured retries.
 const failoverAttempts = 8
 
-// retryBudget is how many retries an error class earns.
+// retryBudget is how many retries an error class earns (failovers aside).
 func retryBudget(class gpu.ErrorClass, retries int) int {
 	switch {
 	case !class.Transient():
 		return 0
-	case class == gpu.ClassUnavailable:
-		return retries + failoverAttempts
 	case class == gpu.ClassMalformed:
 		// A cut or garbled stream is retried once: more rarely helps.
 		return min(retries, 1)
 	}
 	return retries
+}
+
+// mayRetry decides whether attempt (1-based) of a cell, which lost
+// failovers earlier attempts to servers going away, is tried again after an
+// error of class.
+func mayRetry(class gpu.ErrorClass, attempt, failovers, retries int) bool {
+	if class == gpu.ClassUnavailable {
+		return failovers < failoverAttempts
+	}
+	return attempt-failovers <= retryBudget(class, retries)
 }
 
 // retryAfter runs again after wait unless the run is stopped first, in which

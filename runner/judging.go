@@ -29,6 +29,9 @@ type tally struct {
 	errs    []string
 	started time.Time
 	latency time.Duration // the slowest sample's request: judge time, not queueing
+	// prev and prevJury are the verdicts a re-judge replaces: they stay
+	// until the new ones are in, and come back if the re-judge is cancelled.
+	prev, prevJury *Judgment
 }
 
 type tallyKey struct {
@@ -92,9 +95,17 @@ func (r *Run) plan(ti, mi, rep int, judges []string, refresh bool) []judgeJob {
 				continue // judged or being judged
 			}
 		}
+		prev := c.Judgment(name)
+		if prev != nil && prev.Status != JudgmentDone {
+			prev = nil
+		}
+		if old := r.tallies[tallyKey{ti, mi, rep, name}]; old != nil && prev == nil {
+			prev = old.prev // a re-judge of a re-judge still owes the first verdict back
+		}
 		c = r.table.edit(ti, mi, rep)
 		setJudgment(c, &Judgment{Judge: name, Status: JudgmentQueued})
-		r.tallies[tallyKey{ti, mi, rep, name}] = &tally{round: round, samples: make([]judge.Sample, k), started: r.now()}
+		r.tallies[tallyKey{ti, mi, rep, name}] = &tally{round: round, samples: make([]judge.Sample, k), started: r.now(),
+			prev: prev, prevJury: r.pendingJury[tallyKey{ti, mi, rep, JuryName}]}
 		for s := 0; s < k; s++ {
 			jobs = append(jobs, judgeJob{ti: ti, mi: mi, rep: rep, judge: name, sample: s, round: round, refresh: refresh})
 		}
@@ -118,13 +129,27 @@ func (r *Run) planAllJudging(judges []string) []judgeJob {
 	return jobs
 }
 
+// judgingRefused says why no judge work can be taken now. Callers hold r.mu.
+func (r *Run) judgingRefused() error {
+	switch {
+	case r.closing:
+		return fmt.Errorf("the run is closing")
+	case r.stopping && !r.finished:
+		return fmt.Errorf("the run is stopping: re-judge once it has stopped")
+	}
+	return nil
+}
+
 // judgeCtx is the context judge work runs under: the run's while its phases
-// run (Stop cancels it), afterwards one that only Stop or Close cancels.
+// run (Stop cancels it), afterwards one that only Close cancels.
 func (r *Run) judgeCtx() context.Context {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.finished {
 		return r.ctx
+	}
+	if r.closing {
+		return r.jctx // cancelled by Close
 	}
 	if r.jctx.Err() != nil && !r.isClosed() {
 		r.jctx, r.jstop = context.WithCancel(context.Background())
@@ -173,7 +198,7 @@ func (r *Run) submitJudge(ctx context.Context, j judgeJob, attempt int) {
 	seed := r.cfg.Run.Seed + j.sample + 1000*j.round
 	maxTokens := jc.MaxTokens
 	req := gpu.Request{Model: jc.Model, Messages: judge.Render(tpl, in), Temperature: &temp, Seed: &seed, MaxTokens: maxTokens}
-	key := judge.CacheKey(judge.KeyInput{BaseURL: firstNonEmpty(JudgeServer(jc), "fleet"), Model: jc.Model, TemplateID: tpl.ID,
+	key := judge.CacheKey(judge.KeyInput{BaseURL: r.judgeEndpoint(jc), Model: jc.Model, TemplateID: tpl.ID,
 		TemplateVersion: tpl.Version, TemplateHash: tpl.Hash(), Temperature: temp, MaxTokens: maxTokens,
 		Seed: seed, Sample: j.sample, Input: in})
 	row := &ledger.Request{RunID: r.id, Purpose: ledger.PurposeJudge, Model: jc.Model, Test: t.ID, Repeat: j.rep,
@@ -193,6 +218,9 @@ func (r *Run) submitJudge(ctx context.Context, j judgeJob, attempt int) {
 		}
 	}
 	if _, err := r.led.InsertRequest(row); err != nil {
+		r.mu.Lock()
+		r.fail(fmt.Sprintf("the ledger %s cannot be written (%v): nothing more is sent", r.led.Path(), err))
+		r.mu.Unlock()
 		r.settleJudge(j, row, gpu.Result{}, &gpu.Error{Class: "ledger", Message: err.Error()}, "live")
 		return
 	}
@@ -216,7 +244,7 @@ func (r *Run) submitJudge(ctx context.Context, j judgeJob, attempt int) {
 		},
 		Done: func(res gpu.Result, err error) {
 			class := gpu.ClassOf(err)
-			if err != nil && attempt <= retryBudget(class, r.cfg.Run.Retries) && ctx.Err() == nil {
+			if err != nil && judgeMayRetry(class, attempt, r.cfg.Run.Retries) && ctx.Err() == nil {
 				row.Status, row.ErrorClass, row.Error, row.EndedAt = ledger.StatusError, string(class), errMessage(err), r.now()
 				if lerr := r.led.FinishRequest(row); lerr != nil {
 					r.log.Error("ledger: finish judge request", "err", lerr)
@@ -283,9 +311,18 @@ func (r *Run) settleJudge(j judgeJob, row *ledger.Request, res gpu.Result, err e
 	key := tallyKey{j.ti, j.mi, j.rep, j.judge}
 	tl := r.tallies[key]
 	if tl != nil && tl.round == j.round && gpu.ClassOf(err) == gpu.ClassCanceled {
-		// A stopped judgment is not a verdict: the cell goes back to unjudged.
+		// A stopped judgment is not a verdict: the cell gets back the one
+		// it had, or none.
 		delete(r.tallies, key)
-		dropJudgments(r.table.edit(j.ti, j.mi, j.rep), j.judge)
+		c := r.table.edit(j.ti, j.mi, j.rep)
+		if tl.prev != nil {
+			setJudgment(c, tl.prev)
+		} else {
+			dropJudgments(c, j.judge)
+		}
+		if tl.prevJury != nil && c.Judgment(JuryName) == nil {
+			setJudgment(c, tl.prevJury)
+		}
 		r.verdictsDirty = true
 	} else if tl != nil && tl.round == j.round {
 		if err != nil {
@@ -428,6 +465,10 @@ func (r *Run) judgesFor(name string) ([]string, error) {
 // has not judged yet; verdicts of other judges are kept.
 func (r *Run) SwitchJudge(name string) error {
 	r.mu.Lock()
+	if err := r.judgingRefused(); err != nil {
+		r.mu.Unlock()
+		return err
+	}
 	names, err := r.judgesFor(name)
 	if err != nil {
 		r.mu.Unlock()
@@ -456,10 +497,17 @@ func (r *Run) SwitchJudge(name string) error {
 // with fresh samples; inference is never repeated.
 func (r *Run) Rejudge(cells []CellRef, name string) error {
 	r.mu.Lock()
+	if err := r.judgingRefused(); err != nil {
+		r.mu.Unlock()
+		return err
+	}
 	names, err := r.judgesFor(name)
 	if err != nil {
 		r.mu.Unlock()
 		return err
+	}
+	if r.pendingJury == nil {
+		r.pendingJury = map[tallyKey]*Judgment{}
 	}
 	var jobs []judgeJob
 	for _, ref := range cells {
@@ -473,8 +521,13 @@ func (r *Run) Rejudge(cells []CellRef, name string) error {
 		}
 		r.round[ref]++
 		c := r.table.edit(ti, mi, ref.Repeat)
-		dropJudgments(c, append(names, JuryName)...)
+		jk := tallyKey{ti, mi, ref.Repeat, JuryName}
+		if jj := c.Judgment(JuryName); jj != nil {
+			r.pendingJury[jk] = jj
+		}
+		dropJudgments(c, JuryName) // the aggregate is redone when the judges are
 		jobs = append(jobs, r.plan(ti, mi, ref.Repeat, names, true)...)
+		delete(r.pendingJury, jk)
 	}
 	r.jinflight += len(jobs)
 	r.mu.Unlock()
@@ -498,4 +551,34 @@ func (r *Run) RejudgeAll(name string) error {
 	}
 	r.mu.Unlock()
 	return r.Rejudge(refs, name)
+}
+
+// judgeEndpoint names where a judge's verdicts come from, for the cache key:
+// the provider's URL, a simulated server by name (its port changes with
+// every start), or any server that offers the model.
+func (r *Run) judgeEndpoint(j config.Judge) string {
+	switch {
+	case j.URL != "":
+		return j.URL
+	case j.Server == config.AnyServer:
+		return "any-server"
+	}
+	for _, s := range r.cfg.Servers {
+		if s.Name == j.Server {
+			if s.Kind == config.KindSim {
+				return "sim:" + s.Name
+			}
+			return s.URL
+		}
+	}
+	return j.Server
+}
+
+// judgeMayRetry is mayRetry for judge samples, which count no failovers of
+// their own: a lost server gives them the failover attempts on top.
+func judgeMayRetry(class gpu.ErrorClass, attempt, retries int) bool {
+	if class == gpu.ClassUnavailable {
+		return attempt <= retries+failoverAttempts
+	}
+	return attempt <= retryBudget(class, retries)
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"pitwall/config"
@@ -33,6 +34,11 @@ func Reopen(cfg *config.Config, id string, opts Options) (*Run, error) {
 	}
 	again := *cfg
 	again.Tests, again.Models = tests, row.Models
+	// The run is judged as it was: its scoring, not the file's today.
+	var sc config.Scoring
+	if row.ScoringJSON != "" && json.Unmarshal([]byte(row.ScoringJSON), &sc) == nil {
+		again.Scoring = sc
+	}
 	again.Run.Repeat = max(row.Repeat, 1)
 	opts.RunID = row.ID
 	r, err := New(&again, opts)

@@ -142,12 +142,32 @@ func TestRetryBudgets(t *testing.T) {
 		{gpu.ClassTimeout, 0, 0},
 		{gpu.ClassMalformed, 2, 1},
 		{gpu.ClassMalformed, 0, 0},
-		{gpu.ClassUnavailable, 0, failoverAttempts},
-		{gpu.ClassUnavailable, 2, 2 + failoverAttempts},
+		{gpu.ClassUnavailable, 2, 2},
 	}
 	for _, c := range cases {
 		if got := retryBudget(c.class, c.retries); got != c.want {
 			t.Errorf("retryBudget(%s, %d) = %d, want %d", c.class, c.retries, got, c.want)
+		}
+	}
+}
+
+func TestFailoversDoNotSpendTheRetries(t *testing.T) {
+	cases := []struct {
+		name                        string
+		class                       gpu.ErrorClass
+		attempt, failovers, retries int
+		want                        bool
+	}{
+		{"a timeout after a failover still has its retry", gpu.ClassTimeout, 2, 1, 1, true},
+		{"a second timeout after a failover has none", gpu.ClassTimeout, 3, 1, 1, false},
+		{"a timeout with no retries", gpu.ClassTimeout, 1, 0, 0, false},
+		{"a server going away moves the cell", gpu.ClassUnavailable, 5, 4, 0, true},
+		{"until the failovers run out", gpu.ClassUnavailable, 9, failoverAttempts, 2, false},
+		{"a 4xx is never retried", gpu.ClassHTTP4xx, 1, 0, 5, false},
+	}
+	for _, c := range cases {
+		if got := mayRetry(c.class, c.attempt, c.failovers, c.retries); got != c.want {
+			t.Errorf("%s: mayRetry = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

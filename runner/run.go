@@ -80,11 +80,16 @@ type Run struct {
 	judgeStarts   bool            // phase 2 has begun (two-phase) or judging is pipelined
 	round         map[CellRef]int // re-judge rounds per cell, for fresh samples
 	tallies       map[tallyKey]*tally
+	pendingJury   map[tallyKey]*Judgment // a jury verdict a re-judge being planned replaces
 	verdictsDirty bool
 	stopping      bool
-	finished      bool
+	finished      bool // the phases have ended (set when the last work settles)
+	recorded      bool // ...and the ledger says so: snapshots are Final from here on
+	closing       bool // Close has begun: no new judge work is taken
+	submitted     bool // Start got as far as submitting work
+	failure       string
+	failovers     map[[3]int]int // inference attempts a cell lost to servers going away
 	seq           uint64
-	final         bool
 
 	pub      *publisher
 	done     chan struct{} // closed when the phases end
@@ -227,6 +232,7 @@ func (r *Run) Start() error {
 	}
 	r.pub.start()
 	r.mu.Lock()
+	r.submitted = true
 	r.inflight = len(r.tests) * len(r.models) * r.table.repeat
 	r.judgeStarts = r.cfg.Run.Judging == "pipelined"
 	r.mu.Unlock()
@@ -260,9 +266,10 @@ func (r *Run) Stop() {
 	}
 	r.stopping = true
 	r.message = "stopping…"
+	jstop := r.jstop
 	r.mu.Unlock()
 	r.cancel()
-	r.jstop()
+	jstop()
 	r.changed()
 }
 
@@ -282,8 +289,26 @@ func (r *Run) Wait(ctx context.Context) *BatteryRun {
 // publishes the last snapshot and closes the snapshot channel.
 func (r *Run) Close() {
 	r.closeOne.Do(func() {
+		r.mu.Lock()
+		r.closing = true
+		started := r.submitted
+		jstop := r.jstop
+		r.mu.Unlock()
 		r.Stop()
-		r.jstop()
+		jstop()
+		if !started {
+			// Nothing was submitted: there is no end to wait for.
+			r.mu.Lock()
+			r.finished, r.recorded = true, true
+			if r.status == RunRunning {
+				r.status = RunFailed
+			}
+			r.mu.Unlock()
+			if r.led != nil {
+				_ = r.led.FinishRun(r.id, string(RunFailed), r.now())
+			}
+			close(r.done)
+		}
 		<-r.done
 		r.waitJudges()
 		r.wg.Wait()
@@ -337,7 +362,7 @@ func (r *Run) snapshot() *BatteryRun {
 		Models: r.models, Tests: r.infos, Repeat: r.table.repeat, Rows: r.table.publish(),
 		Judges: r.judgeNames(), ActiveJudge: r.active, ScoringMode: r.scoringMode(),
 		Started: r.started, Ended: r.ended, Counts: r.counts, TokensGenerated: r.tokens,
-		JudgeInFlight: r.jinflight, Fleet: fleet, Final: r.finished,
+		JudgeInFlight: r.jinflight, Fleet: fleet, Final: r.recorded,
 	}
 	return b
 }
@@ -370,12 +395,19 @@ func (r *Run) finishIfDone() {
 	r.finished = true
 	r.ended = r.now()
 	r.phase = PhaseDone
-	if r.stopping {
+	switch {
+	case r.failure != "":
+		r.status = RunFailed
+		r.message = r.failure
+	case r.stopping:
 		r.status = RunStopped
 		r.message = "stopped"
-	} else {
+	default:
 		r.status = RunCompleted
 		r.message = ""
+		if msg := r.judgeUnusable(); msg != "" {
+			r.status, r.message = RunFailed, msg
+		}
 	}
 	go r.closeOut()
 }
@@ -393,6 +425,9 @@ func (r *Run) closeOut() {
 	if err := r.led.FinishRun(r.id, string(status), ended); err != nil {
 		r.log.Error("ledger: finishing run", "err", err)
 	}
+	r.mu.Lock()
+	r.recorded = true
+	r.mu.Unlock()
 	r.pub.finalize()
 	close(r.done)
 }
@@ -437,5 +472,28 @@ func (r *Run) countVerdicts() {
 				c.JudgeError++
 			}
 		}
+	}
+}
+
+// judgeUnusable says why the judge in view could not be used at all: every
+// verdict it gave is a judge error. Callers hold r.mu.
+func (r *Run) judgeUnusable() string {
+	if r.active == "" {
+		return ""
+	}
+	r.countVerdicts()
+	c := r.counts
+	if c.Judged == 0 || c.JudgeError < c.Judged {
+		return ""
+	}
+	return fmt.Sprintf("judge %s gave no usable verdict (%d judge errors): check its server, model and key, then re-judge with `pitwall show %s`", r.active, c.JudgeError, r.id)
+}
+
+// fail marks the run as failed for a reason that stops it being trusted
+// (the ledger cannot be written). Callers hold r.mu.
+func (r *Run) fail(msg string) {
+	if r.failure == "" {
+		r.failure = msg
+		r.message = msg
 	}
 }

@@ -207,7 +207,7 @@ func TestProgramStopsARealRun(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the run did not stop")
 	}
-	w.waitText(t, "⊘")
+	w.waitText(t, "Stopped", "⊘") // the final snapshot is drawn: q quits at once
 	b := run.Wait(context.Background())
 	if b.Status != runner.RunStopped || b.Counts.Cancelled == 0 {
 		t.Fatalf("run %s with %d cancelled cells, want stopped with some", b.Status, b.Counts.Cancelled)

@@ -39,6 +39,11 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// ErrInterrupted is what RunTUI returns when the program got SIGINT (ctrl+c
+// from outside the keyboard, e.g. kill -INT): the caller stops the run as a
+// headless interrupt would.
+var ErrInterrupted = tea.ErrInterrupted
+
 // RunTUI runs the program until the user quits and returns the last snapshot
 // it drew. Quitting while the run is going asks first, then stops the run
 // through ctrl before returning. Cancelling ctx ends the program too. The
