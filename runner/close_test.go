@@ -68,3 +68,42 @@ func TestCloseWithoutStartReturns(t *testing.T) {
 		t.Fatal("Close of a run that never started did not return")
 	}
 }
+
+func TestAJudgeThatNeverAnswersFailsTheRun(t *testing.T) {
+	cfg := testConfig(t, `
+[run]
+timeout = "10s"
+retries = 0
+[[sim.models]]
+name = "good"
+skill = 1.0
+[[sim.models]]
+name = "bad"
+skill = 0.01
+[[servers]]
+name = "gpu0"
+kind = "sim"
+slots = 4
+models = ["good", "bad"]
+[[servers]]
+name = "judgebox"
+kind = "sim"
+slots = 2
+models = ["judge"]
+[servers.sim]
+faults = { error_rate = 1.0 }
+[[scoring.judges]]
+name = "j"
+model = "judge"
+server = "judgebox"
+`)
+	h := newHarness(t, cfg, true)
+	b := h.finish(t)
+	if b.Status != RunFailed || ExitCode(b, false) != ExitSetup {
+		t.Fatalf("status %s exit %d (%q), want failed and 2 when the judge gave no usable verdict", b.Status, ExitCode(b, false), b.Message)
+	}
+	x := h.export(t)
+	if x.Run.Status != "failed" {
+		t.Errorf("ledger says %s, want failed", x.Run.Status)
+	}
+}
