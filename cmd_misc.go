@@ -247,6 +247,9 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	if *headless || !isTerminal(stdout) {
 		led.Close()
 		fmt.Fprint(stdout, ui.RenderGrid(b, b.ActiveJudge, *ascii))
+		fmt.Fprintln(stdout)
+		fmt.Fprint(stdout, ui.Summary(b, b.ActiveJudge, ui.Options{ASCII: *ascii, LedgerPath: *db,
+			ExitCode: func(b *runner.BatteryRun) int { return runner.ExitCode(b, false) }}))
 		return runner.ExitCode(b, false)
 	}
 	// Re-judging needs the run's config (the prompts, the judges, the

@@ -147,6 +147,16 @@ func TestDemoHeadlessRunsEveryCellAndJudgesTheCompletedOnes(t *testing.T) {
 			t.Errorf("no %s cell in the demo: %v", s, status)
 		}
 	}
+
+	// The same run, from the ledger alone.
+	show, grid, errOut := pitwall(t, dir, nil, "show", "last", "--headless")
+	if show != code || !strings.Contains(grid, "weather_tool") || !strings.Contains(grid, x.Run.ID) {
+		t.Errorf("show last: exit %d (run exited %d), stderr %q:\n%s", show, code, errOut, grid)
+	}
+	runs, list, _ := pitwall(t, dir, nil, "runs")
+	if runs != 0 || !strings.Contains(list, x.Run.ID) || !strings.Contains(list, "completed") {
+		t.Errorf("runs: exit %d:\n%s", runs, list)
+	}
 }
 
 func TestInterruptStopsAHeadlessRunAndLeavesNothingOpen(t *testing.T) {
