@@ -487,5 +487,13 @@ func writeFileAtomic(path string, data []byte) error {
 		os.Remove(f.Name())
 		return err
 	}
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	if err := os.Chmod(f.Name(), mode); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
 	return os.Rename(f.Name(), path)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -59,11 +60,43 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		LogPath: e.logPath, LedgerPath: cfg.DB, Logger: e.log, ExitCode: exitOf}
 
 	if !cf.headless && isTerminal(stdout) && isTerminal(os.Stdin) {
-		last, err := ui.RunTUI(ctx, run.Snapshots(), controller{run}, opts)
+		// SIGINT reaches the program as ErrInterrupted; SIGTERM is caught
+		// here. Either stops the run as in a headless run (exit 130).
+		var once sync.Once
+		markInterrupted := func() { once.Do(func() { close(interrupted) }) }
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		defer signal.Stop(term)
+		tctx, tcancel := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			select {
+			case <-term:
+				markInterrupted()
+				run.Stop()
+				tcancel()
+			case <-tctx.Done():
+			}
+		}()
+		last, err := ui.RunTUI(tctx, run.Snapshots(), controller{run}, opts)
+		tcancel()
+		<-watched
+		select {
+		case <-term: // came as the program ended
+			markInterrupted()
+		default:
+		}
+		interruptedNow := false
+		select {
+		case <-interrupted:
+			interruptedNow = true
+		default:
+		}
 		switch {
 		case errors.Is(err, ui.ErrInterrupted):
-			close(interrupted) // SIGINT from outside: as in a headless run
-		case err != nil:
+			markInterrupted()
+		case err != nil && !interruptedNow:
 			return failf(stderr, err)
 		}
 		// Quitting while the run goes on stops it (the grid already asked);

@@ -13,7 +13,7 @@ const usage = `pitwall — a pit wall for LLM batteries
 Usage:
   pitwall run [CONFIG]             run a battery (the live grid on a terminal; plain progress with --headless or when not a TTY)
   pitwall sim [CONFIG]             serve the simulated fleet of CONFIG on loopback for other clients
-  pitwall validate [CONFIG]        check config and battery and print what would run
+  pitwall validate [CONFIG...]     check configs and their batteries and print what would run
   pitwall servers [CONFIG]         probe the fleet: reachable, models, slots, GPU telemetry
   pitwall runs                     list runs in the ledger
   pitwall show RUN                 open a finished run in the grid (or print it with --headless)

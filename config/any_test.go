@@ -20,6 +20,8 @@ func TestAJudgeOnAnyServer(t *testing.T) {
 	}{
 		{"any server", base + "[[servers]]\nname = \"s\"\nkind = \"sim\"\nmodels = [\"m\", \"j\"]\n[[scoring.judges]]\nname = \"j\"\nmodel = \"j\"\nserver = \"any\"\n", nil},
 		{"a server named any", base + "[[servers]]\nname = \"any\"\nkind = \"sim\"\nmodels = [\"m\"]\n", []string{"servers[0].name", "reserved"}},
+		{"a judge model no listed server offers", base + "[[servers]]\nname = \"s\"\nkind = \"sim\"\nmodels = [\"m\"]\n[[scoring.judges]]\nname = \"j\"\nmodel = \"j9\"\nserver = \"any\"\n", []string{"pitwall.toml:10", "scoring.judges[0].model", "no server offers model \"j9\""}},
+		{"a sim url without a port", base + "[[servers]]\nname = \"s\"\nkind = \"sim\"\nurl = \"http://127.0.0.1/v1\"\nmodels = [\"m\"]\n", []string{"pitwall.toml:7", "servers[0].url", "needs a port"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -96,6 +96,11 @@ func validateServers(v *collector, servers []Server) {
 		case s.URL != "":
 			if msg := badURL(s.URL); msg != "" {
 				v.add(at("url"), `write e.g. url = "http://127.0.0.1:1234/v1"`, "%s", msg)
+			} else if u, _ := url.Parse(s.URL); s.Kind == KindSim && u.Port() == "" {
+				v.add(at("url"), `give it a port (url = "http://127.0.0.1:8101/v1"), or leave url out to get a free one`,
+					"a sim server's url needs a port: %q has none", s.URL)
+			} else if h := u.Hostname(); s.Kind == KindSim && h != "localhost" && !strings.HasPrefix(h, "127.") {
+				v.add(at("url"), `use 127.0.0.1, or leave url out`, "a sim server listens on loopback only, not %q", h)
 			}
 		}
 		if s.Slots < 1 {
@@ -198,7 +203,17 @@ func validateScoring(v *collector, c *Config) {
 		case j.Server != "" && j.URL != "":
 			v.add(at("url"), "give server or url, not both", "judge %q names both a server and a url", j.Name)
 		case j.Server == AnyServer:
-			// any fleet server that offers the model: checked after discovery
+			// Any fleet server that offers the model. Checked after discovery,
+			// and here already when every server lists what it offers.
+			listed, offered := true, false
+			for _, srv := range c.Servers {
+				listed = listed && len(srv.Models) > 0
+				offered = offered || slices.Contains(srv.Models, j.Model)
+			}
+			if listed && !offered && j.Model != "" {
+				v.add(at("model"), `add the model to a server's models, or correct the name`,
+					"judge %q: no server offers model %q", j.Name, j.Model)
+			}
 		case j.Server != "":
 			srv, ok := servers[j.Server]
 			if !ok {

@@ -107,3 +107,30 @@ server = "judgebox"
 		t.Errorf("ledger says %s, want failed", x.Run.Status)
 	}
 }
+
+func TestReopeningARunAndClosingItLeavesTheLedgerAlone(t *testing.T) {
+	h := newHarness(t, testConfig(t, simFleet+oneJudge), true)
+	b := h.finish(t)
+	h.run.Close()
+	before, err := h.led.Run(b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Reopen(h.cfg, b.ID, Options{Fleet: h.fleet, Ledger: h.led})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := again.Wait(context.Background())
+	if !s.Final || s.Status != RunCompleted || s.Counts.Pass != b.Counts.Pass {
+		t.Errorf("reopened run: final=%v %s %+v, want the finished run %+v", s.Final, s.Status, s.Counts, b.Counts)
+	}
+	again.Stop()
+	again.Close()
+	after, err := h.led.Run(b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Status != before.Status || !after.EndedAt.Equal(before.EndedAt) {
+		t.Errorf("closing a reopened run changed its ledger row: %s %v -> %s %v", before.Status, before.EndedAt, after.Status, after.EndedAt)
+	}
+}

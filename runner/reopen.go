@@ -59,6 +59,7 @@ func Reopen(cfg *config.Config, id string, opts Options) (*Run, error) {
 	r.status, r.phase = snap.Status, PhaseDone
 	r.started, r.ended = snap.Started, snap.Ended
 	r.finished, r.judgeStarts = true, true
+	r.recorded, r.submitted = true, true // its end is in the ledger already
 	r.inflight = 0
 	r.verdictsDirty = true
 	r.mu.Unlock()
