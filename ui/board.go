@@ -23,25 +23,30 @@ type board struct {
 
 // passCount is a pass rate's numbers: repeats that passed, repeats decided
 // (passed or not), and how many of those the judge in view decided itself.
-type passCount struct{ pass, decided, verdicts int }
+type passCount struct{ pass, decided, verdicts, awaiting int }
 
 func (p *passCount) add(t tally, sign int) {
 	p.pass += sign * int(t.pass)
 	p.decided += sign * int(t.decided)
 	p.verdicts += sign * int(t.verdicts)
+	p.awaiting += sign * int(t.awaiting)
 }
 
 func (p *passCount) addCount(q passCount, sign int) {
 	p.pass += sign * q.pass
 	p.decided += sign * q.decided
 	p.verdicts += sign * q.verdicts
+	p.awaiting += sign * q.awaiting
 }
 
 // rate formats p for the board's judge. Under a judge a rate waits for the
 // judge's first verdict on one of its cells: until then only failed checks
 // and errors are decided, and a row of one ❌ and unjudged ✓ read 0%.
 func (b *board) rate(p passCount, g *glyphs) string {
-	if b.judge != "" && p.verdicts == 0 {
+	// Until the judge has spoken on a line, its ✓ cells are undecided: a
+	// rate from the ❌ alone would read 0%. A line with nothing to judge
+	// has its rate at once.
+	if b.judge != "" && p.verdicts == 0 && p.awaiting > 0 {
 		return g.dash
 	}
 	return rate(p.pass, p.decided, g)

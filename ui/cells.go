@@ -287,6 +287,7 @@ func meanFigure(cells []runner.Cell, fig figure) (string, bool) {
 type tally struct {
 	pass, decided uint16
 	verdicts      uint16 // decided by the judge in view: PASS, FAIL or WARN
+	awaiting      uint16 // not yet decided: still running, or completed and not yet judged by the judge in view
 	flags         cellFlag
 }
 
@@ -328,6 +329,9 @@ func tallyCell(cells []runner.Cell, judge string, c *runner.Counts) tally {
 		if cell.Status == runner.Completed && judge != "" {
 			c.ToJudge++
 		}
+		if judge != "" && !cell.Status.Terminal() {
+			t.awaiting++
+		}
 		switch k {
 		case kindPass:
 			c.Pass++
@@ -337,6 +341,8 @@ func tallyCell(cells []runner.Cell, judge string, c *runner.Counts) tally {
 			if judge == "" {
 				t.pass++
 				t.decided++
+			} else {
+				t.awaiting++
 			}
 		case kindFail:
 			c.Fail++

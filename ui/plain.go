@@ -282,7 +282,7 @@ func Summary(run *runner.BatteryRun, judge string, opts Options) string {
 	for i, m := range run.Models {
 		pc := b.modSum[i]
 		counted := "(" + n(pc.pass) + "/" + n(pc.decided) + ")"
-		if judge != "" && pc.verdicts == 0 {
+		if judge != "" && pc.verdicts == 0 && pc.awaiting > 0 {
 			counted = "(no verdicts)"
 		}
 		sb.WriteString("  " + c.fit(m, nameW) + "  " + c.fitRight(b.rate(pc, g), rateW) + "  " + counted + "\n")
