@@ -228,7 +228,9 @@ func (p *plain) verdict(name string, j *runner.Judgment) string {
 	g := p.c.glyphs
 	k := verdictKind(j.Verdict)
 	s := g.glyph(k, 0) + scoreText(k, j.Score) + " (" + name + ")"
-	if d := plainDur(j.Latency); d != "" {
+	if j.Source == "cache" {
+		s += " cached"
+	} else if d := plainDur(j.Latency); d != "" {
 		s += " " + d
 	}
 	if j.Jury != nil && j.Jury.Disagreement {

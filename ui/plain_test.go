@@ -310,3 +310,15 @@ func TestRunPlainScoresByChecksWithNoJudgeInView(t *testing.T) {
 		t.Errorf("a run scored by its checks has a verdict line:\n%s", stdout)
 	}
 }
+
+func TestRunPlainSaysWhenAVerdictCameFromTheCache(t *testing.T) {
+	run := next(makeRun(1, 1, 1, "gemma"))
+	set(run, 0, 0, 0, completed(time.Second, 30), judged("gemma", runner.VerdictPass, 0.9), func(c *runner.Cell) {
+		c.Judgments["gemma"].Source = "cache"
+	})
+	finish(run, runner.RunCompleted)
+	_, _, stderr := runPlain(t, feed(t, []*runner.BatteryRun{run}), Options{})
+	if !strings.Contains(stderr, "PASS 0.90 (gemma) cached") || strings.Contains(stderr, "cached 900ms") {
+		t.Errorf("a cached verdict's line should say cached instead of a time:\n%s", stderr)
+	}
+}
