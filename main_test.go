@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -279,5 +281,89 @@ func TestUsageAndUnknownCommand(t *testing.T) {
 	code, _, stderr = pitwall(t, t.TempDir(), nil, "export", "last")
 	if code != 2 || !strings.Contains(stderr, "no ledger") {
 		t.Errorf("export without a ledger: exit %d, %q", code, stderr)
+	}
+}
+
+func TestServersProbesTheSimulatedFleet(t *testing.T) {
+	code, out, stderr := pitwall(t, t.TempDir(), nil, "servers", demoPath(t), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Servers []struct {
+			Server    string   `json:"server"`
+			Reachable bool     `json:"reachable"`
+			Kind      string   `json:"kind"`
+			Models    []string `json:"models"`
+			GPUs      []struct {
+				Name           string  `json:"name"`
+				MemoryTotalMiB float64 `json:"memory_total_mib"`
+			} `json:"gpus"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(doc.Servers) != 2 {
+		t.Fatalf("%d servers, want the demo's 2:\n%s", len(doc.Servers), out)
+	}
+	for _, s := range doc.Servers {
+		if !s.Reachable || s.Kind == "" || len(s.Models) != 6 || len(s.GPUs) != 1 || s.GPUs[0].MemoryTotalMiB != 24*1024 {
+			t.Errorf("server %+v: want reachable, a kind, 6 models and one 24 GB GPU", s)
+		}
+	}
+	code, table, _ := pitwall(t, t.TempDir(), nil, "servers", demoPath(t))
+	if code != 0 || !strings.Contains(table, "gpu0") || !strings.Contains(table, "Simulated RTX 4090") {
+		t.Errorf("servers table: exit %d\n%s", code, table)
+	}
+}
+
+func TestSimServesTheFleetToOtherClients(t *testing.T) {
+	cmd := exec.Command(bin, "sim", demoPath(t))
+	cmd.Dir = t.TempDir()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+	}()
+	urls := map[string]string{}
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		f := strings.Fields(lines.Text())
+		if len(f) >= 2 && strings.HasPrefix(f[1], "http://127.0.0.1:") {
+			urls[f[0]] = f[1]
+		}
+		if strings.HasPrefix(lines.Text(), "serving") {
+			break
+		}
+	}
+	if len(urls) != 2 {
+		t.Fatalf("sim printed %v, want the demo's two servers' URLs", urls)
+	}
+	body := `{"model":"qwen3-8b","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"What is 17 times 23? Give only the number."}]}`
+	resp, err := http.Post(urls["gpu0"]+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	text := string(raw)
+	if resp.StatusCode != 200 || !strings.Contains(text, `"usage"`) || !strings.HasSuffix(strings.TrimSpace(text), "data: [DONE]") {
+		t.Errorf("streamed chat: HTTP %d\n%s", resp.StatusCode, text)
+	}
+	resp, err = http.Post(urls["gpu0"]+"/chat/completions", "application/json", strings.NewReader(`{"model":"nope","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 || !strings.Contains(string(raw), `"error"`) {
+		t.Errorf("unknown model: HTTP %d %s, want 404 with an OpenAI error body", resp.StatusCode, raw)
 	}
 }
