@@ -88,6 +88,8 @@ type Run struct {
 	closing       bool // Close has begun: no new judge work is taken
 	submitted     bool // Start got as far as submitting work
 	failure       string
+	endStatus     RunStatus // what the run ends as, once the ledger has it
+	endMessage    string
 	failovers     map[[3]int]int // inference attempts a cell lost to servers going away
 	seq           uint64
 
@@ -392,21 +394,19 @@ func (r *Run) finishIfDone() {
 	if !r.stopping && r.needsJudging() {
 		return // phase 2 is about to be submitted
 	}
+	// The status, phase and message change only when the ledger has the
+	// end (closeOut): a snapshot that says stopped or completed is Final.
 	r.finished = true
 	r.ended = r.now()
-	r.phase = PhaseDone
 	switch {
 	case r.failure != "":
-		r.status = RunFailed
-		r.message = r.failure
+		r.endStatus, r.endMessage = RunFailed, r.failure
 	case r.stopping:
-		r.status = RunStopped
-		r.message = "stopped"
+		r.endStatus, r.endMessage = RunStopped, "stopped"
 	default:
-		r.status = RunCompleted
-		r.message = ""
+		r.endStatus, r.endMessage = RunCompleted, ""
 		if msg := r.judgeUnusable(); msg != "" {
-			r.status, r.message = RunFailed, msg
+			r.endStatus, r.endMessage = RunFailed, msg
 		}
 	}
 	go r.closeOut()
@@ -415,7 +415,7 @@ func (r *Run) finishIfDone() {
 // closeOut records the end of the run and releases Wait.
 func (r *Run) closeOut() {
 	r.mu.Lock()
-	status, ended := r.status, r.ended
+	status, ended := r.endStatus, r.ended
 	r.mu.Unlock()
 	if n, err := r.led.CancelOpen(r.id, ended); err != nil {
 		r.log.Error("ledger: cancelling open requests", "err", err)
@@ -426,6 +426,7 @@ func (r *Run) closeOut() {
 		r.log.Error("ledger: finishing run", "err", err)
 	}
 	r.mu.Lock()
+	r.status, r.message, r.phase = r.endStatus, r.endMessage, PhaseDone
 	r.recorded = true
 	r.mu.Unlock()
 	r.pub.finalize()
