@@ -64,11 +64,16 @@ func TestFleetJobForAnUnlistedModelWaitsForDiscover(t *testing.T) {
 
 func TestFleetMarksAServerDownAndBringsItBack(t *testing.T) {
 	var requests atomic.Int32
-	var healthy atomic.Bool
+	var healthy, listing atomic.Bool
+	// /v1/models answers while chat fails at first, so the check after the
+	// first failed requests leaves the server up: the three-strikes rule decides.
+	listing.Store(true)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
 		body := oaiDecode(r)
-		requests.Add(1)
+		if n := requests.Add(1); n >= downAfter {
+			listing.Store(false) // from the third strike on, nothing answers
+		}
 		if !healthy.Load() {
 			oaiError(503, "application/json", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`)(w, r)
 			return
@@ -76,7 +81,7 @@ func TestFleetMarksAServerDownAndBringsItBack(t *testing.T) {
 		oaiReply(w, body.Model, "ok")
 	})
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
-		if !healthy.Load() {
+		if !listing.Load() {
 			oaiError(503, "application/json", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`)(w, r)
 			return
 		}
@@ -96,7 +101,8 @@ func TestFleetMarksAServerDownAndBringsItBack(t *testing.T) {
 		wantClass(t, tj.wait(t), ClassUnavailable)
 	}
 	st := f.State()[0]
-	if st.Up || !strings.Contains(st.DownReason, "Loading model") {
+	// Down by the third strike or by the check that follows it.
+	if st.Up || !(strings.Contains(st.DownReason, "Loading model") || strings.Contains(st.DownReason, "503")) {
 		t.Fatalf("after %d unavailable answers: up %v, reason %q", downAfter, st.Up, st.DownReason)
 	}
 
@@ -110,6 +116,7 @@ func TestFleetMarksAServerDownAndBringsItBack(t *testing.T) {
 	}
 
 	healthy.Store(true)
+	listing.Store(true)
 	if errs := f.Discover(context.Background()); errs["gpu0"] != nil {
 		t.Fatalf("Discover: %v", errs)
 	}
