@@ -536,6 +536,7 @@ func TestBaselinePolicies(t *testing.T) {
 // BenchmarkPlacerDecision measures one placement decision over a queue of
 // 5,000 jobs and 8 servers: the scheduler's own cost per dispatch.
 func BenchmarkPlacerDecision(b *testing.B) {
+	b.ReportAllocs()
 	var servers []plServer
 	for i := range 8 {
 		servers = append(servers, plServer{name: fmt.Sprintf("s%d", i), slots: 2, busy: 1, vram: 24,

@@ -20,8 +20,8 @@ const realTimeScale = 0.01
 // BenchmarkReferenceFleetReal runs the reference fleet for real: the
 // simulated servers of examples/reference-fleet.toml on loopback at
 // realTimeScale, every inference job and then every judge job (two-phase,
-// each judge's jobs pinned to the server the config names, as the runner
-// pins them) through a gpu.Fleet with its default policy, and compares the
+// each judge's jobs on any server that offers its model, as the config's
+// server = "any" says) through a gpu.Fleet with its default policy, and compares the
 // wall-clock makespan with the discrete-event simulation of the same
 // scenario under the same policy, scaled the same way. It reports:
 //

@@ -158,7 +158,11 @@ func TestTelemetryChildEndsWithItsContext(t *testing.T) {
 	waitTelemetry(t, tel, func() bool { return len(tel.GPUs()) == 2 })
 	pid := tel.childPID()
 	cancel()
-	<-tel.done
+	select {
+	case <-tel.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("telemetry did not end when its context was cancelled")
+	}
 	assertReaped(t, pid)
 }
 

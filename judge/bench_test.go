@@ -18,6 +18,7 @@ var judgeAnswer = "<think>\n" + strings.Repeat("The user asked for the weather i
 // request itself (hundreds of milliseconds at least) it should be
 // negligible, which µs/parse shows.
 func BenchmarkParse(b *testing.B) {
+	b.ReportAllocs()
 	b.SetBytes(int64(len(judgeAnswer)))
 	for b.Loop() {
 		if s := Parse(judgeAnswer); s.ParseErr != "" || !s.Pass {
@@ -30,6 +31,7 @@ func BenchmarkParse(b *testing.B) {
 // BenchmarkParseNoVerdict is the slowest path: a long answer with many
 // braces and no verdict, where the JSON fallback scans and gives up.
 func BenchmarkParseNoVerdict(b *testing.B) {
+	b.ReportAllocs()
 	raw := strings.Repeat(`Consider {"step": 1, "ok": true} and {a, b}. `, 200)
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
@@ -43,6 +45,7 @@ func BenchmarkParseNoVerdict(b *testing.B) {
 // BenchmarkRunChecks runs a tool-calling test's usual checks, plus the
 // semantic validation every reply gets; ns/check is the cost per check.
 func BenchmarkRunChecks(b *testing.B) {
+	b.ReportAllocs()
 	checks := []Check{
 		{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Tokyo"}},
 		{Type: "not-tool-call", Name: "execute_code"},

@@ -101,24 +101,17 @@ models = ["good", "bad"]
 	if err := h.sims.Server("gpu1").Restart(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.After(20 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		up := false
-		for _, s := range h.fleet.State() {
+	wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer wcancel()
+	if _, err := h.fleet.WaitState(wctx, func(servers []gpu.ServerState) bool {
+		for _, s := range servers {
 			if s.Name == "gpu1" && s.Up {
-				up = true
+				return true
 			}
 		}
-		if up {
-			break
-		}
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("gpu1 did not rejoin: %+v", h.fleet.State())
-		}
+		return false
+	}); err != nil {
+		t.Fatalf("gpu1 did not rejoin: %v %+v", err, h.fleet.State())
 	}
 }
 
