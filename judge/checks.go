@@ -239,14 +239,16 @@ func nearestCheckType(typ string) string {
 	t := strings.ToLower(strings.TrimSpace(typ))
 	best, bestDist := "", 3
 	for _, cand := range ValidCheckTypes() {
-		if d := editDistance(t, cand); d < bestDist {
+		if d := EditDistance(t, cand); d < bestDist {
 			best, bestDist = cand, d
 		}
 	}
 	return best
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, by runes. The
+// "did you mean" hints of checks and of config share it.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
