@@ -19,8 +19,12 @@ import (
 
 	"pitwall/config"
 	"pitwall/gpu"
+	"pitwall/gpu/telemetry"
 	"pitwall/runner"
+	"pitwall/runner/history"
 	"pitwall/runner/ledger"
+	"pitwall/runner/setup"
+	"pitwall/runner/state"
 	"pitwall/ui"
 )
 
@@ -33,7 +37,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	} else if err != nil {
-		return runner.ExitSetup
+		return state.ExitSetup
 	}
 	if len(pos) == 0 {
 		pos = []string{configPath(nil)}
@@ -42,7 +46,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	for _, path := range pos {
 		if isBattery(path) {
 			fmt.Fprintf(stderr, "pitwall: %s is a battery, not a config: validate the config whose `battery` names it\n", path)
-			code = runner.ExitSetup
+			code = state.ExitSetup
 			continue
 		}
 		cfg, err := config.Load(path, cf.overrides(fs), os.Getenv)
@@ -50,7 +54,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 			code = failf(stderr, err)
 			continue
 		}
-		if _, err := runner.FleetServers(cfg, os.Getenv); err != nil {
+		if _, err := setup.FleetServers(cfg, os.Getenv); err != nil {
 			code = failf(stderr, err)
 			continue
 		}
@@ -94,7 +98,7 @@ func printPlan(w io.Writer, cfg *config.Config) {
 	}
 	fmt.Fprintf(w, "  scoring  %s", cfg.Scoring.Mode)
 	for _, j := range cfg.Scoring.Judges {
-		fmt.Fprintf(w, "; %s = %s on %s", j.Name, j.Model, firstNonEmptyStr(runner.JudgeServer(j), "any server that offers it"))
+		fmt.Fprintf(w, "; %s = %s on %s", j.Name, j.Model, firstNonEmptyStr(j.FleetServer(), "any server that offers it"))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  ledger   %s\n", cfg.DB)
@@ -117,7 +121,7 @@ func cmdSim(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	sims, err := runner.StartSims(cfg, false)
+	sims, err := setup.StartSims(cfg, false)
 	if err != nil {
 		return failf(stderr, err)
 	}
@@ -160,7 +164,7 @@ func cmdRuns(args []string, stdout, stderr io.Writer) int {
 	if _, err := parseArgs(fs, args); errors.Is(err, flag.ErrHelp) {
 		return 0
 	} else if err != nil {
-		return runner.ExitSetup
+		return state.ExitSetup
 	}
 	led, err := openLedger(*db)
 	if err != nil {
@@ -208,7 +212,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	// Build it whole before touching -o's file: a bad run id or format
 	// must not leave an earlier export emptied.
 	var buf bytes.Buffer
-	if err := runner.WriteExport(&buf, led, id, *judgeName, *format); err != nil {
+	if err := history.WriteExport(&buf, led, id, *judgeName, *format); err != nil {
 		return failf(stderr, err)
 	}
 	if *out == "" {
@@ -239,36 +243,36 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf(stderr, err)
 	}
-	b, err := runner.LoadSnapshot(led, id, *judgeName)
+	b, err := history.LoadSnapshot(led, id, *judgeName)
 	if err != nil {
 		led.Close()
 		return failf(stderr, err)
 	}
 	if *headless || !isTerminal(stdout) {
 		led.Close()
-		fmt.Fprint(stdout, ui.RenderGrid(b, b.ActiveJudge, *ascii))
+		fmt.Fprint(stdout, ui.RenderGrid(b, b.Plan.InView, *ascii))
 		fmt.Fprintln(stdout)
-		fmt.Fprint(stdout, ui.Summary(b, b.ActiveJudge, ui.Options{ASCII: *ascii, LedgerPath: *db,
-			ExitCode: func(b *runner.BatteryRun) int { return runner.ExitCode(b, false) }}))
-		return runner.ExitCode(b, false)
+		fmt.Fprint(stdout, ui.Summary(b, b.Plan.InView, ui.Options{ASCII: *ascii, LedgerPath: *db,
+			ExitCode: func(b *state.BatteryRun) int { return state.ExitCode(b, false) }}))
+		return state.ExitCode(b, false)
 	}
 	// Re-judging needs the run's config (the prompts, the judges, the
 	// fleet); without it the grid can still be browsed and exported.
-	cfgPath, cerr := runner.ConfigPath(led, b.ID)
+	cfgPath, cerr := history.ConfigPath(led, b.ID)
 	led.Close()
 	opts := ui.Options{ASCII: *ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
-		ExitCode: func(b *runner.BatteryRun) int { return runner.ExitCode(b, false) }}
+		ExitCode: func(b *state.BatteryRun) int { return state.ExitCode(b, false) }}
 	ctx := context.Background()
 	var cfg *config.Config
 	if cerr == nil {
 		cfg, cerr = config.Load(cfgPath, config.Overrides{DB: *db}, os.Getenv)
 	}
 	if cerr == nil {
-		e, err := setup(ctx, cfg, b.ID, stderr)
+		e, err := openEnv(ctx, cfg, b.ID, stderr)
 		defer e.close()
 		if err == nil {
 			run, err := runner.Reopen(cfg, b.ID, runner.Options{Fleet: e.fleet, Ledger: e.led, Logger: e.log})
-			if err == nil && *judgeName != "" && *judgeName != b.ActiveJudge {
+			if err == nil && *judgeName != "" && *judgeName != b.Plan.InView {
 				err = run.SwitchJudge(*judgeName)
 			}
 			if err == nil {
@@ -286,7 +290,7 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	b.Message = "browse only: " + cerr.Error()
-	snaps := make(chan *runner.BatteryRun, 1)
+	snaps := make(chan *state.BatteryRun, 1)
 	snaps <- b
 	last, err := ui.RunTUI(ctx, snaps, browseOnly{db: *db, id: b.ID}, opts)
 	if err != nil {
@@ -299,10 +303,10 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 // exports, and does nothing else.
 type browseOnly struct{ db, id string }
 
-func (browseOnly) Stop()                            {}
-func (browseOnly) Rejudge([]runner.CellRef, string) {}
-func (browseOnly) RejudgeAll(string)                {}
-func (browseOnly) SwitchJudge(string)               {}
+func (browseOnly) Stop()                           {}
+func (browseOnly) Rejudge([]state.CellRef, string) {}
+func (browseOnly) RejudgeAll(string)               {}
+func (browseOnly) SwitchJudge(string)              {}
 func (b browseOnly) Export() (string, error) {
 	led, err := ledger.OpenReadOnly(b.db)
 	if err != nil {
@@ -314,7 +318,7 @@ func (b browseOnly) Export() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := runner.WriteExport(f, led, b.id, "", "json"); err != nil {
+	if err := history.WriteExport(f, led, b.id, "", "json"); err != nil {
 		f.Close()
 		return "", err
 	}
@@ -331,14 +335,14 @@ func cmdServers(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	sims, err := runner.StartSims(cfg, false)
+	sims, err := setup.StartSims(cfg, false)
 	if err != nil {
 		return failf(stderr, err)
 	}
 	if sims != nil {
 		defer sims.Close()
 	}
-	servers, err := runner.FleetServers(cfg, os.Getenv)
+	servers, err := setup.FleetServers(cfg, os.Getenv)
 	if err != nil {
 		return failf(stderr, err)
 	}
@@ -353,7 +357,7 @@ func cmdServers(args []string, stdout, stderr io.Writer) int {
 	for range servers {
 		<-done
 	}
-	tel := gpu.StartTelemetry(ctx, gpu.TelemetryOptions{Interval: 500 * time.Millisecond})
+	tel := telemetry.Start(ctx, telemetry.Options{Interval: 500 * time.Millisecond})
 	defer tel.Close()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -369,10 +373,10 @@ func cmdServers(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 	}
-	return runner.ExitSetup
+	return state.ExitSetup
 }
 
-func printProbes(w io.Writer, results []gpu.ProbeResult, tel *gpu.Telemetry) {
+func printProbes(w io.Writer, results []gpu.ProbeResult, tel *telemetry.Watcher) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tKIND\tSTATUS\tSLOTS\tRUN/WAIT\tMODELS\tRESIDENT\tGPUS")
 	for _, r := range results {
@@ -425,7 +429,7 @@ type serverJSON struct {
 	GPUs       []gpuJSON `json:"gpus"`
 }
 
-func gpusJSON(gs []gpu.GPUState) []gpuJSON {
+func gpusJSON(gs []telemetry.GPUState) []gpuJSON {
 	out := make([]gpuJSON, 0, len(gs))
 	for _, g := range gs {
 		out = append(out, gpuJSON{Index: g.Index, Name: g.Name, UUID: g.UUID, UtilPct: g.UtilPct, MemUsedMiB: g.MemUsedMiB,
@@ -436,11 +440,11 @@ func gpusJSON(gs []gpu.GPUState) []gpuJSON {
 
 // probeJSON is `servers --json`: snake_case names and units in the names,
 // as the export has them.
-func probeJSON(results []gpu.ProbeResult, tel *gpu.Telemetry) any {
+func probeJSON(results []gpu.ProbeResult, tel *telemetry.Watcher) any {
 	servers := make([]serverJSON, 0, len(results))
 	for _, r := range results {
 		servers = append(servers, serverJSON{Server: r.Server, URL: r.URL, Reachable: r.Reachable, Error: r.Error,
-			Kind: r.Kind, Models: r.Models, Resident: r.Resident, Slots: r.Slots, Running: r.Running, Waiting: r.Waiting,
+			Kind: string(r.Kind), Models: r.Models, Resident: r.Resident, Slots: r.Slots, Running: r.Running, Waiting: r.Waiting,
 			KVCachePct: r.KVCachePct, LatencyMS: float64(r.Latency.Microseconds()) / 1000, GPUs: gpusJSON(r.GPUs)})
 	}
 	return map[string]any{"servers": servers, "telemetry": tel.Source(), "local_gpus": gpusJSON(tel.GPUs())}
@@ -462,11 +466,11 @@ func oneRun(fs *flag.FlagSet, args []string, cmd string, stderr io.Writer) (id s
 	if errors.Is(err, flag.ErrHelp) {
 		return "", 0, false
 	} else if err != nil {
-		return "", runner.ExitSetup, false
+		return "", state.ExitSetup, false
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "pitwall %s: name one run (an id, a prefix, or \"last\"); `pitwall runs` lists them\n", cmd)
-		return "", runner.ExitSetup, false
+		return "", state.ExitSetup, false
 	}
 	return pos[0], 0, true
 }

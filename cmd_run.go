@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"pitwall/runner"
+	"pitwall/runner/state"
 	"pitwall/ui"
 )
 
@@ -31,7 +32,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e, err := setup(ctx, cfg, "", stderr)
+	e, err := openEnv(ctx, cfg, "", stderr)
 	defer e.close()
 	if err != nil {
 		return failf(stderr, err)
@@ -48,12 +49,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 
 	strict := cfg.Run.Strict
 	interrupted := make(chan struct{})
-	exitOf := func(b *runner.BatteryRun) int {
+	exitOf := func(b *state.BatteryRun) int {
 		select {
 		case <-interrupted:
 			return 130
 		default:
-			return runner.ExitCode(b, strict)
+			return state.ExitCode(b, strict)
 		}
 	}
 	opts := ui.Options{ASCII: cf.ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
@@ -108,7 +109,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			last = b
 		}
 		// The grid is gone with the alternate screen: leave the summary.
-		fmt.Fprint(stdout, ui.Summary(last, last.ActiveJudge, opts))
+		fmt.Fprint(stdout, ui.Summary(last, last.Plan.InView, opts))
 		return exitOf(last)
 	}
 
@@ -149,7 +150,7 @@ func isTerminal(w io.Writer) bool {
 type controller struct{ r *runner.Run }
 
 func (c controller) Stop() { c.r.Stop() }
-func (c controller) Rejudge(cells []runner.CellRef, judge string) {
+func (c controller) Rejudge(cells []state.CellRef, judge string) {
 	c.r.Note(c.r.Rejudge(cells, judge))
 }
 func (c controller) RejudgeAll(judge string) { c.r.Note(c.r.RejudgeAll(judge)) }

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"pitwall/gpu"
+	"pitwall/gpu/des"
+	"pitwall/gpu/placement"
 	"pitwall/gpu/sim"
 )
 
@@ -22,7 +23,7 @@ import (
 // go test -run xxx -bench BenchmarkReferenceFleetHeadless -benchtime 1x .
 func BenchmarkReferenceFleetHeadless(b *testing.B) {
 	const scale = 0.01
-	virtual, err := gpu.SimulateScenario(gpu.ReferenceScenario(sim.StreamRate, false), gpu.Placement, gpu.JudgingTwoPhase)
+	virtual, err := des.Simulate(des.Reference(sim.StreamRate, false), placement.Default, des.JudgingTwoPhase)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,9 +14,12 @@ import (
 
 	"pitwall/config"
 	"pitwall/gpu"
+	"pitwall/gpu/placement"
 	"pitwall/gpu/sim"
-	"pitwall/runner"
+	"pitwall/gpu/telemetry"
 	"pitwall/runner/ledger"
+	"pitwall/runner/setup"
+	"pitwall/runner/state"
 )
 
 // env is what a run needs around it: the ledger, the simulated servers,
@@ -26,7 +29,7 @@ type env struct {
 	led     *ledger.Ledger
 	sims    *sim.Fleet
 	fleet   *gpu.Fleet
-	tel     *gpu.Telemetry
+	tel     *telemetry.Watcher
 	log     *slog.Logger
 	logPath string
 	logFile *os.File
@@ -51,10 +54,10 @@ func (e *env) close() {
 	}
 }
 
-// setup opens the ledger and the log, starts simulated servers, builds the
+// openEnv opens the ledger and the log, starts simulated servers, builds the
 // fleet and asks every server what it offers. Any error here stops the run
 // before it starts (exit 2); what it returns must be closed.
-func setup(ctx context.Context, cfg *config.Config, runID string, stderr io.Writer) (*env, error) {
+func openEnv(ctx context.Context, cfg *config.Config, runID string, stderr io.Writer) (*env, error) {
 	e := &env{cfg: cfg}
 	led, err := ledger.Open(cfg.DB)
 	if err != nil {
@@ -74,12 +77,12 @@ func setup(ctx context.Context, cfg *config.Config, runID string, stderr io.Writ
 	}
 	e.log = e.log.With("run", e.runID)
 
-	sims, err := runner.StartSims(cfg, false)
+	sims, err := setup.StartSims(cfg, false)
 	if err != nil {
 		return e, err
 	}
 	e.sims = sims
-	servers, err := runner.FleetServers(cfg, os.Getenv)
+	servers, err := setup.FleetServers(cfg, os.Getenv)
 	if err != nil {
 		return e, err
 	}
@@ -87,12 +90,12 @@ func setup(ctx context.Context, cfg *config.Config, runID string, stderr io.Writ
 	// which GPUs they run on; simulated servers report their own.
 	for _, s := range servers {
 		if s.Kind != "sim" && len(s.GPUs) > 0 {
-			e.tel = gpu.StartTelemetry(ctx, gpu.TelemetryOptions{Logger: e.log})
+			e.tel = telemetry.Start(ctx, telemetry.Options{Logger: e.log})
 			break
 		}
 	}
 	e.fleet = gpu.NewFleet(servers, gpu.Options{Logger: e.log, Models: modelViews(cfg), JudgeModels: judgeModels(cfg),
-		Warmup: runner.RecordWarmups(led, e.runID), Telemetry: e.tel})
+		Warmup: setup.RecordWarmups(led, e.runID), Telemetry: e.tel})
 
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -128,8 +131,8 @@ func setup(ctx context.Context, cfg *config.Config, runID string, stderr io.Writ
 // modelViews is what the placement policy knows of the simulated models up
 // front: size, and load time on the sim servers that offer them (their mean
 // load bandwidth; the simulator's default is 1 GB/s).
-func modelViews(cfg *config.Config) map[string]gpu.ModelView {
-	out := map[string]gpu.ModelView{}
+func modelViews(cfg *config.Config) map[string]placement.ModelView {
+	out := map[string]placement.ModelView{}
 	for _, m := range cfg.Sim.Models {
 		size := m.SizeGB
 		if size <= 0 {
@@ -148,7 +151,7 @@ func modelViews(cfg *config.Config) map[string]gpu.ModelView {
 			bw += g
 			n++
 		}
-		v := gpu.ModelView{SizeGB: size}
+		v := placement.ModelView{SizeGB: size}
 		if n > 0 {
 			scale := cfg.SimTimeScale()
 			v.LoadTime = time.Duration(size / (bw / float64(n)) * scale * float64(time.Second))
@@ -183,5 +186,5 @@ func failf(stderr io.Writer, err error) int {
 		msg = "pitwall: " + msg
 	}
 	fmt.Fprintln(stderr, msg)
-	return runner.ExitSetup
+	return state.ExitSetup
 }

@@ -1,9 +1,11 @@
 package config
 
 import (
+	"pitwall/gpu/chat"
+	"pitwall/gpu/sim/spec"
+	"pitwall/judge/scoring"
 	"slices"
-
-	"pitwall/gpu/sim"
+	"strings"
 )
 
 // SimTimeScale is the simulator's time scale: sim.time_scale, overridden by
@@ -20,37 +22,43 @@ func (c *Config) SimTimeScale() float64 {
 // with only the name set, whose zero fields the simulator fills with its
 // defaults (a model needs no entry to be simulated; entries are for tuning).
 // ok is false when no sim server offers name.
-func (c *Config) ModelSpec(name string) (sim.ModelSpec, bool) {
+func (c *Config) ModelSpec(name string) (spec.Model, bool) {
 	for _, m := range c.Sim.Models {
 		if m.Name == name {
 			return m, true
 		}
 	}
 	for _, s := range c.Servers {
-		if s.Kind == KindSim && slices.Contains(s.Models, name) {
-			return sim.ModelSpec{Name: name}, true
+		if s.Kind == chat.KindSim && slices.Contains(s.Models, name) {
+			return spec.Model{Name: name}, true
 		}
 	}
-	return sim.ModelSpec{}, false
+	return spec.Model{}, false
+}
+
+// Plan is the run's scoring plan: which judges it has, which run, and
+// whose verdicts are in view (Scoring.Active, which --judge NAME sets).
+func (c *Config) Plan() scoring.Plan {
+	return scoring.NewPlan(c.Scoring.Mode, c.allJudgeNames(), c.Scoring.Active, c.Run.Judging)
 }
 
 // JudgeNames returns the judges that score this run, in config order:
-// none in deterministic mode, the judge in view (Scoring.Active, which
-// --judge NAME sets) in judge mode, and every judge in jury mode.
-// Scoring.Judges still lists every configured judge, for switching.
-func (c *Config) JudgeNames() []string {
-	switch c.Scoring.Mode {
-	case ModeJudge:
-		if c.Scoring.Active != "" {
-			return []string{c.Scoring.Active}
-		}
-		if len(c.Scoring.Judges) > 0 {
-			return []string{c.Scoring.Judges[0].Name}
-		}
-	case ModeJury:
-		return c.allJudgeNames()
+// none in deterministic mode, the judge in view in judge mode, every judge
+// in jury mode. Scoring.Judges still lists every configured judge, for
+// switching.
+func (c *Config) JudgeNames() []string { return c.Plan().Running() }
+
+// FleetServer is the fleet server a judge's requests are pinned to: its
+// configured server, or the hosted endpoint that setup adds for a judge
+// with a url; "" for server = "any" (every server that offers the model).
+func (j Judge) FleetServer() string {
+	switch j.Server {
+	case AnyServer:
+		return ""
+	case "":
+		return "judge:" + j.Name
 	}
-	return nil
+	return j.Server
 }
 
 // Judge returns the configured judge called name.
@@ -71,4 +79,44 @@ func (c *Config) Server(name string) (Server, bool) {
 		}
 	}
 	return Server{}, false
+}
+
+// Conversation is the messages every model is sent for the test: its
+// messages (after its system prompt, unless they start with one), or its
+// system prompt and user turn.
+func (t Test) Conversation() []chat.Message {
+	var out []chat.Message
+	if t.System != "" && (len(t.Messages) == 0 || t.Messages[0].Role != "system") {
+		out = append(out, chat.Message{Role: "system", Content: t.System})
+	}
+	if len(t.Messages) > 0 {
+		return append(out, t.Messages...)
+	}
+	return append(out, chat.Message{Role: "user", Content: t.User})
+}
+
+// PromptText is the system prompt and the user turns of the test as text,
+// for the judge and the detail view.
+func (t Test) PromptText() (system, prompt string) {
+	system = t.System
+	if len(t.Messages) == 0 {
+		return system, t.User
+	}
+	var b strings.Builder
+	for _, m := range t.Messages {
+		if m.Role == "system" {
+			if system == "" {
+				system = m.Content
+			}
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		if len(t.Messages) > 1 || m.Role != "user" {
+			b.WriteString(m.Role + ": ")
+		}
+		b.WriteString(m.Content)
+	}
+	return system, b.String()
 }

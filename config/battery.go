@@ -11,8 +11,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"pitwall/gpu"
-	"pitwall/judge"
+	"pitwall/gpu/chat"
+	"pitwall/judge/check"
 )
 
 // LoadBattery reads a battery file, choosing the format by extension:
@@ -72,18 +72,18 @@ type rawTest struct {
 	Category       string             `toml:"category" json:"category"`
 	System         string             `toml:"system" json:"system"`
 	User           string             `toml:"user" json:"user"`
-	Messages       []gpu.Message      `toml:"messages" json:"messages"`
-	Tools          []gpu.Tool         `toml:"tools" json:"tools"`
+	Messages       []chat.Message     `toml:"messages" json:"messages"`
+	Tools          []chat.Tool        `toml:"tools" json:"tools"`
 	ToolChoice     any                `toml:"tool_choice" json:"tool_choice"`
 	ResponseFormat *rawResponseFormat `toml:"response_format" json:"response_format"`
 	Criteria       string             `toml:"criteria" json:"criteria"`
 	PassCriteria   string             `toml:"pass_criteria" json:"pass_criteria"`
 	FailCriteria   string             `toml:"fail_criteria" json:"fail_criteria"`
 	Reference      string             `toml:"reference" json:"reference"`
-	Checks         []judge.Check      `toml:"checks" json:"checks"`
+	Checks         []check.Check      `toml:"checks" json:"checks"`
 }
 
-// rawResponseFormat is gpu.ResponseFormat, also accepting OpenAI's nesting
+// rawResponseFormat is chat.ResponseFormat, also accepting OpenAI's nesting
 // of the schema under json_schema so a request body can be pasted as is.
 type rawResponseFormat struct {
 	Type       string `toml:"type" json:"type"`
@@ -124,7 +124,7 @@ func loadJSON(path string, data []byte) ([]Test, []string, error) {
 	}
 	shapeErr := &Error{File: path, Line: 1,
 		Msg:  "not a battery: expected {\"tests\": [...]}, a bare array of tests, or prompt-prix's {\"prompts\": [...]}",
-		Hint: "see DESIGN.md, Battery"}
+		Hint: "see README.md, Battery format"}
 	var (
 		root  string
 		shape reflect.Type
@@ -206,7 +206,7 @@ func (rt rawTest) toTest() Test {
 		t.Checks = append(t.Checks, c)
 	}
 	if rf := rt.ResponseFormat; rf != nil {
-		f := &gpu.ResponseFormat{Type: rf.Type, Name: rf.Name, Schema: rf.Schema, Strict: rf.Strict}
+		f := &chat.ResponseFormat{Type: rf.Type, Name: rf.Name, Schema: rf.Schema, Strict: rf.Strict}
 		if js := rf.JSONSchema; js != nil {
 			f.Name, f.Schema, f.Strict = js.Name, js.Schema, js.Strict
 		}

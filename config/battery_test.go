@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"pitwall/gpu"
-	"pitwall/judge"
+	"pitwall/gpu/chat"
+	"pitwall/judge/check"
 )
 
 func TestNativeBatteriesLoad(t *testing.T) {
@@ -32,7 +32,7 @@ func TestNativeBatteriesLoad(t *testing.T) {
 				if len(w.Tools) != 1 || w.Tools[0].Function.Name != "get_weather" || w.Tools[0].Type != "function" {
 					t.Errorf("tools = %+v", w.Tools)
 				}
-				want := judge.Check{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Paris", "days": float64(1)}}
+				want := check.Check{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Paris", "days": float64(1)}}
 				if !reflect.DeepEqual(w.Checks[0], want) {
 					t.Errorf("check = %#v, want %#v (numbers as float64, like JSON)", w.Checks[0], want)
 				}
@@ -59,7 +59,7 @@ func TestNativeBatteriesLoad(t *testing.T) {
 			}},
 		{"JSON object", obj, []string{"weather", "capital"}, []string{`"id": "weather"`, `{"id": "capital"`}, []int{1, 1},
 			func(t *testing.T, tests []Test) {
-				want := judge.Check{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Paris", "days": float64(1)}}
+				want := check.Check{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Paris", "days": float64(1)}}
 				if !reflect.DeepEqual(tests[0].Checks[0], want) {
 					t.Errorf("check = %#v, want %#v", tests[0].Checks[0], want)
 				}
@@ -183,9 +183,9 @@ func TestBatteryValidationOfRequestShapes(t *testing.T) {
 		field string
 		sub   string
 	}{
-		{"both user and messages", Test{ID: "a", User: "x", Messages: []gpu.Message{{Role: "user", Content: "y"}}},
+		{"both user and messages", Test{ID: "a", User: "x", Messages: []chat.Message{{Role: "user", Content: "y"}}},
 			"tests[0].messages", "both user and messages"},
-		{"unknown role", Test{ID: "a", Messages: []gpu.Message{{Role: "robot", Content: "y"}}},
+		{"unknown role", Test{ID: "a", Messages: []chat.Message{{Role: "robot", Content: "y"}}},
 			"tests[0].messages[0].role", `unknown message role "robot"`},
 		{"required without tools", Test{ID: "a", User: "x", ToolChoice: "required"},
 			"tests[0].tool_choice", "no tools"},
@@ -195,19 +195,19 @@ func TestBatteryValidationOfRequestShapes(t *testing.T) {
 		{"malformed table choice", Test{ID: "a", User: "x", Tools: tools("f"), ToolChoice: map[string]any{"fn": "f"}},
 			"tests[0].tool_choice", "must name a function"},
 		{"tool-call of an undefined tool", Test{ID: "a", User: "x", Tools: tools("get_weather"),
-			Checks: []judge.Check{{Type: "tool-call", Name: "get_wether"}}},
+			Checks: []check.Check{{Type: "tool-call", Name: "get_wether"}}},
 			"tests[0].checks[0].name", "did you mean `get_weather`?"},
-		{"tool-call with no tools offered", Test{ID: "a", User: "x", Checks: []judge.Check{{Type: "tool-call", Name: "f"}}},
+		{"tool-call with no tools offered", Test{ID: "a", User: "x", Checks: []check.Check{{Type: "tool-call", Name: "f"}}},
 			"tests[0].checks[0]", "offers no tools"},
-		{"contains without value", Test{ID: "a", User: "x", Checks: []judge.Check{{Type: "not-contains"}}},
+		{"contains without value", Test{ID: "a", User: "x", Checks: []check.Check{{Type: "not-contains"}}},
 			"tests[0].checks[0]", "not-contains check without a value"},
-		{"json-schema without schema", Test{ID: "a", User: "x", Checks: []judge.Check{{Type: "json-schema"}}},
+		{"json-schema without schema", Test{ID: "a", User: "x", Checks: []check.Check{{Type: "json-schema"}}},
 			"tests[0].checks[0]", "without a schema"},
-		{"schema the judge cannot compile", Test{ID: "a", User: "x", Checks: []judge.Check{{Type: "json-schema", Schema: map[string]any{"type": float64(5)}}}},
+		{"schema the judge cannot compile", Test{ID: "a", User: "x", Checks: []check.Check{{Type: "json-schema", Schema: map[string]any{"type": float64(5)}}}},
 			"tests[0].checks[0]", "bad schema"},
 		{"duplicate tool", Test{ID: "a", User: "x", Tools: tools("f", "f")},
 			"tests[0].tools[1].function.name", `tool "f" is defined twice`},
-		{"unknown response format", Test{ID: "a", User: "x", ResponseFormat: &gpu.ResponseFormat{Type: "yaml"}},
+		{"unknown response format", Test{ID: "a", User: "x", ResponseFormat: &chat.ResponseFormat{Type: "yaml"}},
 			"tests[0].response_format.type", `unknown response_format type "yaml"`},
 	}
 	for _, tt := range tests {
@@ -233,10 +233,10 @@ func TestUnknownBatteryExtension(t *testing.T) {
 	wantErr(t, err, filepath.Join("testdata", "good", "pitwall.toml"), 3, "battery", `unknown key "battery"`)
 }
 
-func tools(names ...string) []gpu.Tool {
-	var out []gpu.Tool
+func tools(names ...string) []chat.Tool {
+	var out []chat.Tool
 	for _, n := range names {
-		out = append(out, gpu.Tool{Type: "function", Function: gpu.FunctionDef{Name: n}})
+		out = append(out, chat.Tool{Type: "function", Function: chat.FunctionDef{Name: n}})
 	}
 	return out
 }

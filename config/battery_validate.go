@@ -2,12 +2,11 @@ package config
 
 import (
 	"fmt"
+	"pitwall/judge/check"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
-
-	"pitwall/judge"
 )
 
 var (
@@ -128,9 +127,9 @@ func validateResponseFormat(v *collector, t *Test, at func(string) string, label
 
 // validateCheck reports a check's problems at the field they are in; the
 // judge package, which runs checks, has the last word through
-// judge.ValidateCheck (a schema it cannot compile, say).
-func validateCheck(v *collector, c judge.Check, p, label string, tools []string) {
-	all := judge.ValidCheckTypes()
+// check.ValidateCheck (a schema it cannot compile, say).
+func validateCheck(v *collector, c check.Check, p, label string, tools []string) {
+	all := check.ValidCheckTypes()
 	var bases []string
 	for _, t := range all {
 		if slices.Contains(all, "not-"+t) {
@@ -152,7 +151,7 @@ func validateCheck(v *collector, c judge.Check, p, label string, tools []string)
 	before := len(v.errs)
 	defer func() {
 		if len(v.errs) == before {
-			if err := judge.ValidateCheck(c); err != nil {
+			if err := check.ValidateCheck(c); err != nil {
 				v.add(p, "", "%s: %v", label, err)
 			}
 		}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"path"
+	"pitwall/judge/scoring"
 	"slices"
 	"strconv"
 	"strings"
@@ -226,19 +227,19 @@ func (e *effective) apply(c *Config) Errors {
 	if e.Judge != "" {
 		file, name := e.origin("judge")
 		if e.Judge == "none" {
-			c.Scoring.Mode = ModeDeterministic
+			c.Scoring.Mode = scoring.ModeDeterministic
 			c.Scoring.Active = ""
-		} else if e.Judge == ModeJury {
+		} else if e.Judge == scoring.JuryName {
 			if n := len(c.Scoring.Judges); n < 2 {
 				errs = append(errs, &Error{File: file, Field: name,
 					Msg:  fmt.Sprintf("a jury needs two or more judges; %s has %d", c.Path, n),
 					Hint: "add [[scoring.judges]] tables, or name one judge"})
 			} else {
-				c.Scoring.Mode = ModeJury
-				c.Scoring.Active = ModeJury
+				c.Scoring.Mode = scoring.ModeJury
+				c.Scoring.Active = scoring.JuryName
 			}
 		} else if slices.Contains(c.allJudgeNames(), e.Judge) {
-			c.Scoring.Mode = ModeJudge
+			c.Scoring.Mode = scoring.ModeJudge
 			c.Scoring.Active = e.Judge
 		} else {
 			hint := "no judges are configured; add a [[scoring.judges]] table, or use none"

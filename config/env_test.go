@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"pitwall/judge/scoring"
 	"reflect"
 	"slices"
 	"testing"
@@ -91,7 +92,7 @@ func TestPrecedenceFlagsOverEnvOverFileOverDefaults(t *testing.T) {
 		{"judge: file makes a jury", "", nil, Overrides{}, func(c *Config) any { return c.JudgeNames() }, []string{"ja", "jb"}},
 		{"judge: env picks one", "", map[string]string{EnvJudge: "jb"}, Overrides{}, func(c *Config) any { return c.JudgeNames() }, []string{"jb"}},
 		{"judge: flag over env", "", map[string]string{EnvJudge: "jb"}, Overrides{Judge: "ja"}, func(c *Config) any { return c.JudgeNames() }, []string{"ja"}},
-		{"judge: flag none over env", "", map[string]string{EnvJudge: "jb"}, Overrides{Judge: "none"}, func(c *Config) any { return c.Scoring.Mode }, ModeDeterministic},
+		{"judge: flag none over env", "", map[string]string{EnvJudge: "jb"}, Overrides{Judge: "none"}, func(c *Config) any { return c.Scoring.Mode }, scoring.ModeDeterministic},
 
 		{"tests: all by default", "", nil, Overrides{}, func(c *Config) any { return testIDs(c.Tests) },
 			[]string{"weather-paris", "capital-france", "json-reply", "named-choice"}},

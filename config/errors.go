@@ -3,10 +3,9 @@ package config
 import (
 	"cmp"
 	"fmt"
+	"pitwall/internal/textutil"
 	"slices"
 	"strings"
-
-	"pitwall/judge"
 )
 
 // Errors is every problem found in one load, in file and line order. Load
@@ -78,18 +77,7 @@ func (c *collector) addAt(line int, field, hint, format string, args ...any) {
 // nearest returns the candidate closest to s by edit distance, or "" when
 // none is close enough to be a plausible typo.
 func nearest(s string, candidates []string) string {
-	best, bestD := "", -1
-	for _, c := range candidates {
-		d := judge.EditDistance(strings.ToLower(s), strings.ToLower(c))
-		if bestD < 0 || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	limit := max(2, len(s)/3)
-	if bestD < 0 || bestD > limit {
-		return ""
-	}
-	return best
+	return textutil.Nearest(s, candidates, max(2, len(s)/3))
 }
 
 // didYouMean is a hint naming the nearest candidate, or listing them all

@@ -6,9 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"pitwall/gpu/chat"
 	"strings"
-
-	"pitwall/gpu"
 )
 
 // loadJSONL reads one test per line. Each line is told apart by its shape:
@@ -103,7 +102,7 @@ func (s inspectSample) toTest(fallbackID string) (Test, string) {
 				return t, "an input message is not an object"
 			}
 			role, _ := m["role"].(string)
-			t.Messages = append(t.Messages, gpu.Message{Role: role, Content: contentText(m["content"])})
+			t.Messages = append(t.Messages, chat.Message{Role: role, Content: contentText(m["content"])})
 		}
 		if len(t.Messages) == 1 && t.Messages[0].Role == "user" {
 			t.User, t.Messages = t.Messages[0].Content, nil

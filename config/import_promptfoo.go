@@ -8,8 +8,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"pitwall/gpu"
-	"pitwall/judge"
+	"pitwall/gpu/chat"
+	"pitwall/judge/check"
 )
 
 // A promptfoo config is prompts × tests: each test's vars fill each
@@ -49,7 +49,7 @@ type pfAssert struct {
 
 // pfRequest is the part of a provider config that shapes the request.
 type pfRequest struct {
-	Tools          []gpu.Tool         `json:"tools"`
+	Tools          []chat.Tool        `json:"tools"`
 	ToolChoice     any                `json:"tool_choice"`
 	ResponseFormat *rawResponseFormat `json:"response_format"`
 }
@@ -269,7 +269,7 @@ func pfToTest(pt pfTest, vars map[string]any, p pfPrompt, several bool, i int, a
 
 // pfAssertion maps one assertion; ok is false for a type pitwall cannot
 // run.
-func pfAssertion(a pfAssert, vars map[string]any) (checks []judge.Check, criteria, reference string, ok bool) {
+func pfAssertion(a pfAssert, vars map[string]any) (checks []check.Check, criteria, reference string, ok bool) {
 	typ := strings.TrimSpace(a.Type)
 	base, not := strings.CutPrefix(typ, "not-")
 	neg := func(t string) string {
@@ -281,12 +281,12 @@ func pfAssertion(a pfAssert, vars map[string]any) (checks []judge.Check, criteri
 	val := pfRender(valueText(a.Value), vars)
 	switch base {
 	case "equals", "contains", "icontains", "regex", "starts-with":
-		return []judge.Check{{Type: typ, Value: val}}, "", "", true
+		return []check.Check{{Type: typ, Value: val}}, "", "", true
 	case "is-json":
 		if a.Value == nil {
-			return []judge.Check{{Type: typ}}, "", "", true
+			return []check.Check{{Type: typ}}, "", "", true
 		}
-		return []judge.Check{{Type: neg("json-schema"), Schema: jsonNormalize(a.Value)}}, "", "", true
+		return []check.Check{{Type: neg("json-schema"), Schema: jsonNormalize(a.Value)}}, "", "", true
 	case "contains-any", "icontains-any":
 		var alts []string
 		for _, s := range valueList(a.Value) {
@@ -299,20 +299,20 @@ func pfAssertion(a pfAssert, vars map[string]any) (checks []judge.Check, criteri
 		if base == "icontains-any" {
 			re = "(?i)" + re
 		}
-		return []judge.Check{{Type: neg("regex"), Value: re}}, "", "", true
+		return []check.Check{{Type: neg("regex"), Value: re}}, "", "", true
 	case "contains-all", "icontains-all":
 		if not { // "not all of them" is no conjunction of checks
 			return nil, "", "", false
 		}
 		for _, s := range valueList(a.Value) {
-			checks = append(checks, judge.Check{Type: strings.TrimSuffix(base, "-all"), Value: pfRender(s, vars)})
+			checks = append(checks, check.Check{Type: strings.TrimSuffix(base, "-all"), Value: pfRender(s, vars)})
 		}
 		return checks, "", "", len(checks) > 0
 	case "latency":
 		if not || a.Threshold == nil {
 			return nil, "", "", false
 		}
-		return []judge.Check{{Type: "max-latency", Value: fmt.Sprintf("%gms", *a.Threshold)}}, "", "", true
+		return []check.Check{{Type: "max-latency", Value: fmt.Sprintf("%gms", *a.Threshold)}}, "", "", true
 	case "llm-rubric", "model-graded-closedqa", "g-eval":
 		if not || val == "" {
 			return nil, "", "", false
@@ -370,12 +370,12 @@ func valueList(v any) []string {
 
 // chatMessages reads a rendered prompt that is a JSON list of chat
 // messages, as promptfoo allows.
-func chatMessages(s string) ([]gpu.Message, bool) {
+func chatMessages(s string) ([]chat.Message, bool) {
 	s = strings.TrimSpace(s)
 	if !strings.HasPrefix(s, "[") {
 		return nil, false
 	}
-	var msgs []gpu.Message
+	var msgs []chat.Message
 	if err := json.Unmarshal([]byte(s), &msgs); err != nil || len(msgs) == 0 {
 		return nil, false
 	}

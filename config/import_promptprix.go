@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"pitwall/gpu"
-	"pitwall/judge"
+	"pitwall/gpu/chat"
+	"pitwall/judge/check"
 )
 
 // ppPrompt is one prompt-prix test, as its JSON and JSONL batteries write
@@ -17,8 +17,8 @@ type ppPrompt struct {
 	Category     string         `json:"category"`
 	System       string         `json:"system"`
 	User         string         `json:"user"`
-	Messages     []gpu.Message  `json:"messages"`
-	Tools        []gpu.Tool     `json:"tools"`
+	Messages     []chat.Message `json:"messages"`
+	Tools        []chat.Tool    `json:"tools"`
 	ToolChoice   any            `json:"tool_choice"`
 	Expected     map[string]any `json:"expected"`
 	Criteria     string         `json:"criteria"`
@@ -72,13 +72,13 @@ func (p ppPrompt) toTest() Test {
 
 // expectedChecks turns the parts of prompt-prix's expected block that are
 // deterministic into checks.
-func expectedChecks(e map[string]any) []judge.Check {
-	var checks []judge.Check
+func expectedChecks(e map[string]any) []check.Check {
+	var checks []check.Check
 	str := func(k string) string { s, _ := e[k].(string); return strings.TrimSpace(s) }
 	obj := func(v any) map[string]any { m, _ := v.(map[string]any); return m }
 
 	if name := str("tool_name"); name != "" {
-		c := judge.Check{Type: "tool-call", Name: name}
+		c := check.Check{Type: "tool-call", Name: name}
 		// match_mode "contains" means substring matches, which args (an
 		// exact subset) cannot say; the judge sees them in the reference.
 		if params := obj(e["params"]); len(params) > 0 && str("match_mode") != "contains" {
@@ -86,11 +86,11 @@ func expectedChecks(e map[string]any) []judge.Check {
 		}
 		checks = append(checks, c)
 		if not := obj(e["params_not"]); len(not) > 0 {
-			checks = append(checks, judge.Check{Type: "not-tool-call", Name: name, Args: not})
+			checks = append(checks, check.Check{Type: "not-tool-call", Name: name, Args: not})
 		}
 	}
 	if name := str("tool_name_not"); name != "" {
-		checks = append(checks, judge.Check{Type: "not-tool-call", Name: name})
+		checks = append(checks, check.Check{Type: "not-tool-call", Name: name})
 	}
 	if calls, ok := e["tool_calls"].([]any); ok {
 		for _, call := range calls {
@@ -99,7 +99,7 @@ func expectedChecks(e map[string]any) []judge.Check {
 			if name == "" {
 				continue
 			}
-			c := judge.Check{Type: "tool-call", Name: name}
+			c := check.Check{Type: "tool-call", Name: name}
 			if params := obj(m["params"]); len(params) > 0 {
 				c.Args = params
 			}
@@ -107,10 +107,10 @@ func expectedChecks(e map[string]any) []judge.Check {
 		}
 	}
 	if s := str("response_contains"); s != "" {
-		checks = append(checks, judge.Check{Type: "contains", Value: s})
+		checks = append(checks, check.Check{Type: "contains", Value: s})
 	}
 	if b, _ := e["no_tool_call"].(bool); b {
-		checks = append(checks, judge.Check{Type: "no-tool-call"})
+		checks = append(checks, check.Check{Type: "no-tool-call"})
 	}
 	return checks
 }

@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"pitwall/judge/check"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
-
-	"pitwall/judge"
 )
 
 // sharedBatteries is /work/shared/batteries seen from this package: the
@@ -50,17 +49,17 @@ func TestImportPromptPrixJSON(t *testing.T) {
 	m := byID(tests)
 	cases := []struct {
 		id         string
-		wantChecks []judge.Check
+		wantChecks []check.Check
 	}{
-		{"basic_tool_call", []judge.Check{{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Tokyo"}}}},
+		{"basic_tool_call", []check.Check{{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Tokyo"}}}},
 		// match_mode "contains": the path need only contain report.pdf, which args cannot say.
-		{"tool_selection", []judge.Check{{Type: "tool-call", Name: "delete_file"}}},
-		{"constraint_following", []judge.Check{{Type: "not-tool-call", Name: "execute_code"}}},
-		{"no_tool_needed", []judge.Check{{Type: "contains", Value: "4"}, {Type: "no-tool-call"}}},
-		{"type_coercion", []judge.Check{{Type: "tool-call", Name: "transfer", Args: map[string]any{"amount": float64(500)}}}},
-		{"loop_recovery", []judge.Check{{Type: "tool-call", Name: "route"},
+		{"tool_selection", []check.Check{{Type: "tool-call", Name: "delete_file"}}},
+		{"constraint_following", []check.Check{{Type: "not-tool-call", Name: "execute_code"}}},
+		{"no_tool_needed", []check.Check{{Type: "contains", Value: "4"}, {Type: "no-tool-call"}}},
+		{"type_coercion", []check.Check{{Type: "tool-call", Name: "transfer", Args: map[string]any{"amount": float64(500)}}}},
+		{"loop_recovery", []check.Check{{Type: "tool-call", Name: "route"},
 			{Type: "not-tool-call", Name: "route", Args: map[string]any{"specialist": "code_executor"}}}},
-		{"parallel_tool_calls", []judge.Check{
+		{"parallel_tool_calls", []check.Check{
 			{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Tokyo"}},
 			{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Paris"}}}},
 	}
@@ -109,7 +108,7 @@ func TestImportPromptfooYAMLFromPromptPrix(t *testing.T) {
 	if want := fmt.Sprintf("%s:%d", file, lineOf(t, file, `- description: "Basic Tool Call`, 1)); b.Source != want {
 		t.Errorf("Source = %s, want %s", b.Source, want)
 	}
-	if got := m["tool_choice_none"].Checks; !reflect.DeepEqual(got, []judge.Check{{Type: "contains", Value: "105"}}) {
+	if got := m["tool_choice_none"].Checks; !reflect.DeepEqual(got, []check.Check{{Type: "contains", Value: "105"}}) {
 		t.Errorf("contains assertion: %#v", got)
 	}
 	joined := strings.Join(warnings, "\n")
@@ -131,7 +130,7 @@ func TestImportPromptfooMapsPromptsTimesTestsAndAssertions(t *testing.T) {
 		t.Fatalf("ids = %v, want %v", ids, wantIDs)
 	}
 	m := byID(tests)
-	latency := judge.Check{Type: "max-latency", Value: "5000ms"}
+	latency := check.Check{Type: "max-latency", Value: "5000ms"}
 	tests2 := []struct {
 		name string
 		got  any
@@ -142,13 +141,13 @@ func TestImportPromptfooMapsPromptsTimesTestsAndAssertions(t *testing.T) {
 		{"chat prompt rendered", m["capital-of-france/chat"].Messages[1].Content, "What is the capital of France?"},
 		{"category from vars", m["capital-of-france/p1"].Category, "facts"},
 		{"rubric becomes criteria", m["capital-of-france/p1"].Criteria, "Names Paris as the capital"},
-		{"checks", m["capital-of-france/p1"].Checks, []judge.Check{
+		{"checks", m["capital-of-france/p1"].Checks, []check.Check{
 			latency,
 			{Type: "icontains", Value: "paris"},
 			{Type: "not-contains", Value: "What is the capital of France?"},
 			{Type: "regex", Value: `(?:Paris|paris\.)`},
 		}},
-		{"schema, all-of and defaults", m["json-city/p1"].Checks, []judge.Check{
+		{"schema, all-of and defaults", m["json-city/p1"].Checks, []check.Check{
 			latency,
 			{Type: "json-schema", Schema: map[string]any{"type": "object", "required": []any{"city"}}},
 			{Type: "contains", Value: "city"},
@@ -183,11 +182,11 @@ func TestImportJSONLPromptPrixAndInspect(t *testing.T) {
 			if ids := testIDs(tests); !slices.Equal(ids, []string{"weather", "math"}) {
 				t.Fatalf("ids = %v", ids)
 			}
-			want := []judge.Check{{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Tokyo"}}}
+			want := []check.Check{{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Tokyo"}}}
 			if !reflect.DeepEqual(tests[0].Checks, want) {
 				t.Errorf("checks = %#v", tests[0].Checks)
 			}
-			if !reflect.DeepEqual(tests[1].Checks, []judge.Check{{Type: "contains", Value: "4"}, {Type: "no-tool-call"}}) {
+			if !reflect.DeepEqual(tests[1].Checks, []check.Check{{Type: "contains", Value: "4"}, {Type: "no-tool-call"}}) {
 				t.Errorf("checks = %#v", tests[1].Checks)
 			}
 			// The blank line counts: math is on line 3.

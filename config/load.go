@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"pitwall/judge/scoring"
 	"reflect"
 	"time"
 
@@ -51,7 +52,7 @@ func Load(path string, ov Overrides, getenv func(string) string) (*Config, error
 	eff := mergeOverrides(env, ov)
 	c.meta = &meta{src: src, fileModels: c.Models}
 	errs = append(errs, eff.apply(c)...)
-	deriveScoring(&c.Scoring)
+	deriveScoring(c)
 	errs = append(errs, validate(c)...)
 
 	if c.Battery != "" {
@@ -91,7 +92,7 @@ func defaults() *Config {
 			Seed:      42,
 			Repeat:    1,
 			Retries:   2,
-			Judging:   "two-phase",
+			Judging:   scoring.TwoPhase,
 		},
 		Scoring: Scoring{
 			Samples:            1,
@@ -146,7 +147,7 @@ func elementDefaults(c *Config, generic map[string]any) {
 			j.MaxTokens = 512
 		}
 		if j.Template == "" {
-			j.Template = "rubric-v1"
+			j.Template = scoring.DefaultTemplate
 		}
 	}
 }
@@ -175,28 +176,11 @@ func hasKey(v any, path ...any) bool {
 	return true
 }
 
-// deriveScoring fills the defaults that depend on the judges: the mode
-// follows their number unless the file (or --judge) named one, and the
-// judge in view starts as the first judge or the jury.
-func deriveScoring(s *Scoring) {
-	if s.Mode == "" {
-		switch len(s.Judges) {
-		case 0:
-			s.Mode = ModeDeterministic
-		case 1:
-			s.Mode = ModeJudge
-		default:
-			s.Mode = ModeJury
-		}
-	}
-	if s.Active == "" {
-		switch {
-		case s.Mode == ModeJudge && len(s.Judges) > 0:
-			s.Active = s.Judges[0].Name
-		case s.Mode == ModeJury:
-			s.Active = ModeJury
-		}
-	}
+// deriveScoring fills the mode and the judge in view from the plan they
+// make (scoring.NewPlan decides both, for every reader of the run).
+func deriveScoring(c *Config) {
+	p := c.Plan()
+	c.Scoring.Mode, c.Scoring.Active = p.Mode, p.InView
 }
 
 func tomlError(path string, err error) *Error {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"pitwall/judge/scoring"
 	"reflect"
 	"slices"
 	"testing"
@@ -21,7 +22,7 @@ func TestLoadFillsDefaultsForWhatTheFileLeavesOut(t *testing.T) {
 		{"run.seed", c.Run.Seed, 42},
 		{"run.repeat", c.Run.Repeat, 1},
 		{"run.retries", c.Run.Retries, 2},
-		{"run.judging", c.Run.Judging, "two-phase"},
+		{"run.judging", c.Run.Judging, scoring.TwoPhase},
 		{"run.strict", c.Run.Strict, false},
 		{"servers[0].slots", c.Servers[0].Slots, 1},
 		{"scoring.samples", c.Scoring.Samples, 1},
@@ -29,7 +30,7 @@ func TestLoadFillsDefaultsForWhatTheFileLeavesOut(t *testing.T) {
 		{"scoring.aggregation", c.Scoring.Aggregation, "mean"},
 		{"scoring.disagreement_threshold", c.Scoring.DisagreementMax, 0.3},
 		{"scoring.report_disagreement", c.Scoring.ReportDisagreement, true},
-		{"scoring.mode without judges", c.Scoring.Mode, ModeDeterministic},
+		{"scoring.mode without judges", c.Scoring.Mode, scoring.ModeDeterministic},
 		{"db relative to the working directory", c.DB, ".pitwall/ledger.db"},
 		{"sim.time_scale", c.SimTimeScale(), 1.0},
 	}
@@ -61,7 +62,7 @@ func TestLoadKeepsWhatTheFileSays(t *testing.T) {
 		{"run.seed", c.Run.Seed, 7},
 		{"run.repeat", c.Run.Repeat, 2},
 		{"run.retries", c.Run.Retries, 3},
-		{"run.judging", c.Run.Judging, "pipelined"},
+		{"run.judging", c.Run.Judging, scoring.Pipelined},
 		{"explicit slots", gpu0.Slots, 2},
 		{"default slots beside explicit ones", gpu1.Slots, 1},
 		{"gpus", gpu0.GPUs, []int{0}},
@@ -70,8 +71,8 @@ func TestLoadKeepsWhatTheFileSays(t *testing.T) {
 		{"scoring.samples", c.Scoring.Samples, 3},
 		{"scoring.aggregation", c.Scoring.Aggregation, "median"},
 		{"report_disagreement can be turned off", c.Scoring.ReportDisagreement, false},
-		{"mode with two judges", c.Scoring.Mode, ModeJury},
-		{"jury in view", c.Scoring.Active, ModeJury},
+		{"mode with two judges", c.Scoring.Mode, scoring.ModeJury},
+		{"jury in view", c.Scoring.Active, scoring.JuryName},
 		{"judge weight", judgeSmall.Weight, 2.0},
 		{"default judge weight", judgeHosted.Weight, 1.0},
 		{"default judge template", judgeHosted.Template, "rubric-v1"},
@@ -107,23 +108,23 @@ models = ["m1", "j1", "j2"]
 		name       string
 		body       string
 		ov         Overrides
-		wantMode   string
+		wantMode   scoring.Mode
 		wantActive string
 		wantJudges []string
 	}{
-		{"no judges: deterministic", head, Overrides{}, ModeDeterministic, "", nil},
-		{"one judge: judge", head + judge("j1"), Overrides{}, ModeJudge, "j1", []string{"j1"}},
-		{"two judges: jury", head + judge("j1") + judge("j2"), Overrides{}, ModeJury, ModeJury, []string{"j1", "j2"}},
+		{"no judges: deterministic", head, Overrides{}, scoring.ModeDeterministic, "", nil},
+		{"one judge: judge", head + judge("j1"), Overrides{}, scoring.ModeJudge, "j1", []string{"j1"}},
+		{"two judges: jury", head + judge("j1") + judge("j2"), Overrides{}, scoring.ModeJury, scoring.JuryName, []string{"j1", "j2"}},
 		{"explicit judge mode with two judges views the first", head + "[scoring]\nmode = \"judge\"\n" + judge("j1") + judge("j2"),
-			Overrides{}, ModeJudge, "j1", []string{"j1"}},
+			Overrides{}, scoring.ModeJudge, "j1", []string{"j1"}},
 		{"explicit active", head + "[scoring]\nmode = \"judge\"\nactive = \"j2\"\n" + judge("j1") + judge("j2"),
-			Overrides{}, ModeJudge, "j2", []string{"j2"}},
-		{"--judge picks one of a jury", head + judge("j1") + judge("j2"), Overrides{Judge: "j2"}, ModeJudge, "j2", []string{"j2"}},
-		{"--judge none turns judging off", head + judge("j1") + judge("j2"), Overrides{Judge: "none"}, ModeDeterministic, "", nil},
+			Overrides{}, scoring.ModeJudge, "j2", []string{"j2"}},
+		{"--judge picks one of a jury", head + judge("j1") + judge("j2"), Overrides{Judge: "j2"}, scoring.ModeJudge, "j2", []string{"j2"}},
+		{"--judge none turns judging off", head + judge("j1") + judge("j2"), Overrides{Judge: "none"}, scoring.ModeDeterministic, "", nil},
 		{"--judge jury overrides an explicit judge mode", head + "[scoring]\nmode = \"judge\"\n" + judge("j1") + judge("j2"),
-			Overrides{Judge: "jury"}, ModeJury, ModeJury, []string{"j1", "j2"}},
+			Overrides{Judge: "jury"}, scoring.ModeJury, scoring.JuryName, []string{"j1", "j2"}},
 		{"--judge overrides an explicit jury", head + "[scoring]\nmode = \"jury\"\n" + judge("j1") + judge("j2"),
-			Overrides{Judge: "j1"}, ModeJudge, "j1", []string{"j1"}},
+			Overrides{Judge: "j1"}, scoring.ModeJudge, "j1", []string{"j1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,9 +4,10 @@ import (
 	"strconv"
 	"time"
 
-	"pitwall/gpu"
-	"pitwall/gpu/sim"
-	"pitwall/judge"
+	"pitwall/gpu/chat"
+	"pitwall/gpu/sim/spec"
+	"pitwall/judge/check"
+	"pitwall/judge/scoring"
 )
 
 // Config is a resolved pitwall configuration with its battery loaded.
@@ -35,38 +36,38 @@ type Config struct {
 
 // Run holds the per-request parameters and the run's shape.
 type Run struct {
-	Timeout     time.Duration `toml:"timeout" json:"timeout"` // per request, from dispatch (default 300s)
-	MaxTokens   int           `toml:"max_tokens" json:"max_tokens"`
-	Temperature float64       `toml:"temperature" json:"temperature"`
-	Seed        int           `toml:"seed" json:"seed"`
-	Repeat      int           `toml:"repeat" json:"repeat"`   // default 1
-	Retries     int           `toml:"retries" json:"retries"` // transient errors only (default 2)
-	Judging     string        `toml:"judging" json:"judging"` // two-phase | pipelined
-	Strict      bool          `toml:"strict" json:"strict"`   // WARN counts as failure for the exit code
+	Timeout     time.Duration   `toml:"timeout" json:"timeout"` // per request, from dispatch (default 300s)
+	MaxTokens   int             `toml:"max_tokens" json:"max_tokens"`
+	Temperature float64         `toml:"temperature" json:"temperature"`
+	Seed        int             `toml:"seed" json:"seed"`
+	Repeat      int             `toml:"repeat" json:"repeat"`   // default 1
+	Retries     int             `toml:"retries" json:"retries"` // transient errors only (default 2)
+	Judging     scoring.Judging `toml:"judging" json:"judging"` // two-phase | pipelined
+	Strict      bool            `toml:"strict" json:"strict"`   // WARN counts as failure for the exit code
 }
 
 // Server is one OpenAI-compatible endpoint of the fleet.
 type Server struct {
-	Name      string          `toml:"name" json:"name"`
-	URL       string          `toml:"url" json:"url"` // with /v1; for kind = "sim" an optional fixed loopback address
-	Kind      string          `toml:"kind" json:"kind"`
-	Slots     int             `toml:"slots" json:"slots"` // default 1
-	GPUs      []int           `toml:"gpus" json:"gpus"`
-	APIKeyEnv string          `toml:"api_key_env" json:"api_key_env"`
-	Models    []string        `toml:"models" json:"models"` // offered models when known up front (required for sim)
-	Sim       *sim.ServerSpec `toml:"sim" json:"sim,omitempty"`
+	Name      string       `toml:"name" json:"name"`
+	URL       string       `toml:"url" json:"url"` // with /v1; for kind = "sim" an optional fixed loopback address
+	Kind      chat.Kind    `toml:"kind" json:"kind"`
+	Slots     int          `toml:"slots" json:"slots"` // default 1
+	GPUs      []int        `toml:"gpus" json:"gpus"`
+	APIKeyEnv string       `toml:"api_key_env" json:"api_key_env"`
+	Models    []string     `toml:"models" json:"models"` // offered models when known up front (required for sim)
+	Sim       *spec.Server `toml:"sim" json:"sim,omitempty"`
 }
 
 // Scoring says how completed cells are judged.
 type Scoring struct {
-	Mode               string  `toml:"mode" json:"mode"`       // deterministic | judge | jury
-	Samples            int     `toml:"samples" json:"samples"` // votes per judge per cell (default 1)
-	MinScore           float64 `toml:"min_score" json:"min_score"`
-	Aggregation        string  `toml:"aggregation" json:"aggregation"` // mean | median | majority | min
-	ReportDisagreement bool    `toml:"report_disagreement" json:"report_disagreement"`
-	DisagreementMax    float64 `toml:"disagreement_threshold" json:"disagreement_threshold"` // default 0.3
-	Judges             []Judge `toml:"judges" json:"judges"`
-	Active             string  `toml:"active" json:"active"` // judge (or "jury") in view at start
+	Mode               scoring.Mode `toml:"mode" json:"mode"`       // deterministic | judge | jury
+	Samples            int          `toml:"samples" json:"samples"` // votes per judge per cell (default 1)
+	MinScore           float64      `toml:"min_score" json:"min_score"`
+	Aggregation        string       `toml:"aggregation" json:"aggregation"` // mean | median | majority | min
+	ReportDisagreement bool         `toml:"report_disagreement" json:"report_disagreement"`
+	DisagreementMax    float64      `toml:"disagreement_threshold" json:"disagreement_threshold"` // default 0.3
+	Judges             []Judge      `toml:"judges" json:"judges"`
+	Active             string       `toml:"active" json:"active"` // judge (or "jury") in view at start
 }
 
 // Judge is one LLM judge.
@@ -84,25 +85,25 @@ type Judge struct {
 
 // Sim holds the simulated fleet's catalogue of models.
 type Sim struct {
-	TimeScale float64         `toml:"time_scale" json:"time_scale"` // 1 = real time; PITWALL_SIM_TIME_SCALE overrides
-	Models    []sim.ModelSpec `toml:"models" json:"models"`
+	TimeScale float64      `toml:"time_scale" json:"time_scale"` // 1 = real time; PITWALL_SIM_TIME_SCALE overrides
+	Models    []spec.Model `toml:"models" json:"models"`
 }
 
 // Test is one battery test in the native format.
 type Test struct {
-	ID             string              `json:"id"`
-	Name           string              `json:"name,omitempty"`
-	Category       string              `json:"category,omitempty"`
-	System         string              `json:"system,omitempty"`
-	User           string              `json:"user,omitempty"`
-	Messages       []gpu.Message       `json:"messages,omitempty"`
-	Tools          []gpu.Tool          `json:"tools,omitempty"`
-	ToolChoice     any                 `json:"tool_choice,omitempty"`
-	ResponseFormat *gpu.ResponseFormat `json:"response_format,omitempty"`
-	Criteria       string              `json:"criteria,omitempty"`
-	Reference      string              `json:"reference,omitempty"`
-	Checks         []judge.Check       `json:"checks,omitempty"`
-	Source         string              `json:"-"` // file:line it came from, for messages
+	ID             string               `json:"id"`
+	Name           string               `json:"name,omitempty"`
+	Category       string               `json:"category,omitempty"`
+	System         string               `json:"system,omitempty"`
+	User           string               `json:"user,omitempty"`
+	Messages       []chat.Message       `json:"messages,omitempty"`
+	Tools          []chat.Tool          `json:"tools,omitempty"`
+	ToolChoice     any                  `json:"tool_choice,omitempty"`
+	ResponseFormat *chat.ResponseFormat `json:"response_format,omitempty"`
+	Criteria       string               `json:"criteria,omitempty"`
+	Reference      string               `json:"reference,omitempty"`
+	Checks         []check.Check        `json:"checks,omitempty"`
+	Source         string               `json:"-"` // file:line it came from, for messages
 }
 
 // Error is a configuration or battery error that names where it is and what

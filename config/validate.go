@@ -3,31 +3,23 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"pitwall/gpu/chat"
+	"pitwall/judge/scoring"
 	"regexp"
 	"slices"
 	"strings"
 )
-
-// Scoring modes.
-const (
-	ModeDeterministic = "deterministic" // checks only, no judge
-	ModeJudge         = "judge"         // one judge (Scoring.Active)
-	ModeJury          = "jury"          // every judge, aggregated
-)
-
-// KindSim is the server kind that pitwall simulates itself.
-const KindSim = "sim"
 
 // AnyServer as a judge's server lets every fleet server that offers the
 // judge's model run its requests, rather than one.
 const AnyServer = "any"
 
 var (
-	serverKinds  = []string{"openai", "lmstudio", "ollama", "llamacpp", "vllm", KindSim}
-	simBackends  = []string{"openai", "lmstudio", "ollama", "llamacpp", "vllm"}
-	scoringModes = []string{ModeDeterministic, ModeJudge, ModeJury}
+	serverKinds  = names(chat.Kinds())
+	simBackends  = names(chat.Kinds()[:len(chat.Kinds())-1]) // every kind but sim itself
+	scoringModes = names(scoring.Modes())
 	aggregations = []string{"mean", "median", "majority", "min"}
-	judgingModes = []string{"two-phase", "pipelined"}
+	judgingModes = names([]scoring.Judging{scoring.TwoPhase, scoring.Pipelined})
 	envName      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
@@ -63,8 +55,8 @@ func validateRun(v *collector, r *Run) {
 	if r.Retries < 0 {
 		v.add("run.retries", "retries = 0 turns retrying off", "retries cannot be negative, got %d", r.Retries)
 	}
-	if !slices.Contains(judgingModes, r.Judging) {
-		v.add("run.judging", didYouMean(r.Judging, judgingModes), "unknown judging %q", r.Judging)
+	if !slices.Contains(judgingModes, string(r.Judging)) {
+		v.add("run.judging", didYouMean(string(r.Judging), judgingModes), "unknown judging %q", r.Judging)
 	}
 }
 
@@ -86,20 +78,20 @@ func validateServers(v *collector, servers []Server) {
 		default:
 			seen[s.Name] = i
 		}
-		if s.Kind != "" && !slices.Contains(serverKinds, s.Kind) {
-			v.add(at("kind"), didYouMean(s.Kind, serverKinds), "unknown kind %q", s.Kind)
+		if s.Kind != "" && !slices.Contains(serverKinds, string(s.Kind)) {
+			v.add(at("kind"), didYouMean(string(s.Kind), serverKinds), "unknown kind %q", s.Kind)
 		}
 		switch {
-		case s.URL == "" && s.Kind != KindSim:
+		case s.URL == "" && s.Kind != chat.KindSim:
 			v.add(at("url"), `add url = "http://127.0.0.1:1234/v1", or kind = "sim" for a simulated server`,
 				"server %q has no url", s.Name)
 		case s.URL != "":
 			if msg := badURL(s.URL); msg != "" {
 				v.add(at("url"), `write e.g. url = "http://127.0.0.1:1234/v1"`, "%s", msg)
-			} else if u, _ := url.Parse(s.URL); s.Kind == KindSim && u.Port() == "" {
+			} else if u, _ := url.Parse(s.URL); s.Kind == chat.KindSim && u.Port() == "" {
 				v.add(at("url"), `give it a port (url = "http://127.0.0.1:8101/v1"), or leave url out to get a free one`,
 					"a sim server's url needs a port: %q has none", s.URL)
-			} else if h := u.Hostname(); s.Kind == KindSim && h != "localhost" && !strings.HasPrefix(h, "127.") {
+			} else if h := u.Hostname(); s.Kind == chat.KindSim && h != "localhost" && !strings.HasPrefix(h, "127.") {
 				v.add(at("url"), `use 127.0.0.1, or leave url out`, "a sim server listens on loopback only, not %q", h)
 			}
 		}
@@ -112,7 +104,7 @@ func validateServers(v *collector, servers []Server) {
 			}
 		}
 		checkKeyEnv(v, at("api_key_env"), s.APIKeyEnv)
-		if s.Kind == KindSim && len(s.Models) == 0 {
+		if s.Kind == chat.KindSim && len(s.Models) == 0 {
 			v.add(at("models"), `list the models it simulates: models = ["qwen3-8b"]`, "sim server %q lists no models", s.Name)
 		}
 		if s.Sim != nil {
@@ -122,7 +114,7 @@ func validateServers(v *collector, servers []Server) {
 }
 
 func validateSimServer(v *collector, at string, s Server) {
-	if s.Kind != KindSim {
+	if s.Kind != chat.KindSim {
 		v.add(at, `set kind = "sim", or remove the [servers.sim] table`, "simulation settings on server %q, whose kind is not sim", s.Name)
 	}
 	if s.Sim.Backend != "" && !slices.Contains(simBackends, s.Sim.Backend) {
@@ -148,8 +140,8 @@ func validateSimServer(v *collector, at string, s Server) {
 
 func validateScoring(v *collector, c *Config) {
 	s := &c.Scoring
-	if !slices.Contains(scoringModes, s.Mode) {
-		v.add("scoring.mode", didYouMean(s.Mode, scoringModes), "unknown mode %q", s.Mode)
+	if !slices.Contains(scoringModes, string(s.Mode)) {
+		v.add("scoring.mode", didYouMean(string(s.Mode), scoringModes), "unknown mode %q", s.Mode)
 	}
 	if s.Samples < 1 {
 		v.add("scoring.samples", "samples is votes per judge per cell: 1 or more", "samples must be at least 1, got %d", s.Samples)
@@ -165,14 +157,14 @@ func validateScoring(v *collector, c *Config) {
 			"disagreement_threshold %g is outside 0..1", s.DisagreementMax)
 	}
 	switch {
-	case s.Mode == ModeJudge && len(s.Judges) == 0:
+	case s.Mode == scoring.ModeJudge && len(s.Judges) == 0:
 		v.add("scoring.mode", `add a [[scoring.judges]] table, or set mode = "deterministic"`, `mode "judge" but no judges`)
-	case s.Mode == ModeJury && len(s.Judges) < 2:
+	case s.Mode == scoring.ModeJury && len(s.Judges) < 2:
 		v.add("scoring.mode", `a jury needs two or more judges: add one, or set mode = "judge"`,
 			`mode "jury" with %d judge(s)`, len(s.Judges))
 	}
 	names := c.allJudgeNames()
-	if s.Active != "" && !slices.Contains(names, s.Active) && !(s.Active == ModeJury && s.Mode == ModeJury) {
+	if s.Active != "" && !slices.Contains(names, s.Active) && !(s.Active == scoring.JuryName && s.Mode == scoring.ModeJury) {
 		v.add("scoring.active", didYouMean(s.Active, names), "active names no judge: %q", s.Active)
 	}
 	servers := map[string]*Server{}
@@ -242,7 +234,7 @@ func validateSim(v *collector, c *Config) {
 	}
 	var simModels []string
 	for _, s := range c.Servers {
-		if s.Kind == KindSim {
+		if s.Kind == chat.KindSim {
 			simModels = append(simModels, s.Models...)
 		}
 	}
@@ -362,4 +354,13 @@ func badURL(s string) string {
 		return fmt.Sprintf("url %q has no host", s)
 	}
 	return ""
+}
+
+// names spells a list of typed words for hints and checks.
+func names[T ~string](ws []T) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = string(w)
+	}
+	return out
 }

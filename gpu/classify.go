@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"pitwall/gpu/chat"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,19 +17,19 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// maxErrMessage caps how much of a server's error text an Error keeps.
+// maxErrMessage caps how much of a server's error text a chat.Error keeps.
 const maxErrMessage = 512
 
 // classify turns whatever go-openai, net/http or the stream reader returned
-// into an *Error. ctx is the context the call ran under: when it is done,
+// into a *chat.Error. ctx is the context the call ran under: when it is done,
 // its end decides the class whatever the transport said about it. c is what
 // the hook transport saw of the response (nil when unknown).
-func classify(ctx context.Context, err error, c *callInfo, now time.Time) *Error {
-	var ge *Error
+func classify(ctx context.Context, err error, c *callInfo, now time.Time) *chat.Error {
+	var ge *chat.Error
 	if errors.As(err, &ge) {
 		return ge
 	}
-	e := &Error{Err: err}
+	e := &chat.Error{Err: err}
 	if ctx.Err() != nil {
 		e.Class, e.Message = ctxClass(ctx)
 		return e
@@ -60,9 +61,9 @@ func classify(ctx context.Context, err error, c *callInfo, now time.Time) *Error
 		}
 		e.Class = statusClass(e.Status)
 		if e.Status == 0 {
-			e.Class = ClassHTTP5xx
+			e.Class = chat.ClassHTTP5xx
 			if apiErr.Type == "unavailable_error" {
-				e.Class = ClassUnavailable
+				e.Class = chat.ClassUnavailable
 			}
 		}
 	default:
@@ -70,7 +71,7 @@ func classify(ctx context.Context, err error, c *callInfo, now time.Time) *Error
 		answered := c != nil && c.status >= 200 && c.status < 300
 		e.Class, e.Message = transportClass(err, answered)
 	}
-	if c != nil && e.Class == ClassRateLimit {
+	if c != nil && e.Class == chat.ClassRateLimit {
 		e.RetryAfter = parseRetryAfter(c.retryAfter, now)
 	}
 	return e
@@ -78,32 +79,32 @@ func classify(ctx context.Context, err error, c *callInfo, now time.Time) *Error
 
 // ctxClass classes a call whose context is done: a deadline is a timeout,
 // anything else (the caller's stop, the fleet closing) is a cancellation.
-func ctxClass(ctx context.Context) (ErrorClass, string) {
+func ctxClass(ctx context.Context) (chat.ErrorClass, string) {
 	cause := context.Cause(ctx)
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return ClassTimeout, fmt.Sprintf("no complete answer before the deadline (%v)", cause)
+		return chat.ClassTimeout, fmt.Sprintf("no complete answer before the deadline (%v)", cause)
 	}
-	return ClassCanceled, fmt.Sprintf("cancelled (%v)", cause)
+	return chat.ClassCanceled, fmt.Sprintf("cancelled (%v)", cause)
 }
 
 // statusClass classes a non-2xx HTTP status.
-func statusClass(status int) ErrorClass {
+func statusClass(status int) chat.ErrorClass {
 	switch {
 	case status == http.StatusTooManyRequests:
-		return ClassRateLimit
+		return chat.ClassRateLimit
 	case status == http.StatusServiceUnavailable:
 		// Also llama.cpp's "Loading model" and Ollama's full queue: the
 		// server is there but cannot take the request now.
-		return ClassUnavailable
+		return chat.ClassUnavailable
 	case status >= 500:
-		return ClassHTTP5xx
+		return chat.ClassHTTP5xx
 	default:
-		return ClassHTTP4xx
+		return chat.ClassHTTP4xx
 	}
 }
 
 // transportClass classes an error that came with no HTTP error status.
-func transportClass(err error, answered bool) (ErrorClass, string) {
+func transportClass(err error, answered bool) (chat.ErrorClass, string) {
 	msg := err.Error()
 	var netErr net.Error
 	var syntaxErr *json.SyntaxError
@@ -111,27 +112,27 @@ func transportClass(err error, answered bool) (ErrorClass, string) {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, syscall.ETIMEDOUT),
 		errors.As(err, &netErr) && netErr.Timeout():
-		return ClassTimeout, msg
+		return chat.ClassTimeout, msg
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return ClassUnavailable, "connection refused: " + msg
+		return chat.ClassUnavailable, "connection refused: " + msg
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE):
-		return ClassUnavailable, "connection reset: " + msg
+		return chat.ClassUnavailable, "connection reset: " + msg
 	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
-		return ClassMalformed, "invalid JSON from the server: " + msg
+		return chat.ClassMalformed, "invalid JSON from the server: " + msg
 	case errors.Is(err, openai.ErrTooManyEmptyStreamMessages):
-		return ClassMalformed, "stream carried no data lines: " + msg
+		return chat.ClassMalformed, "stream carried no data lines: " + msg
 	case isClientRefusal(err):
-		return ClassHTTP4xx, "request refused before sending: " + msg
+		return chat.ClassHTTP4xx, "request refused before sending: " + msg
 	case answered:
 		// The body broke off (io.ErrUnexpectedEOF from a chunked body and
 		// the like) after the server had answered: a cut stream.
-		return ClassMalformed, "response cut off: " + msg
+		return chat.ClassMalformed, "response cut off: " + msg
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return ClassUnavailable, "connection closed before any response: " + msg
+		return chat.ClassUnavailable, "connection closed before any response: " + msg
 	}
 	// Any other failure to get a response (DNS, no route, TLS) means the
 	// server cannot be reached.
-	return ClassUnavailable, msg
+	return chat.ClassUnavailable, msg
 }
 
 // isClientRefusal reports errors go-openai raises before sending anything,

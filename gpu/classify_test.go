@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"pitwall/gpu/chat"
 	"strings"
 	"testing"
 	"time"
@@ -59,37 +60,37 @@ func TestChatClassifiesFailures(t *testing.T) {
 		handler http.HandlerFunc
 		url     func(t *testing.T) string // instead of the fake server's
 		timeout time.Duration
-		want    Error  // Class, Status, RetryAfter compared; Message must be contained
-		content string // what the Result holds of a reply cut short, when deterministic
+		want    chat.Error // Class, Status, RetryAfter compared; Message must be contained
+		content string     // what the chat.Result holds of a reply cut short, when deterministic
 	}{
 		{
 			name: "400 with an OpenAI error body",
 			handler: oaiError(400, "application/json",
 				`{"error":{"message":"max_tokens is too large","type":"invalid_request_error","param":"max_tokens","code":"invalid_value"}}`),
-			want: Error{Class: ClassHTTP4xx, Status: 400, Message: "max_tokens is too large"},
+			want: chat.Error{Class: chat.ClassHTTP4xx, Status: 400, Message: "max_tokens is too large"},
 		},
 		{
 			name:    "404 with Ollama's body",
 			handler: oaiError(404, "application/json", `{"error":"model \"x\" not found, try pulling it first"}`),
-			want:    Error{Class: ClassHTTP4xx, Status: 404, Message: `model "x" not found, try pulling it first`},
+			want:    chat.Error{Class: chat.ClassHTTP4xx, Status: 404, Message: `model "x" not found, try pulling it first`},
 		},
 		{
 			name: "404 with vLLM's body and an integer code",
 			handler: oaiError(404, "application/json",
 				`{"error":{"message":"The model `+"`x`"+` does not exist.","type":"NotFoundError","param":null,"code":404}}`),
-			want: Error{Class: ClassHTTP4xx, Status: 404, Message: "The model `x` does not exist."},
+			want: chat.Error{Class: chat.ClassHTTP4xx, Status: 404, Message: "The model `x` does not exist."},
 		},
 		{
 			name: "404 with older vLLM's top-level body",
 			handler: oaiError(404, "application/json",
 				`{"object":"error","message":"The model `+"`x`"+` does not exist.","type":"NotFoundError","param":null,"code":404}`),
-			want: Error{Class: ClassHTTP4xx, Status: 404, Message: "The model `x` does not exist."},
+			want: chat.Error{Class: chat.ClassHTTP4xx, Status: 404, Message: "The model `x` does not exist."},
 		},
 		{
 			name: "404 with LM Studio's model_not_found",
 			handler: oaiError(404, "application/json",
 				`{"error":{"message":"Model not found: x","type":"invalid_request_error","code":"model_not_found"}}`),
-			want: Error{Class: ClassHTTP4xx, Status: 404, Message: "Model not found: x"},
+			want: chat.Error{Class: chat.ClassHTTP4xx, Status: 404, Message: "Model not found: x"},
 		},
 		{
 			name: "429 with Retry-After in seconds",
@@ -97,37 +98,37 @@ func TestChatClassifiesFailures(t *testing.T) {
 				w.Header().Set("Retry-After", "7")
 				oaiError(429, "application/json", `{"error":{"message":"slow down","type":"rate_limit_error"}}`)(w, r)
 			},
-			want: Error{Class: ClassRateLimit, Status: 429, Message: "slow down", RetryAfter: 7 * time.Second},
+			want: chat.Error{Class: chat.ClassRateLimit, Status: 429, Message: "slow down", RetryAfter: 7 * time.Second},
 		},
 		{
 			name:    "500",
 			handler: oaiError(500, "application/json", `{"error":{"message":"CUDA error: out of memory","type":"server_error"}}`),
-			want:    Error{Class: ClassHTTP5xx, Status: 500, Message: "CUDA error: out of memory"},
+			want:    chat.Error{Class: chat.ClassHTTP5xx, Status: 500, Message: "CUDA error: out of memory"},
 		},
 		{
 			name:    "500 whose error has a type but no message",
 			handler: oaiError(500, "application/json", `{"error":{"type":"overloaded_error"}}`),
-			want:    Error{Class: ClassHTTP5xx, Status: 500, Message: "overloaded_error"},
+			want:    chat.Error{Class: chat.ClassHTTP5xx, Status: 500, Message: "overloaded_error"},
 		},
 		{
 			name:    "502 in plain text",
 			handler: oaiError(502, "text/plain", "Bad Gateway\n"),
-			want:    Error{Class: ClassHTTP5xx, Status: 502, Message: "Bad Gateway"},
+			want:    chat.Error{Class: chat.ClassHTTP5xx, Status: 502, Message: "Bad Gateway"},
 		},
 		{
 			name:    "503 while llama.cpp loads its model",
 			handler: oaiError(503, "application/json", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`),
-			want:    Error{Class: ClassUnavailable, Status: 503, Message: "Loading model"},
+			want:    chat.Error{Class: chat.ClassUnavailable, Status: 503, Message: "Loading model"},
 		},
 		{
 			name: "connection refused",
 			url:  oaiClosedURL,
-			want: Error{Class: ClassUnavailable, Message: "refused"},
+			want: chat.Error{Class: chat.ClassUnavailable, Message: "refused"},
 		},
 		{
 			name:    "connection closed before any response",
 			handler: oaiHijack(func(c net.Conn) { c.Close() }),
-			want:    Error{Class: ClassUnavailable},
+			want:    chat.Error{Class: chat.ClassUnavailable},
 		},
 		{
 			name: "connection reset mid-stream",
@@ -136,7 +137,7 @@ func TestChatClassifiesFailures(t *testing.T) {
 				_ = c.(*net.TCPConn).SetLinger(0) // close with RST
 				c.Close()
 			}),
-			want: Error{Class: ClassUnavailable, Message: "reset"},
+			want: chat.Error{Class: chat.ClassUnavailable, Message: "reset"},
 		},
 		{
 			name: "chunked body cut mid-stream",
@@ -144,14 +145,14 @@ func TestChatClassifiesFailures(t *testing.T) {
 				fmt.Fprint(c, oaiSSEHead+oaiSSEChunk(oaiContent(m, "Hel")))
 				c.Close()
 			}),
-			want: Error{Class: ClassMalformed, Message: "cut"},
+			want: chat.Error{Class: chat.ClassMalformed, Message: "cut"},
 		},
 		{
 			name: "stream ends without [DONE] or finish_reason",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				oaiStream(w, false, oaiContent(m, "Hel"), oaiContent(m, "lo"))
 			},
-			want:    Error{Class: ClassMalformed, Message: "without a finish_reason"},
+			want:    chat.Error{Class: chat.ClassMalformed, Message: "without a finish_reason"},
 			content: "Hello",
 		},
 		{
@@ -159,25 +160,25 @@ func TestChatClassifiesFailures(t *testing.T) {
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				oaiStream(w, true, oaiContent(m, "Hel"), `{"choices":[{"delta":{"content":"lo"`)
 			},
-			want: Error{Class: ClassMalformed, Message: "invalid JSON"},
+			want: chat.Error{Class: chat.ClassMalformed, Message: "invalid JSON"},
 		},
 		{
 			name:    "an empty 200 body",
 			handler: oaiError(200, "text/event-stream", ""),
-			want:    Error{Class: ClassMalformed, Message: "empty"},
+			want:    chat.Error{Class: chat.ClassMalformed, Message: "empty"},
 		},
 		{
 			name: "an error event inside the stream",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				oaiStream(w, false, oaiContent(m, "Hel"), `{"error":{"message":"KV cache full","type":"server_error","code":500}}`)
 			},
-			want: Error{Class: ClassHTTP5xx, Status: 500, Message: "KV cache full"},
+			want: chat.Error{Class: chat.ClassHTTP5xx, Status: 500, Message: "KV cache full"},
 		},
 		{
 			name:    "a hang that hits the timeout",
 			handler: func(w http.ResponseWriter, r *http.Request) { oaiHang(r) },
 			timeout: 50 * time.Millisecond,
-			want:    Error{Class: ClassTimeout},
+			want:    chat.Error{Class: chat.ClassTimeout},
 		},
 		{
 			name: "a stream that stalls until the timeout",
@@ -186,7 +187,7 @@ func TestChatClassifiesFailures(t *testing.T) {
 				oaiHang(r)
 			},
 			timeout: 50 * time.Millisecond,
-			want:    Error{Class: ClassTimeout},
+			want:    chat.Error{Class: chat.ClassTimeout},
 		},
 	}
 	for _, tt := range tests {
@@ -205,7 +206,7 @@ func TestChatClassifiesFailures(t *testing.T) {
 				ctx, cancel = context.WithTimeout(ctx, tt.timeout)
 				defer cancel()
 			}
-			res, err := c.Chat(ctx, Request{Model: m, Messages: []Message{{Role: "user", Content: "Hi"}}})
+			res, err := c.Chat(ctx, chat.Request{Model: m, Messages: []chat.Message{{Role: "user", Content: "Hi"}}})
 			checkClassified(t, err, tt.want, m)
 			if res.Server != "gpu0" {
 				t.Errorf("Result.Server = %q, want gpu0", res.Server)
@@ -217,11 +218,11 @@ func TestChatClassifiesFailures(t *testing.T) {
 	}
 }
 
-func checkClassified(t *testing.T, err error, want Error, model string) {
+func checkClassified(t *testing.T, err error, want chat.Error, model string) {
 	t.Helper()
-	var e *Error
+	var e *chat.Error
 	if !errors.As(err, &e) {
-		t.Fatalf("error %v (%T) is not an *Error", err, err)
+		t.Fatalf("error %v (%T) is not a *chat.Error", err, err)
 	}
 	if e.Class != want.Class || e.Status != want.Status || e.RetryAfter != want.RetryAfter {
 		t.Errorf("got class %s, status %d, retry after %v; want %s, %d, %v (%v)",
@@ -249,8 +250,8 @@ func TestChatCancelledByTheCallerIsCancelledNotTimeout(t *testing.T) {
 		<-arrived
 		cancel()
 	}()
-	_, err := c.Chat(ctx, Request{Model: "m", Messages: []Message{{Role: "user", Content: "Hi"}}})
-	checkClassified(t, err, Error{Class: ClassCanceled, Message: "cancel"}, "m")
+	_, err := c.Chat(ctx, chat.Request{Model: "m", Messages: []chat.Message{{Role: "user", Content: "Hi"}}})
+	checkClassified(t, err, chat.Error{Class: chat.ClassCanceled, Message: "cancel"}, "m")
 }
 
 func TestModelsClassifiesFailures(t *testing.T) {
@@ -258,14 +259,14 @@ func TestModelsClassifiesFailures(t *testing.T) {
 		name    string
 		handler http.HandlerFunc
 		url     func(t *testing.T) string
-		want    Error
+		want    chat.Error
 	}{
 		{"401 with an OpenAI body", oaiError(401, "application/json",
 			`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`),
-			nil, Error{Class: ClassHTTP4xx, Status: 401, Message: "Incorrect API key"}},
-		{"connection refused", nil, oaiClosedURL, Error{Class: ClassUnavailable}},
-		{"a body that is not JSON", oaiError(200, "application/json", "<html>"), nil, Error{Class: ClassMalformed}},
-		{"an empty 200 body", oaiError(200, "application/json", ""), nil, Error{Class: ClassMalformed}},
+			nil, chat.Error{Class: chat.ClassHTTP4xx, Status: 401, Message: "Incorrect API key"}},
+		{"connection refused", nil, oaiClosedURL, chat.Error{Class: chat.ClassUnavailable}},
+		{"a body that is not JSON", oaiError(200, "application/json", "<html>"), nil, chat.Error{Class: chat.ClassMalformed}},
+		{"an empty 200 body", oaiError(200, "application/json", ""), nil, chat.Error{Class: chat.ClassMalformed}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,9 +283,9 @@ func TestModelsClassifiesFailures(t *testing.T) {
 			c := NewClient(ServerConfig{Name: "gpu0", URL: url}, nil)
 			defer c.CloseIdleConnections()
 			_, err := c.Models(context.Background())
-			var e *Error
+			var e *chat.Error
 			if !errors.As(err, &e) {
-				t.Fatalf("error %v is not an *Error", err)
+				t.Fatalf("error %v is not a *chat.Error", err)
 			}
 			if e.Class != tt.want.Class || e.Status != tt.want.Status || !strings.Contains(e.Message, tt.want.Message) {
 				t.Errorf("got %s %d %q, want %s %d containing %q", e.Class, e.Status, e.Message, tt.want.Class, tt.want.Status, tt.want.Message)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"pitwall/gpu/chat"
 	"strings"
 	"time"
 
@@ -58,11 +59,11 @@ func (c *Client) Server() string { return c.cfg.Name }
 func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
 // Chat runs one streamed chat completion and returns what the server said
-// and how fast. Errors are *Error with a class. On error the Result still
+// and how fast. Errors are *chat.Error with a class. On error the chat.Result still
 // holds whatever arrived before the failure (server, partial content).
-func (c *Client) Chat(ctx context.Context, req Request) (Result, error) {
+func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error) {
 	start := time.Now()
-	res := Result{Server: c.cfg.Name}
+	res := chat.Result{Server: c.cfg.Name}
 	if t := req.Temperature; t != nil && (math.IsNaN(*t) || math.IsInf(*t, 0)) {
 		return res, c.refuse(req, fmt.Errorf("temperature %v is not a number", *t))
 	}
@@ -105,7 +106,7 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	cl := &callInfo{}
 	list, err := c.api.ListModels(withCall(ctx, cl))
 	if err != nil {
-		return nil, c.fail(ctx, Request{}, err, cl)
+		return nil, c.fail(ctx, chat.Request{}, err, cl)
 	}
 	ids := make([]string, 0, len(list.Models))
 	for _, m := range list.Models {
@@ -116,19 +117,19 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-func (c *Client) fail(ctx context.Context, req Request, err error, cl *callInfo) *Error {
+func (c *Client) fail(ctx context.Context, req chat.Request, err error, cl *callInfo) *chat.Error {
 	e := classify(ctx, err, cl, time.Now())
 	e.Server, e.Model = c.cfg.Name, req.Model
 	return e
 }
 
-func (c *Client) refuse(req Request, err error) *Error {
-	return &Error{Class: ClassHTTP4xx, Server: c.cfg.Name, Model: req.Model,
+func (c *Client) refuse(req chat.Request, err error) *chat.Error {
+	return &chat.Error{Class: chat.ClassHTTP4xx, Server: c.cfg.Name, Model: req.Model,
 		Message: "request not sent: " + err.Error(), Err: err}
 }
 
-func (c *Client) malformed(req Request, msg string) *Error {
-	return &Error{Class: ClassMalformed, Server: c.cfg.Name, Model: req.Model, Message: msg}
+func (c *Client) malformed(req chat.Request, msg string) *chat.Error {
+	return &chat.Error{Class: chat.ClassMalformed, Server: c.cfg.Name, Model: req.Model, Message: msg}
 }
 
 // streamAcc gathers a streamed reply.
@@ -183,7 +184,7 @@ func (a *streamAcc) add(raw []byte, at time.Duration) error {
 }
 
 // result fills res from what has arrived so far.
-func (a *streamAcc) result(res Result, start, end time.Time) Result {
+func (a *streamAcc) result(res chat.Result, start, end time.Time) chat.Result {
 	res.Model = a.model
 	res.Content = a.content.String()
 	res.Reasoning = a.reasoning.String()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"pitwall/gpu/chat"
 	"strings"
 	"testing"
 )
@@ -30,7 +31,7 @@ func BenchmarkClientChat(b *testing.B) {
 	})
 	c := NewClient(ServerConfig{Name: "bench", URL: srv.URL + "/v1"}, nil)
 	defer c.CloseIdleConnections()
-	req := Request{Model: "bench-model", Messages: []Message{{Role: "user", Content: "Count."}},
+	req := chat.Request{Model: "bench-model", Messages: []chat.Message{{Role: "user", Content: "Count."}},
 		Temperature: valuePtr(0.0), Seed: valuePtr(1), MaxTokens: 64}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -55,8 +56,8 @@ func BenchmarkFleetJob(b *testing.B) {
 	defer f.Close()
 	done := make(chan error, 64)
 	job := func() *Job {
-		return &Job{Request: Request{Model: "bench-model", Messages: []Message{{Role: "user", Content: "Count."}}},
-			Purpose: PurposeInference, Done: func(_ Result, err error) { done <- err }}
+		return &Job{Request: chat.Request{Model: "bench-model", Messages: []chat.Message{{Role: "user", Content: "Count."}}},
+			Purpose: chat.PurposeInference, Done: func(_ chat.Result, err error) { done <- err }}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"pitwall/gpu/chat"
 	"reflect"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ type sentRequest struct {
 }
 
 func TestChatPutsRequestOnTheWireAsAsked(t *testing.T) {
-	weather := Tool{Type: "function", Function: FunctionDef{
+	weather := chat.Tool{Type: "function", Function: chat.FunctionDef{
 		Name: "get_weather", Description: "Weather for a city",
 		Parameters: map[string]any{"type": "object", "properties": map[string]any{
 			// A tool parameter named like the sampling field: must be left alone.
@@ -28,37 +29,37 @@ func TestChatPutsRequestOnTheWireAsAsked(t *testing.T) {
 		}},
 	}}
 	schema := map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}
-	base := func(r Request) Request {
+	base := func(r chat.Request) chat.Request {
 		r.Model = "qwen3-8b"
-		r.Messages = []Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Hi"}}
+		r.Messages = []chat.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Hi"}}
 		return r
 	}
 	tests := []struct {
 		name   string
 		key    string
-		req    Request
+		req    chat.Request
 		want   map[string]any // top-level fields that must arrive with these values
 		absent []string       // top-level fields that must not arrive
 	}{
 		{
 			name:   "temperature 0 is sent although go-openai would drop it",
-			req:    base(Request{Temperature: valuePtr(0.0)}),
+			req:    base(chat.Request{Temperature: valuePtr(0.0)}),
 			want:   map[string]any{"temperature": 0.0, "stream": true, "stream_options": map[string]any{"include_usage": true}},
 			absent: []string{"seed", "max_tokens", "tools", "tool_choice", "response_format"},
 		},
 		{
 			name:   "no temperature is sent when none is asked for",
-			req:    base(Request{}),
+			req:    base(chat.Request{}),
 			absent: []string{"temperature"},
 		},
 		{
 			name: "temperature, seed and max_tokens arrive exactly",
-			req:  base(Request{Temperature: valuePtr(0.7), Seed: valuePtr(42), MaxTokens: 64}),
+			req:  base(chat.Request{Temperature: valuePtr(0.7), Seed: valuePtr(42), MaxTokens: 64}),
 			want: map[string]any{"temperature": 0.7, "seed": 42.0, "max_tokens": 64.0},
 		},
 		{
 			name: "tools and a string tool_choice arrive as sent",
-			req:  base(Request{Tools: []Tool{weather}, ToolChoice: "required", Temperature: valuePtr(0.0)}),
+			req:  base(chat.Request{Tools: []chat.Tool{weather}, ToolChoice: "required", Temperature: valuePtr(0.0)}),
 			want: map[string]any{
 				"tool_choice": "required",
 				"tools": []any{map[string]any{"type": "function", "function": map[string]any{
@@ -71,18 +72,18 @@ func TestChatPutsRequestOnTheWireAsAsked(t *testing.T) {
 		},
 		{
 			name: "a tool_choice naming a function arrives as an object",
-			req: base(Request{Tools: []Tool{weather},
+			req: base(chat.Request{Tools: []chat.Tool{weather},
 				ToolChoice: map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}}}),
 			want: map[string]any{"tool_choice": map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}}},
 		},
 		{
 			name: "json_object response_format",
-			req:  base(Request{ResponseFormat: &ResponseFormat{Type: "json_object"}}),
+			req:  base(chat.Request{ResponseFormat: &chat.ResponseFormat{Type: "json_object"}}),
 			want: map[string]any{"response_format": map[string]any{"type": "json_object"}},
 		},
 		{
 			name: "json_schema response_format carries the schema",
-			req:  base(Request{ResponseFormat: &ResponseFormat{Type: "json_schema", Name: "answer", Schema: schema, Strict: true}}),
+			req:  base(chat.Request{ResponseFormat: &chat.ResponseFormat{Type: "json_schema", Name: "answer", Schema: schema, Strict: true}}),
 			want: map[string]any{"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{
 				"name": "answer", "schema": schema, "strict": true}}},
 		},
@@ -154,7 +155,7 @@ func TestChatAssemblesTheStream(t *testing.T) {
 		name   string
 		events []string
 		done   bool
-		want   Result
+		want   chat.Result
 	}{
 		{
 			name: "content, reasoning_content and usage",
@@ -166,7 +167,7 @@ func TestChatAssemblesTheStream(t *testing.T) {
 				oaiFinish(model, "stop"), oaiUsage(model, 21, 7),
 			},
 			done: true,
-			want: Result{Model: model, Content: "The answer is 4.", Reasoning: "Think hard.", FinishReason: "stop",
+			want: chat.Result{Model: model, Content: "The answer is 4.", Reasoning: "Think hard.", FinishReason: "stop",
 				PromptTokens: 21, CompletionTokens: 7},
 		},
 		{
@@ -175,7 +176,7 @@ func TestChatAssemblesTheStream(t *testing.T) {
 				oaiDelta(model, `{"reasoning":"Hmm."}`), oaiContent(model, "Yes."), oaiFinish(model, "stop"), oaiUsage(model, 5, 2),
 			},
 			done: true,
-			want: Result{Model: model, Content: "Yes.", Reasoning: "Hmm.", FinishReason: "stop", PromptTokens: 5, CompletionTokens: 2},
+			want: chat.Result{Model: model, Content: "Yes.", Reasoning: "Hmm.", FinishReason: "stop", PromptTokens: 5, CompletionTokens: 2},
 		},
 		{
 			name: "two tool calls interleaved by index",
@@ -188,8 +189,8 @@ func TestChatAssemblesTheStream(t *testing.T) {
 				oaiFinish(model, "tool_calls"), oaiUsage(model, 40, 12),
 			},
 			done: true,
-			want: Result{Model: model, FinishReason: "tool_calls", PromptTokens: 40, CompletionTokens: 12,
-				ToolCalls: []ToolCall{
+			want: chat.Result{Model: model, FinishReason: "tool_calls", PromptTokens: 40, CompletionTokens: 12,
+				ToolCalls: []chat.ToolCall{
 					{ID: "call_a", Name: "get_weather", Arguments: `{"city":"Oslo"}`},
 					{ID: "call_b", Name: "get_time", Arguments: `{"tz":"UTC"}`},
 				}},
@@ -202,25 +203,25 @@ func TestChatAssemblesTheStream(t *testing.T) {
 				oaiFinish(model, "tool_calls"),
 			},
 			done: true,
-			want: Result{Model: model, FinishReason: "tool_calls", CompletionTokens: 2,
-				ToolCalls: []ToolCall{{ID: "call_a", Name: "lookup", Arguments: `{"q":"go"}`}}},
+			want: chat.Result{Model: model, FinishReason: "tool_calls", CompletionTokens: 2,
+				ToolCalls: []chat.ToolCall{{ID: "call_a", Name: "lookup", Arguments: `{"q":"go"}`}}},
 		},
 		{
 			name:   "no usage: completion tokens are estimated from the chunks",
 			events: []string{oaiContent(model, "a"), oaiContent(model, "b"), oaiContent(model, "c"), oaiFinish(model, "length")},
 			done:   true,
-			want:   Result{Model: model, Content: "abc", FinishReason: "length", CompletionTokens: 3},
+			want:   chat.Result{Model: model, Content: "abc", FinishReason: "length", CompletionTokens: 3},
 		},
 		{
 			name:   "finish_reason without [DONE] is a whole answer",
 			events: []string{oaiContent(model, "ok"), oaiFinish(model, "stop")},
-			want:   Result{Model: model, Content: "ok", FinishReason: "stop", CompletionTokens: 1},
+			want:   chat.Result{Model: model, Content: "ok", FinishReason: "stop", CompletionTokens: 1},
 		},
 		{
 			name:   "[DONE] without finish_reason is a whole answer",
 			events: []string{oaiContent(model, "ok")},
 			done:   true,
-			want:   Result{Model: model, Content: "ok", CompletionTokens: 1},
+			want:   chat.Result{Model: model, Content: "ok", CompletionTokens: 1},
 		},
 	}
 	for _, tt := range tests {
@@ -228,7 +229,7 @@ func TestChatAssemblesTheStream(t *testing.T) {
 			srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) { oaiStream(w, tt.done, tt.events...) })
 			c := NewClient(ServerConfig{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
 			defer c.CloseIdleConnections()
-			got, err := c.Chat(context.Background(), Request{Model: "qwen3-8b", Messages: []Message{{Role: "user", Content: "2+2?"}}})
+			got, err := c.Chat(context.Background(), chat.Request{Model: "qwen3-8b", Messages: []chat.Message{{Role: "user", Content: "2+2?"}}})
 			if err != nil {
 				t.Fatalf("Chat: %v", err)
 			}

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"pitwall/gpu/chat"
 	"sync"
 )
 
@@ -11,7 +12,7 @@ import (
 // answer will do: some hosted APIs do not list models). It returns an entry
 // per server: nil when it answered, else why not; a server that failed is
 // marked down, and one that answered is up again. Queued jobs for a model
-// that no server offers once the lists are known fail with a ClassHTTP4xx
+// that no server offers once the lists are known fail with a chat.ClassHTTP4xx
 // error. A server that answered is probed too (Probe, within the probe
 // timeout), so that the first placements see its resident models, VRAM and
 // GPUs. It waits for every server's answer; ctx bounds the wait.
@@ -53,7 +54,7 @@ func (f *Fleet) Discover(ctx context.Context) map[string]error {
 			}
 			changes[i] = s.observeHealth(nil)
 			f.adoptProbeLocked(s, probes[i], vers[i])
-		case ClassOf(err) == ClassCanceled:
+		case chat.ClassOf(err) == chat.ClassCanceled:
 			errs[s.cfg.Name] = err // our own stop says nothing of the server
 			continue
 		case s.cfg.Models != nil && answered(err):
@@ -73,7 +74,7 @@ func (f *Fleet) Discover(ctx context.Context) map[string]error {
 		f.healthChanged(f.servers[i].cfg.Name, h)
 	}
 	for _, d := range failed {
-		f.finish(d.q, Result{}, d.err)
+		f.finish(d.q, chat.Result{}, d.err)
 	}
 	f.signal()
 	return errs
@@ -88,8 +89,8 @@ func (f *Fleet) adoptProbeLocked(s *fleetServer, r *ProbeResult, ver uint64) {
 
 // answered reports whether err came with an HTTP answer from the server.
 func answered(err error) bool {
-	switch ClassOf(err) {
-	case ClassHTTP4xx, ClassHTTP5xx, ClassRateLimit, ClassMalformed:
+	switch chat.ClassOf(err) {
+	case chat.ClassHTTP4xx, chat.ClassHTTP5xx, chat.ClassRateLimit, chat.ClassMalformed:
 		return true
 	}
 	return false
@@ -97,7 +98,7 @@ func answered(err error) bool {
 
 type droppedJob struct {
 	q   *fleetJob
-	err *Error
+	err *chat.Error
 }
 
 // dropUnservableLocked takes out of the queue the jobs that can never run
@@ -111,7 +112,7 @@ func (f *Fleet) dropUnservableLocked() []droppedJob {
 		model := q.job.Request.Model
 		if why := f.unservableLocked(model, q.job.Pin); why != "" {
 			f.leaveQueueLocked(q, true)
-			out = append(out, droppedJob{q: q, err: &Error{Class: ClassHTTP4xx, Server: q.job.Pin, Model: model, Message: why}})
+			out = append(out, droppedJob{q: q, err: &chat.Error{Class: chat.ClassHTTP4xx, Server: q.job.Pin, Model: model, Message: why}})
 		}
 	}
 	return out

@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"pitwall/gpu/chat"
+	"pitwall/gpu/placement"
+	"pitwall/gpu/telemetry"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -15,28 +18,28 @@ import (
 
 // Options configure a Fleet. Every field may be left zero.
 type Options struct {
-	Policy     Policy       // default Placement (FirstFit is the simple alternative)
-	HTTPClient *http.Client // default: one of the fleet's own, shared by its servers
-	Logger     *slog.Logger // default discards
+	Policy     placement.Policy // default placement.Default (placement.FirstFit is the simple alternative)
+	HTTPClient *http.Client     // default: one of the fleet's own, shared by its servers
+	Logger     *slog.Logger     // default discards
 	// Now is the clock of enqueue times and Retry-After holds (default
 	// time.Now); tests inject one to decide when a hold ends.
 	Now func() time.Time
 	// Models is what is known of each model up front: size and load time
 	// (the lead fills them from the simulator's catalogue). The fleet adds
 	// each model's measured JobTime as jobs end.
-	Models map[string]ModelView
-	// JudgeModels are the models the judge phase needs (see FleetView).
+	Models map[string]placement.ModelView
+	// JudgeModels are the models the judge phase needs (see placement.FleetView).
 	JudgeModels map[string]bool
 	// Warmup, if set, is called when the fleet is about to load a model on a
 	// server that does not have it resident (JIT backends) by sending a
 	// warm-up request (max_tokens 1); the fleet calls the returned func with
 	// the warm-up's outcome. The runner records it in the ledger. The fleet
 	// warms up whether or not Warmup is set; the hook only reports it.
-	Warmup func(server, model string) func(Result, error)
-	// Telemetry, when set, gives State the GPUs of each server that is not
+	Warmup func(server, model string) func(chat.Result, error)
+	// telemetry.Watcher, when set, gives State the GPUs of each server that is not
 	// simulated (ServerConfig.GPUs are indices into it), and the policy
 	// their memory where the server itself does not say.
-	Telemetry *Telemetry
+	Telemetry *telemetry.Watcher
 	// ProbeInterval is how often each up server is probed for its state
 	// (Probe: resident models, VRAM, GPUs); 0 means DefaultProbeInterval,
 	// negative turns periodic probing off.
@@ -52,36 +55,38 @@ type Options struct {
 
 // Job is one request for the fleet to run on some server.
 type Job struct {
-	Request Request
-	Purpose Purpose
+	Request chat.Request
+	Purpose chat.Purpose
 	Pin     string // run only on this server ("" = any that offers the model)
 	// Timeout counts from dispatch (a slot acquired and the model loaded),
 	// never from enqueue: a job queued behind slow work must not expire
 	// before it is sent. 0 means no timeout of the fleet's own.
 	Timeout time.Duration
-	// Dispatched is called once when the job takes a slot, before sending.
-	Dispatched func(server string)
-	// Done is called exactly once: with the result, or with an *Error
-	// (ClassCanceled when the Submit context is cancelled while queued or in
+	// Dispatched reports the job's progress on the server that took it:
+	// once with loading = true when it must first wait for its model to
+	// load there, then once with loading = false as it is sent.
+	Dispatched func(server string, loading bool)
+	// Done is called exactly once: with the result, or with a *chat.Error
+	// (chat.ClassCanceled when the Submit context is cancelled while queued or in
 	// flight, or the fleet closes). It may be called before Submit returns
 	// when the job cannot run at all, and it may call Submit.
-	Done func(Result, error)
+	Done func(chat.Result, error)
 }
 
 // Fleet runs jobs on a set of servers: each server takes at most its slots at
-// once, the rest wait in one queue, and a Policy decides which queued job
+// once, the rest wait in one queue, and a placement.Policy decides which queued job
 // goes where each time a job arrives or a slot frees. Queued jobs are data;
 // a goroutine exists per running request, beside the dispatcher and the
 // monitor that probes the servers.
 //
 // A server that refuses connections or stops answering is marked down: the
-// jobs in flight on it end with ClassUnavailable (the caller runs them
+// jobs in flight on it end with chat.ClassUnavailable (the caller runs them
 // again, elsewhere), queued jobs go to other servers or wait for it, and it
 // is probed with backoff until it answers, when it rejoins with what it
 // holds then. A 429 with Retry-After holds the server back until then.
 type Fleet struct {
 	opts    Options
-	policy  Policy
+	policy  placement.Policy
 	log     *slog.Logger
 	now     func() time.Time
 	servers []*fleetServer
@@ -104,13 +109,13 @@ type Fleet struct {
 	mu       sync.Mutex
 	closed   bool
 	nextID   uint64
-	queue    []*fleetJob // in submission order; may hold gone entries until compacted
-	views    []JobView   // views[i] describes queue[i] once compacted
+	queue    []*fleetJob         // in submission order; may hold gone entries until compacted
+	views    []placement.JobView // views[i] describes queue[i] once compacted
 	byID     map[uint64]*fleetJob
-	dirty    bool            // queue holds gone entries
-	queuedIn int             // inference jobs in the queue
-	running  map[Purpose]int // jobs in flight, by purpose
-	models   map[string]ModelView
+	dirty    bool                 // queue holds gone entries
+	queuedIn int                  // inference jobs in the queue
+	running  map[chat.Purpose]int // jobs in flight, by purpose
+	models   map[string]placement.ModelView
 	jobTimes map[string]meanAcc // per model: what its jobs' times add to
 	changed  chan struct{}      // closed and replaced when the state changes (WaitState)
 }
@@ -133,7 +138,7 @@ var errFleetClosed = errors.New("fleet closed")
 // stops them.
 func NewFleet(servers []ServerConfig, opts Options) *Fleet {
 	if opts.Policy == nil {
-		opts.Policy = Placement
+		opts.Policy = placement.Default
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -145,12 +150,12 @@ func NewFleet(servers []ServerConfig, opts Options) *Fleet {
 		opts: opts, policy: opts.Policy, log: opts.Logger, now: opts.Now,
 		byName: make(map[string]*fleetServer, len(servers)),
 		wake:   make(chan struct{}, 1), monitorWake: make(chan struct{}, 1),
-		byID: map[uint64]*fleetJob{}, running: map[Purpose]int{},
+		byID: map[uint64]*fleetJob{}, running: map[chat.Purpose]int{},
 		models: maps.Clone(opts.Models), jobTimes: map[string]meanAcc{},
 		changed: make(chan struct{}), probes: newProbeTimes(opts),
 	}
 	if f.models == nil {
-		f.models = map[string]ModelView{}
+		f.models = map[string]placement.ModelView{}
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
@@ -214,7 +219,7 @@ func (f *Fleet) SubmitAll(ctx context.Context, jobs []*Job) {
 	}
 	f.mu.Unlock()
 	for _, r := range refused {
-		f.finish(r.q, Result{}, r.err)
+		f.finish(r.q, chat.Result{}, r.err)
 	}
 	if queued {
 		f.signal()
@@ -222,26 +227,26 @@ func (f *Fleet) SubmitAll(ctx context.Context, jobs []*Job) {
 }
 
 // refuseLocked says why j cannot be queued, or nil when it can.
-func (f *Fleet) refuseLocked(ctx context.Context, j *Job) *Error {
+func (f *Fleet) refuseLocked(ctx context.Context, j *Job) *chat.Error {
 	model := j.Request.Model
 	switch {
 	case f.closed:
-		return &Error{Class: ClassCanceled, Model: model, Message: "fleet closed", Err: errFleetClosed}
+		return &chat.Error{Class: chat.ClassCanceled, Model: model, Message: "fleet closed", Err: errFleetClosed}
 	case ctx.Err() != nil:
 		return canceledErr(ctx, model, "", "before it was queued")
 	}
 	if why := f.unservableLocked(model, j.Pin); why != "" {
-		return &Error{Class: ClassHTTP4xx, Server: j.Pin, Model: model, Message: why}
+		return &chat.Error{Class: chat.ClassHTTP4xx, Server: j.Pin, Model: model, Message: why}
 	}
 	return nil
 }
 
 func (f *Fleet) enqueueLocked(q *fleetJob) {
 	f.queue = append(f.queue, q)
-	f.views = append(f.views, JobView{ID: q.id, Model: q.job.Request.Model, Purpose: q.job.Purpose,
+	f.views = append(f.views, placement.JobView{ID: q.id, Model: q.job.Request.Model, Purpose: q.job.Purpose,
 		Pinned: q.job.Pin, Enqueued: q.enqueued})
 	f.byID[q.id] = q
-	if q.job.Purpose == PurposeInference {
+	if q.job.Purpose == chat.PurposeInference {
 		f.queuedIn++
 	}
 }
@@ -253,7 +258,7 @@ func (f *Fleet) leaveQueueLocked(q *fleetJob, stopWatch bool) {
 	q.gone = true
 	f.dirty = true
 	delete(f.byID, q.id)
-	if q.job.Purpose == PurposeInference {
+	if q.job.Purpose == chat.PurposeInference {
 		f.queuedIn--
 	}
 	if stopWatch && q.stop() {
@@ -288,7 +293,7 @@ func (f *Fleet) dropQueued(q *fleetJob) {
 	f.leaveQueueLocked(q, false)
 	f.notifyLocked()
 	f.mu.Unlock()
-	f.finish(q, Result{}, canceledErr(q.ctx, q.job.Request.Model, "", "while queued"))
+	f.finish(q, chat.Result{}, canceledErr(q.ctx, q.job.Request.Model, "", "while queued"))
 	f.signal() // a policy waiting on this job may place others now
 }
 
@@ -318,7 +323,7 @@ func (f *Fleet) unservableLocked(model, pin string) string {
 }
 
 // finish calls the job's Done, once.
-func (f *Fleet) finish(q *fleetJob, res Result, err error) {
+func (f *Fleet) finish(q *fleetJob, res chat.Result, err error) {
 	if !q.done.CompareAndSwap(false, true) {
 		return
 	}
@@ -327,9 +332,9 @@ func (f *Fleet) finish(q *fleetJob, res Result, err error) {
 	}
 }
 
-func canceledErr(ctx context.Context, model, server, when string) *Error {
+func canceledErr(ctx context.Context, model, server, when string) *chat.Error {
 	cause := context.Cause(ctx)
-	return &Error{Class: ClassCanceled, Server: server, Model: model,
+	return &chat.Error{Class: chat.ClassCanceled, Server: server, Model: model,
 		Message: fmt.Sprintf("cancelled %s (%v)", when, cause), Err: cause}
 }
 
@@ -346,7 +351,7 @@ func (f *Fleet) Offered() map[string][]string {
 	return out
 }
 
-// Close cancels queued jobs (Done with ClassCanceled) and in-flight ones,
+// Close cancels queued jobs (Done with chat.ClassCanceled) and in-flight ones,
 // and returns when every goroutine of the fleet has ended, so it must not be
 // called from a job's Done or Dispatched. Calling it again does nothing.
 func (f *Fleet) Close() {
@@ -366,7 +371,7 @@ func (f *Fleet) Close() {
 	f.mu.Unlock()
 	f.cancel()
 	for _, q := range dropped {
-		f.finish(q, Result{}, &Error{Class: ClassCanceled, Model: q.job.Request.Model,
+		f.finish(q, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Model: q.job.Request.Model,
 			Message: "cancelled while queued (fleet closed)", Err: errFleetClosed})
 	}
 	f.wg.Wait()

@@ -3,14 +3,16 @@ package gpu
 import (
 	"context"
 	"errors"
+	"pitwall/gpu/chat"
+	"pitwall/gpu/placement"
 	"time"
 )
 
 var errJobTimeout = errors.New("job timeout (counted from dispatch)")
 
-// placement is one the dispatcher made: a job, its server and slot,
+// start is a placement the dispatcher made: a job, its server and slot,
 // and what stands between it and sending.
-type placement struct {
+type start struct {
 	q    *fleetJob
 	s    *fleetServer
 	slot int
@@ -51,7 +53,7 @@ func (f *Fleet) dispatch() {
 		return
 	}
 	view := f.viewLocked(now)
-	var starts []*placement
+	var starts []*start
 	for _, a := range f.policy.Place(view) {
 		q, s := f.byID[a.Job], f.byName[a.Server]
 		if !placeable(q, s, now) {
@@ -76,9 +78,9 @@ func (f *Fleet) dispatch() {
 
 // startLocked gives q a slot on s and decides whether it must load its
 // model first or wait for a load under way.
-func (f *Fleet) startLocked(q *fleetJob, s *fleetServer) *placement {
+func (f *Fleet) startLocked(q *fleetJob, s *fleetServer) *start {
 	model := q.job.Request.Model
-	st := &placement{q: q, s: s, slot: s.acquire(model)}
+	st := &start{q: q, s: s, slot: s.acquire(model)}
 	st.ctx, st.cancel = context.WithCancelCause(q.ctx)
 	s.slots[st.slot].cancel = st.cancel
 	switch {
@@ -112,11 +114,11 @@ func placeable(q *fleetJob, s *fleetServer, now time.Time) bool {
 		s.offered[q.job.Request.Model] && (q.job.Pin == "" || q.job.Pin == s.cfg.Name)
 }
 
-func (f *Fleet) viewLocked(now time.Time) FleetView {
-	v := FleetView{
+func (f *Fleet) viewLocked(now time.Time) placement.FleetView {
+	v := placement.FleetView{
 		Now: now, Queue: f.views, Models: f.models, JudgeModels: f.opts.JudgeModels,
-		Servers:    make([]ServerView, len(f.servers)),
-		Phase1Done: f.queuedIn == 0 && f.running[PurposeInference] == 0,
+		Servers:    make([]placement.ServerView, len(f.servers)),
+		Phase1Done: f.queuedIn == 0 && f.running[chat.PurposeInference] == 0,
 	}
 	for i, s := range f.servers {
 		v.Servers[i] = s.view(now, f.models)
@@ -126,7 +128,7 @@ func (f *Fleet) viewLocked(now time.Time) FleetView {
 
 // run is the goroutine of one running job: warm-up if its model must be
 // loaded, the request, then the slot back and Done.
-func (f *Fleet) run(st *placement) {
+func (f *Fleet) run(st *start) {
 	defer f.wg.Done()
 	q, s, j := st.q, st.s, st.q.job
 	ctx := st.ctx
@@ -142,8 +144,8 @@ func (f *Fleet) run(st *placement) {
 		}
 	}()
 
-	if j.Dispatched != nil {
-		j.Dispatched(s.cfg.Name)
+	if j.Dispatched != nil && (st.load != nil || st.wait != nil) {
+		j.Dispatched(s.cfg.Name, true)
 	}
 	switch {
 	case st.load != nil:
@@ -154,8 +156,11 @@ func (f *Fleet) run(st *placement) {
 		case <-ctx.Done():
 		}
 	}
+	if j.Dispatched != nil {
+		j.Dispatched(s.cfg.Name, false)
+	}
 
-	res, err := Result{Server: s.cfg.Name}, error(nil)
+	res, err := chat.Result{Server: s.cfg.Name}, error(nil)
 	if ctx.Err() != nil {
 		err = f.endedErr(ctx, s, j.Request.Model, "before it was sent")
 	} else {
@@ -171,7 +176,7 @@ func (f *Fleet) run(st *placement) {
 			// The caller stopped, the fleet closed or the server went
 			// down: whatever the transport made of that, it decides.
 			err = f.endedErr(ctx, s, j.Request.Model, "in flight")
-		case suspect(ClassOf(err)):
+		case suspect(chat.ClassOf(err)):
 			// A crash cuts streams (malformed) or refuses connections;
 			// only a look at the server tells a crash from a bad reply.
 			if down, why := f.confirmDown(s); down {
@@ -185,7 +190,7 @@ func (f *Fleet) run(st *placement) {
 
 // endedErr is the error of a job whose context ended: unavailable when its
 // server went down (the runner runs it elsewhere), else cancelled.
-func (f *Fleet) endedErr(ctx context.Context, s *fleetServer, model, when string) *Error {
+func (f *Fleet) endedErr(ctx context.Context, s *fleetServer, model, when string) *chat.Error {
 	if !errors.Is(context.Cause(ctx), errServerDown) {
 		return canceledErr(ctx, model, s.cfg.Name, when)
 	}
@@ -195,17 +200,17 @@ func (f *Fleet) endedErr(ctx context.Context, s *fleetServer, model, when string
 	return serverDownErr(s, model, why, errServerDown)
 }
 
-func serverDownErr(s *fleetServer, model, why string, err error) *Error {
-	return &Error{Class: ClassUnavailable, Server: s.cfg.Name, Model: model,
+func serverDownErr(s *fleetServer, model, why string, err error) *chat.Error {
+	return &chat.Error{Class: chat.ClassUnavailable, Server: s.cfg.Name, Model: model,
 		Message: "the server went down under the job: " + why, Err: err}
 }
 
 // warmup loads the job's model on its server with a one-token request, so
 // that load time is not counted in the job's latency, and wakes any job
 // that waits on the same load.
-func (f *Fleet) warmup(ctx context.Context, st *placement, timeout time.Duration) {
+func (f *Fleet) warmup(ctx context.Context, st *start, timeout time.Duration) {
 	s, model := st.s, st.q.job.Request.Model
-	var report func(Result, error)
+	var report func(chat.Result, error)
 	if f.opts.Warmup != nil {
 		report = f.opts.Warmup(s.cfg.Name, model)
 	}
@@ -239,14 +244,14 @@ func (f *Fleet) warmup(ctx context.Context, st *placement, timeout time.Duration
 	}
 }
 
-func warmupRequest(model string) Request {
-	return Request{Model: model, Messages: []Message{{Role: "user", Content: "Hi"}}, MaxTokens: 1}
+func warmupRequest(model string) chat.Request {
+	return chat.Request{Model: model, Messages: []chat.Message{{Role: "user", Content: "Hi"}}, MaxTokens: 1}
 }
 
 // settle gives the job's slot back and learns from its outcome: the
 // model's job time, the server's health and decode rate, and a 429's
 // Retry-After, before which the server gets nothing new.
-func (f *Fleet) settle(st *placement, res Result, err error) {
+func (f *Fleet) settle(st *start, res chat.Result, err error) {
 	s, model := st.s, st.q.job.Request.Model
 	f.mu.Lock()
 	s.release(st.slot, err == nil)
@@ -256,12 +261,12 @@ func (f *Fleet) settle(st *placement, res Result, err error) {
 		if s.up {
 			s.served(model, f.models)
 		}
-		if p := st.q.job.Purpose; p == PurposeInference || p == PurposeJudge {
+		if p := st.q.job.Purpose; p == chat.PurposeInference || p == chat.PurposeJudge {
 			f.noteJobTimeLocked(model, res.Latency)
 		}
 	}
-	var e *Error
-	if errors.As(err, &e) && e.Class == ClassRateLimit && e.RetryAfter > 0 {
+	var e *chat.Error
+	if errors.As(err, &e) && e.Class == chat.ClassRateLimit && e.RetryAfter > 0 {
 		if until := f.now().Add(e.RetryAfter); until.After(s.heldUntil) {
 			s.heldUntil = until
 			f.wakeMonitor() // to wake the dispatcher when the hold ends

@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/gpu/chat"
+	"pitwall/gpu/placement"
 	"pitwall/gpu/sim"
+	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/telemetry"
 )
 
 // fastProbes makes probing quick enough for a test to wait on it.
@@ -25,10 +29,10 @@ func fastProbes(o Options) Options {
 }
 
 // startSim starts a simulated LM Studio for a test and closes it after.
-func startSim(t *testing.T, name string, slots int, models []string, preload []string, catalog map[string]sim.ModelSpec) *sim.Server {
+func startSim(t *testing.T, name string, slots int, models []string, preload []string, catalog map[string]spec.Model) *sim.Server {
 	t.Helper()
 	s, err := sim.Start(sim.Config{Name: name, Slots: slots, Models: models, Catalog: catalog, TimeScale: 0.1,
-		Spec: sim.ServerSpec{Backend: sim.BackendLMStudio, LoadGBps: 10, Preload: preload}})
+		Spec: spec.Server{Backend: sim.BackendLMStudio, LoadGBps: 10, Preload: preload}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,19 +46,19 @@ func simConfig(s *sim.Server, slots int, models []string) ServerConfig {
 
 // waitFleet waits for cond on the fleet's state, failing the test if it
 // never holds (a hang is a bug; no test depends on this bound).
-func waitFleet(t *testing.T, f *Fleet, what string, cond func(map[string]ServerState) bool) map[string]ServerState {
+func waitFleet(t *testing.T, f *Fleet, what string, cond func(map[string]telemetry.ServerState) bool) map[string]telemetry.ServerState {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	st, err := f.WaitState(ctx, func(st []ServerState) bool { return cond(byServer(st)) })
+	st, err := f.WaitState(ctx, func(st []telemetry.ServerState) bool { return cond(byServer(st)) })
 	if err != nil {
 		t.Fatalf("waiting for %s: %v; state %+v", what, err, st)
 	}
 	return byServer(st)
 }
 
-func byServer(st []ServerState) map[string]ServerState {
-	out := map[string]ServerState{}
+func byServer(st []telemetry.ServerState) map[string]telemetry.ServerState {
+	out := map[string]telemetry.ServerState{}
 	for _, s := range st {
 		out[s.Name] = s
 	}
@@ -91,11 +95,11 @@ func (r *cellRunner) submit(cell, model, pin string) {
 	var server atomic.Value
 	server.Store("")
 	r.f.Submit(context.Background(), &Job{
-		Request:    Request{Model: model, Messages: []Message{{Role: "user", Content: cell}}, MaxTokens: 40},
-		Purpose:    PurposeInference,
+		Request:    chat.Request{Model: model, Messages: []chat.Message{{Role: "user", Content: cell}}, MaxTokens: 40},
+		Purpose:    chat.PurposeInference,
 		Pin:        pin,
-		Dispatched: func(s string) { server.Store(s) },
-		Done: func(res Result, err error) {
+		Dispatched: func(s string, _ bool) { server.Store(s) },
+		Done: func(res chat.Result, err error) {
 			r.mu.Lock()
 			c := r.cells[cell]
 			c.attempts = append(c.attempts, attempt{server: server.Load().(string), err: err})
@@ -103,7 +107,7 @@ func (r *cellRunner) submit(cell, model, pin string) {
 				c.done++
 			}
 			r.mu.Unlock()
-			if ClassOf(err) == ClassUnavailable {
+			if chat.ClassOf(err) == chat.ClassUnavailable {
 				r.submit(cell, model, pin) // failover: the runner's own retry
 				return
 			}
@@ -124,14 +128,14 @@ func (r *cellRunner) wait() {
 }
 
 func TestFleetFailsOverWhenAServerCrashesAndTakesItBack(t *testing.T) {
-	catalog := map[string]sim.ModelSpec{
+	catalog := map[string]spec.Model{
 		"m": {SizeGB: 4, TokensPerSec: 200, ReplyTokens: 40},
 		"n": {SizeGB: 2, TokensPerSec: 400, ReplyTokens: 10},
 	}
 	a := startSim(t, "a", 2, []string{"m", "n"}, []string{"m"}, catalog)
 	b := startSim(t, "b", 2, []string{"m", "n"}, []string{"m"}, catalog)
 	f := NewFleet([]ServerConfig{simConfig(a, 2, []string{"m", "n"}), simConfig(b, 2, []string{"m", "n"})},
-		fastProbes(Options{Models: map[string]ModelView{"m": {SizeGB: 4}, "n": {SizeGB: 2}}}))
+		fastProbes(Options{Models: map[string]placement.ModelView{"m": {SizeGB: 4}, "n": {SizeGB: 2}}}))
 	defer f.Close()
 	if errs := f.Discover(context.Background()); errs["a"] != nil || errs["b"] != nil {
 		t.Fatalf("Discover: %v", errs)
@@ -141,7 +145,7 @@ func TestFleetFailsOverWhenAServerCrashesAndTakesItBack(t *testing.T) {
 	// a loads n beside m, so that its restart visibly forgets it.
 	r.submit("load-n", "n", "a")
 	r.wait()
-	if st := waitFleet(t, f, "a holding m and n", func(st map[string]ServerState) bool {
+	if st := waitFleet(t, f, "a holding m and n", func(st map[string]telemetry.ServerState) bool {
 		return slices.Equal(st["a"].Resident, []string{"m", "n"})
 	}); !st["a"].Up {
 		t.Fatalf("a is down before the crash: %q", st["a"].DownReason)
@@ -159,7 +163,7 @@ func TestFleetFailsOverWhenAServerCrashesAndTakesItBack(t *testing.T) {
 	a.Crash()
 	r.wait()
 
-	st := waitFleet(t, f, "a down", func(st map[string]ServerState) bool { return !st["a"].Up })
+	st := waitFleet(t, f, "a down", func(st map[string]telemetry.ServerState) bool { return !st["a"].Up })
 	if !strings.Contains(st["a"].DownReason, "refused") || len(st["a"].Resident) != 0 {
 		t.Errorf("crashed a: reason %q, resident %v; want a refused connection and nothing known resident",
 			st["a"].DownReason, st["a"].Resident)
@@ -175,7 +179,7 @@ func TestFleetFailsOverWhenAServerCrashesAndTakesItBack(t *testing.T) {
 				continue
 			}
 			failedOver++
-			if ClassOf(at.err) != ClassUnavailable || at.server != "a" || j == len(c.attempts)-1 {
+			if chat.ClassOf(at.err) != chat.ClassUnavailable || at.server != "a" || j == len(c.attempts)-1 {
 				t.Errorf("cell %d attempt %d on %s: %v; want only unavailable failures on a, each followed by another attempt",
 					i, j, at.server, at.err)
 			}
@@ -191,7 +195,7 @@ func TestFleetFailsOverWhenAServerCrashesAndTakesItBack(t *testing.T) {
 	if err := a.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	st = waitFleet(t, f, "a back", func(st map[string]ServerState) bool { return st["a"].Up })
+	st = waitFleet(t, f, "a back", func(st map[string]telemetry.ServerState) bool { return st["a"].Up })
 	if !slices.Equal(st["a"].Resident, []string{"m"}) || st["a"].DownReason != "" {
 		t.Errorf("a after its restart: resident %v, reason %q; want only its preloaded m", st["a"].Resident, st["a"].DownReason)
 	}
@@ -213,7 +217,7 @@ func TestFleetQueuedJobsWaitVisiblyWhileNoServerOffersTheirModel(t *testing.T) {
 	defer f.Close()
 	f.Discover(context.Background())
 	a.Crash()
-	waitFleet(t, f, "a down", func(st map[string]ServerState) bool { return !st["a"].Up })
+	waitFleet(t, f, "a down", func(st map[string]telemetry.ServerState) bool { return !st["a"].Up })
 
 	tj := trackJob("m", "waits")
 	f.Submit(context.Background(), tj.job)
@@ -255,7 +259,7 @@ func TestFleetMarksAServerThatStopsAnsweringDownAndEndsItsJobs(t *testing.T) {
 	<-arrived
 	silent.Store(true)
 	o := tj.wait(t)
-	wantClass(t, o, ClassUnavailable)
+	wantClass(t, o, chat.ClassUnavailable)
 	st := f.State()[0]
 	if st.Up || !strings.Contains(st.DownReason, "no answer in time") {
 		t.Errorf("after its probes time out: up %v, reason %q", st.Up, st.DownReason)

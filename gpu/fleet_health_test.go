@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"pitwall/gpu/chat"
 	"reflect"
 	"slices"
 	"strings"
@@ -34,7 +35,7 @@ func TestFleetRejectsJobsNoServerCanRun(t *testing.T) {
 				t.Fatal("Submit did not finish a job that can never run")
 			}
 			o := tj.wait(t)
-			wantClass(t, o, ClassHTTP4xx)
+			wantClass(t, o, chat.ClassHTTP4xx)
 			if !strings.Contains(o.err.Error(), tt.want) {
 				t.Errorf("error %q does not say %q", o.err, tt.want)
 			}
@@ -59,7 +60,7 @@ func TestFleetJobForAnUnlistedModelWaitsForDiscover(t *testing.T) {
 		t.Errorf("Offered = %v", got)
 	}
 	wantOK(t, known.wait(t))
-	wantClass(t, unknown.wait(t), ClassHTTP4xx)
+	wantClass(t, unknown.wait(t), chat.ClassHTTP4xx)
 }
 
 func TestFleetMarksAServerDownAndBringsItBack(t *testing.T) {
@@ -98,7 +99,7 @@ func TestFleetMarksAServerDownAndBringsItBack(t *testing.T) {
 		}
 		tj := trackJob("m", fmt.Sprint(i))
 		f.Submit(context.Background(), tj.job)
-		wantClass(t, tj.wait(t), ClassUnavailable)
+		wantClass(t, tj.wait(t), chat.ClassUnavailable)
 	}
 	st := f.State()[0]
 	// Down by the third strike or by the check that follows it.
@@ -142,7 +143,7 @@ func TestFleetDiscoverReportsEachServer(t *testing.T) {
 	defer f.Close()
 	errs := f.Discover(context.Background())
 	if len(errs) != 4 || errs["up"] != nil || errs["hosted"] != nil ||
-		ClassOf(errs["gone"]) != ClassUnavailable || ClassOf(errs["unlisted"]) != ClassHTTP4xx {
+		chat.ClassOf(errs["gone"]) != chat.ClassUnavailable || chat.ClassOf(errs["unlisted"]) != chat.ClassHTTP4xx {
 		t.Errorf("Discover = %v; want up and hosted nil, gone unavailable, unlisted http_4xx", errs)
 	}
 	want := map[string][]string{"up": {"qwen3-8b"}, "hosted": {"gpt-judge"}}
@@ -163,7 +164,7 @@ func TestFleetDiscoverCancelledLeavesServersAlone(t *testing.T) {
 	defer f.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if errs := f.Discover(ctx); ClassOf(errs["gpu0"]) != ClassCanceled {
+	if errs := f.Discover(ctx); chat.ClassOf(errs["gpu0"]) != chat.ClassCanceled {
 		t.Errorf("Discover with a cancelled context = %v, want cancelled", errs)
 	}
 	if st := f.State()[0]; !st.Up {
@@ -172,7 +173,7 @@ func TestFleetDiscoverCancelledLeavesServersAlone(t *testing.T) {
 }
 
 func TestServerHealth(t *testing.T) {
-	unavailable := &Error{Class: ClassUnavailable, Message: "connection refused"}
+	unavailable := &chat.Error{Class: chat.ClassUnavailable, Message: "connection refused"}
 	tests := []struct {
 		name    string
 		errs    []error
@@ -181,8 +182,8 @@ func TestServerHealth(t *testing.T) {
 	}{
 		{"two unavailable answers leave it up", []error{unavailable, unavailable}, true, false},
 		{"three in a row take it down", []error{unavailable, unavailable, unavailable}, false, true},
-		{"an answer in between resets the count", []error{unavailable, unavailable, &Error{Class: ClassHTTP4xx}, unavailable, unavailable}, true, false},
-		{"timeouts neither count nor reset", []error{unavailable, &Error{Class: ClassTimeout}, unavailable, unavailable}, false, true},
+		{"an answer in between resets the count", []error{unavailable, unavailable, &chat.Error{Class: chat.ClassHTTP4xx}, unavailable, unavailable}, true, false},
+		{"timeouts neither count nor reset", []error{unavailable, &chat.Error{Class: chat.ClassTimeout}, unavailable, unavailable}, false, true},
 		{"a success brings it back", []error{unavailable, unavailable, unavailable, nil}, true, true},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,8 @@ package gpu
 
 import (
 	"context"
+	"pitwall/gpu/chat"
+	"pitwall/gpu/telemetry"
 	"strings"
 	"time"
 )
@@ -181,7 +183,7 @@ func (f *Fleet) applyProbe(d probeDone) {
 
 	f.healthChanged(s.cfg.Name, h)
 	for _, x := range dropped {
-		f.finish(x.q, Result{}, x.err)
+		f.finish(x.q, chat.Result{}, x.err)
 	}
 	f.signal() // residency, VRAM or health may have changed
 }
@@ -204,9 +206,9 @@ func (f *Fleet) scheduleLocked(s *fleetServer) {
 func (f *Fleet) adoptLocked(s *fleetServer, r ProbeResult, ver uint64, force bool) {
 	if s.cfg.Kind == "" && r.Kind != "" {
 		s.kind = r.Kind
-		if s.jit != jitKinds[s.kind] && s.busy == 0 && len(s.loads) == 0 {
+		if s.jit != s.kind.JIT() && s.busy == 0 && len(s.loads) == 0 {
 			// Only while idle: a job under way was placed as the other kind.
-			s.jit = jitKinds[s.kind]
+			s.jit = s.kind.JIT()
 			s.res.reset(nil)
 		}
 	}
@@ -233,13 +235,13 @@ func rejoinable(cfg ServerConfig, r ProbeResult) bool {
 	case r.Status >= 200 && r.Status < 300:
 		return true
 	}
-	return cfg.Models != nil && answered(&Error{Class: statusClass(r.Status)})
+	return cfg.Models != nil && answered(&chat.Error{Class: statusClass(r.Status)})
 }
 
 // suspect reports whether a failure of class c may mean the server died:
 // a refused or dropped connection, a stream cut off, no answer in time.
-func suspect(c ErrorClass) bool {
-	return c == ClassUnavailable || c == ClassMalformed || c == ClassTimeout
+func suspect(c chat.ErrorClass) bool {
+	return c == chat.ClassUnavailable || c == chat.ClassMalformed || c == chat.ClassTimeout
 }
 
 // confirmDown is called when a request on s failed in a way a dead server
@@ -287,11 +289,11 @@ func (f *Fleet) confirmDown(s *fleetServer) (bool, string) {
 
 // serverGPUs is the telemetry of the GPUs a server runs on (its
 // ServerConfig.GPUs), when the fleet has telemetry.
-func (f *Fleet) serverGPUs(s *fleetServer) []GPUState {
+func (f *Fleet) serverGPUs(s *fleetServer) []telemetry.GPUState {
 	if f.opts.Telemetry == nil || len(s.cfg.GPUs) == 0 {
 		return nil
 	}
-	var out []GPUState
+	var out []telemetry.GPUState
 	for _, g := range f.opts.Telemetry.GPUs() {
 		for _, i := range s.cfg.GPUs {
 			if g.Index == i {
@@ -303,7 +305,7 @@ func (f *Fleet) serverGPUs(s *fleetServer) []GPUState {
 }
 
 // telemetryVRAM sums GPUs' memory in GB; 0, 0 when none reports it.
-func telemetryVRAM(gpus []GPUState) (total, used float64) {
+func telemetryVRAM(gpus []telemetry.GPUState) (total, used float64) {
 	for _, g := range gpus {
 		total += g.MemTotalMiB / 1024
 		used += g.MemUsedMiB / 1024

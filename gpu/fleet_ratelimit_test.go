@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"pitwall/gpu/chat"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -56,8 +57,8 @@ func TestFleetHoldsARateLimitedServerUntilItsRetryAfter(t *testing.T) {
 	first.job.Pin = "limited"
 	f.Submit(context.Background(), first.job)
 	o := first.wait(t)
-	wantClass(t, o, ClassRateLimit)
-	var e *Error
+	wantClass(t, o, chat.ClassRateLimit)
+	var e *chat.Error
 	if !errors.As(o.err, &e) || e.RetryAfter != 30*time.Second {
 		t.Fatalf("429 error %v: want RetryAfter 30s", o.err)
 	}

@@ -3,6 +3,7 @@ package gpu
 import (
 	"cmp"
 	"maps"
+	"pitwall/gpu/placement"
 	"slices"
 )
 
@@ -77,7 +78,7 @@ func (r *residency) reset(models []string) {
 
 // usedGB is the VRAM the held models and the loads in flight take, and
 // whether every one of their sizes is known.
-func (r *residency) usedGB(models map[string]ModelView, loads map[string]chan struct{}) (float64, bool) {
+func (r *residency) usedGB(models map[string]placement.ModelView, loads map[string]chan struct{}) (float64, bool) {
 	var used float64
 	for m := range r.lru {
 		sz := models[m].SizeGB
@@ -101,7 +102,7 @@ func (r *residency) usedGB(models map[string]ModelView, loads map[string]chan st
 
 // sized reports whether the fleet can reckon s's VRAM for model m: the
 // server's size, m's and every held model's are known.
-func (s *fleetServer) sized(m string, models map[string]ModelView) (total, used float64, ok bool) {
+func (s *fleetServer) sized(m string, models map[string]placement.ModelView) (total, used float64, ok bool) {
 	total = s.seen.vramTotalGB
 	used, known := s.res.usedGB(models, s.loads)
 	return total, used, known && total > 0 && models[m].SizeGB > 0
@@ -111,7 +112,7 @@ func (s *fleetServer) sized(m string, models map[string]ModelView) (total, used 
 // before m joins s.loads): it evicts the least recently used idle models
 // that make room, when they do. When sizes are unknown it takes the server
 // to hold one model at a time, as the policy does, and drops every idle one.
-func (s *fleetServer) beginLoad(m string, models map[string]ModelView) {
+func (s *fleetServer) beginLoad(m string, models map[string]placement.ModelView) {
 	s.res.ver++ // a load under way makes any probe in flight stale
 	total, used, ok := s.sized(m, models)
 	if !ok {
@@ -144,7 +145,7 @@ func (s *fleetServer) beginLoad(m string, models map[string]ModelView) {
 // loaded records m as held now, evicting the least recently used idle
 // models while the held set overflows the VRAM (a load that had to wait
 // for a drain evicts then).
-func (s *fleetServer) loaded(m string, models map[string]ModelView) {
+func (s *fleetServer) loaded(m string, models map[string]placement.ModelView) {
 	s.res.add(m)
 	total, used, ok := s.sized(m, models)
 	if !ok {
@@ -162,7 +163,7 @@ func (s *fleetServer) loaded(m string, models map[string]ModelView) {
 // served records that a request for m answered: m is held. A request that
 // found m not loaded loaded it itself (a warm-up that failed, or a policy
 // that does not warm up), evicting as a load does.
-func (s *fleetServer) served(m string, models map[string]ModelView) {
+func (s *fleetServer) served(m string, models map[string]placement.ModelView) {
 	if !s.jit {
 		return
 	}

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"maps"
+	"pitwall/gpu/placement"
 	"slices"
 	"testing"
 )
@@ -24,7 +25,7 @@ func resServer(vram float64, held []string, streaming ...string) *fleetServer {
 func heldModels(s *fleetServer) []string { return slices.Sorted(maps.Keys(s.res.lru)) }
 
 func TestFleetResidencyFollowsTheServersEvictions(t *testing.T) {
-	sizes := map[string]ModelView{"a": {SizeGB: 5}, "a2": {SizeGB: 5}, "b": {SizeGB: 10}, "c": {SizeGB: 8}, "big": {SizeGB: 20}, "u": {}}
+	sizes := map[string]placement.ModelView{"a": {SizeGB: 5}, "a2": {SizeGB: 5}, "b": {SizeGB: 10}, "c": {SizeGB: 8}, "big": {SizeGB: 20}, "u": {}}
 	tests := []struct {
 		name      string
 		vram      float64

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"pitwall/gpu/chat"
+	"pitwall/gpu/placement"
+	"pitwall/gpu/telemetry"
 	"slices"
 	"time"
 )
@@ -13,10 +16,6 @@ const downAfter = 3
 
 // tpsAlpha weighs the newest request in a server's tokens/s average.
 const tpsAlpha = 0.3
-
-// jitKinds load a model when a request names it; the others (vllm, openai,
-// unknown) serve every model they offer at all times.
-var jitKinds = map[string]bool{"lmstudio": true, "ollama": true, "llamacpp": true, "sim": true}
 
 // errServerDown ends the requests in flight on a server the fleet has marked
 // down: they may hang on a dead connection far longer than a probe takes to
@@ -30,7 +29,7 @@ type fleetServer struct {
 	client *Client
 
 	jit  bool
-	kind string // cfg.Kind, or what a probe detected when it is ""
+	kind chat.Kind // cfg.Kind, or what a probe detected when it is ""
 
 	offered    map[string]bool // nil until known (config or Discover)
 	up         bool
@@ -64,7 +63,7 @@ type fleetSlot struct {
 // serverReport is what the fleet last read of a server from outside.
 type serverReport struct {
 	vramTotalGB, vramUsedGB float64 // 0 when unknown
-	gpus                    []GPUState
+	gpus                    []telemetry.GPUState
 }
 
 func newServer(cfg ServerConfig, c *Client) *fleetServer {
@@ -72,7 +71,7 @@ func newServer(cfg ServerConfig, c *Client) *fleetServer {
 	if n <= 0 {
 		n = 1
 	}
-	s := &fleetServer{cfg: cfg, client: c, jit: jitKinds[cfg.Kind], kind: cfg.Kind, up: true,
+	s := &fleetServer{cfg: cfg, client: c, jit: cfg.Kind.JIT(), kind: cfg.Kind, up: true,
 		slots: make([]fleetSlot, n), loads: map[string]chan struct{}{}, res: newResidency()}
 	if cfg.Models != nil {
 		s.setOffered(cfg.Models)
@@ -185,14 +184,14 @@ func (s *fleetServer) release(i int, served bool) {
 // there; only unavailable answers count towards marking it down, and a
 // timeout or a cancellation says nothing either way.
 func (s *fleetServer) observe(err error) (changed bool) {
-	switch ClassOf(err) {
-	case ClassUnavailable:
+	switch chat.ClassOf(err) {
+	case chat.ClassUnavailable:
 		s.failures++
 		if s.up && s.failures >= downAfter {
 			s.markDown(err.Error())
 			return true
 		}
-	case ClassTimeout, ClassCanceled:
+	case chat.ClassTimeout, chat.ClassCanceled:
 	default:
 		s.failures = 0
 		if !s.up {
@@ -267,7 +266,7 @@ func movingAvg(avg, x float64) float64 {
 // vram is the server's memory and what its models hold, in GB, as the
 // fleet knows it: the sizes of the models it holds when every one is known,
 // else what the server or telemetry last reported; 0 when unknown.
-func (s *fleetServer) vram(models map[string]ModelView) (total, used float64) {
+func (s *fleetServer) vram(models map[string]placement.ModelView) (total, used float64) {
 	total, used = s.seen.vramTotalGB, s.seen.vramUsedGB
 	if !s.jit {
 		return total, used
@@ -282,8 +281,8 @@ func (s *fleetServer) vram(models map[string]ModelView) (total, used float64) {
 // (and Resident, for servers that are not JIT) are the fleet's own maps: a
 // policy reads them and must not change them. A rate-limited server shows
 // no free slot, so that no policy sends it work before its Retry-After.
-func (s *fleetServer) view(now time.Time, models map[string]ModelView) ServerView {
-	v := ServerView{
+func (s *fleetServer) view(now time.Time, models map[string]placement.ModelView) placement.ServerView {
+	v := placement.ServerView{
 		Name: s.cfg.Name, Up: s.up && s.offered != nil, Slots: len(s.slots), Busy: s.busy,
 		Offered: s.offered, Resident: s.resident(), Loading: s.loading(), JIT: s.jit,
 		Streaming: map[string]int{},
@@ -302,9 +301,9 @@ func (s *fleetServer) view(now time.Time, models map[string]ModelView) ServerVie
 
 // state is the fleet panel's view of the server; queue and GPUs from
 // telemetry are filled by the fleet.
-func (s *fleetServer) state(now time.Time, models map[string]ModelView) ServerState {
-	st := ServerState{
-		Name: s.cfg.Name, Kind: s.kind, URL: s.cfg.URL, Up: s.up, DownReason: s.downReason,
+func (s *fleetServer) state(now time.Time, models map[string]placement.ModelView) telemetry.ServerState {
+	st := telemetry.ServerState{
+		Name: s.cfg.Name, Kind: string(s.kind), URL: s.cfg.URL, Up: s.up, DownReason: s.downReason,
 		Slots: len(s.slots), Busy: s.busy, Loading: s.loading(), TokensPerSec: s.tps,
 		Offered: slices.Sorted(maps.Keys(s.offered)), Resident: slices.Sorted(maps.Keys(s.resident())),
 		GPUs: slices.Clone(s.seen.gpus),

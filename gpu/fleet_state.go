@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"pitwall/gpu/telemetry"
 	"time"
 )
 
@@ -9,7 +10,7 @@ import (
 // panel: health and why it is down, slots, the jobs waiting that could run
 // there, resident and loading models, memory, and GPUs (from the
 // simulator's probe, else from Options.Telemetry).
-func (f *Fleet) State() []ServerState {
+func (f *Fleet) State() []telemetry.ServerState {
 	f.mu.Lock()
 	out := f.stateLocked()
 	f.mu.Unlock()
@@ -22,7 +23,7 @@ func (f *Fleet) State() []ServerState {
 // or ended, a probe, a server going down or coming back), so a caller waits
 // on the state itself rather than on time; ctx bounds the wait. GPU
 // readings from telemetry do not wake it.
-func (f *Fleet) WaitState(ctx context.Context, cond func([]ServerState) bool) ([]ServerState, error) {
+func (f *Fleet) WaitState(ctx context.Context, cond func([]telemetry.ServerState) bool) ([]telemetry.ServerState, error) {
 	for {
 		f.mu.Lock()
 		st := f.stateLocked()
@@ -40,9 +41,9 @@ func (f *Fleet) WaitState(ctx context.Context, cond func([]ServerState) bool) ([
 	}
 }
 
-func (f *Fleet) stateLocked() []ServerState {
+func (f *Fleet) stateLocked() []telemetry.ServerState {
 	now := f.now()
-	out := make([]ServerState, len(f.servers))
+	out := make([]telemetry.ServerState, len(f.servers))
 	for i, s := range f.servers {
 		out[i] = s.state(now, f.models)
 		for _, q := range f.queue {
@@ -56,7 +57,7 @@ func (f *Fleet) stateLocked() []ServerState {
 
 // fillTelemetry gives servers that no probe told of their GPUs the
 // telemetry of the GPUs they are configured on.
-func (f *Fleet) fillTelemetry(st []ServerState) {
+func (f *Fleet) fillTelemetry(st []telemetry.ServerState) {
 	if f.opts.Telemetry == nil {
 		return
 	}
@@ -94,7 +95,7 @@ type meanAcc struct {
 }
 
 // noteJobTimeLocked folds one job's time holding its slot (request sent to
-// last token: load excluded) into its model's ModelView.JobTime, the mean
+// last token: load excluded) into its model's placement.ModelView.JobTime, the mean
 // so far, as the discrete-event simulation measures it.
 func (f *Fleet) noteJobTimeLocked(model string, d time.Duration) {
 	if d <= 0 {

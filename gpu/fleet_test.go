@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"pitwall/gpu/chat"
+	"pitwall/gpu/placement"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,7 +15,7 @@ import (
 
 // jobOutcome is one call of a job's Done.
 type jobOutcome struct {
-	res Result
+	res chat.Result
 	err error
 }
 
@@ -28,10 +30,14 @@ type trackedJob struct {
 func trackJob(model, content string) *trackedJob {
 	tj := &trackedJob{done: make(chan jobOutcome, 1), dispatched: make(chan string, 1)}
 	tj.job = &Job{
-		Request:    Request{Model: model, Messages: []Message{{Role: "user", Content: content}}},
-		Purpose:    PurposeInference,
-		Dispatched: func(server string) { tj.dispatched <- server },
-		Done: func(res Result, err error) {
+		Request: chat.Request{Model: model, Messages: []chat.Message{{Role: "user", Content: content}}},
+		Purpose: chat.PurposeInference,
+		Dispatched: func(server string, loading bool) {
+			if !loading {
+				tj.dispatched <- server
+			}
+		},
+		Done: func(res chat.Result, err error) {
 			if tj.calls.Add(1) == 1 {
 				tj.done <- jobOutcome{res, err}
 			}
@@ -56,9 +62,9 @@ func (tj *trackedJob) wait(t *testing.T) jobOutcome {
 // pending reports whether Done has not been called.
 func (tj *trackedJob) pending() bool { return tj.calls.Load() == 0 }
 
-func wantClass(t *testing.T, o jobOutcome, class ErrorClass) {
+func wantClass(t *testing.T, o jobOutcome, class chat.ErrorClass) {
 	t.Helper()
-	if got := ClassOf(o.err); got != class {
+	if got := chat.ClassOf(o.err); got != class {
 		t.Errorf("Done error %v: class %q, want %q", o.err, got, class)
 	}
 }
@@ -72,12 +78,12 @@ func wantOK(t *testing.T, o jobOutcome) {
 
 // greedyPolicy is a policy that puts every queued job on the first server that
 // offers its model, slots or not: the fleet must refuse the excess.
-var greedyPolicy = PolicyFunc(func(v FleetView) []Assignment {
-	var out []Assignment
+var greedyPolicy = placement.PolicyFunc(func(v placement.FleetView) []placement.Assignment {
+	var out []placement.Assignment
 	for _, j := range v.Queue {
 		for _, s := range v.Servers {
 			if s.Offered[j.Model] {
-				out = append(out, Assignment{Job: j.ID, Server: s.Name})
+				out = append(out, placement.Assignment{Job: j.ID, Server: s.Name})
 				break
 			}
 		}
@@ -88,8 +94,8 @@ var greedyPolicy = PolicyFunc(func(v FleetView) []Assignment {
 func TestFleetNeverExceedsAServersSlots(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		policy Policy
-	}{{"first fit", FirstFit}, {"a policy that over-assigns", greedyPolicy}} {
+		policy placement.Policy
+	}{{"first fit", placement.FirstFit}, {"a policy that over-assigns", greedyPolicy}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var inflight, peak atomic.Int32
 			arrived := make(chan struct{}, 16)
@@ -156,7 +162,7 @@ func TestFleetCountsTheTimeoutFromDispatchNotEnqueue(t *testing.T) {
 		f.Submit(context.Background(), tj.job)
 	}
 	o := hang.wait(t)
-	wantClass(t, o, ClassTimeout)
+	wantClass(t, o, chat.ClassTimeout)
 	for _, tj := range []*trackedJob{quick1, quick2} {
 		wantOK(t, tj.wait(t))
 		if s := <-tj.dispatched; s != "gpu0" {
@@ -196,7 +202,7 @@ func TestFleetCancelWhileQueuedAndInFlight(t *testing.T) {
 
 	cancelB()
 	ob := b.wait(t)
-	wantClass(t, ob, ClassCanceled)
+	wantClass(t, ob, chat.ClassCanceled)
 	if !strings.Contains(ob.err.Error(), "queued") {
 		t.Errorf("queued cancel says %q; want it to say it was queued", ob.err)
 	}
@@ -206,7 +212,7 @@ func TestFleetCancelWhileQueuedAndInFlight(t *testing.T) {
 
 	cancelA()
 	oa := a.wait(t)
-	wantClass(t, oa, ClassCanceled)
+	wantClass(t, oa, chat.ClassCanceled)
 	if oa.res.Server != "gpu0" {
 		t.Errorf("in-flight cancel: Result.Server = %q, want gpu0", oa.res.Server)
 	}
@@ -235,14 +241,14 @@ func TestFleetCloseCancelsEverything(t *testing.T) {
 		if tj.pending() {
 			t.Fatalf("Close returned before job %s was done", tj.job.Request.Messages[0].Content)
 		}
-		wantClass(t, tj.wait(t), ClassCanceled)
+		wantClass(t, tj.wait(t), chat.ClassCanceled)
 	}
 	late := trackJob("m", "late")
 	f.Submit(context.Background(), late.job)
 	if late.pending() {
 		t.Fatal("Submit after Close did not finish the job at once")
 	}
-	wantClass(t, late.wait(t), ClassCanceled)
+	wantClass(t, late.wait(t), chat.ClassCanceled)
 	f.Close() // twice is fine
 	noLeakedGoroutines(t)
 }
@@ -272,7 +278,7 @@ func TestFleetCallsDoneExactlyOnce(t *testing.T) {
 		}
 		tj := trackJob([]string{"m", "n"}[i%2], content)
 		inner := tj.job.Done
-		tj.job.Done = func(res Result, err error) {
+		tj.job.Done = func(res chat.Result, err error) {
 			inner(res, err)
 			once.Do(func() { close(firstDone) })
 		}
@@ -283,7 +289,7 @@ func TestFleetCallsDoneExactlyOnce(t *testing.T) {
 			cancel() // cancelled before it is submitted
 		case 2:
 			// cancelled the moment it is dispatched
-			tj.job.Dispatched = func(string) { cancel() }
+			tj.job.Dispatched = func(string, bool) { cancel() }
 		case 3:
 			tj.job.Timeout = time.Nanosecond
 		}

@@ -11,17 +11,21 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/gpu/chat"
+	"pitwall/gpu/placement"
 	"pitwall/gpu/sim"
+	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/telemetry"
 )
 
 // recordingPolicy keeps a copy of each view it is shown and places as
-// Placement does.
+// placement.Default does.
 type recordingPolicy struct {
 	mu    sync.Mutex
-	views []FleetView
+	views []placement.FleetView
 }
 
-func (p *recordingPolicy) Place(v FleetView) []Assignment {
+func (p *recordingPolicy) Place(v placement.FleetView) []placement.Assignment {
 	c := v
 	c.Models = maps.Clone(v.Models)
 	c.Queue = slices.Clone(v.Queue)
@@ -33,18 +37,18 @@ func (p *recordingPolicy) Place(v FleetView) []Assignment {
 	p.mu.Lock()
 	p.views = append(p.views, c)
 	p.mu.Unlock()
-	return Placement.Place(v)
+	return placement.Default.Place(v)
 }
 
 // last is the latest view the policy was shown.
-func (p *recordingPolicy) last() FleetView {
+func (p *recordingPolicy) last() placement.FleetView {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.views[len(p.views)-1]
 }
 
 func TestFleetShowsThePolicyResidencyVRAMAndJobTimes(t *testing.T) {
-	catalog := map[string]sim.ModelSpec{
+	catalog := map[string]spec.Model{
 		"m": {SizeGB: 4, TokensPerSec: 400, ReplyTokens: 20},
 		"n": {SizeGB: 6, TokensPerSec: 400, ReplyTokens: 20},
 		"p": {SizeGB: 3, TokensPerSec: 400, ReplyTokens: 20},
@@ -53,7 +57,7 @@ func TestFleetShowsThePolicyResidencyVRAMAndJobTimes(t *testing.T) {
 	// a probe can tell.
 	s := startSim(t, "gpu0", 2, []string{"m", "n", "p"}, []string{"p"}, catalog)
 	rec := &recordingPolicy{}
-	models := map[string]ModelView{"m": {SizeGB: 4, LoadTime: 400 * time.Millisecond}, "n": {SizeGB: 6}, "p": {SizeGB: 3}}
+	models := map[string]placement.ModelView{"m": {SizeGB: 4, LoadTime: 400 * time.Millisecond}, "n": {SizeGB: 6}, "p": {SizeGB: 3}}
 	f := NewFleet([]ServerConfig{simConfig(s, 2, []string{"m", "n", "p"})}, fastProbes(Options{Policy: rec, Models: models}))
 	defer f.Close()
 	if errs := f.Discover(context.Background()); errs["gpu0"] != nil {
@@ -92,22 +96,22 @@ func TestFleetShowsThePolicyResidencyVRAMAndJobTimes(t *testing.T) {
 
 func TestFleetStateShowsTheGPUsOfEachServer(t *testing.T) {
 	simServer, err := sim.Start(sim.Config{Name: "sim0", Slots: 1, Models: []string{"m"}, Instant: true,
-		Spec: sim.ServerSpec{Backend: sim.BackendLMStudio, GPUs: []sim.GPUSpec{{VRAMGB: 24}, {VRAMGB: 48}}}})
+		Spec: spec.Server{Backend: sim.BackendLMStudio, GPUs: []spec.GPU{{VRAMGB: 24}, {VRAMGB: 48}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = simServer.Close() })
-	// Telemetry for the real server: this machine's GPUs 0 and 1, read
+	// telemetry.Watcher for the real server: this machine's GPUs 0 and 1, read
 	// from a simulator's /sim/gpus.
 	telSrc, err := sim.Start(sim.Config{Name: "tel", Models: []string{"x"}, Instant: true,
-		Spec: sim.ServerSpec{GPUs: []sim.GPUSpec{{VRAMGB: 12}, {VRAMGB: 16}}}})
+		Spec: spec.Server{GPUs: []spec.GPU{{VRAMGB: 12}, {VRAMGB: 16}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = telSrc.Close() })
-	tel := StartTelemetry(context.Background(), TelemetryOptions{Source: "url:http://" + telSrc.Addr() + "/sim/gpus", Interval: 10 * time.Millisecond})
+	tel := telemetry.Start(context.Background(), telemetry.Options{Source: "url:http://" + telSrc.Addr() + "/sim/gpus", Interval: 10 * time.Millisecond})
 	t.Cleanup(tel.Close)
-	<-tel.updated()
+	<-tel.Updated()
 	real := oaiServer(t, nil, "m")
 
 	f := NewFleet([]ServerConfig{
@@ -176,20 +180,20 @@ func fakeLMStudio(t *testing.T, models ...string) (url string, setLoaded func(..
 }
 
 func TestFleetProbesFollowResidencyChangesMadeOutsideIt(t *testing.T) {
-	for _, kind := range []string{"lmstudio", ""} {
-		t.Run("kind="+kind, func(t *testing.T) {
+	for _, kind := range []chat.Kind{chat.KindLMStudio, ""} {
+		t.Run("kind="+string(kind), func(t *testing.T) {
 			url, setLoaded := fakeLMStudio(t, "a", "b")
 			setLoaded("a")
 			f := NewFleet([]ServerConfig{{Name: "lms", URL: url, Kind: kind, Slots: 1, Models: []string{"a", "b"}}}, fastProbes(Options{}))
 			defer f.Close()
-			st := waitFleet(t, f, "a resident", func(st map[string]ServerState) bool { return slices.Equal(st["lms"].Resident, []string{"a"}) })
+			st := waitFleet(t, f, "a resident", func(st map[string]telemetry.ServerState) bool { return slices.Equal(st["lms"].Resident, []string{"a"}) })
 			if st["lms"].Kind != "lmstudio" {
 				t.Errorf("Kind %q, want lmstudio, as configured or detected", st["lms"].Kind)
 			}
 			setLoaded("b")
-			waitFleet(t, f, "b resident instead", func(st map[string]ServerState) bool { return slices.Equal(st["lms"].Resident, []string{"b"}) })
+			waitFleet(t, f, "b resident instead", func(st map[string]telemetry.ServerState) bool { return slices.Equal(st["lms"].Resident, []string{"b"}) })
 			setLoaded()
-			waitFleet(t, f, "nothing resident", func(st map[string]ServerState) bool { return len(st["lms"].Resident) == 0 })
+			waitFleet(t, f, "nothing resident", func(st map[string]telemetry.ServerState) bool { return len(st["lms"].Resident) == 0 })
 		})
 	}
 }
@@ -211,7 +215,7 @@ func TestFleetSubmitAllShowsThePolicyTheWholeBatch(t *testing.T) {
 	if jobs[2].pending() {
 		t.Fatal("a job no server offers was queued")
 	}
-	wantClass(t, jobs[2].wait(t), ClassHTTP4xx)
+	wantClass(t, jobs[2].wait(t), chat.ClassHTTP4xx)
 	for i, tj := range jobs {
 		if i != 2 {
 			wantOK(t, tj.wait(t))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"pitwall/gpu/chat"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -46,8 +47,8 @@ func TestFleetPrefersTheServerWhereTheModelIsResident(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var reported []string
-	f := NewFleet(cfgs, Options{Warmup: func(server, model string) func(Result, error) {
-		return func(res Result, err error) {
+	f := NewFleet(cfgs, Options{Warmup: func(server, model string) func(chat.Result, error) {
+		return func(res chat.Result, err error) {
 			mu.Lock()
 			defer mu.Unlock()
 			reported = append(reported, fmt.Sprintf("%s/%s err=%v", server, model, err))
@@ -94,10 +95,10 @@ func TestFleetPrefersTheServerWhereTheModelIsResident(t *testing.T) {
 
 func TestFleetWarmsUpOnlyServersThatLoadOnDemand(t *testing.T) {
 	for _, tc := range []struct {
-		kind    string
+		kind    chat.Kind
 		warmups int
 	}{{"lmstudio", 1}, {"ollama", 1}, {"llamacpp", 1}, {"sim", 1}, {"vllm", 0}, {"openai", 0}, {"", 0}} {
-		t.Run("kind="+tc.kind, func(t *testing.T) {
+		t.Run("kind="+string(tc.kind), func(t *testing.T) {
 			fk := &oaiJITServer{}
 			srv := oaiServer(t, fk.handler)
 			f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: tc.kind, Slots: 1, Models: []string{"a"}}}, Options{})
@@ -127,8 +128,8 @@ func TestFleetModelServedAfterAFailedWarmupIsResident(t *testing.T) {
 	})
 	var reported atomic.Value
 	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "llamacpp", Slots: 1, Models: []string{"a"}}},
-		Options{Warmup: func(server, model string) func(Result, error) {
-			return func(_ Result, err error) { reported.Store(ClassOf(err)) }
+		Options{Warmup: func(server, model string) func(chat.Result, error) {
+			return func(_ chat.Result, err error) { reported.Store(chat.ClassOf(err)) }
 		}})
 	defer f.Close()
 	for i := range 2 {
@@ -139,7 +140,7 @@ func TestFleetModelServedAfterAFailedWarmupIsResident(t *testing.T) {
 	if n := warmups.Load(); n != 1 {
 		t.Errorf("%d warm-ups; want 1: the first job's answer shows the model is loaded", n)
 	}
-	if got := reported.Load(); got != ClassHTTP5xx {
+	if got := reported.Load(); got != chat.ClassHTTP5xx {
 		t.Errorf("Warmup hook got class %v, want http_5xx", got)
 	}
 }

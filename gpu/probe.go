@@ -3,6 +3,8 @@ package gpu
 import (
 	"context"
 	"net/http"
+	"pitwall/gpu/chat"
+	"pitwall/gpu/telemetry"
 	"strings"
 	"time"
 )
@@ -12,8 +14,8 @@ type ProbeResult struct {
 	Server    string
 	URL       string
 	Reachable bool
-	Error     string // why not reachable, or why /v1/models failed, in words
-	Kind      string // as configured, or detected when configured kind is ""
+	Error     string    // why not reachable, or why /v1/models failed, in words
+	Kind      chat.Kind // as configured, or detected when configured kind is ""
 	Models    []string
 	// Resident lists the models loaded now, when the backend tells; nil when
 	// it cannot (a hosted API), empty when it tells that none is.
@@ -22,8 +24,8 @@ type ProbeResult struct {
 	// Running and Waiting are requests in flight and queued, from the
 	// backend's metrics when it serves them.
 	Running, Waiting int
-	KVCachePct       float64    // vLLM kv_cache_usage_perc (or gpu_cache_usage_perc) * 100
-	GPUs             []GPUState // from the simulator's /sim/gpus when the server is a sim
+	KVCachePct       float64              // vLLM kv_cache_usage_perc (or gpu_cache_usage_perc) * 100
+	GPUs             []telemetry.GPUState // from the simulator's /sim/gpus when the server is a sim
 	Latency          time.Duration
 	// Status is the HTTP status GET /models answered with; 0 when it did not.
 	Status int
@@ -40,7 +42,7 @@ type ProbeResult struct {
 // {url}/models for reachability, the offered models and the latency, then the
 // backend's own endpoints for residency, slots, queue and cache (see
 // DetectKind for which). A server that does not answer is Reachable false
-// with Error saying why; the backend's own endpoints failing is not an error,
+// with chat.Error saying why; the backend's own endpoints failing is not an error,
 // it only leaves their fields unknown. A nil hc means http.DefaultClient;
 // ctx bounds the whole probe.
 func Probe(ctx context.Context, hc *http.Client, cfg ServerConfig) ProbeResult {

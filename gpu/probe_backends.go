@@ -3,6 +3,8 @@ package gpu
 import (
 	"context"
 	"encoding/json"
+	"pitwall/gpu/chat"
+	"pitwall/gpu/telemetry"
 )
 
 // The bodies below are the parts of each backend's state endpoints that
@@ -184,7 +186,7 @@ func readVLLM(ctx context.Context, c probeClient, root string, r *ProbeResult) {
 // readSim fills GPUs from the simulator's /sim/gpus, reads the state of the
 // backend it imitates, and lets /sim/state, when served, have the last word.
 func readSim(ctx context.Context, c probeClient, root string, r *ProbeResult) {
-	if gpus, err := PollSimGPUs(ctx, c.hc, root+"/sim/gpus"); err == nil {
+	if gpus, err := telemetry.PollSim(ctx, c.hc, root+"/sim/gpus"); err == nil {
 		r.GPUs = gpus
 	}
 	if kind := detectBackend(ctx, c, root); kind != "openai" {
@@ -215,7 +217,7 @@ func readSim(ctx context.Context, c probeClient, root string, r *ProbeResult) {
 }
 
 // readBackend reads the state endpoints of one kind of backend into r.
-func readBackend(ctx context.Context, c probeClient, kind, root string, r *ProbeResult) {
+func readBackend(ctx context.Context, c probeClient, kind chat.Kind, root string, r *ProbeResult) {
 	switch kind {
 	case "lmstudio":
 		readLMStudio(ctx, c, root, r)

@@ -3,7 +3,9 @@ package gpu
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
+	"pitwall/gpu/chat"
 )
 
 // DetectKind tells which backend serves baseURL (a URL ending in /v1, or its
@@ -19,14 +21,14 @@ import (
 //
 // Each answer must have its backend's shape, not just a 200, because some
 // servers answer every path. A nil hc means http.DefaultClient.
-func DetectKind(ctx context.Context, hc *http.Client, baseURL string) string {
+func DetectKind(ctx context.Context, hc *http.Client, baseURL string) chat.Kind {
 	return detectKind(ctx, newProbeClient(hc, ""), probeRoot(baseURL))
 }
 
 // detectKind is DetectKind with the probe's client, which carries the
 // server's API key.
-func detectKind(ctx context.Context, c probeClient, root string) string {
-	var gpus []simGPU
+func detectKind(ctx context.Context, c probeClient, root string) chat.Kind {
+	var gpus []json.RawMessage // any array: the simulator is the only server with this path
 	if err := c.getJSON(ctx, root+"/sim/gpus", &gpus); err == nil && gpus != nil {
 		return "sim"
 	}
@@ -34,7 +36,7 @@ func detectKind(ctx context.Context, c probeClient, root string) string {
 }
 
 // detectBackend is DetectKind without the simulator.
-func detectBackend(ctx context.Context, c probeClient, root string) string {
+func detectBackend(ctx context.Context, c probeClient, root string) chat.Kind {
 	var v0 lmstudioV0Models
 	if err := c.getJSON(ctx, root+"/api/v0/models", &v0); err == nil && v0.Data != nil {
 		return "lmstudio"

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"pitwall/gpu/chat"
+	"pitwall/gpu/telemetry"
 	"reflect"
 	"slices"
 	"strings"
@@ -132,7 +134,7 @@ var backendRoutes = map[string]map[string]route{
 func TestProbeReadsEachBackend(t *testing.T) {
 	tests := []struct {
 		backend string
-		kind    string // configured; "" detects
+		kind    chat.Kind // configured; "" detects
 		want    ProbeResult
 	}{
 		{
@@ -185,7 +187,7 @@ func TestProbeReadsEachBackend(t *testing.T) {
 			want: ProbeResult{Kind: "sim", Models: []string{"qwen3-8b", "gemma-3-12b"},
 				Resident: []string{"qwen3-8b"}, Slots: 4, Running: 1, Waiting: 2,
 				Loading: []string{}, VRAMTotalGB: 24, VRAMUsedGB: 5,
-				GPUs: []GPUState{
+				GPUs: []telemetry.GPUState{
 					{Index: 0, UUID: "GPU-sim-0", Name: "Simulated RTX 4090", UtilPct: 87.5, MemUsedMiB: 20480, MemTotalMiB: 24576, TempC: 71, PowerW: 402.5},
 					{Index: 1, UUID: "GPU-sim-1", Name: "Simulated RTX 4090", MemUsedMiB: 512, MemTotalMiB: 24576, TempC: 35, PowerW: 21},
 				}},
@@ -195,7 +197,7 @@ func TestProbeReadsEachBackend(t *testing.T) {
 			kind:    "sim",
 			want: ProbeResult{Kind: "sim", Models: []string{"qwen3-8b", "gemma-3-12b"},
 				Resident: []string{"qwen3-8b"},
-				GPUs: []GPUState{
+				GPUs: []telemetry.GPUState{
 					{Index: 0, UUID: "GPU-sim-0", Name: "Simulated RTX 4090", UtilPct: 87.5, MemUsedMiB: 20480, MemTotalMiB: 24576, TempC: 71, PowerW: 402.5},
 					{Index: 1, UUID: "GPU-sim-1", Name: "Simulated RTX 4090", MemUsedMiB: 512, MemTotalMiB: 24576, TempC: 35, PowerW: 21},
 				}},
@@ -210,13 +212,13 @@ func TestProbeReadsEachBackend(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.backend+"/kind="+tt.kind, func(t *testing.T) {
+		t.Run(tt.backend+"/kind="+string(tt.kind), func(t *testing.T) {
 			fb := newFakeBackend(t, backendRoutes[tt.backend])
 			cfg := ServerConfig{Name: "gpu0", URL: fb.URL + "/v1", Kind: tt.kind}
 			got := Probe(t.Context(), fb.Client(), cfg)
 
 			if !got.Reachable || got.Error != "" {
-				t.Fatalf("Reachable = %v, Error = %q", got.Reachable, got.Error)
+				t.Fatalf("Reachable = %v, chat.Error = %q", got.Reachable, got.Error)
 			}
 			if got.Server != "gpu0" || got.URL != cfg.URL {
 				t.Errorf("Server, URL = %q, %q", got.Server, got.URL)
@@ -251,7 +253,7 @@ func TestProbeReadsEachBackend(t *testing.T) {
 func TestDetectKind(t *testing.T) {
 	tests := []struct {
 		backend string
-		want    string
+		want    chat.Kind
 	}{
 		{"lmstudio", "lmstudio"},
 		{"ollama", "ollama"},
@@ -326,7 +328,7 @@ func TestProbeFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Probe(t.Context(), nil, tt.cfg)
 			if got.Reachable != tt.wantReachable {
-				t.Errorf("Reachable = %v, want %v (Error %q)", got.Reachable, tt.wantReachable, got.Error)
+				t.Errorf("Reachable = %v, want %v (chat.Error %q)", got.Reachable, tt.wantReachable, got.Error)
 			}
 			if tt.wantErr == "" && got.Error != "" || !strings.Contains(got.Error, tt.wantErr) {
 				t.Errorf("Error = %q, want it to say %q", got.Error, tt.wantErr)
@@ -347,7 +349,7 @@ func TestProbeHonoursContext(t *testing.T) {
 	cancel()
 	got := Probe(ctx, fb.Client(), ServerConfig{URL: fb.URL + "/v1"})
 	if got.Reachable || !strings.Contains(got.Error, "cancelled") {
-		t.Errorf("Reachable = %v, Error = %q; want a cancelled probe", got.Reachable, got.Error)
+		t.Errorf("Reachable = %v, chat.Error = %q; want a cancelled probe", got.Reachable, got.Error)
 	}
 	if n := len(fb.paths()); n != 0 {
 		t.Errorf("a cancelled probe still asked %d paths", n)

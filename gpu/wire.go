@@ -4,14 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"pitwall/gpu/chat"
 
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// toOpenAI translates a Request into go-openai's request. Temperature is left
+// toOpenAI translates a chat.Request into go-openai's request. Temperature is left
 // out on purpose: go-openai drops 0 (omitempty), so the hook transport writes
 // it onto the wire instead (see hook.go).
-func toOpenAI(r Request) (openai.ChatCompletionRequest, error) {
+func toOpenAI(r chat.Request) (openai.ChatCompletionRequest, error) {
 	if r.Model == "" {
 		return openai.ChatCompletionRequest{}, errors.New("request names no model")
 	}
@@ -67,7 +68,7 @@ func toOpenAI(r Request) (openai.ChatCompletionRequest, error) {
 	return out, nil
 }
 
-func toOpenAIFormat(rf *ResponseFormat) (*openai.ChatCompletionResponseFormat, error) {
+func toOpenAIFormat(rf *chat.ResponseFormat) (*openai.ChatCompletionResponseFormat, error) {
 	switch rf.Type {
 	case "", "text":
 		return &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeText}, nil
@@ -126,7 +127,7 @@ type toolCallDelta struct {
 // toolCallAcc assembles streamed tool calls: each delta names the call it
 // continues by index; its name and id come once, its arguments in pieces.
 type toolCallAcc struct {
-	calls []ToolCall
+	calls []chat.ToolCall
 	index map[int]int // delta index -> position in calls
 }
 
@@ -150,7 +151,7 @@ func (t *toolCallAcc) add(d toolCallDelta) {
 	}
 	if pos < 0 {
 		pos = len(t.calls)
-		t.calls = append(t.calls, ToolCall{})
+		t.calls = append(t.calls, chat.ToolCall{})
 		if d.Index != nil {
 			if t.index == nil {
 				t.index = make(map[int]int)

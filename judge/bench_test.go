@@ -1,11 +1,11 @@
 package judge
 
 import (
+	"pitwall/gpu/chat"
+	"pitwall/judge/check"
 	"strings"
 	"testing"
 	"time"
-
-	"pitwall/gpu"
 )
 
 // judgeAnswer is a typical reasoning judge's answer: thinking, a few
@@ -46,7 +46,7 @@ func BenchmarkParseNoVerdict(b *testing.B) {
 // semantic validation every reply gets; ns/check is the cost per check.
 func BenchmarkRunChecks(b *testing.B) {
 	b.ReportAllocs()
-	checks := []Check{
+	checks := []check.Check{
 		{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Tokyo"}},
 		{Type: "not-tool-call", Name: "execute_code"},
 		{Type: "not-contains", Value: "I cannot"},
@@ -56,15 +56,15 @@ func BenchmarkRunChecks(b *testing.B) {
 		{Type: "not-refusal"},
 		{Type: "max-latency", Value: "30s"},
 	}
-	out := Output{
+	out := check.Output{
 		Content:   `{"city": "Tokyo"}`,
-		ToolCalls: []gpu.ToolCall{{Name: "get_weather", Arguments: `{"city": "Tokyo", "units": "metric"}`}},
+		ToolCalls: []chat.ToolCall{{Name: "get_weather", Arguments: `{"city": "Tokyo", "units": "metric"}`}},
 		Latency:   2 * time.Second,
 	}
-	expect := Expect{HasTools: true, ToolChoice: "required"}
+	expect := check.Expect{HasTools: true, ToolChoice: "required"}
 	for b.Loop() {
-		rs := append(Validate(expect, out), RunChecks(checks, out)...)
-		if !Passed(rs) {
+		rs := append(check.Validate(expect, out), check.RunChecks(checks, out)...)
+		if !check.Passed(rs) {
 			b.Fatalf("checks failed: %+v", rs)
 		}
 	}

@@ -5,9 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"pitwall/gpu/chat"
+	"pitwall/internal/textutil"
 	"strconv"
-
-	"pitwall/gpu"
 )
 
 // KeyInput is everything that decides a judge's answer to one sample, and so
@@ -53,9 +53,9 @@ func writeField(h hash.Hash, s string) {
 }
 
 // toolsJSON writes no tools (nil or empty) the same way.
-func toolsJSON(tools []gpu.Tool) string {
+func toolsJSON(tools []chat.Tool) string {
 	if len(tools) == 0 {
 		return ""
 	}
-	return mustMarshal(tools)
+	return textutil.JSON(tools)
 }

@@ -1,16 +1,15 @@
 package judge
 
 import (
+	"pitwall/gpu/chat"
 	"testing"
-
-	"pitwall/gpu"
 )
 
 func TestCacheKeyCoversEveryField(t *testing.T) {
 	base := KeyInput{
 		BaseURL: "http://127.0.0.1:1234/v1", Model: "gemma", TemplateID: "rubric-v1", TemplateVersion: "1",
 		TemplateHash: "abc", Temperature: 0.7, MaxTokens: 512, Seed: 42, Sample: 0,
-		Input: Input{System: "s", Prompt: "p", Tools: []gpu.Tool{weatherTool}, Candidate: "c", Criteria: "k", Reference: "r"},
+		Input: Input{System: "s", Prompt: "p", Tools: []chat.Tool{weatherTool}, Candidate: "c", Criteria: "k", Reference: "r"},
 	}
 	key := CacheKey(base)
 	if len(key) != 64 || key != CacheKey(base) {
@@ -32,7 +31,7 @@ func TestCacheKeyCoversEveryField(t *testing.T) {
 		"tool schema": func(k *KeyInput) {
 			tool := weatherTool
 			tool.Function.Description = "weather"
-			k.Input.Tools = []gpu.Tool{tool}
+			k.Input.Tools = []chat.Tool{tool}
 		},
 		"candidate": func(k *KeyInput) { k.Input.Candidate = "C" },
 		"criteria":  func(k *KeyInput) { k.Input.Criteria = "K" },
@@ -51,7 +50,7 @@ func TestCacheKeyCoversEveryField(t *testing.T) {
 
 func TestCacheKeyTreatsNoToolsAlike(t *testing.T) {
 	a := KeyInput{Input: Input{Tools: nil}}
-	b := KeyInput{Input: Input{Tools: []gpu.Tool{}}}
+	b := KeyInput{Input: Input{Tools: []chat.Tool{}}}
 	if CacheKey(a) != CacheKey(b) {
 		t.Error("nil and empty tools give different keys")
 	}

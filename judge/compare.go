@@ -1,23 +1,25 @@
 package judge
 
+import "pitwall/judge/scoring"
+
 // Comparison is how two judges agreed over the cells both judged.
 type Comparison struct {
-	N         int     `json:"n"`         // cells both judged (neither Error nor unjudged)
+	N         int     `json:"n"`         // cells both judged (neither scoring.Error nor unjudged)
 	Agreement float64 `json:"agreement"` // share of those cells with the same verdict
 	Kappa     float64 `json:"kappa"`     // Cohen's κ: agreement beyond what chance gives
 }
 
 // Compare compares two judges' verdicts on the same cells, index by index,
 // and returns their raw agreement and Cohen's κ. See CompareVerdicts.
-func Compare(a, b []Verdict) (agreement, kappa float64) {
+func Compare(a, b []scoring.Verdict) (agreement, kappa float64) {
 	c := CompareVerdicts(a, b)
 	return c.Agreement, c.Kappa
 }
 
 // CompareVerdicts compares two judges' verdicts on the same cells, index by
-// index. A cell counts only when both judged it: an Error or empty verdict on
-// either side, or an index past the shorter list, leaves it out. Pass, Fail
-// and Warn are the categories.
+// index. A cell counts only when both judged it: an scoring.Error or empty verdict on
+// either side, or an index past the shorter list, leaves it out. scoring.Pass, scoring.Fail
+// and scoring.Warn are the categories.
 //
 // κ = (po − pe) / (1 − pe), po the observed agreement and pe the agreement
 // expected by chance from each judge's own rates. Degenerate cases:
@@ -29,9 +31,9 @@ func Compare(a, b []Verdict) (agreement, kappa float64) {
 //
 // One constant judge against a varying one gives κ = 0 from the formula:
 // agreement no better than chance.
-func CompareVerdicts(a, b []Verdict) Comparison {
-	var counts [2]map[Verdict]int
-	counts[0], counts[1] = map[Verdict]int{}, map[Verdict]int{}
+func CompareVerdicts(a, b []scoring.Verdict) Comparison {
+	var counts [2]map[scoring.Verdict]int
+	counts[0], counts[1] = map[scoring.Verdict]int{}, map[scoring.Verdict]int{}
 	n, agree := 0, 0
 	for i := 0; i < len(a) && i < len(b); i++ {
 		if !comparable(a[i]) || !comparable(b[i]) {
@@ -61,6 +63,6 @@ func CompareVerdicts(a, b []Verdict) Comparison {
 	return c
 }
 
-func comparable(v Verdict) bool {
-	return v == Pass || v == Fail || v == Warn
+func comparable(v scoring.Verdict) bool {
+	return v == scoring.Pass || v == scoring.Fail || v == scoring.Warn
 }

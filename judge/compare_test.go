@@ -1,27 +1,30 @@
 package judge
 
-import "testing"
+import (
+	"pitwall/judge/scoring"
+	"testing"
+)
 
 func TestCompare(t *testing.T) {
-	P, F, W, E := Pass, Fail, Warn, Error
+	P, F, W, E := scoring.Pass, scoring.Fail, scoring.Warn, scoring.Error
 	tests := []struct {
 		name      string
-		a, b      []Verdict
+		a, b      []scoring.Verdict
 		n         int
 		agreement float64
 		kappa     float64
 	}{
-		{"perfect agreement", []Verdict{P, F, P, F}, []Verdict{P, F, P, F}, 4, 1, 1},
-		{"perfect disagreement", []Verdict{P, F, P, F}, []Verdict{F, P, F, P}, 4, 0, -1},
+		{"perfect agreement", []scoring.Verdict{P, F, P, F}, []scoring.Verdict{P, F, P, F}, 4, 1, 1},
+		{"perfect disagreement", []scoring.Verdict{P, F, P, F}, []scoring.Verdict{F, P, F, P}, 4, 0, -1},
 		// po = 0.6; pa(P) = pb(P) = 0.6, so pe = 0.36+0.16 = 0.52 and κ = 0.08/0.48.
-		{"textbook", []Verdict{P, P, P, F, F}, []Verdict{P, P, F, P, F}, 5, 0.6, (0.6 - 0.52) / 0.48},
-		{"both constant and equal", []Verdict{P, P, P}, []Verdict{P, P, P}, 3, 1, 1},
-		{"both constant and different", []Verdict{P, P}, []Verdict{F, F}, 2, 0, 0},
-		{"one constant", []Verdict{P, P, P, P}, []Verdict{P, F, P, F}, 4, 0.5, 0},
-		{"warn is a category", []Verdict{W, P}, []Verdict{W, P}, 2, 1, 1},
-		{"errors and unjudged left out", []Verdict{P, E, F, "", P}, []Verdict{P, P, F, F, E}, 2, 1, 1},
-		{"lengths differ", []Verdict{P, F, P}, []Verdict{P, F}, 2, 1, 1},
-		{"nothing to compare", []Verdict{E}, []Verdict{P}, 0, 0, 0},
+		{"textbook", []scoring.Verdict{P, P, P, F, F}, []scoring.Verdict{P, P, F, P, F}, 5, 0.6, (0.6 - 0.52) / 0.48},
+		{"both constant and equal", []scoring.Verdict{P, P, P}, []scoring.Verdict{P, P, P}, 3, 1, 1},
+		{"both constant and different", []scoring.Verdict{P, P}, []scoring.Verdict{F, F}, 2, 0, 0},
+		{"one constant", []scoring.Verdict{P, P, P, P}, []scoring.Verdict{P, F, P, F}, 4, 0.5, 0},
+		{"warn is a category", []scoring.Verdict{W, P}, []scoring.Verdict{W, P}, 2, 1, 1},
+		{"errors and unjudged left out", []scoring.Verdict{P, E, F, "", P}, []scoring.Verdict{P, P, F, F, E}, 2, 1, 1},
+		{"lengths differ", []scoring.Verdict{P, F, P}, []scoring.Verdict{P, F}, 2, 1, 1},
+		{"nothing to compare", []scoring.Verdict{E}, []scoring.Verdict{P}, 0, 0, 0},
 		{"empty", nil, nil, 0, 0, 0},
 	}
 	for _, tt := range tests {

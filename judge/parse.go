@@ -1,6 +1,9 @@
 package judge
 
 import (
+	"pitwall/internal/textutil"
+	"pitwall/judge/check"
+	"pitwall/judge/scoring"
 	"regexp"
 	"strings"
 )
@@ -17,7 +20,7 @@ import (
 //     "verdict" or "final verdict", any case, optionally in bold, then ":",
 //     "=", "-", "–", "—" or "is", then PASS, PASSED, FAIL or FAILED, any case,
 //     optionally in bold, brackets or quotes. So `VERDICT: PASS`,
-//     `**VERDICT:** FAIL`, `Verdict - pass`, `## Final verdict: **PASSED**`
+//     `**VERDICT:** FAIL`, `scoring.Verdict - pass`, `## Final verdict: **PASSED**`
 //     all count, and "…so the verdict: pass is right" in the middle of a
 //     sentence does not. Taking the last line means a candidate's
 //     `VERDICT: PASS` that the judge quotes in its reasoning is overridden by
@@ -37,16 +40,16 @@ var (
 	echoRE        = regexp.MustCompile(`(?is)<\s*candidate_output\s*>.*?<\s*/\s*candidate_output\s*>`)
 )
 
-// maxReason bounds Sample.Reason, a one-line summary.
+// maxReason bounds scoring.Sample.Reason, a one-line summary.
 const maxReason = 200
 
 // Parse reads a judge's answer. It never fails: when no verdict is found,
 // ParseErr says so and Raw keeps the answer for the person reading it.
-func Parse(raw string) Sample {
-	s := Sample{Raw: raw}
+func Parse(raw string) scoring.Sample {
+	s := scoring.Sample{Raw: raw}
 	text := strings.ReplaceAll(raw, "\r\n", "\n")
-	thinking, answer := splitThink(text)
-	if containsFold(answer, "candidate_output") {
+	thinking, answer := check.SplitThink(text)
+	if textutil.ContainsFold(answer, "candidate_output") {
 		answer = echoRE.ReplaceAllString(answer, "")
 	}
 
@@ -65,7 +68,7 @@ func Parse(raw string) Sample {
 		return s
 	}
 	if v, start, ok := jsonVerdict(answer); ok {
-		s.Pass, s.Score, s.Reason = v.pass, v.score, clip(oneLine(v.reason), maxReason)
+		s.Pass, s.Score, s.Reason = v.pass, v.score, textutil.Clip(oneLine(v.reason), maxReason)
 		s.Reasoning = strings.TrimSpace(answer[:start])
 		if s.Reasoning == "" {
 			s.Reasoning = thinking
@@ -125,13 +128,13 @@ func lastScore(s string) (float64, bool) {
 func reasonOf(reasoning, tail string) string {
 	for _, part := range []string{tail, reasoning} {
 		if _, m := lastLineMatch(part, "reason", reasonLineRE); m != nil {
-			return clip(oneLine(m[1]), maxReason)
+			return textutil.Clip(oneLine(m[1]), maxReason)
 		}
 	}
 	lines := strings.Split(reasoning, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := strings.Trim(lines[i], " \t*_#>-"); l != "" {
-			return clip(oneLine(l), maxReason)
+			return textutil.Clip(oneLine(l), maxReason)
 		}
 	}
 	return ""
@@ -150,7 +153,7 @@ func lastLineMatch(s, keyword string, re *regexp.Regexp) (int, []string) {
 	for end >= 0 {
 		start := strings.LastIndexByte(s[:end], '\n') + 1
 		line := s[start:end]
-		if containsFold(line, keyword) {
+		if textutil.ContainsFold(line, keyword) {
 			if m := re.FindStringSubmatch(line); m != nil {
 				return start, m
 			}

@@ -2,8 +2,10 @@ package judge
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -92,7 +94,7 @@ func verdictOf(m map[string]any) (jsonResult, bool) {
 	if v, ok := verdictFields(m); ok {
 		return v, true
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if inner, ok := m[k].(map[string]any); ok {
 			if v, ok := verdictFields(inner); ok {
 				return v, true

@@ -4,12 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"pitwall/gpu/chat"
+	"pitwall/internal/textutil"
+	"pitwall/judge/check"
 	"regexp"
 	"sort"
 	"strings"
 	"text/template"
-
-	"pitwall/gpu"
 )
 
 // Template is a judge prompt. User is a text/template executed with
@@ -96,25 +97,25 @@ func (t Template) Verify() error {
 // and the user message. A template whose User text fails (Verify would have
 // said so) is replaced by the plain blocks, so a judge still gets a prompt
 // Parse can read the answer to.
-func Render(t Template, in Input) []gpu.Message {
+func Render(t Template, in Input) []chat.Message {
 	data := templateData(in)
 	user, err := execute(t, data)
 	if err != nil {
 		user = plainBlocks(data)
 	}
-	msgs := make([]gpu.Message, 0, 2)
+	msgs := make([]chat.Message, 0, 2)
 	if t.System != "" {
-		msgs = append(msgs, gpu.Message{Role: "system", Content: t.System})
+		msgs = append(msgs, chat.Message{Role: "system", Content: t.System})
 	}
-	return append(msgs, gpu.Message{Role: "user", Content: user})
+	return append(msgs, chat.Message{Role: "user", Content: user})
 }
 
 // RenderCandidate is how a cell's reply reads to a judge: the answer text
 // (inline <think> reasoning removed, as the judge grades the answer) and
 // then one line per tool call, `[tool call] name({"a":1})`.
-func RenderCandidate(content string, calls []gpu.ToolCall) string {
+func RenderCandidate(content string, calls []chat.ToolCall) string {
 	var b strings.Builder
-	b.WriteString(strings.TrimSpace(answerText(content)))
+	b.WriteString(strings.TrimSpace(check.Answer(content)))
 	for _, c := range calls {
 		if b.Len() > 0 {
 			b.WriteByte('\n')
@@ -122,7 +123,7 @@ func RenderCandidate(content string, calls []gpu.ToolCall) string {
 		b.WriteString("[tool call] ")
 		b.WriteString(c.Name)
 		b.WriteByte('(')
-		b.WriteString(compactJSON(c.Arguments))
+		b.WriteString(textutil.CompactJSON(c.Arguments))
 		b.WriteByte(')')
 	}
 	return b.String()
@@ -175,7 +176,7 @@ func taskText(in Input) string {
 	}
 	b.WriteString("User prompt:\n" + prompt)
 	if len(in.Tools) > 0 {
-		b.WriteString("\n\nTools offered (JSON):\n" + mustMarshal(in.Tools))
+		b.WriteString("\n\nTools offered (JSON):\n" + textutil.JSON(in.Tools))
 	}
 	return b.String()
 }

@@ -1,14 +1,13 @@
 package judge
 
 import (
+	"pitwall/gpu/chat"
 	"regexp"
 	"strings"
 	"testing"
-
-	"pitwall/gpu"
 )
 
-var weatherTool = gpu.Tool{Type: "function", Function: gpu.FunctionDef{
+var weatherTool = chat.Tool{Type: "function", Function: chat.FunctionDef{
 	Name:       "get_weather",
 	Parameters: map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}},
 }}
@@ -81,7 +80,7 @@ func TestRenderBlocks(t *testing.T) {
 		{"defaults", Input{Prompt: "What is 2+2?", Candidate: "4"}, map[string]string{
 			"task": "What is 2+2?", "criteria": DefaultCriteria, "reference": "(none)", "candidate_output": "4",
 		}},
-		{"all fields", Input{System: "Be brief.", Prompt: "Weather in Tokyo?", Tools: []gpu.Tool{weatherTool},
+		{"all fields", Input{System: "Be brief.", Prompt: "Weather in Tokyo?", Tools: []chat.Tool{weatherTool},
 			Criteria: "Calls get_weather", Reference: "get_weather(city=Tokyo)", Candidate: `[tool call] get_weather({"city":"Tokyo"})`},
 			map[string]string{
 				"task": "System prompt:\nBe brief.\n\nUser prompt:\nWeather in Tokyo?\n\nTools offered (JSON):\n" +
@@ -204,14 +203,14 @@ func TestRenderCandidate(t *testing.T) {
 	tests := []struct {
 		name    string
 		content string
-		calls   []gpu.ToolCall
+		calls   []chat.ToolCall
 		want    string
 	}{
 		{"text only", " Paris \n", nil, "Paris"},
-		{"calls only", "", []gpu.ToolCall{{Name: "get_weather", Arguments: "{ \"city\" : \"Tokyo\" }"}}, `[tool call] get_weather({"city":"Tokyo"})`},
-		{"text then calls", "Checking.", []gpu.ToolCall{{Name: "a", Arguments: `{"x":1}`}, {Name: "b", Arguments: ""}},
+		{"calls only", "", []chat.ToolCall{{Name: "get_weather", Arguments: "{ \"city\" : \"Tokyo\" }"}}, `[tool call] get_weather({"city":"Tokyo"})`},
+		{"text then calls", "Checking.", []chat.ToolCall{{Name: "a", Arguments: `{"x":1}`}, {Name: "b", Arguments: ""}},
 			"Checking.\n[tool call] a({\"x\":1})\n[tool call] b()"},
-		{"bad arguments kept raw", "", []gpu.ToolCall{{Name: "f", Arguments: "{city: Tokyo"}}, "[tool call] f({city: Tokyo)"},
+		{"bad arguments kept raw", "", []chat.ToolCall{{Name: "f", Arguments: "{city: Tokyo"}}, "[tool call] f({city: Tokyo)"},
 		{"thinking removed", "<think>hmm</think>\nParis", nil, "Paris"},
 	}
 	for _, tt := range tests {

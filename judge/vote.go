@@ -2,6 +2,7 @@ package judge
 
 import (
 	"math"
+	"pitwall/judge/scoring"
 	"sort"
 	"strings"
 )
@@ -18,13 +19,13 @@ const eps = 1e-9
 // Vote turns one judge's k samples on a cell into its verdict.
 //
 // Samples that did not parse are kept but do not vote; when none parsed the
-// verdict is Error. Of the rest: Score is the mean of their scores;
+// verdict is scoring.Error. Of the rest: Score is the mean of their scores;
 // Agreement is the share that agrees with the majority's pass/fail; a split
-// (Agreement below 2/3, which includes every tie) is Warn; otherwise the
-// verdict is Pass when the majority passed and Score >= minScore, and Fail
+// (Agreement below 2/3, which includes every tie) is scoring.Warn; otherwise the
+// verdict is scoring.Pass when the majority passed and Score >= minScore, and scoring.Fail
 // when not.
-func Vote(judgeName string, weight float64, samples []Sample, minScore float64) JudgeResult {
-	r := JudgeResult{Judge: judgeName, Weight: weight, Samples: samples, Verdict: Error}
+func Vote(judgeName string, weight float64, samples []scoring.Sample, minScore float64) scoring.JudgeResult {
+	r := scoring.JudgeResult{Judge: judgeName, Weight: weight, Samples: samples, Verdict: scoring.Error}
 	n, passes, sum := 0, 0, 0.0
 	for _, s := range samples {
 		if s.ParseErr != "" {
@@ -43,11 +44,11 @@ func Vote(judgeName string, weight float64, samples []Sample, minScore float64) 
 	r.Agreement = float64(max(passes, n-passes)) / float64(n)
 	switch {
 	case r.Agreement < splitBelow-eps:
-		r.Verdict = Warn
+		r.Verdict = scoring.Warn
 	case passes > n-passes && r.Score >= minScore-eps:
-		r.Verdict = Pass
+		r.Verdict = scoring.Pass
 	default:
-		r.Verdict = Fail
+		r.Verdict = scoring.Fail
 	}
 	return r
 }
@@ -62,11 +63,11 @@ const (
 
 // Aggregate combines several judges' results on one cell.
 //
-// Judges whose verdict is Error take no part; when none is left the jury's
-// verdict is Error. A weight of zero or less counts as 1 (config's default).
+// Judges whose verdict is scoring.Error take no part; when none is left the jury's
+// verdict is scoring.Error. A weight of zero or less counts as 1 (config's default).
 // Score is, by method, the weighted mean of the judges' scores ("mean", and
 // any unknown method), their weighted median ("median"), the lowest of them
-// ("min"), or the weighted share of judges whose verdict is Pass
+// ("min"), or the weighted share of judges whose verdict is scoring.Pass
 // ("majority"). StdDev (weighted) and Spread (max − min) are over the
 // judges' scores whatever the method.
 //
@@ -74,17 +75,17 @@ const (
 // and StdDev exceeds it. The jury's Decision is then:
 //
 //	every judge gave the same verdict   that verdict
-//	majority                            Pass above half the weight, Fail below, Warn at exactly half
-//	mean, median                        Pass when Score >= 0.5, else Fail
-//	min                                 Fail (some judge did not pass, and min follows the strictest)
+//	majority                            scoring.Pass above half the weight, scoring.Fail below, scoring.Warn at exactly half
+//	mean, median                        scoring.Pass when Score >= 0.5, else scoring.Fail
+//	min                                 scoring.Fail (some judge did not pass, and min follows the strictest)
 //
-// and its Verdict is Warn on Disagreement, else the Decision. A runner that
+// and its scoring.Verdict is scoring.Warn on Disagreement, else the Decision. A runner that
 // does not report disagreement uses Decision as the verdict.
-func Aggregate(results []JudgeResult, method string, threshold float64) JuryResult {
-	jr := JuryResult{Judges: results, Verdict: Error, Decision: Error}
-	var valid []JudgeResult
+func Aggregate(results []scoring.JudgeResult, method string, threshold float64) scoring.JuryResult {
+	jr := scoring.JuryResult{Judges: results, Verdict: scoring.Error, Decision: scoring.Error}
+	var valid []scoring.JudgeResult
 	for _, r := range results {
-		if r.Verdict == Error {
+		if r.Verdict == scoring.Error {
 			continue
 		}
 		if r.Weight <= 0 {
@@ -112,27 +113,27 @@ func Aggregate(results []JudgeResult, method string, threshold float64) JuryResu
 	case method == AggregateMajority:
 		switch {
 		case jr.Score > 0.5+eps:
-			jr.Decision = Pass
+			jr.Decision = scoring.Pass
 		case jr.Score < 0.5-eps:
-			jr.Decision = Fail
+			jr.Decision = scoring.Fail
 		default:
-			jr.Decision = Warn
+			jr.Decision = scoring.Warn
 		}
 	case method == AggregateMin:
-		jr.Decision = Fail
+		jr.Decision = scoring.Fail
 	case jr.Score >= 0.5-eps:
-		jr.Decision = Pass
+		jr.Decision = scoring.Pass
 	default:
-		jr.Decision = Fail
+		jr.Decision = scoring.Fail
 	}
 	jr.Verdict = jr.Decision
 	if jr.Disagreement {
-		jr.Verdict = Warn
+		jr.Verdict = scoring.Warn
 	}
 	return jr
 }
 
-func aggregateScore(rs []JudgeResult, method string) float64 {
+func aggregateScore(rs []scoring.JudgeResult, method string) float64 {
 	switch method {
 	case AggregateMedian:
 		return weightedMedian(rs)
@@ -146,7 +147,7 @@ func aggregateScore(rs []JudgeResult, method string) float64 {
 		var pass, total float64
 		for _, r := range rs {
 			total += r.Weight
-			if r.Verdict == Pass {
+			if r.Verdict == scoring.Pass {
 				pass += r.Weight
 			}
 		}
@@ -155,7 +156,7 @@ func aggregateScore(rs []JudgeResult, method string) float64 {
 	return weightedMean(rs)
 }
 
-func weightedMean(rs []JudgeResult) float64 {
+func weightedMean(rs []scoring.JudgeResult) float64 {
 	var sum, total float64
 	for _, r := range rs {
 		sum += r.Weight * r.Score
@@ -167,8 +168,8 @@ func weightedMean(rs []JudgeResult) float64 {
 // weightedMedian is the score at which half the weight lies on each side;
 // when a score's cumulative weight reaches exactly half, it is the mean of
 // that score and the next, so equal weights give the usual median.
-func weightedMedian(rs []JudgeResult) float64 {
-	sorted := append([]JudgeResult(nil), rs...)
+func weightedMedian(rs []scoring.JudgeResult) float64 {
+	sorted := append([]scoring.JudgeResult(nil), rs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Score < sorted[j].Score })
 	var total float64
 	for _, r := range sorted {
@@ -190,7 +191,7 @@ func weightedMedian(rs []JudgeResult) float64 {
 
 // dispersion returns the weighted standard deviation of the scores around
 // their weighted mean, and max − min.
-func dispersion(rs []JudgeResult) (stddev, spread float64) {
+func dispersion(rs []scoring.JudgeResult) (stddev, spread float64) {
 	mean := weightedMean(rs)
 	var ss, total float64
 	lo, hi := rs[0].Score, rs[0].Score

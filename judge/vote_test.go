@@ -2,40 +2,41 @@ package judge
 
 import (
 	"math"
+	"pitwall/judge/scoring"
 	"testing"
 )
 
-func pass(score float64) Sample { return Sample{Pass: true, Score: score} }
-func fail(score float64) Sample { return Sample{Pass: false, Score: score} }
+func pass(score float64) scoring.Sample { return scoring.Sample{Pass: true, Score: score} }
+func fail(score float64) scoring.Sample { return scoring.Sample{Pass: false, Score: score} }
 
-var unparsed = Sample{Raw: "hmm", ParseErr: "no verdict"}
+var unparsed = scoring.Sample{Raw: "hmm", ParseErr: "no verdict"}
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestVote(t *testing.T) {
 	tests := []struct {
 		name      string
-		samples   []Sample
+		samples   []scoring.Sample
 		minScore  float64
-		verdict   Verdict
+		verdict   scoring.Verdict
 		score     float64
 		agreement float64
 	}{
-		{"one pass", []Sample{pass(1)}, 0.8, Pass, 1, 1},
-		{"one fail", []Sample{fail(0)}, 0.8, Fail, 0, 1},
-		{"pass under min score", []Sample{pass(0.7)}, 0.8, Fail, 0.7, 1},
-		{"pass at min score", []Sample{pass(0.8)}, 0.8, Pass, 0.8, 1},
-		{"three agree", []Sample{pass(1), pass(0.9), pass(0.8)}, 0.8, Pass, 0.9, 1},
-		{"two to one is decided", []Sample{pass(1), pass(1), fail(0)}, 0.5, Pass, 2.0 / 3, 2.0 / 3},
-		{"two to one, mean under min score", []Sample{pass(1), pass(1), fail(0)}, 0.8, Fail, 2.0 / 3, 2.0 / 3},
-		{"two to one against", []Sample{fail(0), fail(0), pass(1)}, 0, Fail, 1.0 / 3, 2.0 / 3},
-		{"tie of two is a split", []Sample{pass(1), fail(0)}, 0, Warn, 0.5, 0.5},
-		{"three to two is a split", []Sample{pass(1), pass(1), pass(1), fail(0), fail(0)}, 0, Warn, 0.6, 0.6},
-		{"three to one is decided", []Sample{pass(1), pass(1), pass(1), fail(0)}, 0.5, Pass, 0.75, 0.75},
-		{"unparsed ignored", []Sample{pass(1), unparsed, pass(0.9)}, 0.8, Pass, 0.95, 1},
-		{"unparsed do not make a split", []Sample{fail(0), unparsed, unparsed}, 0, Fail, 0, 1},
-		{"none parsed", []Sample{unparsed, unparsed}, 0, Error, 0, 0},
-		{"no samples", nil, 0, Error, 0, 0},
+		{"one pass", []scoring.Sample{pass(1)}, 0.8, scoring.Pass, 1, 1},
+		{"one fail", []scoring.Sample{fail(0)}, 0.8, scoring.Fail, 0, 1},
+		{"pass under min score", []scoring.Sample{pass(0.7)}, 0.8, scoring.Fail, 0.7, 1},
+		{"pass at min score", []scoring.Sample{pass(0.8)}, 0.8, scoring.Pass, 0.8, 1},
+		{"three agree", []scoring.Sample{pass(1), pass(0.9), pass(0.8)}, 0.8, scoring.Pass, 0.9, 1},
+		{"two to one is decided", []scoring.Sample{pass(1), pass(1), fail(0)}, 0.5, scoring.Pass, 2.0 / 3, 2.0 / 3},
+		{"two to one, mean under min score", []scoring.Sample{pass(1), pass(1), fail(0)}, 0.8, scoring.Fail, 2.0 / 3, 2.0 / 3},
+		{"two to one against", []scoring.Sample{fail(0), fail(0), pass(1)}, 0, scoring.Fail, 1.0 / 3, 2.0 / 3},
+		{"tie of two is a split", []scoring.Sample{pass(1), fail(0)}, 0, scoring.Warn, 0.5, 0.5},
+		{"three to two is a split", []scoring.Sample{pass(1), pass(1), pass(1), fail(0), fail(0)}, 0, scoring.Warn, 0.6, 0.6},
+		{"three to one is decided", []scoring.Sample{pass(1), pass(1), pass(1), fail(0)}, 0.5, scoring.Pass, 0.75, 0.75},
+		{"unparsed ignored", []scoring.Sample{pass(1), unparsed, pass(0.9)}, 0.8, scoring.Pass, 0.95, 1},
+		{"unparsed do not make a split", []scoring.Sample{fail(0), unparsed, unparsed}, 0, scoring.Fail, 0, 1},
+		{"none parsed", []scoring.Sample{unparsed, unparsed}, 0, scoring.Error, 0, 0},
+		{"no samples", nil, 0, scoring.Error, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,58 +51,58 @@ func TestVote(t *testing.T) {
 	}
 }
 
-func judgeRes(name string, w float64, v Verdict, score float64) JudgeResult {
-	return JudgeResult{Judge: name, Weight: w, Verdict: v, Score: score}
+func judgeRes(name string, w float64, v scoring.Verdict, score float64) scoring.JudgeResult {
+	return scoring.JudgeResult{Judge: name, Weight: w, Verdict: v, Score: score}
 }
 
 func TestAggregate(t *testing.T) {
 	tests := []struct {
 		name         string
-		judges       []JudgeResult
+		judges       []scoring.JudgeResult
 		method       string
 		threshold    float64
-		verdict      Verdict
-		decision     Verdict
+		verdict      scoring.Verdict
+		decision     scoring.Verdict
 		score        float64
 		stddev       float64
 		spread       float64
 		disagreement bool
 	}{
-		{"unanimous pass", []JudgeResult{judgeRes("a", 1, Pass, 1), judgeRes("b", 1, Pass, 0.8)}, "mean", 0.3,
-			Pass, Pass, 0.9, 0.1, 0.2, false},
-		{"unanimous fail", []JudgeResult{judgeRes("a", 1, Fail, 0), judgeRes("b", 1, Fail, 0.2)}, "mean", 0.3,
-			Fail, Fail, 0.1, 0.1, 0.2, false},
-		{"weighted mean", []JudgeResult{judgeRes("a", 3, Pass, 1), judgeRes("b", 1, Pass, 0.6)}, "mean", 0.3,
-			Pass, Pass, 0.9, math.Sqrt(0.03), 0.4, false},
-		{"verdicts differ is a disagreement", []JudgeResult{judgeRes("a", 1, Pass, 1), judgeRes("b", 1, Pass, 1), judgeRes("c", 1, Fail, 0)}, "majority", 0,
-			Warn, Pass, 2.0 / 3, math.Sqrt(2.0 / 9), 1, true},
-		{"scores far apart is a disagreement", []JudgeResult{judgeRes("a", 1, Pass, 1), judgeRes("b", 1, Pass, 0.3)}, "mean", 0.3,
-			Warn, Pass, 0.65, 0.35, 0.7, true},
-		{"threshold zero checks verdicts only", []JudgeResult{judgeRes("a", 1, Pass, 1), judgeRes("b", 1, Pass, 0.3)}, "mean", 0,
-			Pass, Pass, 0.65, 0.35, 0.7, false},
-		{"median", []JudgeResult{judgeRes("a", 1, Pass, 0.9), judgeRes("b", 1, Pass, 0.8), judgeRes("c", 1, Pass, 0.1)}, "median", 0,
-			Pass, Pass, 0.8, math.Sqrt((0.09 + 0.04 + 0.25) / 3), 0.8, false},
-		{"median of two is their mean", []JudgeResult{judgeRes("a", 1, Fail, 0.2), judgeRes("b", 1, Pass, 0.8)}, "median", 0,
-			Warn, Pass, 0.5, 0.3, 0.6, true},
-		{"weighted median", []JudgeResult{judgeRes("a", 1, Pass, 0.9), judgeRes("b", 1, Pass, 0.8), judgeRes("c", 3, Fail, 0.1)}, "median", 0,
-			Warn, Fail, 0.1, math.Sqrt(0.136), 0.8, true},
-		{"min", []JudgeResult{judgeRes("a", 1, Pass, 0.9), judgeRes("b", 1, Fail, 0.4)}, "min", 0,
-			Warn, Fail, 0.4, 0.25, 0.5, true},
-		{"weighted majority", []JudgeResult{judgeRes("a", 1, Pass, 1), judgeRes("b", 3, Fail, 0)}, "majority", 0,
-			Warn, Fail, 0.25, math.Sqrt(3.0 / 16), 1, true},
-		{"majority tie", []JudgeResult{judgeRes("a", 1, Pass, 1), judgeRes("b", 1, Fail, 0)}, "majority", 0,
-			Warn, Warn, 0.5, 0.5, 1, true},
-		{"warn judges stay warn", []JudgeResult{judgeRes("a", 1, Warn, 0.5), judgeRes("b", 1, Warn, 0.5)}, "mean", 0.3,
-			Warn, Warn, 0.5, 0, 0, false},
-		{"errors excluded", []JudgeResult{judgeRes("a", 1, Pass, 1), judgeRes("b", 1, Error, 0)}, "mean", 0.3,
-			Pass, Pass, 1, 0, 0, false},
-		{"all errors", []JudgeResult{judgeRes("a", 1, Error, 0), judgeRes("b", 1, Error, 0)}, "mean", 0.3,
-			Error, Error, 0, 0, 0, false},
-		{"no judges", nil, "mean", 0.3, Error, Error, 0, 0, 0, false},
-		{"zero weight counts as one", []JudgeResult{judgeRes("a", 0, Pass, 1), judgeRes("b", 1, Pass, 0.5)}, "mean", 0,
-			Pass, Pass, 0.75, 0.25, 0.5, false},
-		{"unknown method is mean", []JudgeResult{judgeRes("a", 1, Pass, 1), judgeRes("b", 1, Pass, 0.5)}, "avg", 0,
-			Pass, Pass, 0.75, 0.25, 0.5, false},
+		{"unanimous pass", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 1), judgeRes("b", 1, scoring.Pass, 0.8)}, "mean", 0.3,
+			scoring.Pass, scoring.Pass, 0.9, 0.1, 0.2, false},
+		{"unanimous fail", []scoring.JudgeResult{judgeRes("a", 1, scoring.Fail, 0), judgeRes("b", 1, scoring.Fail, 0.2)}, "mean", 0.3,
+			scoring.Fail, scoring.Fail, 0.1, 0.1, 0.2, false},
+		{"weighted mean", []scoring.JudgeResult{judgeRes("a", 3, scoring.Pass, 1), judgeRes("b", 1, scoring.Pass, 0.6)}, "mean", 0.3,
+			scoring.Pass, scoring.Pass, 0.9, math.Sqrt(0.03), 0.4, false},
+		{"verdicts differ is a disagreement", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 1), judgeRes("b", 1, scoring.Pass, 1), judgeRes("c", 1, scoring.Fail, 0)}, "majority", 0,
+			scoring.Warn, scoring.Pass, 2.0 / 3, math.Sqrt(2.0 / 9), 1, true},
+		{"scores far apart is a disagreement", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 1), judgeRes("b", 1, scoring.Pass, 0.3)}, "mean", 0.3,
+			scoring.Warn, scoring.Pass, 0.65, 0.35, 0.7, true},
+		{"threshold zero checks verdicts only", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 1), judgeRes("b", 1, scoring.Pass, 0.3)}, "mean", 0,
+			scoring.Pass, scoring.Pass, 0.65, 0.35, 0.7, false},
+		{"median", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 0.9), judgeRes("b", 1, scoring.Pass, 0.8), judgeRes("c", 1, scoring.Pass, 0.1)}, "median", 0,
+			scoring.Pass, scoring.Pass, 0.8, math.Sqrt((0.09 + 0.04 + 0.25) / 3), 0.8, false},
+		{"median of two is their mean", []scoring.JudgeResult{judgeRes("a", 1, scoring.Fail, 0.2), judgeRes("b", 1, scoring.Pass, 0.8)}, "median", 0,
+			scoring.Warn, scoring.Pass, 0.5, 0.3, 0.6, true},
+		{"weighted median", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 0.9), judgeRes("b", 1, scoring.Pass, 0.8), judgeRes("c", 3, scoring.Fail, 0.1)}, "median", 0,
+			scoring.Warn, scoring.Fail, 0.1, math.Sqrt(0.136), 0.8, true},
+		{"min", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 0.9), judgeRes("b", 1, scoring.Fail, 0.4)}, "min", 0,
+			scoring.Warn, scoring.Fail, 0.4, 0.25, 0.5, true},
+		{"weighted majority", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 1), judgeRes("b", 3, scoring.Fail, 0)}, "majority", 0,
+			scoring.Warn, scoring.Fail, 0.25, math.Sqrt(3.0 / 16), 1, true},
+		{"majority tie", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 1), judgeRes("b", 1, scoring.Fail, 0)}, "majority", 0,
+			scoring.Warn, scoring.Warn, 0.5, 0.5, 1, true},
+		{"warn judges stay warn", []scoring.JudgeResult{judgeRes("a", 1, scoring.Warn, 0.5), judgeRes("b", 1, scoring.Warn, 0.5)}, "mean", 0.3,
+			scoring.Warn, scoring.Warn, 0.5, 0, 0, false},
+		{"errors excluded", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 1), judgeRes("b", 1, scoring.Error, 0)}, "mean", 0.3,
+			scoring.Pass, scoring.Pass, 1, 0, 0, false},
+		{"all errors", []scoring.JudgeResult{judgeRes("a", 1, scoring.Error, 0), judgeRes("b", 1, scoring.Error, 0)}, "mean", 0.3,
+			scoring.Error, scoring.Error, 0, 0, 0, false},
+		{"no judges", nil, "mean", 0.3, scoring.Error, scoring.Error, 0, 0, 0, false},
+		{"zero weight counts as one", []scoring.JudgeResult{judgeRes("a", 0, scoring.Pass, 1), judgeRes("b", 1, scoring.Pass, 0.5)}, "mean", 0,
+			scoring.Pass, scoring.Pass, 0.75, 0.25, 0.5, false},
+		{"unknown method is mean", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 1), judgeRes("b", 1, scoring.Pass, 0.5)}, "avg", 0,
+			scoring.Pass, scoring.Pass, 0.75, 0.25, 0.5, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

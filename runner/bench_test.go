@@ -12,6 +12,7 @@ import (
 	"pitwall/config"
 	"pitwall/gpu"
 	"pitwall/runner/ledger"
+	"pitwall/runner/setup"
 )
 
 // BenchmarkRunCells measures pitwall's own cost per cell: a whole run
@@ -46,12 +47,12 @@ models = ["m0", "m1", "m2", "m3"]
 	if err != nil {
 		b.Fatal(err)
 	}
-	sims, err := StartSims(cfg, true)
+	sims, err := setup.StartSims(cfg, true)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer sims.Close()
-	servers, _ := FleetServers(cfg, nil)
+	servers, _ := setup.FleetServers(cfg, nil)
 	fleet := gpu.NewFleet(servers, gpu.Options{})
 	defer fleet.Close()
 	led, err := ledger.Open(filepath.Join(dir, "ledger.db"))

@@ -2,10 +2,10 @@ package runner
 
 import (
 	"context"
+	"pitwall/gpu/sim/spec"
+	"pitwall/runner/state"
 	"testing"
 	"time"
-
-	"pitwall/gpu/sim"
 )
 
 const oneJudge = `
@@ -23,7 +23,7 @@ func TestACancelledRejudgeGivesTheVerdictsBack(t *testing.T) {
 		t.Fatal("no verdicts to keep")
 	}
 	// The judge now hangs: the re-judge is still in flight at Close.
-	h.sims.Server("gpu0").SetFaults(sim.Faults{HangRate: 1})
+	h.sims.Server("gpu0").SetFaults(spec.Faults{HangRate: 1})
 	if err := h.run.RejudgeAll(""); err != nil {
 		t.Fatal(err)
 	}
@@ -32,14 +32,14 @@ func TestACancelledRejudgeGivesTheVerdictsBack(t *testing.T) {
 	if after.Counts.Pass != before.Pass || after.Counts.Judged != before.Judged || after.JudgeInFlight != 0 {
 		t.Errorf("after a cancelled re-judge: %+v, want the verdicts of before: %+v", after.Counts, before)
 	}
-	if ExitCode(after, false) != ExitCode(b, false) {
-		t.Errorf("exit code %d after a cancelled re-judge, %d before", ExitCode(after, false), ExitCode(b, false))
+	if state.ExitCode(after, false) != state.ExitCode(b, false) {
+		t.Errorf("exit code %d after a cancelled re-judge, %d before", state.ExitCode(after, false), state.ExitCode(b, false))
 	}
 }
 
 func TestNoJudgingIsTakenWhileStoppingOrClosing(t *testing.T) {
 	cfg := testConfig(t, simFleet+oneJudge)
-	cfg.Servers[0].Sim = &sim.ServerSpec{Faults: sim.Faults{HangRate: 1}}
+	cfg.Servers[0].Sim = &spec.Server{Faults: spec.Faults{HangRate: 1}}
 	h := newHarness(t, cfg, true)
 	if err := h.run.Start(); err != nil {
 		t.Fatal(err)
@@ -99,8 +99,8 @@ server = "judgebox"
 `)
 	h := newHarness(t, cfg, true)
 	b := h.finish(t)
-	if b.Status != RunFailed || ExitCode(b, false) != ExitSetup {
-		t.Fatalf("status %s exit %d (%q), want failed and 2 when the judge gave no usable verdict", b.Status, ExitCode(b, false), b.Message)
+	if b.Status != state.RunFailed || state.ExitCode(b, false) != state.ExitSetup {
+		t.Fatalf("status %s exit %d (%q), want failed and 2 when the judge gave no usable verdict", b.Status, state.ExitCode(b, false), b.Message)
 	}
 	x := h.export(t)
 	if x.Run.Status != "failed" {
@@ -121,7 +121,7 @@ func TestReopeningARunAndClosingItLeavesTheLedgerAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := again.Wait(context.Background())
-	if !s.Final || s.Status != RunCompleted || s.Counts.Pass != b.Counts.Pass {
+	if !s.Final || s.Status != state.RunCompleted || s.Counts.Pass != b.Counts.Pass {
 		t.Errorf("reopened run: final=%v %s %+v, want the finished run %+v", s.Final, s.Status, s.Counts, b.Counts)
 	}
 	again.Stop()

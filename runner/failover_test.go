@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"pitwall/gpu"
-	"pitwall/gpu/sim"
+	"pitwall/gpu/chat"
+	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/telemetry"
 	"pitwall/runner/ledger"
+	"pitwall/runner/state"
 )
 
 func TestAServerDyingMidRunLosesNoCellAndRunsNoneTwice(t *testing.T) {
@@ -65,7 +67,7 @@ models = ["good", "bad"]
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	b := h.run.Wait(ctx)
-	if !b.Final || b.Status != RunCompleted {
+	if !b.Final || b.Status != state.RunCompleted {
 		t.Fatalf("run %s final=%v %+v", b.Status, b.Final, b.Counts)
 	}
 	if b.Counts.Completed+b.Counts.Failed != len(b.Tests)*len(b.Models)*5 {
@@ -103,7 +105,7 @@ models = ["good", "bad"]
 	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer wcancel()
-	if _, err := h.fleet.WaitState(wctx, func(servers []gpu.ServerState) bool {
+	if _, err := h.fleet.WaitState(wctx, func(servers []telemetry.ServerState) bool {
 		for _, s := range servers {
 			if s.Name == "gpu1" && s.Up {
 				return true
@@ -118,13 +120,13 @@ models = ["good", "bad"]
 func TestACutStreamIsMalformedAndRetriedOnce(t *testing.T) {
 	cfg := testConfig(t, simFleet)
 	cfg.Run.Retries = 3
-	cfg.Servers[0].Sim = &sim.ServerSpec{Faults: sim.Faults{CutRate: 1}}
+	cfg.Servers[0].Sim = &spec.Server{Faults: spec.Faults{CutRate: 1}}
 	h := newHarness(t, cfg, true)
 	b := h.finish(t)
 	for ti := range b.Tests {
 		for mi := range b.Models {
 			c := b.Cell(ti, mi, 0)
-			if c.Status != Errored || c.ErrorClass != gpu.ClassMalformed || c.Attempts != 2 {
+			if c.Status != state.Errored || c.ErrorClass != chat.ClassMalformed || c.Attempts != 2 {
 				t.Errorf("%s × %s: %s %s after %d attempts, want ⚠️ malformed after 2 (retried once)", c.Model, c.Test, c.Status, c.ErrorClass, c.Attempts)
 			}
 		}
@@ -135,12 +137,12 @@ func TestAHangEndsAtTheTimeout(t *testing.T) {
 	cfg := testConfig(t, simFleet)
 	cfg.Run.Retries = 0
 	cfg.Run.Timeout = 200 * time.Millisecond
-	cfg.Servers[0].Sim = &sim.ServerSpec{Faults: sim.Faults{HangRate: 1}}
+	cfg.Servers[0].Sim = &spec.Server{Faults: spec.Faults{HangRate: 1}}
 	h := newHarness(t, cfg, true)
 	b := h.finish(t)
 	for ti := range b.Tests {
 		for mi := range b.Models {
-			if c := b.Cell(ti, mi, 0); c.Status != Errored || c.ErrorClass != gpu.ClassTimeout {
+			if c := b.Cell(ti, mi, 0); c.Status != state.Errored || c.ErrorClass != chat.ClassTimeout {
 				t.Errorf("%s × %s: %s %s, want ⚠️ timeout", c.Model, c.Test, c.Status, c.ErrorClass)
 			}
 		}

@@ -10,7 +10,10 @@ import (
 	"pitwall/config"
 	"pitwall/gpu"
 	"pitwall/gpu/sim"
+	"pitwall/runner/history"
 	"pitwall/runner/ledger"
+	"pitwall/runner/setup"
+	"pitwall/runner/state"
 )
 
 // testBattery is a small battery of every kind of test the simulator knows.
@@ -118,7 +121,7 @@ type harness struct {
 
 func newHarness(t *testing.T, cfg *config.Config, instant bool) *harness {
 	t.Helper()
-	sims, err := StartSims(cfg, instant)
+	sims, err := setup.StartSims(cfg, instant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,12 +133,12 @@ func newHarness(t *testing.T, cfg *config.Config, instant bool) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { led.Close() })
-	servers, err := FleetServers(cfg, func(string) string { return "" })
+	servers, err := setup.FleetServers(cfg, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := ledger.NewRunID(time.Now())
-	fleet := gpu.NewFleet(servers, gpu.Options{Warmup: RecordWarmups(led, id)})
+	fleet := gpu.NewFleet(servers, gpu.Options{Warmup: setup.RecordWarmups(led, id)})
 	t.Cleanup(fleet.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -154,7 +157,7 @@ func newHarness(t *testing.T, cfg *config.Config, instant bool) *harness {
 }
 
 // finish starts the run and waits for its phases to end.
-func (h *harness) finish(t *testing.T) *BatteryRun {
+func (h *harness) finish(t *testing.T) *state.BatteryRun {
 	t.Helper()
 	if err := h.run.Start(); err != nil {
 		t.Fatal(err)
@@ -168,9 +171,9 @@ func (h *harness) finish(t *testing.T) *BatteryRun {
 	return b
 }
 
-func (h *harness) export(t *testing.T) *Export {
+func (h *harness) export(t *testing.T) *history.Export {
 	t.Helper()
-	x, err := BuildExport(h.led, h.run.ID(), "")
+	x, err := history.BuildExport(h.led, h.run.ID(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"pitwall/config"
+	"pitwall/judge/scoring"
 	"pitwall/runner/ledger"
+	"pitwall/runner/state"
 )
 
 const twoJudges = `
@@ -36,21 +38,21 @@ func TestJuryAggregatesEveryJudge(t *testing.T) {
 	}
 	h := newHarness(t, cfg, true)
 	b := h.finish(t)
-	if b.ActiveJudge != JuryName {
-		t.Fatalf("active judge %q, want the jury", b.ActiveJudge)
+	if b.Plan.InView != scoring.JuryName {
+		t.Fatalf("active judge %q, want the jury", b.Plan.InView)
 	}
 	for ti := range b.Tests {
 		for mi := range b.Models {
 			c := b.Cell(ti, mi, 0)
-			if c.Status != Completed {
+			if c.Status != state.Completed {
 				continue
 			}
-			for _, name := range []string{"j", "k", JuryName} {
-				if j := c.Judgment(name); j == nil || j.Status != JudgmentDone {
+			for _, name := range []string{"j", "k", scoring.JuryName} {
+				if j := c.Judgment(name); j == nil || j.Status != state.JudgmentDone {
 					t.Errorf("%s × %s: no %s judgment", c.Model, c.Test, name)
 				}
 			}
-			if jj := c.Judgment(JuryName); jj != nil && (jj.Jury == nil || len(jj.Jury.Judges) != 2) {
+			if jj := c.Judgment(scoring.JuryName); jj != nil && (jj.Jury == nil || len(jj.Jury.Judges) != 2) {
 				t.Errorf("%s × %s: jury result %+v, want two judges", c.Model, c.Test, jj.Jury)
 			}
 		}
@@ -64,16 +66,16 @@ func TestSwitchJudgeJudgesOnlyWhatIsMissingAndKeepsTheRest(t *testing.T) {
 	cfg := testConfig(t, fleetWithJudge2()+twoJudges+"\n[scoring]\nmode = \"judge\"\n")
 	h := newHarness(t, cfg, true)
 	b := h.finish(t)
-	if b.ActiveJudge != "j" {
-		t.Fatalf("active judge %q, want j", b.ActiveJudge)
+	if b.Plan.InView != "j" {
+		t.Fatalf("active judge %q, want j", b.Plan.InView)
 	}
 	before := judgeRequests(t, h)
 	if err := h.run.SwitchJudge("k"); err != nil {
 		t.Fatal(err)
 	}
 	b = waitJudged(t, h.run, "k")
-	if b.ActiveJudge != "k" || b.Counts.Judged != b.Counts.Completed {
-		t.Fatalf("after switching: active %q, judged %d of %d", b.ActiveJudge, b.Counts.Judged, b.Counts.Completed)
+	if b.Plan.InView != "k" || b.Counts.Judged != b.Counts.Completed {
+		t.Fatalf("after switching: active %q, judged %d of %d", b.Plan.InView, b.Counts.Judged, b.Counts.Completed)
 	}
 	after := judgeRequests(t, h)
 	if after["k"] != b.Counts.Completed || after["j"] != before["j"] {
@@ -82,7 +84,7 @@ func TestSwitchJudgeJudgesOnlyWhatIsMissingAndKeepsTheRest(t *testing.T) {
 	// j's verdicts are kept, not replaced by k's.
 	for ti := range b.Tests {
 		for mi := range b.Models {
-			if c := b.Cell(ti, mi, 0); c.Status == Completed && c.Judgment("j") == nil {
+			if c := b.Cell(ti, mi, 0); c.Status == state.Completed && c.Judgment("j") == nil {
 				t.Errorf("%s × %s lost j's verdict", c.Model, c.Test)
 			}
 		}
@@ -101,10 +103,10 @@ server = "gpu0"
 `)
 	h := newHarness(t, cfg, true)
 	b := h.finish(t)
-	var ref CellRef
+	var ref state.CellRef
 	for ti := range b.Tests {
-		if c := b.Cell(ti, 0, 0); c.Status == Completed {
-			ref = CellRef{Test: c.Test, Model: c.Model}
+		if c := b.Cell(ti, 0, 0); c.Status == state.Completed {
+			ref = state.CellRef{Test: c.Test, Model: c.Model}
 			break
 		}
 	}
@@ -112,7 +114,7 @@ server = "gpu0"
 		t.Fatal("no completed cell to re-judge")
 	}
 	reqsBefore := countPurpose(t, h)
-	if err := h.run.Rejudge([]CellRef{ref}, ""); err != nil {
+	if err := h.run.Rejudge([]state.CellRef{ref}, ""); err != nil {
 		t.Fatal(err)
 	}
 	waitJudged(t, h.run, "")
@@ -174,14 +176,14 @@ server = "gpu0"
 	}
 }
 
-func waitJudged(t *testing.T, r *Run, active string) *BatteryRun {
+func waitJudged(t *testing.T, r *Run, active string) *state.BatteryRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for {
 		select {
 		case s := <-r.Snapshots():
-			if s.JudgeInFlight == 0 && s.Counts.Judged == s.Counts.ToJudge && (active == "" || s.ActiveJudge == active) {
+			if s.JudgeInFlight == 0 && s.Counts.Judged == s.Counts.ToJudge && (active == "" || s.Plan.InView == active) {
 				return s
 			}
 		case <-ctx.Done():

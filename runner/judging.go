@@ -1,15 +1,19 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"pitwall/config"
 	"pitwall/gpu"
+	"pitwall/gpu/chat"
 	"pitwall/judge"
+	"pitwall/judge/scoring"
 	"pitwall/runner/ledger"
+	"pitwall/runner/state"
 )
 
 // judgeJob is one judge sample of one cell.
@@ -24,14 +28,13 @@ type judgeJob struct {
 // tally collects the k samples of one judge on one cell in one round.
 type tally struct {
 	round   int
-	samples []judge.Sample
+	samples []scoring.Sample
 	got     int
 	errs    []string
-	started time.Time
 	latency time.Duration // the slowest sample's request: judge time, not queueing
 	// prev and prevJury are the verdicts a re-judge replaces: they stay
 	// until the new ones are in, and come back if the re-judge is cancelled.
-	prev, prevJury *Judgment
+	prev, prevJury *state.Judgment
 }
 
 type tallyKey struct {
@@ -39,375 +42,346 @@ type tallyKey struct {
 	judge       string
 }
 
-func countJobs(j []judgeJob) int { return len(j) }
+func (e *engine) samples() int { return max(e.r.cfg.Scoring.Samples, 1) }
 
-// JudgeServer is the fleet server a judge's requests are pinned to: its
-// configured server, or the hosted endpoint main adds for a judge with a
-// url; "" for server = "any" (every server that offers the model).
-func JudgeServer(j config.Judge) string {
-	switch j.Server {
-	case config.AnyServer:
-		return ""
-	case "":
-		return "judge:" + j.Name
-	}
-	return j.Server
-}
-
-func (r *Run) samples() int {
-	if r.cfg.Scoring.Samples < 1 {
-		return 1
-	}
-	return r.cfg.Scoring.Samples
-}
-
-// wantedList is the judges being run, sorted. Callers hold r.mu.
-func (r *Run) wantedList() []string {
-	out := make([]string, 0, len(r.wanted))
-	for n := range r.wanted {
+// wantedList is the judges being run, sorted.
+func (e *engine) wantedList() []string {
+	out := make([]string, 0, len(e.wanted))
+	for n := range e.wanted {
 		out = append(out, n)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
-// planJudging marks a completed cell as queued for the given judges and
-// returns the jobs to submit. Callers hold r.mu.
-func (r *Run) planJudging(ti, mi, rep int, judges []string) []judgeJob {
-	return r.plan(ti, mi, rep, judges, false)
-}
-
-func (r *Run) plan(ti, mi, rep int, judges []string, refresh bool) []judgeJob {
-	c := r.table.at(ti, mi, rep)
-	if c.Status != Completed {
+// phaseTwo plans the judging of every completed cell not judged yet.
+func (e *engine) phaseTwo() []judgeJob {
+	if len(e.wanted) == 0 || e.completed == 0 {
 		return nil
 	}
-	if r.tallies == nil {
-		r.tallies = map[tallyKey]*tally{}
+	return e.planAll(e.wantedList(), false)
+}
+
+// planCell marks a completed cell as queued for the given judges and
+// returns the jobs to submit. Without refresh, judges that have judged the
+// cell (or are judging it) are skipped.
+func (e *engine) planCell(ti, mi, rep int, judges []string, refresh bool) []judgeJob {
+	c := e.table.at(ti, mi, rep)
+	if c.Status != state.Completed {
+		return nil
 	}
-	ref := CellRef{Test: c.Test, Model: c.Model, Repeat: rep}
-	round := r.round[ref]
+	round := e.round[state.CellRef{Test: c.Test, Model: c.Model, Repeat: rep}]
 	var jobs []judgeJob
-	k := r.samples()
+	k := e.samples()
 	for _, name := range judges {
-		if !refresh {
-			if j := c.Judgment(name); j != nil {
-				continue // judged or being judged
-			}
+		if !refresh && c.Judgment(name) != nil {
+			continue // judged or being judged
 		}
 		prev := c.Judgment(name)
-		if prev != nil && prev.Status != JudgmentDone {
+		if prev != nil && prev.Status != state.JudgmentDone {
 			prev = nil
 		}
-		if old := r.tallies[tallyKey{ti, mi, rep, name}]; old != nil && prev == nil {
+		key := tallyKey{ti, mi, rep, name}
+		if old := e.tallies[key]; old != nil && prev == nil {
 			prev = old.prev // a re-judge of a re-judge still owes the first verdict back
 		}
-		c = r.table.edit(ti, mi, rep)
-		setJudgment(c, &Judgment{Judge: name, Status: JudgmentQueued})
-		r.tallies[tallyKey{ti, mi, rep, name}] = &tally{round: round, samples: make([]judge.Sample, k), started: r.now(),
-			prev: prev, prevJury: r.pendingJury[tallyKey{ti, mi, rep, JuryName}]}
-		for s := 0; s < k; s++ {
+		c = e.table.edit(ti, mi, rep)
+		state.SetJudgment(c, &state.Judgment{Judge: name, Status: state.JudgmentQueued})
+		e.tallies[key] = &tally{round: round, samples: make([]scoring.Sample, k),
+			prev: prev, prevJury: e.pendingJury[tallyKey{ti, mi, rep, scoring.JuryName}]}
+		for s := range k {
 			jobs = append(jobs, judgeJob{ti: ti, mi: mi, rep: rep, judge: name, sample: s, round: round, refresh: refresh})
 		}
 	}
 	if len(jobs) > 0 {
-		r.verdictsDirty = true
+		e.dirty = true
 	}
 	return jobs
 }
 
-// planAllJudging plans the judges for every completed cell. Callers hold r.mu.
-func (r *Run) planAllJudging(judges []string) []judgeJob {
+// planAll plans the judges for every completed cell.
+func (e *engine) planAll(judges []string, refresh bool) []judgeJob {
 	var jobs []judgeJob
-	for ti := range r.tests {
-		for mi := range r.models {
-			for rep := 0; rep < r.table.repeat; rep++ {
-				jobs = append(jobs, r.plan(ti, mi, rep, judges, false)...)
-			}
-		}
-	}
+	e.table.each(func(ti, mi, rep int) {
+		jobs = append(jobs, e.planCell(ti, mi, rep, judges, refresh)...)
+	})
 	return jobs
 }
 
-// judgingRefused says why no judge work can be taken now. Callers hold r.mu.
-func (r *Run) judgingRefused() error {
-	switch {
-	case r.closing:
+// judgingRefused says why no judge work can be taken now.
+func (e *engine) judgingRefused() error {
+	switch e.life {
+	case idle:
+		return fmt.Errorf("the run has not started")
+	case closing, closed:
 		return fmt.Errorf("the run is closing")
-	case r.stopping && !r.finished:
+	case stopping:
 		return fmt.Errorf("the run is stopping: re-judge once it has stopped")
 	}
 	return nil
 }
 
-// judgeCtx is the context judge work runs under: the run's while its phases
-// run (Stop cancels it), afterwards one that only Close cancels.
-func (r *Run) judgeCtx() context.Context {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.finished {
-		return r.ctx
+// judgeContext is what judge work runs under: the phases' context while
+// they run (Stop cancels it), afterwards one that Stop and Close cancel.
+func (e *engine) judgeContext() context.Context {
+	if e.life != ended {
+		return e.phaseCtx
 	}
-	if r.closing {
-		return r.jctx // cancelled by Close
+	if e.judgeCtx == nil || e.judgeCtx.Err() != nil {
+		e.judgeCtx, e.judgeCancel = context.WithCancel(context.Background())
 	}
-	if r.jctx.Err() != nil && !r.isClosed() {
-		r.jctx, r.jstop = context.WithCancel(context.Background())
-	}
-	return r.jctx
+	return e.judgeCtx
 }
 
-func (r *Run) isClosed() bool {
-	select {
-	case <-r.closed:
-		return true
-	default:
-		return false
-	}
-}
-
-// submitJudging sends judge jobs (r.jinflight already counts them).
-func (r *Run) submitJudging(jobs []judgeJob) {
+// submitJudging sends judge jobs: each is a cached verdict taken from the
+// ledger, or a request written to the ledger and handed to the fleet.
+func (e *engine) submitJudging(jobs []judgeJob) {
 	if len(jobs) == 0 {
 		return
 	}
-	ctx := r.judgeCtx()
-	for _, j := range jobs {
-		r.submitJudge(ctx, j, 1)
+	ctx := e.judgeContext()
+	e.jinflight += len(jobs)
+	e.dirty = true
+	var fleetJobs []*readyJudge
+	for i := range jobs {
+		a := &attempt{ti: jobs[i].ti, mi: jobs[i].mi, rep: jobs[i].rep, n: 1, judge: &jobs[i], ctx: ctx}
+		if fj := e.judgeRequest(a); fj != nil {
+			fleetJobs = append(fleetJobs, fj)
+		}
 	}
+	e.sendJudging(ctx, fleetJobs)
 }
 
-func (r *Run) submitJudge(ctx context.Context, j judgeJob, attempt int) {
+// judgeRequest writes a judge attempt's ledger row and returns its fleet
+// job, or settles it at once from the cache (nil).
+func (e *engine) judgeRequest(a *attempt) *readyJudge {
+	r := e.r
+	j := a.judge
 	jc := r.judges[j.judge]
 	t := r.tests[j.ti]
-	r.mu.Lock()
-	c := *r.table.at(j.ti, j.mi, j.rep)
-	r.mu.Unlock()
+	c := e.table.at(j.ti, j.mi, j.rep)
 	tpl, ok := judge.LookupTemplate(jc.Template)
 	if !ok {
-		tpl, _ = judge.LookupTemplate("rubric-v1")
+		tpl, _ = judge.LookupTemplate(scoring.DefaultTemplate)
 	}
-	system, prompt := promptText(t)
+	system, prompt := t.PromptText()
 	in := judge.Input{System: system, Prompt: prompt, Tools: t.Tools,
 		Candidate: judge.RenderCandidate(c.Output, c.ToolCalls), Criteria: t.Criteria, Reference: t.Reference}
 	temp := 0.0
-	if r.samples() > 1 {
+	if e.samples() > 1 {
 		// Votes at temperature 0 would all be the same answer.
 		temp = 0.7
 	}
 	seed := r.cfg.Run.Seed + j.sample + 1000*j.round
-	maxTokens := jc.MaxTokens
-	req := gpu.Request{Model: jc.Model, Messages: judge.Render(tpl, in), Temperature: &temp, Seed: &seed, MaxTokens: maxTokens}
-	key := judge.CacheKey(judge.KeyInput{BaseURL: r.judgeEndpoint(jc), Model: jc.Model, TemplateID: tpl.ID,
-		TemplateVersion: tpl.Version, TemplateHash: tpl.Hash(), Temperature: temp, MaxTokens: maxTokens,
+	req := chat.Request{Model: jc.Model, Messages: judge.Render(tpl, in), Temperature: &temp, Seed: &seed, MaxTokens: jc.MaxTokens}
+	key := judge.CacheKey(judge.KeyInput{BaseURL: e.judgeEndpoint(jc), Model: jc.Model, TemplateID: tpl.ID,
+		TemplateVersion: tpl.Version, TemplateHash: tpl.Hash(), Temperature: temp, MaxTokens: jc.MaxTokens,
 		Seed: seed, Sample: j.sample, Input: in})
-	row := &ledger.Request{RunID: r.id, Purpose: ledger.PurposeJudge, Model: jc.Model, Test: t.ID, Repeat: j.rep,
-		Judge: j.judge, Sample: j.sample, Attempt: attempt, Input: mustJSON(req.Messages), Params: requestParams(req),
+	a.row = &ledger.Request{RunID: r.id, Purpose: ledger.PurposeJudge, Model: jc.Model, Test: t.ID, Repeat: j.rep,
+		Judge: j.judge, Sample: j.sample, Attempt: a.n, Input: mustJSON(req.Messages), Params: requestParams(req),
 		CacheKey: key, Status: ledger.StatusQueued, QueuedAt: r.now()}
 
-	if !j.refresh && !r.opts.RefreshJudges && attempt == 1 {
-		if out, ok, err := r.led.CachedJudgeOutput(key); err == nil && ok {
+	if !j.refresh && !r.opts.RefreshJudges && a.n == 1 {
+		out, hit, err := r.led.CachedJudgeOutput(key)
+		if err == nil && hit {
 			// A verdict already paid for: recorded, not sent again.
-			row.Server, row.Status, row.Output = "(cache)", ledger.StatusCompleted, out
-			row.StartedAt, row.EndedAt = row.QueuedAt, row.QueuedAt
-			if _, err := r.led.InsertRequest(row); err != nil {
-				r.log.Error("ledger: cached judge", "err", err)
+			a.row.Server, a.row.Status, a.row.Output = "(cache)", ledger.StatusCompleted, out
+			a.row.StartedAt, a.row.EndedAt = a.row.QueuedAt, a.row.QueuedAt
+			if _, err := r.led.InsertRequest(a.row); err != nil {
+				e.fail(err)
 			}
-			r.settleJudge(j, row, gpu.Result{Content: out}, nil, "cache")
-			return
+			a.row = nil // finished already
+			e.judgeSettledAs(a, chat.Result{Content: out}, nil, "cache")
+			return nil
 		}
 	}
-	if _, err := r.led.InsertRequest(row); err != nil {
-		r.mu.Lock()
-		r.fail(fmt.Sprintf("the ledger %s cannot be written (%v): nothing more is sent", r.led.Path(), err))
-		r.mu.Unlock()
-		r.settleJudge(j, row, gpu.Result{}, &gpu.Error{Class: "ledger", Message: err.Error()}, "live")
+	if _, err := r.led.InsertRequest(a.row); err != nil {
+		e.fail(err)
+		a.row = nil
+		e.judgeSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
+		return nil
+	}
+	return &readyJudge{a: a, req: req, pin: jc.FleetServer()}
+}
+
+// readyJudge is a judge request written to the ledger, ready for the fleet.
+type readyJudge struct {
+	a   *attempt
+	req chat.Request
+	pin string
+}
+
+func (e *engine) sendJudging(ctx context.Context, jobs []*readyJudge) {
+	if len(jobs) == 0 {
 		return
 	}
-	r.fleet.Submit(ctx, &gpu.Job{
-		Request: req, Purpose: gpu.PurposeJudge, Pin: JudgeServer(jc), Timeout: r.cfg.Run.Timeout,
-		Dispatched: func(server string) {
-			if err := r.led.StartRequest(row.ID, server, r.now()); err != nil {
-				r.log.Error("ledger: start judge request", "err", err)
-			}
-			r.mu.Lock()
-			if tl := r.tallies[tallyKey{j.ti, j.mi, j.rep, j.judge}]; tl != nil && tl.round == j.round {
-				c := r.table.edit(j.ti, j.mi, j.rep)
-				if cur := c.Judgment(j.judge); cur != nil && cur.Status == JudgmentQueued {
-					nj := *cur
-					nj.Status = JudgmentRunning
-					setJudgment(c, &nj)
-				}
-			}
-			r.mu.Unlock()
-			r.changed()
-		},
-		Done: func(res gpu.Result, err error) {
-			class := gpu.ClassOf(err)
-			if err != nil && judgeMayRetry(class, attempt, r.cfg.Run.Retries) && ctx.Err() == nil {
-				row.Status, row.ErrorClass, row.Error, row.EndedAt = ledger.StatusError, string(class), errMessage(err), r.now()
-				if lerr := r.led.FinishRequest(row); lerr != nil {
-					r.log.Error("ledger: finish judge request", "err", lerr)
-				}
-				r.retryAfterCtx(ctx, r.opts.Backoff(attempt), func() { r.submitJudge(ctx, j, attempt+1) }, func() {
-					r.settleJudge(j, &ledger.Request{}, gpu.Result{}, &gpu.Error{Class: gpu.ClassCanceled, Message: "stopped before retry"}, "live")
-				})
-				return
-			}
-			r.settleJudge(j, row, res, err, "live")
-		},
-	})
+	out := make([]*gpu.Job, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, e.job(j.a, j.req, chat.PurposeJudge, j.pin))
+	}
+	e.r.fleet.SubmitAll(ctx, out)
 }
 
-// retryAfterCtx is retryAfter under another context than the run's phases.
-func (r *Run) retryAfterCtx(ctx context.Context, wait time.Duration, again, cancelled func()) {
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			if ctx.Err() != nil {
-				cancelled()
-				return
-			}
-			again()
-		case <-ctx.Done():
-			cancelled()
+func (e *engine) judgeDispatched(a *attempt, server string) {
+	e.markStarted(a, server)
+	j := a.judge
+	tl := e.tallies[tallyKey{j.ti, j.mi, j.rep, j.judge}]
+	if tl == nil || tl.round != j.round {
+		return
+	}
+	c := e.table.at(j.ti, j.mi, j.rep)
+	if cur := c.Judgment(j.judge); cur != nil && cur.Status == state.JudgmentQueued {
+		nj := *cur
+		nj.Status = state.JudgmentRunning
+		state.SetJudgment(e.table.edit(j.ti, j.mi, j.rep), &nj)
+		e.dirty = true
+	}
+}
+
+// judgeDone takes a finished judge request: a retry, or the sample.
+func (e *engine) judgeDone(a *attempt, res chat.Result, err error) {
+	class := chat.ClassOf(err)
+	if err != nil && judgeMayRetry(class, a.n, e.r.cfg.Run.Retries) && a.ctx.Err() == nil {
+		a.row.End(e.r.now(), res, err)
+		if lerr := e.r.led.FinishRequest(a.row); lerr != nil {
+			e.fail(lerr)
 		}
-	}()
+		e.waitToRetry(a, e.r.opts.Backoff(a.n))
+		return
+	}
+	e.judgeSettled(a, res, err)
 }
 
-// settleJudge takes one finished judge sample.
-func (r *Run) settleJudge(j judgeJob, row *ledger.Request, res gpu.Result, err error, source string) {
-	var sample judge.Sample
+func (e *engine) retryJudge(a *attempt) {
+	if a.ctx.Err() != nil {
+		e.judgeSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
+		return
+	}
+	next := &attempt{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, judge: a.judge, ctx: a.ctx}
+	if fj := e.judgeRequest(next); fj != nil {
+		e.sendJudging(a.ctx, []*readyJudge{fj})
+	}
+}
+
+func (e *engine) judgeSettled(a *attempt, res chat.Result, err error) {
+	e.judgeSettledAs(a, res, err, "live")
+}
+
+// judgeSettledAs takes one finished judge sample from source (live or
+// cache): its ledger row ends, and when every sample of the judge is in,
+// the judge votes and the verdicts are recorded.
+func (e *engine) judgeSettledAs(a *attempt, res chat.Result, err error, source string) {
+	r := e.r
+	j := a.judge
+	e.jinflight--
+	e.dirty = true
+	var sample scoring.Sample
 	if err == nil {
 		sample = judge.Parse(res.Content)
 		if res.Reasoning != "" && sample.Reasoning == "" {
 			sample.Reasoning = res.Reasoning
 		}
 	}
-	if row.ID != 0 && source == "live" {
-		row.EndedAt = r.now()
-		row.Server = firstNonEmpty(res.Server, row.Server, serverOf(err))
-		if err != nil {
-			row.Status, row.ErrorClass, row.Error = ledger.StatusError, string(gpu.ClassOf(err)), errMessage(err)
-			if gpu.ClassOf(err) == gpu.ClassCanceled {
-				row.Status = ledger.StatusCanceled
-			}
-		} else {
-			row.Status = ledger.StatusCompleted
-			fillResult(row, res)
-			row.Verdict = sampleVerdict(sample)
+	if a.row != nil {
+		a.row.End(r.now(), res, err)
+		if err == nil {
+			a.row.Verdict = sampleVerdict(sample)
 		}
-		if lerr := r.led.FinishRequest(row); lerr != nil {
-			r.log.Error("ledger: finish judge request", "err", lerr)
+		if lerr := r.led.FinishRequest(a.row); lerr != nil {
+			e.fail(lerr)
 		}
 	}
-
-	var verdicts []ledger.VerdictRow
-	r.mu.Lock()
 	key := tallyKey{j.ti, j.mi, j.rep, j.judge}
-	tl := r.tallies[key]
-	if tl != nil && tl.round == j.round && gpu.ClassOf(err) == gpu.ClassCanceled {
+	tl := e.tallies[key]
+	if tl == nil || tl.round != j.round {
+		return
+	}
+	if chat.ClassOf(err) == chat.ClassCanceled {
 		// A stopped judgment is not a verdict: the cell gets back the one
 		// it had, or none.
-		delete(r.tallies, key)
-		c := r.table.edit(j.ti, j.mi, j.rep)
+		delete(e.tallies, key)
+		c := e.table.edit(j.ti, j.mi, j.rep)
 		if tl.prev != nil {
-			setJudgment(c, tl.prev)
+			state.SetJudgment(c, tl.prev)
 		} else {
-			dropJudgments(c, j.judge)
+			state.DropJudgments(c, j.judge)
 		}
-		if tl.prevJury != nil && c.Judgment(JuryName) == nil {
-			setJudgment(c, tl.prevJury)
+		if tl.prevJury != nil && c.Judgment(scoring.JuryName) == nil {
+			state.SetJudgment(c, tl.prevJury)
 		}
-		r.verdictsDirty = true
-	} else if tl != nil && tl.round == j.round {
-		if err != nil {
-			tl.errs = append(tl.errs, fmt.Sprintf("sample %d: %s", j.sample+1, errMessage(err)))
-			sample = judge.Sample{ParseErr: "judge request failed: " + errMessage(err)}
-		}
-		tl.samples[j.sample] = sample
-		tl.latency = max(tl.latency, res.Latency)
-		tl.got++
-		if tl.got == len(tl.samples) {
-			delete(r.tallies, key)
-			verdicts = r.concludeJudge(j, tl, source)
-		}
+		return
 	}
-	r.mu.Unlock()
-
+	if err != nil {
+		tl.errs = append(tl.errs, fmt.Sprintf("sample %d: %s", j.sample+1, chat.MessageOf(err)))
+		sample = scoring.Sample{ParseErr: "judge request failed: " + chat.MessageOf(err)}
+	}
+	tl.samples[j.sample] = sample
+	tl.latency = max(tl.latency, res.Latency)
+	tl.got++
+	if tl.got < len(tl.samples) {
+		return
+	}
+	delete(e.tallies, key)
 	// Verdicts are on disk before the run can be seen to end.
-	for _, v := range verdicts {
+	for _, v := range e.conclude(j, tl, source) {
 		if perr := r.led.PutVerdict(v); perr != nil {
-			r.log.Error("ledger: put verdict", "err", perr)
+			e.fail(perr)
 		}
 	}
-
-	r.mu.Lock()
-	r.jinflight--
-	if r.jinflight == 0 && r.inflight == 0 {
-		r.finishIfDone()
-	}
-	r.mu.Unlock()
-	r.changed()
 }
 
-func sampleVerdict(s judge.Sample) string {
+func sampleVerdict(s scoring.Sample) string {
 	switch {
 	case s.ParseErr != "":
-		return string(judge.Error)
+		return string(scoring.Error)
 	case s.Pass:
-		return string(judge.Pass)
+		return string(scoring.Pass)
 	default:
-		return string(judge.Fail)
+		return string(scoring.Fail)
 	}
 }
 
-// concludeJudge votes one judge's samples on a cell, and the jury when every
-// judge has spoken. Callers hold r.mu.
-func (r *Run) concludeJudge(j judgeJob, tl *tally, source string) []ledger.VerdictRow {
-	jc := r.judges[j.judge]
-	weight := jc.Weight
-	if weight <= 0 {
-		weight = 1
+func judgeWeight(j config.Judge) float64 {
+	if j.Weight <= 0 {
+		return 1
 	}
-	res := judge.Vote(j.judge, weight, tl.samples, r.cfg.Scoring.MinScore)
-	jd := &Judgment{Judge: j.judge, Status: JudgmentDone, Verdict: res.Verdict, Score: res.Score,
-		Agreement: res.Agreement, Samples: res.Samples, Latency: tl.latency, Source: source}
-	if res.Verdict == judge.Error {
-		jd.Error = firstNonEmpty(joinErrs(tl.errs), firstParseErr(tl.samples), "the judge gave no verdict")
-	}
-	c := r.table.edit(j.ti, j.mi, j.rep)
-	setJudgment(c, jd)
-	r.verdictsDirty = true
-	out := []ledger.VerdictRow{r.verdictRow(c, jd, mustJSON(res))}
+	return j.Weight
+}
 
-	if len(r.cfg.Scoring.Judges) >= 2 {
-		var all []judge.JudgeResult
-		for _, cj := range r.cfg.Scoring.Judges {
-			g := c.Judgment(cj.Name)
-			if g == nil || g.Status != JudgmentDone {
-				return out
-			}
-			w := cj.Weight
-			if w <= 0 {
-				w = 1
-			}
-			all = append(all, judge.JudgeResult{Judge: cj.Name, Weight: w, Samples: g.Samples, Score: g.Score, Agreement: g.Agreement, Verdict: g.Verdict})
-		}
-		jury := judge.Aggregate(all, r.cfg.Scoring.Aggregation, r.cfg.Scoring.DisagreementMax)
-		verdict := jury.Verdict
-		if !r.cfg.Scoring.ReportDisagreement && jury.Decision != "" {
-			verdict = jury.Decision // disagreement is reported only when asked for
-		}
-		jj := &Judgment{Judge: JuryName, Status: JudgmentDone, Verdict: verdict, Score: jury.Score, Jury: &jury, Source: source}
-		setJudgment(c, jj)
-		out = append(out, r.verdictRow(c, jj, mustJSON(jury)))
+// conclude votes one judge's samples on a cell, and the jury when every
+// judge has spoken, and returns the verdict rows to record.
+func (e *engine) conclude(j *judgeJob, tl *tally, source string) []ledger.VerdictRow {
+	r := e.r
+	sc := r.cfg.Scoring
+	res := judge.Vote(j.judge, judgeWeight(r.judges[j.judge]), tl.samples, sc.MinScore)
+	jd := &state.Judgment{Judge: j.judge, Status: state.JudgmentDone, Verdict: res.Verdict, Score: res.Score,
+		Agreement: res.Agreement, Samples: res.Samples, Latency: tl.latency, Source: source}
+	if res.Verdict == scoring.Error {
+		jd.Error = cmp.Or(joinErrs(tl.errs), firstParseErr(tl.samples), "the judge gave no verdict")
 	}
-	return out
+	c := e.table.edit(j.ti, j.mi, j.rep)
+	state.SetJudgment(c, jd)
+	out := []ledger.VerdictRow{e.verdictRow(c, jd, mustJSON(res))}
+	if len(sc.Judges) < 2 {
+		return out
+	}
+	var all []scoring.JudgeResult
+	for _, cj := range sc.Judges {
+		g := c.Judgment(cj.Name)
+		if g == nil || g.Status != state.JudgmentDone {
+			return out
+		}
+		all = append(all, scoring.JudgeResult{Judge: cj.Name, Weight: judgeWeight(cj), Samples: g.Samples,
+			Score: g.Score, Agreement: g.Agreement, Verdict: g.Verdict})
+	}
+	jury := judge.Aggregate(all, sc.Aggregation, sc.DisagreementMax)
+	verdict := jury.Verdict
+	if !sc.ReportDisagreement && jury.Decision != "" {
+		verdict = jury.Decision // disagreement is reported only when asked for
+	}
+	jj := &state.Judgment{Judge: scoring.JuryName, Status: state.JudgmentDone, Verdict: verdict, Score: jury.Score, Jury: &jury, Source: source}
+	state.SetJudgment(c, jj)
+	return append(out, e.verdictRow(c, jj, mustJSON(jury)))
 }
 
 func joinErrs(errs []string) string {
@@ -421,7 +395,7 @@ func joinErrs(errs []string) string {
 	return s
 }
 
-func firstParseErr(samples []judge.Sample) string {
+func firstParseErr(samples []scoring.Sample) string {
 	for _, s := range samples {
 		if s.ParseErr != "" {
 			return s.ParseErr
@@ -430,154 +404,105 @@ func firstParseErr(samples []judge.Sample) string {
 	return ""
 }
 
-func (r *Run) verdictRow(c *Cell, j *Judgment, detail string) ledger.VerdictRow {
-	return ledger.VerdictRow{RunID: r.id, Model: c.Model, Test: c.Test, Repeat: c.Repeat, Judge: j.Judge,
+func (e *engine) verdictRow(c *state.Cell, j *state.Judgment, detail string) ledger.VerdictRow {
+	return ledger.VerdictRow{RunID: e.r.id, Model: c.Model, Test: c.Test, Repeat: c.Repeat, Judge: j.Judge,
 		Verdict: string(j.Verdict), Score: j.Score, Agreement: j.Agreement, Detail: detail, Error: j.Error,
-		Source: j.Source, LatencyMS: j.Latency.Milliseconds(), At: r.now()}
+		Source: j.Source, LatencyMS: j.Latency.Milliseconds(), At: e.r.now()}
 }
 
-// judgesFor expands a judge name ("" = the one in view, JuryName = all).
-// Callers hold r.mu.
-func (r *Run) judgesFor(name string) ([]string, error) {
-	if name == "" {
-		name = r.active
-	}
-	if name == "" {
-		return nil, fmt.Errorf("no judge is configured (scoring mode is deterministic)")
-	}
-	if name == JuryName {
-		if len(r.cfg.Scoring.Judges) < 2 {
-			return nil, fmt.Errorf("a jury needs two or more judges")
-		}
-		var all []string
-		for _, j := range r.cfg.Scoring.Judges {
-			all = append(all, j.Name)
-		}
-		return all, nil
-	}
-	if _, ok := r.judges[name]; !ok {
-		return nil, fmt.Errorf("no judge named %q", name)
-	}
-	return []string{name}, nil
-}
-
-// SwitchJudge puts another judge (or the jury) in view and judges what it
-// has not judged yet; verdicts of other judges are kept.
-func (r *Run) SwitchJudge(name string) error {
-	r.mu.Lock()
-	if err := r.judgingRefused(); err != nil {
-		r.mu.Unlock()
+// switchJudge puts another judge (or the jury) in view and judges what it
+// has not judged yet.
+func (e *engine) switchJudge(name string) error {
+	if err := e.judgingRefused(); err != nil {
 		return err
 	}
-	names, err := r.judgesFor(name)
+	names, err := e.plan.Expand(name)
 	if err != nil {
-		r.mu.Unlock()
 		return err
 	}
-	r.active = name
-	var jobs []judgeJob
+	if name != "" {
+		e.plan = e.plan.WithInView(name)
+	}
 	for _, n := range names {
-		r.wanted[n] = true
+		e.wanted[n] = true
 	}
-	if r.judgeStarts && !r.stopping || r.finished {
-		jobs = r.planAllJudging(names)
-		if len(jobs) > 0 && !r.finished {
-			r.phase = PhaseJudgment
-		}
+	e.dirty = true
+	// Before phase 2 begins, the new judges join it; from then on they
+	// judge what is there.
+	if e.life == judging || e.life == ended || e.plan.Judging == scoring.Pipelined {
+		e.submitJudging(e.planAll(names, false))
 	}
-	r.jinflight += len(jobs)
-	r.verdictsDirty = true
-	r.mu.Unlock()
-	r.submitJudging(jobs)
-	r.changed()
 	return nil
 }
 
-// Rejudge judges the given cells again with a judge ("" = the one in view),
-// with fresh samples; inference is never repeated.
-func (r *Run) Rejudge(cells []CellRef, name string) error {
-	r.mu.Lock()
-	if err := r.judgingRefused(); err != nil {
-		r.mu.Unlock()
+// rejudge judges cells again with a judge ("" = the one in view), with
+// fresh samples.
+func (e *engine) rejudge(cells []state.CellRef, name string) error {
+	if err := e.judgingRefused(); err != nil {
 		return err
 	}
-	names, err := r.judgesFor(name)
+	names, err := e.plan.Expand(name)
 	if err != nil {
-		r.mu.Unlock()
 		return err
-	}
-	if r.pendingJury == nil {
-		r.pendingJury = map[tallyKey]*Judgment{}
 	}
 	var jobs []judgeJob
 	for _, ref := range cells {
-		ti, ok1 := r.tindex[ref.Test]
-		mi, ok2 := r.mindex[ref.Model]
-		if !ok1 || !ok2 || ref.Repeat < 0 || ref.Repeat >= r.table.repeat {
+		ti, ok1 := e.r.tindex[ref.Test]
+		mi, ok2 := e.r.mindex[ref.Model]
+		if !ok1 || !ok2 || ref.Repeat < 0 || ref.Repeat >= e.r.repeat {
 			continue
 		}
-		if r.table.at(ti, mi, ref.Repeat).Status != Completed {
+		if e.table.at(ti, mi, ref.Repeat).Status != state.Completed {
 			continue
 		}
-		r.round[ref]++
-		c := r.table.edit(ti, mi, ref.Repeat)
-		jk := tallyKey{ti, mi, ref.Repeat, JuryName}
-		if jj := c.Judgment(JuryName); jj != nil {
-			r.pendingJury[jk] = jj
+		e.round[ref]++
+		c := e.table.edit(ti, mi, ref.Repeat)
+		jk := tallyKey{ti, mi, ref.Repeat, scoring.JuryName}
+		if jj := c.Judgment(scoring.JuryName); jj != nil {
+			e.pendingJury[jk] = jj
 		}
-		dropJudgments(c, JuryName) // the aggregate is redone when the judges are
-		jobs = append(jobs, r.plan(ti, mi, ref.Repeat, names, true)...)
-		delete(r.pendingJury, jk)
+		state.DropJudgments(c, scoring.JuryName) // the aggregate is redone when the judges are
+		jobs = append(jobs, e.planCell(ti, mi, ref.Repeat, names, true)...)
+		delete(e.pendingJury, jk)
 	}
-	r.jinflight += len(jobs)
-	r.mu.Unlock()
-	r.submitJudging(jobs)
-	r.changed()
+	e.submitJudging(jobs)
 	return nil
 }
 
-// RejudgeAll re-judges every completed cell.
-func (r *Run) RejudgeAll(name string) error {
-	var refs []CellRef
-	r.mu.Lock()
-	for ti, t := range r.tests {
-		for mi, m := range r.models {
-			for rep := 0; rep < r.table.repeat; rep++ {
-				if r.table.at(ti, mi, rep).Status == Completed {
-					refs = append(refs, CellRef{Test: t.ID, Model: m, Repeat: rep})
-				}
-			}
+// completedRefs names every completed cell.
+func (e *engine) completedRefs() []state.CellRef {
+	var refs []state.CellRef
+	e.table.each(func(ti, mi, rep int) {
+		if c := e.table.at(ti, mi, rep); c.Status == state.Completed {
+			refs = append(refs, state.CellRef{Test: c.Test, Model: c.Model, Repeat: rep})
 		}
-	}
-	r.mu.Unlock()
-	return r.Rejudge(refs, name)
+	})
+	return refs
 }
 
 // judgeEndpoint names where a judge's verdicts come from, for the cache key:
 // the provider's URL, a simulated server by name (its port changes with
 // every start), or any server that offers the model.
-func (r *Run) judgeEndpoint(j config.Judge) string {
+func (e *engine) judgeEndpoint(j config.Judge) string {
 	switch {
 	case j.URL != "":
 		return j.URL
 	case j.Server == config.AnyServer:
 		return "any-server"
 	}
-	for _, s := range r.cfg.Servers {
-		if s.Name == j.Server {
-			if s.Kind == config.KindSim {
-				return "sim:" + s.Name
-			}
-			return s.URL
+	if s, ok := e.r.cfg.Server(j.Server); ok {
+		if s.Kind == chat.KindSim {
+			return "sim:" + s.Name
 		}
+		return s.URL
 	}
 	return j.Server
 }
 
 // judgeMayRetry is mayRetry for judge samples, which count no failovers of
 // their own: a lost server gives them the failover attempts on top.
-func judgeMayRetry(class gpu.ErrorClass, attempt, retries int) bool {
-	if class == gpu.ClassUnavailable {
+func judgeMayRetry(class chat.ErrorClass, attempt, retries int) bool {
+	if class == chat.ClassUnavailable {
 		return attempt <= retries+failoverAttempts
 	}
 	return attempt <= retryBudget(class, retries)

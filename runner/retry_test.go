@@ -10,8 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"pitwall/gpu"
+	"pitwall/gpu/chat"
 	"pitwall/runner/ledger"
+	"pitwall/runner/state"
 )
 
 // flakyServer is an OpenAI-compatible server that answers the first `fail`
@@ -76,7 +77,7 @@ func TestTransientErrorsAreRetriedAndEveryAttemptIsRecorded(t *testing.T) {
 	h := flakyConfig(t, ts.URL+"/v1", 2)
 	b := h.finish(t)
 	c := b.Cell(0, 0, 0)
-	if c.Status != Completed || c.Attempts != 3 {
+	if c.Status != state.Completed || c.Attempts != 3 {
 		t.Fatalf("cell %s after %d attempts, want completed after 3", c.Status, c.Attempts)
 	}
 	reqs, err := h.led.Requests(h.run.ID())
@@ -102,11 +103,11 @@ func TestRetriesRunOutIntoAnErrorCell(t *testing.T) {
 	h := flakyConfig(t, ts.URL+"/v1", 1)
 	b := h.finish(t)
 	c := b.Cell(0, 0, 0)
-	if c.Status != Errored || c.ErrorClass != gpu.ClassHTTP5xx || !strings.Contains(c.Error, "overloaded") || c.Attempts != 2 {
+	if c.Status != state.Errored || c.ErrorClass != chat.ClassHTTP5xx || !strings.Contains(c.Error, "overloaded") || c.Attempts != 2 {
 		t.Fatalf("cell %+v, want a ⚠️ http_5xx after 2 attempts naming the server's message", c)
 	}
-	if ExitCode(b, false) != ExitFail {
-		t.Errorf("exit code %d, want 1", ExitCode(b, false))
+	if state.ExitCode(b, false) != state.ExitFail {
+		t.Errorf("exit code %d, want 1", state.ExitCode(b, false))
 	}
 }
 
@@ -132,17 +133,17 @@ func TestTemperatureZeroReachesTheServer(t *testing.T) {
 
 func TestRetryBudgets(t *testing.T) {
 	cases := []struct {
-		class   gpu.ErrorClass
+		class   chat.ErrorClass
 		retries int
 		want    int
 	}{
-		{gpu.ClassHTTP4xx, 2, 0},
-		{gpu.ClassCanceled, 2, 0},
-		{gpu.ClassHTTP5xx, 2, 2},
-		{gpu.ClassTimeout, 0, 0},
-		{gpu.ClassMalformed, 2, 1},
-		{gpu.ClassMalformed, 0, 0},
-		{gpu.ClassUnavailable, 2, 2},
+		{chat.ClassHTTP4xx, 2, 0},
+		{chat.ClassCanceled, 2, 0},
+		{chat.ClassHTTP5xx, 2, 2},
+		{chat.ClassTimeout, 0, 0},
+		{chat.ClassMalformed, 2, 1},
+		{chat.ClassMalformed, 0, 0},
+		{chat.ClassUnavailable, 2, 2},
 	}
 	for _, c := range cases {
 		if got := retryBudget(c.class, c.retries); got != c.want {
@@ -154,16 +155,16 @@ func TestRetryBudgets(t *testing.T) {
 func TestFailoversDoNotSpendTheRetries(t *testing.T) {
 	cases := []struct {
 		name                        string
-		class                       gpu.ErrorClass
+		class                       chat.ErrorClass
 		attempt, failovers, retries int
 		want                        bool
 	}{
-		{"a timeout after a failover still has its retry", gpu.ClassTimeout, 2, 1, 1, true},
-		{"a second timeout after a failover has none", gpu.ClassTimeout, 3, 1, 1, false},
-		{"a timeout with no retries", gpu.ClassTimeout, 1, 0, 0, false},
-		{"a server going away moves the cell", gpu.ClassUnavailable, 5, 4, 0, true},
-		{"until the failovers run out", gpu.ClassUnavailable, 9, failoverAttempts, 2, false},
-		{"a 4xx is never retried", gpu.ClassHTTP4xx, 1, 0, 5, false},
+		{"a timeout after a failover still has its retry", chat.ClassTimeout, 2, 1, 1, true},
+		{"a second timeout after a failover has none", chat.ClassTimeout, 3, 1, 1, false},
+		{"a timeout with no retries", chat.ClassTimeout, 1, 0, 0, false},
+		{"a server going away moves the cell", chat.ClassUnavailable, 5, 4, 0, true},
+		{"until the failovers run out", chat.ClassUnavailable, 9, failoverAttempts, 2, false},
+		{"a 4xx is never retried", chat.ClassHTTP4xx, 1, 0, 5, false},
 	}
 	for _, c := range cases {
 		if got := mayRetry(c.class, c.attempt, c.failovers, c.retries); got != c.want {

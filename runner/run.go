@@ -2,22 +2,28 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"pitwall/config"
 	"pitwall/gpu"
+	"pitwall/gpu/telemetry"
+	"pitwall/runner/history"
 	"pitwall/runner/ledger"
+	"pitwall/runner/state"
 )
 
 // Dispatcher is what the runner needs of the fleet: gpu.Fleet implements it.
 type Dispatcher interface {
-	Submit(ctx context.Context, j *gpu.Job)
-	State() []gpu.ServerState
+	SubmitAll(ctx context.Context, jobs []*gpu.Job)
+	State() []telemetry.ServerState
 }
 
 // Options wires a run to the world.
@@ -30,8 +36,8 @@ type Options struct {
 	// Interval is the least time between two snapshots (default 100ms); a
 	// change after a quiet spell is published at once.
 	Interval time.Duration
-	// Heartbeat publishes a snapshot at least this often while the run is
-	// live, so the fleet panel moves (default 500ms).
+	// Heartbeat publishes a snapshot at least this often while work is in
+	// flight, so the fleet panel moves (default 500ms).
 	Heartbeat time.Duration
 	// Backoff is the wait before retry n (1-based) of a transient error;
 	// default 250ms·2^(n-1), capped at 5s. A 429's Retry-After wins when longer.
@@ -44,6 +50,10 @@ type Options struct {
 
 // Run is one battery run: phase 1 inference, phase 2 judgment, and the
 // re-judging and judge switching a user asks for afterwards.
+//
+// One goroutine (the loop) owns everything that changes: the cells, the
+// lifecycle, what is in flight. Fleet callbacks, retry timers and the
+// methods below only put events on its queue, which never blocks them.
 type Run struct {
 	cfg    *config.Config
 	opts   Options
@@ -54,53 +64,27 @@ type Run struct {
 	id     string
 	models []string
 	tests  []config.Test
-	infos  []TestInfo
+	infos  []state.TestInfo
 	tindex map[string]int
 	mindex map[string]int
 	judges map[string]config.Judge
+	repeat int
 
-	ctx    context.Context // the run's phases; Stop cancels it
-	cancel context.CancelFunc
-	jctx   context.Context // judging after the phases (re-judge); Close cancels it
-	jstop  context.CancelFunc
-
-	mu            sync.Mutex
-	table         *cellTable
-	counts        Counts
-	tokens        int64
-	status        RunStatus
-	phase         Phase
-	message       string
-	started       time.Time
-	ended         time.Time
-	active        string          // judge in view
-	wanted        map[string]bool // judges whose verdicts are being produced
-	inflight      int             // inference jobs not yet settled (including waiting retries)
-	jinflight     int             // judge jobs not yet settled
-	judgeStarts   bool            // phase 2 has begun (two-phase) or judging is pipelined
-	round         map[CellRef]int // re-judge rounds per cell, for fresh samples
-	tallies       map[tallyKey]*tally
-	pendingJury   map[tallyKey]*Judgment // a jury verdict a re-judge being planned replaces
-	verdictsDirty bool
-	stopping      bool
-	finished      bool // the phases have ended (set when the last work settles)
-	recorded      bool // ...and the ledger says so: snapshots are Final from here on
-	closing       bool // Close has begun: no new judge work is taken
-	submitted     bool // Start got as far as submitting work
-	failure       string
-	endStatus     RunStatus // what the run ends as, once the ledger has it
-	endMessage    string
-	failovers     map[[3]int]int // inference attempts a cell lost to servers going away
-	seq           uint64
-
-	pub      *publisher
-	done     chan struct{} // closed when the phases end
-	closed   chan struct{}
+	events *queue
+	e      *engine // the loop's; nothing else touches it
+	out    chan *state.BatteryRun
+	last   atomic.Pointer[state.BatteryRun]
+	done   chan struct{} // closed when the end is in the ledger
+	closed chan struct{} // closed when the loop has returned
+	// started is set by Start: Close of a run never started ends it at once.
+	started  atomic.Bool
 	closeOne sync.Once
-	wg       sync.WaitGroup // retry timers and other helpers
 }
 
-// New prepares a run; nothing is sent until Start.
+// errClosed is what requests to a closed run get.
+var errClosed = errors.New("the run is closed")
+
+// New prepares a run; nothing is sent until Start. Close releases it.
 func New(cfg *config.Config, opts Options) (*Run, error) {
 	if opts.Fleet == nil || opts.Ledger == nil {
 		return nil, fmt.Errorf("runner: a fleet and a ledger are required")
@@ -129,20 +113,15 @@ func New(cfg *config.Config, opts Options) (*Run, error) {
 	if len(cfg.Models) == 0 {
 		return nil, fmt.Errorf("%s: no models to run (check `models` and --models)", cfg.Path)
 	}
-	repeat := cfg.Run.Repeat
-	if repeat < 1 {
-		repeat = 1
-	}
 	r := &Run{
 		cfg: cfg, opts: opts, log: opts.Logger, led: opts.Ledger, fleet: opts.Fleet, now: opts.Now,
-		id: opts.RunID, models: cfg.Models, tests: cfg.Tests,
+		id: opts.RunID, models: cfg.Models, tests: cfg.Tests, repeat: max(cfg.Run.Repeat, 1),
 		tindex: map[string]int{}, mindex: map[string]int{}, judges: map[string]config.Judge{},
-		wanted: map[string]bool{}, round: map[CellRef]int{},
+		events: newQueue(), out: make(chan *state.BatteryRun, 1),
 		done: make(chan struct{}), closed: make(chan struct{}),
-		status: RunRunning, phase: PhaseInference,
 	}
 	ids := make([]string, len(cfg.Tests))
-	r.infos = make([]TestInfo, len(cfg.Tests))
+	r.infos = make([]state.TestInfo, len(cfg.Tests))
 	for i, t := range cfg.Tests {
 		ids[i] = t.ID
 		r.tindex[t.ID] = i
@@ -154,38 +133,9 @@ func New(cfg *config.Config, opts Options) (*Run, error) {
 	for _, j := range cfg.Scoring.Judges {
 		r.judges[j.Name] = j
 	}
-	r.table = newCellTable(ids, cfg.Models, repeat)
-	r.counts.Pending = len(ids) * len(cfg.Models) * repeat
-	r.active, r.wanted = initialJudges(cfg)
-	r.ctx, r.cancel = context.WithCancel(context.Background())
-	r.jctx, r.jstop = context.WithCancel(context.Background())
-	r.pub = newPublisher(opts.Interval, opts.Heartbeat, r.snapshot)
+	r.e = newEngine(r, newCellTable(ids, cfg.Models, r.repeat), cfg.Plan())
+	go r.loop()
 	return r, nil
-}
-
-// initialJudges decides the judge in view and the judges to run.
-func initialJudges(cfg *config.Config) (string, map[string]bool) {
-	wanted := map[string]bool{}
-	switch cfg.Scoring.Mode {
-	case "deterministic", "":
-		return "", wanted
-	case "jury":
-		for _, j := range cfg.Scoring.Judges {
-			wanted[j.Name] = true
-		}
-		active := JuryName
-		if cfg.Scoring.Active != "" {
-			active = cfg.Scoring.Active
-		}
-		return active, wanted
-	default: // judge
-		name := cfg.Scoring.Active
-		if name == "" || name == JuryName {
-			name = cfg.Scoring.Judges[0].Name
-		}
-		wanted[name] = true
-		return name, wanted
-	}
 }
 
 func defaultBackoff(n int) time.Duration {
@@ -196,6 +146,12 @@ func defaultBackoff(n int) time.Duration {
 	return d
 }
 
+func testInfo(t config.Test) state.TestInfo {
+	system, prompt := t.PromptText()
+	return state.TestInfo{ID: t.ID, Name: t.Name, Category: t.Category, System: system, Prompt: prompt,
+		Tools: t.Tools, Criteria: t.Criteria, Reference: t.Reference}
+}
+
 // ID is the run's id in the ledger.
 func (r *Run) ID() string { return r.id }
 
@@ -203,137 +159,61 @@ func (r *Run) ID() string { return r.id }
 // sees fewer, newer snapshots, never an old one after a newer one, and
 // always the last. It stays open after the phases end (re-judging sends
 // more) until Close.
-func (r *Run) Snapshots() <-chan *BatteryRun { return r.pub.out }
+func (r *Run) Snapshots() <-chan *state.BatteryRun { return r.out }
 
-// Start records the run and submits every cell. It returns at once.
-func (r *Run) Start() error {
-	r.mu.Lock()
-	r.started = r.now()
-	r.mu.Unlock()
-	scoring, _ := json.Marshal(r.cfg.Scoring)
-	ids := make([]string, len(r.tests))
-	for i, t := range r.tests {
-		ids[i] = t.ID
+// Done is closed when the run's phases have ended and the ledger says so.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// call runs fn on the loop and returns its error; errClosed once the loop
+// has returned.
+func (r *Run) call(fn func(e *engine) error) error {
+	reply := make(chan error, 1)
+	if !r.events.post(evCall{fn: fn, reply: reply}) {
+		return errClosed
 	}
-	row := ledger.RunRow{
-		ID: r.id, Name: r.cfg.Name, Status: string(RunRunning), ScoringMode: r.scoringMode(),
-		ConfigJSON: r.cfg.RedactedJSON(), ScoringJSON: string(scoring),
-		Models: r.models, Tests: ids, Repeat: r.table.repeat, StartedAt: r.started,
+	select {
+	case err := <-reply:
+		return err
+	case <-r.closed:
+		return errClosed
 	}
-	if err := r.led.CreateRun(row); err != nil {
-		return fmt.Errorf("recording run: %w", err)
-	}
-	for ti := range r.tests {
-		for mi := range r.models {
-			for rep := 0; rep < r.table.repeat; rep++ {
-				if err := r.led.PutCell(r.cellRow(r.table.at(ti, mi, rep))); err != nil {
-					return fmt.Errorf("recording cells: %w", err)
-				}
-			}
-		}
-	}
-	r.pub.start()
-	r.mu.Lock()
-	r.submitted = true
-	r.inflight = len(r.tests) * len(r.models) * r.table.repeat
-	r.judgeStarts = r.cfg.Run.Judging == "pipelined"
-	r.mu.Unlock()
-	// Submit in battery order, model-major within a test, so the first rows
-	// fill first; placement decides what actually runs first.
-	for ti := range r.tests {
-		for mi := range r.models {
-			for rep := 0; rep < r.table.repeat; rep++ {
-				r.submitInference(ti, mi, rep, 1)
-			}
-		}
-	}
-	r.changed()
-	return nil
 }
 
-func (r *Run) scoringMode() string {
-	if r.cfg.Scoring.Mode == "" {
-		return "deterministic"
-	}
-	return r.cfg.Scoring.Mode
+// Start records the run and every cell in the ledger, then hands all the
+// inference work to the fleet at once. It returns when the work is queued.
+func (r *Run) Start() error {
+	r.started.Store(true)
+	return r.call(func(e *engine) error { return e.start() })
 }
 
 // Stop cancels the run: queued and in-flight requests are cancelled, their
-// cells say cancelled, and the run ends as stopped.
-func (r *Run) Stop() {
-	r.mu.Lock()
-	if r.finished || r.stopping {
-		r.mu.Unlock()
-		return
-	}
-	r.stopping = true
-	r.message = "stopping…"
-	jstop := r.jstop
-	r.mu.Unlock()
-	r.cancel()
-	jstop()
-	r.changed()
-}
-
-// Done is closed when the run's phases have ended (completed or stopped).
-func (r *Run) Done() <-chan struct{} { return r.done }
-
-// Wait blocks until the phases end, or ctx ends, and returns the latest snapshot.
-func (r *Run) Wait(ctx context.Context) *BatteryRun {
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-	}
-	return r.snapshot()
-}
+// cells say so, and the run ends as stopped. After the end, Stop cancels a
+// re-judge in progress instead, and the cells get their earlier verdicts
+// back.
+func (r *Run) Stop() { r.events.post(evStop{}) }
 
 // Close stops anything still running (re-judging included), waits for it,
 // publishes the last snapshot and closes the snapshot channel.
 func (r *Run) Close() {
 	r.closeOne.Do(func() {
-		r.mu.Lock()
-		r.closing = true
-		started := r.submitted
-		jstop := r.jstop
-		r.mu.Unlock()
-		r.Stop()
-		jstop()
-		if !started {
-			// Nothing was submitted: there is no end to wait for.
-			r.mu.Lock()
-			r.finished, r.recorded = true, true
-			if r.status == RunRunning {
-				r.status = RunFailed
-			}
-			r.mu.Unlock()
-			if r.led != nil {
-				_ = r.led.FinishRun(r.id, string(RunFailed), r.now())
-			}
-			close(r.done)
-		}
-		<-r.done
-		r.waitJudges()
-		r.wg.Wait()
-		r.pub.close()
-		close(r.closed)
+		r.events.post(evClose{})
+		<-r.closed
 	})
 }
 
-// waitJudges waits until no judge job is outstanding (cancelled ones settle
-// quickly once jctx is cancelled).
-func (r *Run) waitJudges() {
-	for {
-		r.mu.Lock()
-		n := r.jinflight
-		r.mu.Unlock()
-		if n == 0 {
-			return
-		}
-		select {
-		case <-r.pub.settled:
-		case <-time.After(50 * time.Millisecond):
-		}
+// Wait blocks until the phases end, or ctx ends, and returns the latest
+// snapshot.
+func (r *Run) Wait(ctx context.Context) *state.BatteryRun {
+	select {
+	case <-r.done:
+		return r.last.Load()
+	case <-ctx.Done():
 	}
+	var b *state.BatteryRun
+	if r.call(func(e *engine) error { b = e.snapshot(); return nil }) != nil {
+		return r.last.Load()
+	}
+	return b
 }
 
 // Note shows err in the run's status line (for requests the UI makes).
@@ -341,160 +221,94 @@ func (r *Run) Note(err error) {
 	if err == nil {
 		return
 	}
-	r.mu.Lock()
-	r.message = err.Error()
-	r.mu.Unlock()
-	r.changed()
+	_ = r.call(func(e *engine) error { e.message = err.Error(); e.dirty = true; return nil })
 }
 
-// changed tells the publisher that state changed.
-func (r *Run) changed() { r.pub.poke() }
-
-// snapshot builds an immutable snapshot of the run now.
-func (r *Run) snapshot() *BatteryRun {
-	fleet := r.fleet.State()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.seq++
-	if r.verdictsDirty {
-		r.countVerdicts()
-	}
-	b := &BatteryRun{
-		Seq: r.seq, ID: r.id, Name: r.cfg.Name, Status: r.status, Phase: r.phase, Message: r.message,
-		Models: r.models, Tests: r.infos, Repeat: r.table.repeat, Rows: r.table.publish(),
-		Judges: r.judgeNames(), ActiveJudge: r.active, ScoringMode: r.scoringMode(),
-		Started: r.started, Ended: r.ended, Counts: r.counts, TokensGenerated: r.tokens,
-		JudgeInFlight: r.jinflight, Fleet: fleet, Final: r.recorded,
-	}
-	return b
+// SwitchJudge puts another judge (or the jury) in view and judges what it
+// has not judged yet; verdicts of other judges are kept.
+func (r *Run) SwitchJudge(name string) error {
+	return r.call(func(e *engine) error { return e.switchJudge(name) })
 }
 
-func (r *Run) judgeNames() []string {
-	var out []string
-	for _, j := range r.cfg.Scoring.Judges {
-		out = append(out, j.Name)
-	}
-	if len(out) >= 2 {
-		out = append(out, JuryName)
-	}
-	return out
+// Rejudge judges the given cells again with a judge ("" = the one in view),
+// with fresh samples; inference is never repeated.
+func (r *Run) Rejudge(cells []state.CellRef, name string) error {
+	return r.call(func(e *engine) error { return e.rejudge(cells, name) })
 }
 
-func testInfo(t config.Test) TestInfo {
-	system, prompt := promptText(t)
-	return TestInfo{ID: t.ID, Name: t.Name, Category: t.Category, System: system, Prompt: prompt,
-		Tools: t.Tools, Criteria: t.Criteria, Reference: t.Reference}
+// RejudgeAll re-judges every completed cell.
+func (r *Run) RejudgeAll(name string) error {
+	return r.call(func(e *engine) error { return e.rejudge(e.completedRefs(), name) })
 }
 
-// finishIfDone ends the run when no work is left. Callers hold r.mu.
-func (r *Run) finishIfDone() {
-	if r.finished || r.inflight > 0 || r.jinflight > 0 {
-		return
+// Export writes this run's JSON export next to the ledger (or to
+// Options.ExportDir) and says where.
+func (r *Run) Export() (string, error) {
+	dir := r.opts.ExportDir
+	if dir == "" {
+		dir = filepath.Dir(r.led.Path())
 	}
-	if !r.stopping && r.needsJudging() {
-		return // phase 2 is about to be submitted
+	inView := ""
+	if b := r.last.Load(); b != nil {
+		inView = b.Plan.InView
 	}
-	// The status, phase and message change only when the ledger has the
-	// end (closeOut): a snapshot that says stopped or completed is Final.
-	r.finished = true
-	r.ended = r.now()
-	switch {
-	case r.failure != "":
-		r.endStatus, r.endMessage = RunFailed, r.failure
-	case r.stopping:
-		r.endStatus, r.endMessage = RunStopped, "stopped"
-	default:
-		r.endStatus, r.endMessage = RunCompleted, ""
-		if msg := r.judgeUnusable(); msg != "" {
-			r.endStatus, r.endMessage = RunFailed, msg
+	path := filepath.Join(dir, "pitwall-"+r.id+".json")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", fmt.Errorf("export: %w", err)
+	}
+	if err := history.WriteExport(f, r.led, r.id, inView, "json"); err != nil {
+		f.Close()
+		return "", fmt.Errorf("export %s: %w", path, err)
+	}
+	return path, f.Close()
+}
+
+// Reopen brings a finished run back from the ledger as a live Run that can
+// be browsed, re-judged and switched between judges; nothing is sent again
+// for inference. cfg is the run's config, loaded again: its battery must
+// still hold the run's tests (their prompts are what the judges read). It
+// is a new Run restored from the run's snapshot.
+func Reopen(cfg *config.Config, id string, opts Options) (*Run, error) {
+	if opts.Ledger == nil {
+		return nil, fmt.Errorf("runner: a ledger is required")
+	}
+	row, err := opts.Ledger.Run(id)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[string]config.Test{}
+	for _, t := range cfg.Tests {
+		byID[t.ID] = t
+	}
+	tests := make([]config.Test, 0, len(row.Tests))
+	for _, tid := range row.Tests {
+		t, ok := byID[tid]
+		if !ok {
+			return nil, fmt.Errorf("run %s: test %q is no longer in %s, so it cannot be judged again", row.ID, tid, cfg.Battery)
 		}
+		tests = append(tests, t)
 	}
-	go r.closeOut()
-}
-
-// closeOut records the end of the run and releases Wait.
-func (r *Run) closeOut() {
-	r.mu.Lock()
-	status, ended := r.endStatus, r.ended
-	r.mu.Unlock()
-	if n, err := r.led.CancelOpen(r.id, ended); err != nil {
-		r.log.Error("ledger: cancelling open requests", "err", err)
-	} else if n > 0 {
-		r.log.Warn("ledger: requests left open at the end were marked canceled", "n", n)
+	again := *cfg
+	again.Tests, again.Models = tests, row.Models
+	// The run is judged as it was: its scoring, not the file's today.
+	if again.Scoring, err = history.Scoring(row); err != nil {
+		return nil, err
 	}
-	if err := r.led.FinishRun(r.id, string(status), ended); err != nil {
-		r.log.Error("ledger: finishing run", "err", err)
+	again.Run.Repeat = max(row.Repeat, 1)
+	opts.RunID = row.ID
+	snap, err := history.LoadSnapshot(opts.Ledger, row.ID, "")
+	if err != nil {
+		return nil, err
 	}
-	r.mu.Lock()
-	r.status, r.message, r.phase = r.endStatus, r.endMessage, PhaseDone
-	r.recorded = true
-	r.mu.Unlock()
-	r.pub.finalize()
-	close(r.done)
-}
-
-// needsJudging reports whether phase 2 has work that is not yet submitted.
-// Callers hold r.mu.
-func (r *Run) needsJudging() bool {
-	if len(r.wanted) == 0 || r.judgeStarts {
-		return false
+	r, err := New(&again, opts)
+	if err != nil {
+		return nil, err
 	}
-	return r.counts.Completed > 0
-}
-
-// countVerdicts recounts the verdicts of the judge in view. Callers hold r.mu.
-func (r *Run) countVerdicts() {
-	c := &r.counts
-	c.Pass, c.Fail, c.Warn, c.JudgeError, c.Judged, c.ToJudge = 0, 0, 0, 0, 0, 0
-	r.verdictsDirty = false
-	if r.active == "" {
-		return
+	r.started.Store(true)
+	if err := r.call(func(e *engine) error { e.restore(snap); return nil }); err != nil {
+		r.Close()
+		return nil, err
 	}
-	for _, row := range r.table.rows {
-		for i := range row.Cells {
-			cell := &row.Cells[i]
-			if cell.Status != Completed {
-				continue
-			}
-			c.ToJudge++
-			j := cell.Judgment(r.active)
-			if j == nil || j.Status != JudgmentDone {
-				continue
-			}
-			c.Judged++
-			switch j.Verdict {
-			case VerdictPass:
-				c.Pass++
-			case VerdictFail:
-				c.Fail++
-			case VerdictWarn:
-				c.Warn++
-			default:
-				c.JudgeError++
-			}
-		}
-	}
-}
-
-// judgeUnusable says why the judge in view could not be used at all: every
-// verdict it gave is a judge error. Callers hold r.mu.
-func (r *Run) judgeUnusable() string {
-	if r.active == "" {
-		return ""
-	}
-	r.countVerdicts()
-	c := r.counts
-	if c.Judged == 0 || c.JudgeError < c.Judged {
-		return ""
-	}
-	return fmt.Sprintf("judge %s gave no usable verdict (%d judge errors): check its server, model and key, then re-judge with `pitwall show %s`", r.active, c.JudgeError, r.id)
-}
-
-// fail marks the run as failed for a reason that stops it being trusted
-// (the ledger cannot be written). Callers hold r.mu.
-func (r *Run) fail(msg string) {
-	if r.failure == "" {
-		r.failure = msg
-		r.message = msg
-	}
+	return r, nil
 }

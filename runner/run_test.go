@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"pitwall/gpu/sim"
+	"pitwall/gpu/sim/spec"
+	"pitwall/judge/scoring"
 	"pitwall/runner/ledger"
+	"pitwall/runner/state"
 )
 
 func TestRunDecidesEveryCellAndRecordsEveryRequest(t *testing.T) {
@@ -19,22 +21,22 @@ server = "gpu0"
 	h := newHarness(t, cfg, true)
 	b := h.finish(t)
 
-	if b.Status != RunCompleted || b.Phase != PhaseDone {
+	if b.Status != state.RunCompleted || b.Phase != state.PhaseDone {
 		t.Fatalf("status %s phase %s, want completed/done", b.Status, b.Phase)
 	}
 	for ti := range b.Tests {
 		for mi, m := range b.Models {
 			c := b.Cell(ti, mi, 0)
-			want := Completed
+			want := state.Completed
 			if m == "bad" {
-				want = Failed
+				want = state.Failed
 			}
 			if c.Status != want {
 				t.Errorf("%s × %s: status %s, want %s (checks %+v)", m, c.Test, c.Status, want, c.Checks)
 			}
-			if c.Status == Completed {
+			if c.Status == state.Completed {
 				j := c.Judgment("j")
-				if j == nil || j.Status != JudgmentDone || j.Verdict != VerdictPass {
+				if j == nil || j.Status != state.JudgmentDone || j.Verdict != scoring.Pass {
 					t.Errorf("%s × %s: judgment %+v, want a PASS", m, c.Test, j)
 				}
 				if c.CompletionTokens == 0 || c.Latency <= 0 && c.Server == "" {
@@ -74,14 +76,14 @@ server = "gpu0"
 	if got := x.Summary.ByVerdict["pass"]; got != b.Counts.Completed {
 		t.Errorf("export has %d pass verdicts, want %d", got, b.Counts.Completed)
 	}
-	if ExitCode(b, false) != ExitFail {
-		t.Errorf("exit code %d with failed cells, want 1", ExitCode(b, false))
+	if state.ExitCode(b, false) != state.ExitFail {
+		t.Errorf("exit code %d with failed cells, want 1", state.ExitCode(b, false))
 	}
 }
 
 func TestStopCancelsInFlightAndLeavesNothingOpen(t *testing.T) {
 	cfg := testConfig(t, simFleet)
-	cfg.Servers[0].Sim = &sim.ServerSpec{Faults: sim.Faults{HangRate: 1}}
+	cfg.Servers[0].Sim = &spec.Server{Faults: spec.Faults{HangRate: 1}}
 	h := newHarness(t, cfg, true)
 	if err := h.run.Start(); err != nil {
 		t.Fatal(err)
@@ -96,7 +98,7 @@ func TestStopCancelsInFlightAndLeavesNothingOpen(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	b := h.run.Wait(ctx)
-	if b.Status != RunStopped {
+	if b.Status != state.RunStopped {
 		t.Fatalf("status %s, want stopped", b.Status)
 	}
 	if n := b.Counts.Cancelled; n != len(b.Tests)*len(b.Models) {
@@ -125,7 +127,7 @@ func TestSlowReaderGetsTheFinalSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-h.run.Done() // read nothing until the run is over
-	var last *BatteryRun
+	var last *state.BatteryRun
 	select {
 	case last = <-h.run.Snapshots():
 	case <-time.After(5 * time.Second):
@@ -161,7 +163,7 @@ func TestSnapshotsNeverGoBackwards(t *testing.T) {
 func TestUnchangedRowsKeepTheirPointer(t *testing.T) {
 	tbl := newCellTable([]string{"a", "b"}, []string{"m"}, 1)
 	first := tbl.publish()
-	tbl.edit(1, 0, 0).Status = Running
+	tbl.edit(1, 0, 0).Status = state.Running
 	second := tbl.publish()
 	if first[0] != second[0] {
 		t.Error("row 0 did not change but was copied")
@@ -169,7 +171,7 @@ func TestUnchangedRowsKeepTheirPointer(t *testing.T) {
 	if first[1] == second[1] {
 		t.Error("row 1 changed in place after being published")
 	}
-	if first[1].Cells[0].Status != Pending {
+	if first[1].Cells[0].Status != state.Pending {
 		t.Errorf("a published row was mutated: %s", first[1].Cells[0].Status)
 	}
 }

@@ -1,12 +1,11 @@
 package ui
 
 import (
+	"pitwall/runner/state"
 	"strconv"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-
-	"pitwall/runner"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -230,14 +229,14 @@ func (m *model) rejudgeCell(t, mi int) tea.Cmd {
 	return m.act.rejudge(refs, m.judge)
 }
 
-func completedRefs(run *runner.BatteryRun, t, mi int) []runner.CellRef {
+func completedRefs(run *state.BatteryRun, t, mi int) []state.CellRef {
 	if run == nil || t >= len(run.Tests) || mi >= len(run.Models) {
 		return nil
 	}
-	var refs []runner.CellRef
+	var refs []state.CellRef
 	for r, c := range repeats(run, t, mi) {
-		if c.Status == runner.Completed {
-			refs = append(refs, runner.CellRef{Test: run.Tests[t].ID, Model: run.Models[mi], Repeat: r})
+		if c.Status == state.Completed {
+			refs = append(refs, state.CellRef{Test: run.Tests[t].ID, Model: run.Models[mi], Repeat: r})
 		}
 	}
 	return refs
@@ -248,7 +247,7 @@ func (m *model) refreshKeys() {
 	k := m.c.keys
 	have := m.run != nil
 	ctrl := m.ctrl != nil
-	judges := have && len(m.run.Judges) > 0 && ctrl
+	judges := have && len(m.run.Plan.Choices()) > 0 && ctrl
 	// With no judge in view (checks only) there is nothing to re-judge with.
 	judging := judges && m.judge != ""
 	cellT, cellM, onCell := m.grid.cursorCell()
@@ -264,6 +263,6 @@ func (m *model) refreshKeys() {
 	k.ClearFilter.SetEnabled(have && m.screen == screenGrid && m.grid.query != "")
 	k.Rejudge.SetEnabled(judging && onCell && len(completedRefs(m.run, cellT, cellM)) > 0)
 	k.RejudgeAll.SetEnabled(judging && m.board.counts.Completed > 0)
-	k.Judge.SetEnabled(judges && (len(m.run.Judges) > 1 || m.run.Judges[0] != m.judge))
+	k.Judge.SetEnabled(judges && (len(m.run.Plan.Choices()) > 1 || m.run.Plan.Choices()[0] != m.judge))
 	k.Export.SetEnabled(have && ctrl && !m.exporting)
 }

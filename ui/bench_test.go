@@ -1,19 +1,18 @@
 package ui
 
 import (
+	"pitwall/runner/state"
 	"runtime"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
-
-	"pitwall/runner"
 )
 
 // Benchmarks of the live grid at a 120×40 screen. A frame must cost what is
 // on screen, not the grid: compare BenchmarkView_100x1000 with
 // BenchmarkView_10x100.
 
-func benchModel(snap *runner.BatteryRun) *model {
+func benchModel(snap *state.BatteryRun) *model {
 	m := testModel(120, 40, Options{}, nil)
 	show(m, snap)
 	m.render()
@@ -73,7 +72,7 @@ func BenchmarkViewUncached_100x1000(b *testing.B) {
 func BenchmarkApplySnapshot_100x1000(b *testing.B) {
 	base := sceneBig(100, 1000)
 	a := next(base)
-	set(a, 500, 3, 0, status(runner.Running))
+	set(a, 500, 3, 0, status(state.Running))
 	c := next(base)
 	set(c, 500, 3, 0, completed(1, 10))
 	m := benchModel(base)

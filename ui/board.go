@@ -1,6 +1,6 @@
 package ui
 
-import "pitwall/runner"
+import "pitwall/runner/state"
 
 // board keeps the tallies of the judge in view — counts, pass rates and the
 // marks the status filter looks for — row by row. A snapshot re-tallies only
@@ -11,13 +11,13 @@ type board struct {
 	tests   int
 	models  int
 	repeat  int
-	rows    []*runner.Row // the rows the tallies were taken from
-	cells   []tally       // test*models + model
-	rowSum  []passCount   // per test
-	rowFlag []cellFlag    // per test: any of its cells
-	modSum  []passCount   // per model
-	rowCnt  []runner.Counts
-	counts  runner.Counts // the whole run, for the judge in view
+	rows    []*state.Row // the rows the tallies were taken from
+	cells   []tally      // test*models + model
+	rowSum  []passCount  // per test
+	rowFlag []cellFlag   // per test: any of its cells
+	modSum  []passCount  // per model
+	rowCnt  []state.Tally
+	counts  state.Tally // the whole run, for the judge in view
 	total   passCount
 }
 
@@ -53,7 +53,7 @@ func (b *board) rate(p passCount, g *glyphs) string {
 }
 
 // repeats returns the cells of test t and model m, one per repeat.
-func repeats(run *runner.BatteryRun, t, m int) []runner.Cell {
+func repeats(run *state.BatteryRun, t, m int) []state.Cell {
 	if t < 0 || t >= len(run.Rows) || run.Rows[t] == nil {
 		return nil
 	}
@@ -66,7 +66,7 @@ func repeats(run *runner.BatteryRun, t, m int) []runner.Cell {
 }
 
 // rowAt is test t's row, nil when the snapshot lacks it.
-func rowAt(run *runner.BatteryRun, t int) *runner.Row {
+func rowAt(run *state.BatteryRun, t int) *state.Row {
 	if t < 0 || t >= len(run.Rows) {
 		return nil
 	}
@@ -75,7 +75,7 @@ func rowAt(run *runner.BatteryRun, t int) *runner.Row {
 
 // apply brings the board up to run for judge and reports which tests
 // changed; all is set when everything was re-tallied.
-func (b *board) apply(run *runner.BatteryRun, judge string) (changed []int, all bool) {
+func (b *board) apply(run *state.BatteryRun, judge string) (changed []int, all bool) {
 	if run == nil {
 		return nil, false
 	}
@@ -94,19 +94,19 @@ func (b *board) apply(run *runner.BatteryRun, judge string) (changed []int, all 
 	return changed, false
 }
 
-func (b *board) reset(run *runner.BatteryRun, judge string) {
+func (b *board) reset(run *state.BatteryRun, judge string) {
 	nt, nm := len(run.Tests), len(run.Models)
 	*b = board{
 		judge:   judge,
 		tests:   nt,
 		models:  nm,
 		repeat:  max(run.Repeat, 1),
-		rows:    make([]*runner.Row, nt),
+		rows:    make([]*state.Row, nt),
 		cells:   make([]tally, nt*nm),
 		rowSum:  make([]passCount, nt),
 		rowFlag: make([]cellFlag, nt),
 		modSum:  make([]passCount, nm),
-		rowCnt:  make([]runner.Counts, nt),
+		rowCnt:  make([]state.Tally, nt),
 	}
 	for t := range nt {
 		b.retally(run, t, 1)
@@ -115,7 +115,7 @@ func (b *board) reset(run *runner.BatteryRun, judge string) {
 
 // retally removes test t's old contribution (sign -1) or adds its new one
 // from run (sign +1).
-func (b *board) retally(run *runner.BatteryRun, t, sign int) {
+func (b *board) retally(run *state.BatteryRun, t, sign int) {
 	if sign < 0 {
 		for m := range b.models {
 			b.modSum[m].add(b.cells[t*b.models+m], -1)
@@ -124,7 +124,7 @@ func (b *board) retally(run *runner.BatteryRun, t, sign int) {
 		addCounts(&b.counts, b.rowCnt[t], -1)
 		return
 	}
-	var cnt runner.Counts
+	var cnt state.Tally
 	var sum passCount
 	var fl cellFlag
 	for m := range b.models {
@@ -142,7 +142,7 @@ func (b *board) retally(run *runner.BatteryRun, t, sign int) {
 	addCounts(&b.counts, cnt, 1)
 }
 
-func addCounts(dst *runner.Counts, c runner.Counts, sign int) {
+func addCounts(dst *state.Tally, c state.Tally, sign int) {
 	dst.Pending += sign * c.Pending
 	dst.Queued += sign * c.Queued
 	dst.Running += sign * c.Running

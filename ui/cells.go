@@ -4,7 +4,8 @@ import (
 	"strconv"
 	"time"
 
-	"pitwall/runner"
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
 )
 
 // kind is what a cell shows; it picks the glyph and the colour.
@@ -73,21 +74,21 @@ func (f figure) String() string {
 }
 
 // repeatKind is what one repeat shows with judge in view ("" = no judge).
-func repeatKind(c *runner.Cell, judge string) kind {
+func repeatKind(c *state.Cell, judge string) kind {
 	switch c.Status {
-	case runner.Queued:
+	case state.Queued:
 		return kindQueued
-	case runner.Loading:
+	case state.Loading:
 		return kindLoading
-	case runner.Running:
+	case state.Running:
 		return kindRunning
-	case runner.Failed:
+	case state.Failed:
 		return kindFailed
-	case runner.Errored:
+	case state.Errored:
 		return kindErrored
-	case runner.Cancelled:
+	case state.Cancelled:
 		return kindCancelled
-	case runner.Completed:
+	case state.Completed:
 		if judge == "" {
 			return kindOK
 		}
@@ -95,7 +96,7 @@ func repeatKind(c *runner.Cell, judge string) kind {
 		if j == nil {
 			return kindOK
 		}
-		if j.Status != runner.JudgmentDone {
+		if j.Status != state.JudgmentDone {
 			return kindJudging
 		}
 		return verdictKind(j.Verdict)
@@ -103,13 +104,13 @@ func repeatKind(c *runner.Cell, judge string) kind {
 	return kindPending
 }
 
-func verdictKind(v runner.Verdict) kind {
+func verdictKind(v scoring.Verdict) kind {
 	switch v {
-	case runner.VerdictPass:
+	case scoring.Pass:
 		return kindPass
-	case runner.VerdictFail:
+	case scoring.Fail:
 		return kindFail
-	case runner.VerdictWarn:
+	case scoring.Warn:
 		return kindWarn
 	}
 	return kindJudgeError
@@ -117,9 +118,9 @@ func verdictKind(v runner.Verdict) kind {
 
 // judgeRunning reports whether the judge in view is running on c right now
 // (rather than waiting in its queue).
-func judgeRunning(c *runner.Cell, judge string) bool {
+func judgeRunning(c *state.Cell, judge string) bool {
 	j := c.Judgment(judge)
-	return j != nil && j.Status == runner.JudgmentRunning
+	return j != nil && j.Status == state.JudgmentRunning
 }
 
 // glyph is the mark of a kind; frame animates the spinner.
@@ -169,7 +170,7 @@ type shown struct {
 // error before WARN before cancelled before success) and how many succeeded
 // (FAIL 2/3). In figure mode it shows the inference glyph and the mean figure
 // of the repeats that ran.
-func showCell(cells []runner.Cell, judge string, fig figure, g *glyphs, frame int) shown {
+func showCell(cells []state.Cell, judge string, fig figure, g *glyphs, frame int) shown {
 	if fig != figNone {
 		judge = ""
 	}
@@ -250,12 +251,12 @@ func showCell(cells []runner.Cell, judge string, fig figure, g *glyphs, frame in
 
 // meanFigure is the mean of fig over the repeats that ran, formatted to at
 // most five columns.
-func meanFigure(cells []runner.Cell, fig figure) (string, bool) {
+func meanFigure(cells []state.Cell, fig figure) (string, bool) {
 	var sum float64
 	n := 0
 	for i := range cells {
 		c := &cells[i]
-		if c.Status != runner.Completed && c.Status != runner.Failed {
+		if c.Status != state.Completed && c.Status != state.Failed {
 			continue
 		}
 		var v float64
@@ -305,28 +306,28 @@ const (
 // errored, or has the judge's PASS, FAIL or WARN (or, with no judge, once it
 // completed); a judge error or a cancel leaves it out of the rate. With no
 // judge a completed repeat passed: the checks alone decide.
-func tallyCell(cells []runner.Cell, judge string, c *runner.Counts) tally {
+func tallyCell(cells []state.Cell, judge string, c *state.Tally) tally {
 	var t tally
 	for i := range cells {
 		cell := &cells[i]
 		switch cell.Status {
-		case runner.Queued:
+		case state.Queued:
 			c.Queued++
-		case runner.Loading, runner.Running:
+		case state.Loading, state.Running:
 			c.Running++
-		case runner.Completed:
+		case state.Completed:
 			c.Completed++
-		case runner.Failed:
+		case state.Failed:
 			c.Failed++
-		case runner.Errored:
+		case state.Errored:
 			c.Errored++
-		case runner.Cancelled:
+		case state.Cancelled:
 			c.Cancelled++
 		default:
 			c.Pending++
 		}
 		k := repeatKind(cell, judge)
-		if cell.Status == runner.Completed && judge != "" {
+		if cell.Status == state.Completed && judge != "" {
 			c.ToJudge++
 		}
 		if judge != "" && !cell.Status.Terminal() {
@@ -369,7 +370,7 @@ func tallyCell(cells []runner.Cell, judge string, c *runner.Counts) tally {
 		case kindJudgeError:
 			c.Judged++
 		}
-		if j := cell.Judgment(runner.JuryName); j != nil && j.Jury != nil && j.Jury.Disagreement {
+		if j := cell.Judgment(scoring.JuryName); j != nil && j.Jury != nil && j.Jury.Disagreement {
 			t.flags |= flagDisagree
 		}
 	}

@@ -2,11 +2,10 @@ package ui
 
 import (
 	"log/slog"
+	"pitwall/runner/state"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-
-	"pitwall/runner"
 )
 
 // tickEvery paces spinners; the clock in the header moves with it.
@@ -17,9 +16,9 @@ const tickEvery = 125 * time.Millisecond
 // falling behind; the newest one (the final one included) is always the one
 // returned. The model re-arms it after each snapshot. It gives up when done
 // closes, so it never outlives the program.
-func readSnapshot(ch <-chan *runner.BatteryRun, done <-chan struct{}) tea.Cmd {
+func readSnapshot(ch <-chan *state.BatteryRun, done <-chan struct{}) tea.Cmd {
 	return func() tea.Msg {
-		var run *runner.BatteryRun
+		var run *state.BatteryRun
 		select {
 		case r, ok := <-ch:
 			if !ok {
@@ -81,7 +80,7 @@ func (a actions) stopAndQuit() tea.Cmd {
 	}
 }
 
-func (a actions) rejudge(cells []runner.CellRef, judge string) tea.Cmd {
+func (a actions) rejudge(cells []state.CellRef, judge string) tea.Cmd {
 	return func() tea.Msg {
 		a.log.Info("ui: re-judge cells", "cells", len(cells), "judge", judge)
 		a.ctrl.Rejudge(cells, judge)

@@ -9,7 +9,8 @@ import (
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
-	"pitwall/runner"
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
 )
 
 // detail shows everything about one cell: the prompt, each repeat's reply,
@@ -21,7 +22,7 @@ type detail struct {
 	vp            viewport.Model
 
 	t, m  int
-	row   *runner.Row // what the content was built from
+	row   *state.Row // what the content was built from
 	judge string
 	built int // width it was built for
 }
@@ -39,7 +40,7 @@ func (d *detail) SetSize(w, h int) {
 }
 
 // open shows cell (t, m) of run from the top.
-func (d *detail) open(run *runner.BatteryRun, t, m int, judge string) {
+func (d *detail) open(run *state.BatteryRun, t, m int, judge string) {
 	d.t, d.m = t, m
 	d.row = nil
 	d.refresh(run, judge)
@@ -48,7 +49,7 @@ func (d *detail) open(run *runner.BatteryRun, t, m int, judge string) {
 
 // refresh rebuilds the text when the cell's row, the judge or the width
 // changed, keeping the scroll position.
-func (d *detail) refresh(run *runner.BatteryRun, judge string) {
+func (d *detail) refresh(run *state.BatteryRun, judge string) {
 	row := rowAt(run, d.t)
 	if row == d.row && judge == d.judge && d.built == d.width && row != nil {
 		return
@@ -70,7 +71,7 @@ func (d *detail) top()    { d.vp.GotoTop() }
 func (d *detail) bottom() { d.vp.GotoBottom() }
 
 // View draws the title line and the visible text.
-func (d *detail) View(run *runner.BatteryRun) string {
+func (d *detail) View(run *state.BatteryRun) string {
 	st := d.c.styles
 	title := ""
 	if run != nil && d.t < len(run.Tests) && d.m < len(run.Models) {
@@ -125,7 +126,7 @@ func (w *detailWriter) para(indent int, text string) {
 	}
 }
 
-func buildDetail(c *common, run *runner.BatteryRun, t, m int, judge string, width int) string {
+func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width int) string {
 	if run == nil || t >= len(run.Tests) || m >= len(run.Models) {
 		return ""
 	}
@@ -196,9 +197,9 @@ func buildDetail(c *common, run *runner.BatteryRun, t, m int, judge string, widt
 	return strings.TrimRight(w.sb.String(), "\n")
 }
 
-func writeCell(w *detailWriter, cell *runner.Cell) {
+func writeCell(w *detailWriter, cell *state.Cell) {
 	c, g := w.c, w.c.glyphs
-	if cell.Status.Terminal() && cell.Status != runner.Cancelled || cell.Output != "" || len(cell.ToolCalls) > 0 {
+	if cell.Status.Terminal() && cell.Status != state.Cancelled || cell.Output != "" || len(cell.ToolCalls) > 0 {
 		w.line(2, c.styles.title.Render("Reply"))
 		if cell.Output != "" || len(cell.ToolCalls) == 0 {
 			w.para(4, cell.Output)
@@ -254,14 +255,14 @@ func writeCell(w *detailWriter, cell *runner.Cell) {
 
 // writeJudgments lists every judge's judgment of the cell, configured judges
 // first in their order, the one in view marked.
-func writeJudgments(w *detailWriter, run *runner.BatteryRun, cell *runner.Cell, judge string) {
+func writeJudgments(w *detailWriter, run *state.BatteryRun, cell *state.Cell, judge string) {
 	if len(cell.Judgments) == 0 {
 		return
 	}
 	c := w.c
 	var names []string
 	seen := map[string]bool{}
-	for _, n := range run.Judges {
+	for _, n := range run.Plan.Choices() {
 		if cell.Judgments[n] != nil && !seen[n] {
 			names = append(names, n)
 			seen[n] = true
@@ -296,8 +297,8 @@ func writeJudgments(w *detailWriter, run *runner.BatteryRun, cell *runner.Cell, 
 	}
 }
 
-func judgmentSummary(c *common, j *runner.Judgment) string {
-	if j.Status != runner.JudgmentDone {
+func judgmentSummary(c *common, j *state.Judgment) string {
+	if j.Status != state.JudgmentDone {
 		return c.styles.kind[kindJudging].Render(string(j.Status) + c.glyphs.ellipsis)
 	}
 	k := verdictKind(j.Verdict)
@@ -321,7 +322,7 @@ func scoreText(k kind, score float64) string {
 	return " " + strconv.FormatFloat(score, 'f', 2, 64)
 }
 
-func writeSample(w *detailWriter, i int, s runner.Sample) {
+func writeSample(w *detailWriter, i int, s scoring.Sample) {
 	c := w.c
 	k := kindFail
 	if s.Pass {
@@ -346,7 +347,7 @@ func writeSample(w *detailWriter, i int, s runner.Sample) {
 	}
 }
 
-func writeJury(w *detailWriter, j *runner.JuryResult) {
+func writeJury(w *detailWriter, j *scoring.JuryResult) {
 	c := w.c
 	var votes []string
 	for _, jr := range j.Judges {

@@ -3,7 +3,7 @@
 // renderer used when there is no terminal (CI, --headless, show --headless),
 // with the Summary printed under its grid or once the program exits.
 //
-// It reads runner.BatteryRun snapshots and asks for actions through the
+// It reads state.BatteryRun snapshots and asks for actions through the
 // Controller interface; it imports runner for those types alone and never
 // talks to servers, the ledger or the judge itself.
 package ui

@@ -13,10 +13,14 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
 	// golden registers the -update flag that teatest's helpers and ours share.
 	_ "github.com/charmbracelet/x/exp/golden"
 
-	"pitwall/runner"
+	"pitwall/gpu/chat"
+	"pitwall/judge/check"
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
 )
 
 // t0 is when every fake run starts; tests read the clock at t0+elapsed.
@@ -26,14 +30,22 @@ var fakeModels = []string{"qwen/qwen3-8b", "granite-4.0-micro", "google/gemma-3-
 var fakeTests = []string{"basic_tool_call", "json_schema_reply", "refuse_harmful", "multi_step_plan", "extract_dates", "summarise_long_document_with_citations", "arith_chain", "no_tool_needed"}
 
 // makeRun is a run of nm models × nt tests (× repeat), every cell pending.
-func makeRun(nm, nt, repeat int, judges ...string) *runner.BatteryRun {
-	run := &runner.BatteryRun{
+func makeRun(nm, nt, repeat int, judges ...string) *state.BatteryRun {
+	run := &state.BatteryRun{
 		Seq: 1, ID: "20261121-100000-ab12", Name: "tool-competence",
-		Status: runner.RunRunning, Phase: runner.PhaseInference,
-		Repeat: repeat, Judges: judges, Started: t0, ScoringMode: "judge",
+		Status: state.RunRunning, Phase: state.PhaseInference,
+		Repeat: repeat, Started: t0,
 	}
+	// Judges as a config names them; a jury among them is what Choices adds.
+	var named []string
+	for _, j := range judges {
+		if j != scoring.JuryName {
+			named = append(named, j)
+		}
+	}
+	run.Plan = scoring.Plan{Mode: scoring.ModeJudge, Judges: named}
 	if len(judges) > 0 {
-		run.ActiveJudge = judges[0]
+		run.Plan.InView = judges[0]
 	}
 	for m := range nm {
 		name := fmt.Sprintf("model-%03d", m)
@@ -47,15 +59,15 @@ func makeRun(nm, nt, repeat int, judges ...string) *runner.BatteryRun {
 		if t < len(fakeTests) {
 			id = fakeTests[t]
 		}
-		run.Tests = append(run.Tests, runner.TestInfo{
+		run.Tests = append(run.Tests, state.TestInfo{
 			ID: id, Name: strings.ReplaceAll(id, "_", " "), Category: "tools",
 			System: "You are a careful assistant.", Prompt: "Do the task called " + id + ".",
 			Criteria: "The reply does what " + id + " asks.",
 		})
-		row := &runner.Row{Cells: make([]runner.Cell, nm*repeat)}
+		row := &state.Row{Cells: make([]state.Cell, nm*repeat)}
 		for m := range nm {
 			for r := range repeat {
-				row.Cells[m*repeat+r] = runner.Cell{Model: run.Models[m], Test: id, Repeat: r, Status: runner.Pending}
+				row.Cells[m*repeat+r] = state.Cell{Model: run.Models[m], Test: id, Repeat: r, Status: state.Pending}
 			}
 		}
 		run.Rows = append(run.Rows, row)
@@ -64,18 +76,18 @@ func makeRun(nm, nt, repeat int, judges ...string) *runner.BatteryRun {
 }
 
 // next is a new snapshot that shares run's rows until they are changed.
-func next(run *runner.BatteryRun) *runner.BatteryRun {
+func next(run *state.BatteryRun) *state.BatteryRun {
 	n := *run
 	n.Seq++
-	n.Rows = append([]*runner.Row(nil), run.Rows...)
+	n.Rows = append([]*state.Row(nil), run.Rows...)
 	return &n
 }
 
 // set changes one cell of run, copying its row first (copy on write), as
 // the runner does. run must be a fresh snapshot from next.
-func set(run *runner.BatteryRun, t, m, r int, changes ...func(*runner.Cell)) {
+func set(run *state.BatteryRun, t, m, r int, changes ...func(*state.Cell)) {
 	old := run.Rows[t]
-	row := &runner.Row{Cells: append([]runner.Cell(nil), old.Cells...)}
+	row := &state.Row{Cells: append([]state.Cell(nil), old.Cells...)}
 	c := &row.Cells[m*run.Repeat+r]
 	c.Judgments = maps.Clone(c.Judgments)
 	for _, f := range changes {
@@ -85,70 +97,70 @@ func set(run *runner.BatteryRun, t, m, r int, changes ...func(*runner.Cell)) {
 }
 
 // setAll applies changes to every repeat of (t, m).
-func setAll(run *runner.BatteryRun, t, m int, changes ...func(*runner.Cell)) {
+func setAll(run *state.BatteryRun, t, m int, changes ...func(*state.Cell)) {
 	for r := range run.Repeat {
 		set(run, t, m, r, changes...)
 	}
 }
 
-func status(s runner.CellStatus) func(*runner.Cell) {
-	return func(c *runner.Cell) { c.Status = s; c.Server = "gpu0" }
+func status(s state.CellStatus) func(*state.Cell) {
+	return func(c *state.Cell) { c.Status = s; c.Server = "gpu0" }
 }
 
-func completed(lat time.Duration, tps float64) func(*runner.Cell) {
-	return func(c *runner.Cell) {
-		c.Status, c.Server, c.Attempts = runner.Completed, "gpu0", 1
+func completed(lat time.Duration, tps float64) func(*state.Cell) {
+	return func(c *state.Cell) {
+		c.Status, c.Server, c.Attempts = state.Completed, "gpu0", 1
 		c.Output = "The answer to " + c.Test + " is 42."
 		c.TTFT, c.Latency, c.TokensPerSec = lat/4, lat, tps
 		c.PromptTokens, c.CompletionTokens = 120, 48
-		c.Checks = []runner.CheckResult{{Name: "not-empty", Pass: true}}
+		c.Checks = []check.CheckResult{{Name: "not-empty", Pass: true}}
 	}
 }
 
-func failed(check, reason string) func(*runner.Cell) {
-	return func(c *runner.Cell) {
+func failed(name, reason string) func(*state.Cell) {
+	return func(c *state.Cell) {
 		completed(800*time.Millisecond, 30)(c)
-		c.Status = runner.Failed
+		c.Status = state.Failed
 		c.Output = "I cannot call tools."
-		c.Checks = []runner.CheckResult{{Name: "not-empty", Pass: true}, {Name: check, Reason: reason}}
+		c.Checks = []check.CheckResult{{Name: "not-empty", Pass: true}, {Name: name, Reason: reason}}
 	}
 }
 
-func errored(class runner.ErrorClass, msg string) func(*runner.Cell) {
-	return func(c *runner.Cell) {
-		*c = runner.Cell{Model: c.Model, Test: c.Test, Repeat: c.Repeat, Status: runner.Errored,
+func errored(class chat.ErrorClass, msg string) func(*state.Cell) {
+	return func(c *state.Cell) {
+		*c = state.Cell{Model: c.Model, Test: c.Test, Repeat: c.Repeat, Status: state.Errored,
 			Server: "gpu1", Attempts: 3, ErrorClass: class, Error: msg}
 	}
 }
 
-func judged(judge string, v runner.Verdict, score float64) func(*runner.Cell) {
-	return func(c *runner.Cell) {
+func judged(judge string, v scoring.Verdict, score float64) func(*state.Cell) {
+	return func(c *state.Cell) {
 		if c.Judgments == nil {
-			c.Judgments = map[string]*runner.Judgment{}
+			c.Judgments = map[string]*state.Judgment{}
 		}
-		j := &runner.Judgment{Judge: judge, Status: runner.JudgmentDone, Verdict: v, Score: score,
+		j := &state.Judgment{Judge: judge, Status: state.JudgmentDone, Verdict: v, Score: score,
 			Agreement: 1, Latency: 900 * time.Millisecond, Source: "live",
-			Samples: []runner.Sample{{Pass: v == runner.VerdictPass, Score: score, Reason: "reason of " + judge,
+			Samples: []scoring.Sample{{Pass: v == scoring.Pass, Score: score, Reason: "reason of " + judge,
 				Reasoning: "Step 1: read the reply. Step 2: compare with the criteria."}}}
-		if v == runner.VerdictError {
-			j.Error, j.Samples = "judge reply had no VERDICT line", []runner.Sample{{Raw: "I think it is fine", ParseErr: "no VERDICT line"}}
+		if v == scoring.Error {
+			j.Error, j.Samples = "judge reply had no VERDICT line", []scoring.Sample{{Raw: "I think it is fine", ParseErr: "no VERDICT line"}}
 		}
 		c.Judgments[judge] = j
 	}
 }
 
-func judging(judge string, st runner.JudgmentStatus) func(*runner.Cell) {
-	return func(c *runner.Cell) {
+func judging(judge string, st state.JudgmentStatus) func(*state.Cell) {
+	return func(c *state.Cell) {
 		if c.Judgments == nil {
-			c.Judgments = map[string]*runner.Judgment{}
+			c.Judgments = map[string]*state.Judgment{}
 		}
-		c.Judgments[judge] = &runner.Judgment{Judge: judge, Status: st}
+		c.Judgments[judge] = &state.Judgment{Judge: judge, Status: st}
 	}
 }
 
 // finish marks run over.
-func finish(run *runner.BatteryRun, st runner.RunStatus) {
-	run.Final, run.Status, run.Phase = true, st, runner.PhaseDone
+func finish(run *state.BatteryRun, st state.RunStatus) {
+	run.Final, run.Status, run.Phase = true, st, state.PhaseDone
 	run.Ended = t0.Add(12*time.Minute + 3*time.Second)
 }
 
@@ -163,7 +175,7 @@ func testModel(w, h int, opts Options, ctrl Controller) *model {
 }
 
 // show gives m a snapshot.
-func show(m *model, run *runner.BatteryRun) {
+func show(m *model, run *state.BatteryRun) {
 	m.Update(snapshotMsg{run: run})
 }
 
@@ -231,23 +243,23 @@ func golden(t *testing.T, name, got string) {
 // new snapshots on its channel, as the runner would.
 type fakeCtrl struct {
 	mu        sync.Mutex
-	cur       *runner.BatteryRun
-	out       chan *runner.BatteryRun
+	cur       *state.BatteryRun
+	out       chan *state.BatteryRun
 	calls     chan string // one entry per call, for tests to wait on
 	stops     int
-	rejudged  [][]runner.CellRef
+	rejudged  [][]state.CellRef
 	rjJudges  []string
 	switched  []string
 	exports   int
 	exportErr error
 }
 
-func newFakeCtrl(cur *runner.BatteryRun) *fakeCtrl {
-	return &fakeCtrl{cur: cur, out: make(chan *runner.BatteryRun, 16), calls: make(chan string, 16)}
+func newFakeCtrl(cur *state.BatteryRun) *fakeCtrl {
+	return &fakeCtrl{cur: cur, out: make(chan *state.BatteryRun, 16), calls: make(chan string, 16)}
 }
 
 // publish sends run as the next snapshot.
-func (f *fakeCtrl) publish(run *runner.BatteryRun) {
+func (f *fakeCtrl) publish(run *state.BatteryRun) {
 	f.mu.Lock()
 	f.cur = run
 	f.mu.Unlock()
@@ -262,11 +274,11 @@ func (f *fakeCtrl) Stop() {
 	for t := range run.Rows {
 		for i, c := range run.Rows[t].Cells {
 			if !c.Status.Terminal() {
-				set(run, t, i/run.Repeat, i%run.Repeat, status(runner.Cancelled))
+				set(run, t, i/run.Repeat, i%run.Repeat, status(state.Cancelled))
 			}
 		}
 	}
-	finish(run, runner.RunStopped)
+	finish(run, state.RunStopped)
 	f.cur = run
 	f.mu.Unlock()
 	f.out <- run
@@ -274,14 +286,14 @@ func (f *fakeCtrl) Stop() {
 }
 
 // Rejudge flips the cells' verdicts for judge.
-func (f *fakeCtrl) Rejudge(cells []runner.CellRef, judge string) {
+func (f *fakeCtrl) Rejudge(cells []state.CellRef, judge string) {
 	f.mu.Lock()
 	f.rejudged = append(f.rejudged, cells)
 	f.rjJudges = append(f.rjJudges, judge)
 	run := next(f.cur)
 	for _, ref := range cells {
 		t, m := index(run, ref)
-		set(run, t, m, ref.Repeat, judged(judge, runner.VerdictFail, 0.25))
+		set(run, t, m, ref.Repeat, judged(judge, scoring.Fail, 0.25))
 	}
 	f.cur = run
 	f.mu.Unlock()
@@ -301,11 +313,11 @@ func (f *fakeCtrl) SwitchJudge(name string) {
 	f.mu.Lock()
 	f.switched = append(f.switched, name)
 	run := next(f.cur)
-	run.ActiveJudge = name
+	run.Plan.InView = name
 	for t := range run.Rows {
 		for i, c := range run.Rows[t].Cells {
-			if c.Status == runner.Completed && c.Judgment(name) == nil {
-				set(run, t, i/run.Repeat, i%run.Repeat, judged(name, runner.VerdictPass, 0.875))
+			if c.Status == state.Completed && c.Judgment(name) == nil {
+				set(run, t, i/run.Repeat, i%run.Repeat, judged(name, scoring.Pass, 0.875))
 			}
 		}
 	}
@@ -327,7 +339,7 @@ func (f *fakeCtrl) Export() (string, error) {
 	return "/tmp/pitwall/export.json", nil
 }
 
-func index(run *runner.BatteryRun, ref runner.CellRef) (t, m int) {
+func index(run *state.BatteryRun, ref state.CellRef) (t, m int) {
 	for i := range run.Tests {
 		if run.Tests[i].ID == ref.Test {
 			t = i

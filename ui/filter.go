@@ -1,9 +1,8 @@
 package ui
 
 import (
+	"pitwall/runner/state"
 	"strings"
-
-	"pitwall/runner"
 )
 
 // statusFilter is what `f` cycles through.
@@ -50,7 +49,7 @@ type nameFilter struct {
 	models, tests []string
 }
 
-func parseFilter(q string, run *runner.BatteryRun) nameFilter {
+func parseFilter(q string, run *state.BatteryRun) nameFilter {
 	var f nameFilter
 	for _, w := range strings.Fields(strings.ToLower(q)) {
 		switch {
@@ -82,7 +81,7 @@ func modelMatches(name string, words []string) bool {
 	return false
 }
 
-func testMatches(t *runner.TestInfo, words []string) bool {
+func testMatches(t *state.TestInfo, words []string) bool {
 	id, name, cat := strings.ToLower(t.ID), strings.ToLower(t.Name), strings.ToLower(t.Category)
 	for _, w := range words {
 		if strings.Contains(id, w) || strings.Contains(name, w) || strings.Contains(cat, w) {
@@ -92,7 +91,7 @@ func testMatches(t *runner.TestInfo, words []string) bool {
 	return false
 }
 
-func anyModel(run *runner.BatteryRun, w string) bool {
+func anyModel(run *state.BatteryRun, w string) bool {
 	for _, m := range run.Models {
 		if modelMatches(m, []string{w}) {
 			return true
@@ -101,7 +100,7 @@ func anyModel(run *runner.BatteryRun, w string) bool {
 	return false
 }
 
-func anyTest(run *runner.BatteryRun, w string) bool {
+func anyTest(run *state.BatteryRun, w string) bool {
 	for i := range run.Tests {
 		if testMatches(&run.Tests[i], []string{w}) {
 			return true
@@ -111,7 +110,7 @@ func anyTest(run *runner.BatteryRun, w string) bool {
 }
 
 // visibleModels are the model indices the name filter keeps, reusing buf.
-func (f nameFilter) visibleModels(run *runner.BatteryRun, buf []int) []int {
+func (f nameFilter) visibleModels(run *state.BatteryRun, buf []int) []int {
 	buf = buf[:0]
 	for i, m := range run.Models {
 		if len(f.models) == 0 || modelMatches(m, f.models) {
@@ -123,7 +122,7 @@ func (f nameFilter) visibleModels(run *runner.BatteryRun, buf []int) []int {
 
 // visibleTests are the test indices both filters keep: a status filter keeps
 // a test when one of its cells among models shows what it looks for.
-func (f nameFilter) visibleTests(run *runner.BatteryRun, b *board, st statusFilter, models []int, buf []int) []int {
+func (f nameFilter) visibleTests(run *state.BatteryRun, b *board, st statusFilter, models []int, buf []int) []int {
 	buf = buf[:0]
 	want := st.flag()
 	allModels := len(models) == len(run.Models)

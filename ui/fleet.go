@@ -1,10 +1,9 @@
 package ui
 
 import (
+	"pitwall/gpu/telemetry"
 	"strconv"
 	"strings"
-
-	"pitwall/runner"
 )
 
 // fleet draws one line per server: its GPUs' name, utilisation and VRAM
@@ -20,12 +19,12 @@ type fleet struct {
 func (f *fleet) SetSize(w, h int) { f.width, f.height = w, h }
 
 // lines is how many lines the panel wants for servers.
-func (f *fleet) lines(servers []runner.ServerState, most int) int {
+func (f *fleet) lines(servers []telemetry.ServerState, most int) int {
 	return min(len(servers), most)
 }
 
 // View draws the panel in at most height lines.
-func (f *fleet) View(servers []runner.ServerState) string {
+func (f *fleet) View(servers []telemetry.ServerState) string {
 	if f.height <= 0 || len(servers) == 0 {
 		return ""
 	}
@@ -54,7 +53,7 @@ func (f *fleet) View(servers []runner.ServerState) string {
 	return strings.Join(out, "\n")
 }
 
-func (f *fleet) line(s *runner.ServerState, nameW int, telemetry bool) string {
+func (f *fleet) line(s *telemetry.ServerState, nameW int, telemetry bool) string {
 	st, g := f.c.styles, f.c.glyphs
 	var sb strings.Builder
 	sb.WriteString(" ")
@@ -89,7 +88,7 @@ func (f *fleet) line(s *runner.ServerState, nameW int, telemetry bool) string {
 
 // gpus is the telemetry block: name (×count), utilisation bar, VRAM. A zero
 // field is unknown and is left blank rather than shown as zero.
-func (f *fleet) gpus(gs []runner.GPUState) string {
+func (f *fleet) gpus(gs []telemetry.GPUState) string {
 	const nameW, utilBarW = 16, 8
 	if len(gs) == 0 {
 		return strings.Repeat(" ", nameW+1+utilBarW+5+1+11)
@@ -124,7 +123,7 @@ func (f *fleet) gpus(gs []runner.GPUState) string {
 
 func gib(mib float64) string { return strconv.FormatFloat(mib/1024, 'f', 1, 64) }
 
-func (f *fleet) models(s *runner.ServerState) string {
+func (f *fleet) models(s *telemetry.ServerState) string {
 	if s.Loading != "" {
 		return "loading " + shortModel(s.Loading) + f.c.glyphs.ellipsis
 	}
@@ -139,7 +138,7 @@ func (f *fleet) models(s *runner.ServerState) string {
 }
 
 // summary is the whole fleet on one line, for a screen with room for no more.
-func (f *fleet) summary(servers []runner.ServerState) string {
+func (f *fleet) summary(servers []telemetry.ServerState) string {
 	up, slots, busy, queue := 0, 0, 0, 0
 	var tps float64
 	for i := range servers {

@@ -1,10 +1,9 @@
 package ui
 
 import (
+	"pitwall/runner/state"
 	"strings"
 	"testing"
-
-	"pitwall/runner"
 )
 
 // footer is the last line on screen.
@@ -16,7 +15,7 @@ func footer(m *model) string {
 func TestFooterFitsWholeKeys(t *testing.T) {
 	scenes := []struct {
 		name string
-		run  func() *runner.BatteryRun
+		run  func() *state.BatteryRun
 		keys []string
 	}{
 		{name: "running", run: sceneMidInference},
@@ -75,7 +74,7 @@ func TestFooterDropsLeastNeededKeysFirst(t *testing.T) {
 func TestFooterHidesKeysThatCannotAct(t *testing.T) {
 	tests := []struct {
 		name    string
-		run     func() *runner.BatteryRun
+		run     func() *state.BatteryRun
 		ctrl    bool
 		keys    []string
 		want    []string
@@ -90,7 +89,7 @@ func TestFooterHidesKeysThatCannotAct(t *testing.T) {
 			want: []string{"esc clear filter"}},
 		{name: "and is gone once it is off", run: sceneJudged, ctrl: true, keys: []string{"/", "q", "enter", "esc"},
 			wantNot: []string{"esc clear filter"}},
-		{name: "nothing to browse before the first snapshot", run: func() *runner.BatteryRun { return nil }, ctrl: true,
+		{name: "nothing to browse before the first snapshot", run: func() *state.BatteryRun { return nil }, ctrl: true,
 			want: []string{"? help"}, wantNot: []string{"enter", "/ filter"}},
 	}
 	for _, tt := range tests {

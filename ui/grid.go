@@ -1,11 +1,10 @@
 package ui
 
 import (
+	"pitwall/runner/state"
 	"sort"
 	"strconv"
 	"strings"
-
-	"pitwall/runner"
 )
 
 // Grid geometry. Every cell of a frame has the same width whatever its
@@ -28,7 +27,7 @@ type grid struct {
 	c             *common
 	width, height int
 
-	run        *runner.BatteryRun
+	run        *state.BatteryRun
 	board      *board
 	judge      string
 	fig        figure
@@ -123,7 +122,7 @@ func (g *grid) remeasure() { g.rowNameMax, g.colNameMax = -1, -1 }
 
 // setRun takes a new snapshot whose tallies the board already holds; changed
 // lists the tests whose rows changed, all says everything may have.
-func (g *grid) setRun(run *runner.BatteryRun, changed []int, all bool) {
+func (g *grid) setRun(run *state.BatteryRun, changed []int, all bool) {
 	old := g.run
 	g.run = run
 	switch {

@@ -1,13 +1,12 @@
 package ui
 
 import (
+	"pitwall/runner/state"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
-
-	"pitwall/runner"
 )
 
 // gridLines are the grid's lines on screen: column headers, rows, pass rates.
@@ -45,7 +44,7 @@ func TestGridColumnsLineUp(t *testing.T) {
 	}{{"grapheme", ansi.GraphemeWidth}, {"wcwidth", ansi.WcWidth}}
 	scenes := []struct {
 		name string
-		run  func() *runner.BatteryRun
+		run  func() *state.BatteryRun
 	}{{"warnings", sceneWarnings}, {"judged", sceneJudged}, {"repeats", sceneRepeats}, {"mid", sceneMidInference}}
 	views := []struct {
 		name string
@@ -102,7 +101,7 @@ func equalInts(a, b []int) bool {
 
 func TestRenderGridColumnsLineUp(t *testing.T) {
 	for _, ascii := range []bool{false, true} {
-		for _, sc := range []func() *runner.BatteryRun{sceneWarnings, sceneJudged, sceneRepeats} {
+		for _, sc := range []func() *state.BatteryRun{sceneWarnings, sceneJudged, sceneRepeats} {
 			run := sc()
 			out := strings.TrimSuffix(RenderGrid(run, defaultJudge(run), ascii), "\n")
 			lines := strings.Split(out, "\n")
@@ -158,13 +157,13 @@ func TestFrameRendersWhatIsOnScreen(t *testing.T) {
 	step("unchanged frame", func() {}, nc)
 	step("a visible row changed", func() {
 		n := next(snap)
-		set(n, 5, 0, 0, status(runner.Cancelled))
+		set(n, 5, 0, 0, status(state.Cancelled))
 		snap = n
 		show(big, n)
 	}, 2*nc)
 	step("a row off screen changed", func() {
 		n := next(snap)
-		set(n, 900, 0, 0, status(runner.Cancelled))
+		set(n, 900, 0, 0, status(state.Cancelled))
 		snap = n
 		show(big, n)
 	}, nc)
@@ -174,8 +173,8 @@ func TestFrameRendersWhatIsOnScreen(t *testing.T) {
 func TestSpinnerRedrawsOnlyAnimatedRows(t *testing.T) {
 	m := testModel(120, 40, Options{}, nil)
 	run := next(makeRun(4, 30, 1))
-	set(run, 10, 1, 0, status(runner.Running))
-	set(run, 20, 2, 0, status(runner.Running))
+	set(run, 10, 1, 0, status(state.Running))
+	set(run, 20, 2, 0, status(state.Running))
 	show(m, run)
 	m.render()
 	before := m.grid.rendered
@@ -210,7 +209,7 @@ func TestFitMatchesAnsiTruncate(t *testing.T) {
 }
 
 func TestColumnsWidenToTheirNames(t *testing.T) {
-	long := func() *runner.BatteryRun {
+	long := func() *state.BatteryRun {
 		run := sceneMidInference()
 		run.Models[3] = "org/a-model-whose-name-goes-on-and-on-and-on"
 		return run
@@ -218,7 +217,7 @@ func TestColumnsWidenToTheirNames(t *testing.T) {
 	tests := []struct {
 		name     string
 		w        int
-		run      func() *runner.BatteryRun
+		run      func() *state.BatteryRun
 		wantCols []string
 		wantW    int
 	}{

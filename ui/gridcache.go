@@ -1,9 +1,9 @@
 package ui
 
 import (
-	"github.com/charmbracelet/x/ansi"
+	"pitwall/runner/state"
 
-	"pitwall/runner"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // The grid's row cache: a row's rendered cells are kept until its Row
@@ -22,8 +22,8 @@ type lineGen struct {
 }
 
 type cachedLine struct {
-	row      *runner.Row   // the test's row (tests as rows)
-	deps     []*runner.Row // the visible tests' rows (transposed)
+	row      *state.Row   // the test's row (tests as rows)
+	deps     []*state.Row // the visible tests' rows (transposed)
 	animated bool
 	frame    int
 	text     string

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"pitwall/runner"
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
 )
 
 // barW is the width of the header's progress bar.
@@ -20,7 +21,7 @@ type header struct {
 
 	// The current phase and where it started, for the ETA: the rate is what
 	// was observed since then.
-	phase     runner.Phase
+	phase     state.Phase
 	phaseAt   time.Time
 	phaseDone int
 }
@@ -29,33 +30,33 @@ type header struct {
 func (h *header) SetSize(w int) { h.width = w }
 
 // observe notes phase changes as snapshots arrive.
-func (h *header) observe(run *runner.BatteryRun, counts runner.Counts) {
+func (h *header) observe(run *state.BatteryRun, counts state.Tally) {
 	if run == nil || run.Phase == h.phase {
 		return
 	}
 	h.phase = run.Phase
 	h.phaseAt = h.c.now()
 	h.phaseDone = progressOf(run, counts)
-	if run.Phase == runner.PhaseInference && !run.Started.IsZero() {
+	if run.Phase == state.PhaseInference && !run.Started.IsZero() {
 		h.phaseAt, h.phaseDone = run.Started, 0
 	}
 }
 
 // progressOf is the count the current phase advances.
-func progressOf(run *runner.BatteryRun, counts runner.Counts) int {
-	if run.Phase == runner.PhaseJudgment {
+func progressOf(run *state.BatteryRun, counts state.Tally) int {
+	if run.Phase == state.PhaseJudgment {
 		return counts.Judged
 	}
 	return counts.Done()
 }
 
-func totalCells(run *runner.BatteryRun) int {
+func totalCells(run *state.BatteryRun) int {
 	return len(run.Tests) * len(run.Models) * max(run.Repeat, 1)
 }
 
 // headerState is what the model tells the header beyond the snapshot.
 type headerState struct {
-	counts runner.Counts
+	counts state.Tally
 	judge  string
 	status string // left of the status line
 	alert  bool   // status is a question or an error
@@ -63,7 +64,7 @@ type headerState struct {
 }
 
 // View draws the header in three lines.
-func (h *header) View(run *runner.BatteryRun, s headerState) string {
+func (h *header) View(run *state.BatteryRun, s headerState) string {
 	st := h.c.styles
 	var title, right string
 	if run == nil {
@@ -76,8 +77,8 @@ func (h *header) View(run *runner.BatteryRun, s headerState) string {
 		switch {
 		case s.judge == "":
 			right = "checks only"
-		case s.judge == runner.JuryName:
-			right = "judge jury (" + strconv.Itoa(max(len(run.Judges)-1, 0)) + " judges)"
+		case s.judge == scoring.JuryName:
+			right = "judge jury (" + strconv.Itoa(len(run.Plan.Judges)) + " judges)"
 		default:
 			right = "judge " + s.judge
 		}
@@ -111,7 +112,7 @@ func (h *header) split(left, right string) string {
 	return left + strings.Repeat(" ", max(h.width-lw-rw, 0)) + right
 }
 
-func (h *header) progress(run *runner.BatteryRun, counts runner.Counts, judge string) string {
+func (h *header) progress(run *state.BatteryRun, counts state.Tally, judge string) string {
 	now := h.c.now()
 	elapsed := time.Duration(0)
 	if !run.Started.IsZero() {
@@ -121,12 +122,12 @@ func (h *header) progress(run *runner.BatteryRun, counts runner.Counts, judge st
 		}
 		elapsed = max(end.Sub(run.Started), 0)
 	}
-	if run.Final || run.Phase == runner.PhaseDone {
+	if run.Final || run.Phase == state.PhaseDone {
 		return h.summary(run, counts, judge, elapsed)
 	}
 	var parts []string
 	done, total, name := counts.Done(), totalCells(run), "Inference"
-	if run.Phase == runner.PhaseJudgment {
+	if run.Phase == state.PhaseJudgment {
 		done, total, name = counts.Judged, counts.ToJudge, "Judgment"
 	}
 	parts = append(parts, " "+name+" "+strconv.Itoa(done)+"/"+strconv.Itoa(total)+" "+h.bar(done, total)+" "+percent(done, total))
@@ -137,14 +138,14 @@ func (h *header) progress(run *runner.BatteryRun, counts runner.Counts, judge st
 		parts = append(parts, "ETA "+clock(eta))
 	}
 	if mins := elapsed.Minutes(); mins > 0 {
-		if run.Phase == runner.PhaseJudgment {
+		if run.Phase == state.PhaseJudgment {
 			parts = append(parts, strconv.FormatFloat(float64(counts.Judged)/mins, 'f', 1, 64)+" verdicts/min")
 		} else {
 			parts = append(parts, strconv.FormatFloat(float64(counts.Done())/mins, 'f', 1, 64)+" cells/min")
 		}
 		parts = append(parts, strconv.FormatFloat(float64(run.TokensGenerated)/elapsed.Seconds(), 'f', 0, 64)+" tok/s")
 	}
-	if run.Phase == runner.PhaseInference && (counts.Judged > 0 || run.JudgeInFlight > 0) {
+	if run.Phase == state.PhaseInference && (counts.Judged > 0 || run.JudgeInFlight > 0) {
 		parts = append(parts, "judged "+strconv.Itoa(counts.Judged)+"/"+strconv.Itoa(counts.ToJudge))
 	}
 	return strings.Join(parts, " · ")
@@ -160,13 +161,13 @@ func (h *header) eta(now time.Time, done, total int) (time.Duration, bool) {
 	return time.Duration(float64(since) / float64(n) * float64(total-done)), true
 }
 
-func (h *header) summary(run *runner.BatteryRun, c runner.Counts, judge string, elapsed time.Duration) string {
+func (h *header) summary(run *state.BatteryRun, c state.Tally, judge string, elapsed time.Duration) string {
 	g := h.c.glyphs
 	word := "Done"
 	switch run.Status {
-	case runner.RunStopped:
+	case state.RunStopped:
 		word = "Stopped"
-	case runner.RunFailed:
+	case state.RunFailed:
 		word = "Failed"
 	}
 	n := strconv.Itoa

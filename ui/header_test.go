@@ -1,16 +1,15 @@
 package ui
 
 import (
+	"pitwall/runner/state"
 	"strings"
 	"testing"
-
-	"pitwall/runner"
 )
 
 func TestChecksOnlyRunPicksNoJudge(t *testing.T) {
 	snap := sceneMidInference() // Judges: gemma
 	checksOnly(snap)
-	finish(snap, runner.RunCompleted)
+	finish(snap, state.RunCompleted)
 	ctrl := newFakeCtrl(snap)
 	m := testModel(120, 30, Options{}, ctrl)
 	show(m, snap)
@@ -83,11 +82,11 @@ func TestJudgeWorkStatusEndsWithTheWork(t *testing.T) {
 func TestHeaderExitCodeIsOptions(t *testing.T) {
 	tests := []struct {
 		name string
-		exit func(*runner.BatteryRun) int
+		exit func(*state.BatteryRun) int
 		want string
 	}{
-		{name: "the caller's code", exit: func(*runner.BatteryRun) int { return 0 }, want: "q exits 0"},
-		{name: "another", exit: func(*runner.BatteryRun) int { return 2 }, want: "q exits 2"},
+		{name: "the caller's code", exit: func(*state.BatteryRun) int { return 0 }, want: "q exits 0"},
+		{name: "another", exit: func(*state.BatteryRun) int { return 2 }, want: "q exits 2"},
 		{name: "none without ExitCode"},
 	}
 	for _, tt := range tests {

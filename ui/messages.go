@@ -1,15 +1,14 @@
 package ui
 
 import (
+	"pitwall/runner/state"
 	"time"
-
-	"pitwall/runner"
 )
 
 // snapshotMsg carries the newest snapshot the reader found; closed says the
 // channel closed right after it, so the reader is not re-armed.
 type snapshotMsg struct {
-	run    *runner.BatteryRun
+	run    *state.BatteryRun
 	closed bool
 }
 

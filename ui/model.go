@@ -1,13 +1,12 @@
 package ui
 
 import (
+	"pitwall/runner/state"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-
-	"pitwall/runner"
 )
 
 // screen is what fills the space between the header and the footer.
@@ -40,10 +39,10 @@ type model struct {
 	c     *common
 	ctrl  Controller
 	act   actions
-	snaps <-chan *runner.BatteryRun
+	snaps <-chan *state.BatteryRun
 	done  <-chan struct{}
 
-	run    *runner.BatteryRun
+	run    *state.BatteryRun
 	closed bool // the snapshot channel closed
 	board  board
 
@@ -73,7 +72,7 @@ type model struct {
 	ticking   bool
 }
 
-func newModel(snaps <-chan *runner.BatteryRun, ctrl Controller, opts Options, done <-chan struct{}) *model {
+func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, done <-chan struct{}) *model {
 	c := newCommon(opts)
 	m := &model{c: c, ctrl: ctrl, act: newActions(ctrl, opts), snaps: snaps, done: done}
 	m.grid = newGrid(c, &m.board)
@@ -180,7 +179,7 @@ func (m *model) sayJudging(s string) {
 
 // apply takes a snapshot: the board re-tallies the rows that changed and the
 // components follow.
-func (m *model) apply(run *runner.BatteryRun) {
+func (m *model) apply(run *state.BatteryRun) {
 	if run == nil {
 		return
 	}
@@ -213,8 +212,8 @@ func (m *model) apply(run *runner.BatteryRun) {
 // defaultJudge is the judge a run opens with: the runner's. A run scored by
 // its checks alone (--judge none) has none, though Judges may still list the
 // configured ones: its ✓ are passes, and J picks a judge when one is wanted.
-func defaultJudge(run *runner.BatteryRun) string {
-	return run.ActiveJudge
+func defaultJudge(run *state.BatteryRun) string {
+	return run.Plan.InView
 }
 
 // setJudge puts judge in view and re-tallies for it.

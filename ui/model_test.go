@@ -8,7 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"pitwall/runner"
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
 )
 
 // run executes cmd the way the program would and feeds its message back,
@@ -27,18 +28,18 @@ func TestReadSnapshot(t *testing.T) {
 	c.Final = true
 	tests := []struct {
 		name   string
-		send   []*runner.BatteryRun
+		send   []*state.BatteryRun
 		close  bool
-		want   *runner.BatteryRun
+		want   *state.BatteryRun
 		closed bool
 	}{
-		{name: "takes the newest of those queued", send: []*runner.BatteryRun{a, b, c}, want: c},
-		{name: "keeps the final one when the channel closes after it", send: []*runner.BatteryRun{a, c}, close: true, want: c, closed: true},
+		{name: "takes the newest of those queued", send: []*state.BatteryRun{a, b, c}, want: c},
+		{name: "keeps the final one when the channel closes after it", send: []*state.BatteryRun{a, c}, close: true, want: c, closed: true},
 		{name: "reports a channel closed with nothing new", close: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ch := make(chan *runner.BatteryRun, len(tt.send))
+			ch := make(chan *state.BatteryRun, len(tt.send))
 			for _, s := range tt.send {
 				ch <- s
 			}
@@ -63,7 +64,7 @@ func TestReadSnapshot(t *testing.T) {
 func TestReadSnapshotEndsWithTheProgram(t *testing.T) {
 	done := make(chan struct{})
 	close(done)
-	if msg := readSnapshot(make(chan *runner.BatteryRun), done)(); msg != nil {
+	if msg := readSnapshot(make(chan *state.BatteryRun), done)(); msg != nil {
 		t.Fatalf("got %#v after done closed, want nil", msg)
 	}
 }
@@ -79,7 +80,7 @@ func TestSnapshotRearmsReaderUntilClosed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ch := make(chan *runner.BatteryRun, 1)
+			ch := make(chan *state.BatteryRun, 1)
 			m := newModel(ch, nil, Options{}, make(chan struct{}))
 			run := makeRun(1, 1, 1)
 			run.Final = true // no ticking: the only command is the reader
@@ -135,7 +136,7 @@ func TestStopAsksFirst(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			snap := sceneMidInference()
 			if tt.final {
-				finish(snap, runner.RunCompleted)
+				finish(snap, state.RunCompleted)
 			}
 			ctrl := newFakeCtrl(snap)
 			m := testModel(100, 30, Options{}, ctrl)
@@ -194,7 +195,7 @@ func TestQuit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			snap := sceneMidInference()
 			if tt.final {
-				finish(snap, runner.RunCompleted)
+				finish(snap, state.RunCompleted)
 			}
 			ctrl := newFakeCtrl(snap)
 			m := testModel(100, 30, Options{}, ctrl)
@@ -215,13 +216,13 @@ func TestRejudgeCell(t *testing.T) {
 	tests := []struct {
 		name      string
 		keys      []string // moves to the cell
-		wantCells []runner.CellRef
+		wantCells []state.CellRef
 	}{
 		{name: "a completed cell is sent with the judge in view", keys: []string{"j"},
-			wantCells: []runner.CellRef{{Test: "json_schema_reply", Model: "qwen/qwen3-8b"}}},
+			wantCells: []state.CellRef{{Test: "json_schema_reply", Model: "qwen/qwen3-8b"}}},
 		{name: "a failed cell has nothing to judge", keys: []string{"j", "j", "j", "j", "l"}},
 		{name: "from the detail view", keys: []string{"j", "l", "l", "l", "enter"},
-			wantCells: []runner.CellRef{{Test: "json_schema_reply", Model: "llama-3.1-8b-instruct"}}},
+			wantCells: []state.CellRef{{Test: "json_schema_reply", Model: "llama-3.1-8b-instruct"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,8 +238,8 @@ func TestRejudgeCell(t *testing.T) {
 				}
 				return
 			}
-			if len(ctrl.rejudged) != 1 || !equalRefs(ctrl.rejudged[0], tt.wantCells) || ctrl.rjJudges[0] != runner.JuryName {
-				t.Fatalf("re-judged %v with %v, want %v with %q", ctrl.rejudged, ctrl.rjJudges, tt.wantCells, runner.JuryName)
+			if len(ctrl.rejudged) != 1 || !equalRefs(ctrl.rejudged[0], tt.wantCells) || ctrl.rjJudges[0] != scoring.JuryName {
+				t.Fatalf("re-judged %v with %v, want %v with %q", ctrl.rejudged, ctrl.rjJudges, tt.wantCells, scoring.JuryName)
 			}
 			// The controller answers with a new verdict; the screen shows it.
 			show(m, <-ctrl.out)
@@ -250,7 +251,7 @@ func TestRejudgeCell(t *testing.T) {
 	}
 }
 
-func equalRefs(a, b []runner.CellRef) bool {
+func equalRefs(a, b []state.CellRef) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -268,7 +269,7 @@ func TestRejudgeAllUsesJudgeInView(t *testing.T) {
 	m := testModel(100, 30, Options{}, ctrl)
 	show(m, snap)
 	run(m, press(m, "R"))
-	if len(ctrl.rjJudges) != 1 || ctrl.rjJudges[0] != runner.JuryName {
+	if len(ctrl.rjJudges) != 1 || ctrl.rjJudges[0] != scoring.JuryName {
 		t.Fatalf("RejudgeAll judges = %v, want [jury]", ctrl.rjJudges)
 	}
 }
@@ -293,7 +294,7 @@ func TestSwitchJudge(t *testing.T) {
 
 	// A result for the jury arrives while llama is in view: kept, not shown.
 	later := next(snap)
-	set(later, 0, 0, 0, judged(runner.JuryName, runner.VerdictFail, 0.01))
+	set(later, 0, 0, 0, judged(scoring.JuryName, scoring.Fail, 0.01))
 	show(m, later)
 	if got := drawn(m); strings.Contains(got, "FAIL 0.01") {
 		t.Fatalf("the jury's verdict shows over llama's:\n%s", got)
@@ -305,11 +306,11 @@ func TestSwitchJudge(t *testing.T) {
 }
 
 func TestKeysThatCannotActAreDisabled(t *testing.T) {
-	oneJudge := func() *runner.BatteryRun { r := sceneMidInference(); return r }
-	noJudge := func() *runner.BatteryRun { r := sceneWarnings(); return r }
+	oneJudge := func() *state.BatteryRun { r := sceneMidInference(); return r }
+	noJudge := func() *state.BatteryRun { r := sceneWarnings(); return r }
 	tests := []struct {
 		name string
-		run  func() *runner.BatteryRun
+		run  func() *state.BatteryRun
 		keys []string
 		ctrl bool
 		want map[string]bool
@@ -447,7 +448,7 @@ func TestTickAnimatesOnlyWhileLive(t *testing.T) {
 		t.Fatalf("spinner did not turn:\n%s", after)
 	}
 	over := next(snap)
-	finish(over, runner.RunCompleted)
+	finish(over, state.RunCompleted)
 	show(m, over)
 	if _, cmd := m.Update(tickMsg(t0)); cmd != nil {
 		t.Fatal("ticks go on after the run ended")
@@ -463,7 +464,7 @@ func TestDetailFollowsSnapshots(t *testing.T) {
 		t.Fatalf("detail lacks the jury verdict:\n%s", drawn(m))
 	}
 	later := next(snap)
-	set(later, 1, 0, 0, judged(runner.JuryName, runner.VerdictPass, 0.97))
+	set(later, 1, 0, 0, judged(scoring.JuryName, scoring.Pass, 0.97))
 	show(m, later)
 	if !strings.Contains(drawn(m), "jury  PASS 0.97") {
 		t.Fatalf("detail did not follow the new snapshot:\n%s", drawn(m))
@@ -476,7 +477,7 @@ func TestDetailFollowsSnapshots(t *testing.T) {
 
 func TestCountsAreForTheJudgeInView(t *testing.T) {
 	snap := sceneJudged()
-	snap.Counts = runner.Counts{Pass: 999} // the runner's, for its own judge
+	snap.Counts = state.Tally{Pass: 999} // the runner's, for its own judge
 	m := testModel(120, 30, Options{}, nil)
 	show(m, snap)
 	if got := drawn(m); strings.Contains(got, "999") || !strings.Contains(got, "PASS 5 FAIL 5 WARN 6 J-ERR 4") {

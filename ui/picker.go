@@ -4,7 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"pitwall/runner"
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
 )
 
 // picker chooses the judge (or the jury) whose verdicts the grid shows.
@@ -24,11 +25,11 @@ func (p *picker) SetSize(w, h int) { p.width, p.height = w, h }
 
 // open lists run's judges with the cursor on the one in view. It counts each
 // judge's verdicts once, here, rather than on every frame.
-func (p *picker) open(run *runner.BatteryRun, current string, toJudge int) {
-	p.items = append(p.items[:0], run.Judges...)
+func (p *picker) open(run *state.BatteryRun, current string, toJudge int) {
+	p.items = append(p.items[:0], run.Plan.Choices()...)
 	p.judged = make([]int, len(p.items))
 	p.toJudge = toJudge
-	p.current, p.active = current, run.ActiveJudge
+	p.current, p.active = current, run.Plan.InView
 	p.cur = 0
 	idx := map[string]int{}
 	for i, n := range p.items {
@@ -43,7 +44,7 @@ func (p *picker) open(run *runner.BatteryRun, current string, toJudge int) {
 		}
 		for c := range row.Cells {
 			for n, j := range row.Cells[c].Judgments {
-				if i, ok := idx[n]; ok && j != nil && j.Status == runner.JudgmentDone {
+				if i, ok := idx[n]; ok && j != nil && j.Status == state.JudgmentDone {
 					p.judged[i]++
 				}
 			}
@@ -78,7 +79,7 @@ func (p *picker) View() string {
 	for i, n := range p.items {
 		var notes []string
 		notes = append(notes, strconv.Itoa(p.judged[i])+"/"+strconv.Itoa(p.toJudge)+" judged")
-		if n == runner.JuryName {
+		if n == scoring.JuryName {
 			notes = append(notes, "aggregate of the judges")
 		}
 		if n == p.current {

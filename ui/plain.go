@@ -3,14 +3,13 @@ package ui
 import (
 	"fmt"
 	"io"
+	"pitwall/runner/state"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
-
-	"pitwall/runner"
 )
 
 // RunPlain is the headless renderer. For each cell that reaches a terminal
@@ -21,9 +20,9 @@ import (
 // grid and its Summary on stdout. It reads every snapshot it is given, so the
 // final one is never missed; a jump over dropped intermediate snapshots only
 // means that several lines come out of one diff.
-func RunPlain(snaps <-chan *runner.BatteryRun, stdout, stderr io.Writer, opts Options) *runner.BatteryRun {
+func RunPlain(snaps <-chan *state.BatteryRun, stdout, stderr io.Writer, opts Options) *state.BatteryRun {
 	p := newPlain(stderr, opts)
-	var last *runner.BatteryRun
+	var last *state.BatteryRun
 	for run := range snaps {
 		if run == nil {
 			continue
@@ -78,7 +77,7 @@ func fold(c *common, s string) string {
 }
 
 // diff prints what changed from prev to run.
-func (p *plain) diff(prev, run *runner.BatteryRun) {
+func (p *plain) diff(prev, run *state.BatteryRun) {
 	if prev != nil && (len(prev.Tests) != len(run.Tests) || len(prev.Models) != len(run.Models) || prev.Repeat != run.Repeat) {
 		prev = nil
 	}
@@ -86,7 +85,7 @@ func (p *plain) diff(prev, run *runner.BatteryRun) {
 	total := totalCells(run)
 	for t := range run.Tests {
 		row := rowAt(run, t)
-		var old *runner.Row
+		var old *state.Row
 		if prev != nil {
 			old = rowAt(prev, t)
 		}
@@ -95,7 +94,7 @@ func (p *plain) diff(prev, run *runner.BatteryRun) {
 		}
 		for i := range row.Cells {
 			c := &row.Cells[i]
-			var was *runner.Cell
+			var was *state.Cell
 			if old != nil && i < len(old.Cells) {
 				was = &old.Cells[i]
 			}
@@ -111,7 +110,7 @@ func (p *plain) diff(prev, run *runner.BatteryRun) {
 	}
 }
 
-func (p *plain) cellName(run *runner.BatteryRun, c *runner.Cell) string {
+func (p *plain) cellName(run *state.BatteryRun, c *state.Cell) string {
 	name := c.Model + " " + p.c.glyphs.times + " " + c.Test
 	if run.Repeat > 1 {
 		name += "#" + strconv.Itoa(c.Repeat+1)
@@ -120,12 +119,12 @@ func (p *plain) cellName(run *runner.BatteryRun, c *runner.Cell) string {
 }
 
 // outcome is the end of an inference line: glyph, timing, and why it failed.
-func (p *plain) outcome(c *runner.Cell) string {
+func (p *plain) outcome(c *state.Cell) string {
 	g := p.c.glyphs
 	switch c.Status {
-	case runner.Completed:
+	case state.Completed:
 		return g.ok + " " + timing(c)
-	case runner.Failed:
+	case state.Failed:
 		why := c.Error
 		for _, ch := range c.Checks {
 			if !ch.Pass {
@@ -137,7 +136,7 @@ func (p *plain) outcome(c *runner.Cell) string {
 			}
 		}
 		return strings.TrimSpace(g.failed + " " + timing(c) + " " + why)
-	case runner.Errored:
+	case state.Errored:
 		msg := string(c.ErrorClass)
 		if c.Error != "" {
 			msg = strings.TrimPrefix(msg+": "+c.Error, ": ")
@@ -150,7 +149,7 @@ func (p *plain) outcome(c *runner.Cell) string {
 	return g.cancel + " cancelled"
 }
 
-func timing(c *runner.Cell) string {
+func timing(c *state.Cell) string {
 	s := plainDur(c.Latency)
 	if c.TokensPerSec > 0 {
 		s += " " + strconv.FormatFloat(c.TokensPerSec, 'f', 0, 64) + " tok/s"
@@ -173,14 +172,14 @@ func plainDur(d time.Duration) string {
 
 // judgments prints the judgments of c that completed since was, configured
 // judges first and in their order, so that the output is stable.
-func (p *plain) judgments(run *runner.BatteryRun, c, was *runner.Cell) {
+func (p *plain) judgments(run *state.BatteryRun, c, was *state.Cell) {
 	if len(c.Judgments) == 0 && (was == nil || len(was.Judgments) == 0) {
 		return
 	}
 	for _, name := range judgeOrder(run, c, was) {
 		j, pj := c.Judgment(name), was.Judgment(name)
-		isDone := j != nil && j.Status == runner.JudgmentDone
-		wasDone := pj != nil && pj.Status == runner.JudgmentDone
+		isDone := j != nil && j.Status == state.JudgmentDone
+		wasDone := pj != nil && pj.Status == state.JudgmentDone
 		switch {
 		case isDone && (!wasDone || pj != j && !sameJudgment(pj, j)):
 			if !wasDone {
@@ -194,17 +193,17 @@ func (p *plain) judgments(run *runner.BatteryRun, c, was *runner.Cell) {
 	}
 }
 
-func judgeOrder(run *runner.BatteryRun, c, was *runner.Cell) []string {
+func judgeOrder(run *state.BatteryRun, c, was *state.Cell) []string {
 	seen := map[string]bool{}
 	var names []string
-	for _, n := range run.Judges {
+	for _, n := range run.Plan.Choices() {
 		if !seen[n] && (c.Judgment(n) != nil || was.Judgment(n) != nil) {
 			seen[n] = true
 			names = append(names, n)
 		}
 	}
 	var rest []string
-	for _, cell := range []*runner.Cell{c, was} {
+	for _, cell := range []*state.Cell{c, was} {
 		if cell == nil {
 			continue
 		}
@@ -219,12 +218,12 @@ func judgeOrder(run *runner.BatteryRun, c, was *runner.Cell) []string {
 	return append(names, rest...)
 }
 
-func sameJudgment(a, b *runner.Judgment) bool {
+func sameJudgment(a, b *state.Judgment) bool {
 	return a.Verdict == b.Verdict && a.Score == b.Score && a.Error == b.Error &&
 		a.Latency == b.Latency && a.Source == b.Source && len(a.Samples) == len(b.Samples)
 }
 
-func (p *plain) verdict(name string, j *runner.Judgment) string {
+func (p *plain) verdict(name string, j *state.Judgment) string {
 	g := p.c.glyphs
 	k := verdictKind(j.Verdict)
 	s := g.glyph(k, 0) + scoreText(k, j.Score) + " (" + name + ")"
@@ -249,7 +248,7 @@ func (p *plain) verdict(name string, j *runner.Judgment) string {
 // checks alone: a completed cell passed, and there is no verdict line.
 // Under a judge, a model reads — until the judge has decided one of its
 // cells. It returns "" for a nil run.
-func Summary(run *runner.BatteryRun, judge string, opts Options) string {
+func Summary(run *state.BatteryRun, judge string, opts Options) string {
 	if run == nil {
 		return ""
 	}
@@ -303,7 +302,7 @@ func Summary(run *runner.BatteryRun, judge string, opts Options) string {
 // columns, every column as wide as its widest content so that separators
 // line up (⚠️ included, measured by ansi.StringWidth), with pass rates beside
 // the rows and under the columns. `pitwall show --headless` prints it.
-func RenderGrid(run *runner.BatteryRun, judge string, ascii bool) string {
+func RenderGrid(run *state.BatteryRun, judge string, ascii bool) string {
 	if run == nil {
 		return ""
 	}

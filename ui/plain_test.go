@@ -7,39 +7,40 @@ import (
 	"testing"
 	"time"
 
-	"pitwall/runner"
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
 )
 
 // plainRun is a small run played out as a runner would publish it.
-func plainRun() []*runner.BatteryRun {
+func plainRun() []*state.BatteryRun {
 	s0 := makeRun(3, 2, 1, "gemma")
 	s0.Counts.ToJudge = 4
 	s1 := next(s0)
 	set(s1, 0, 0, 0, completed(1200*time.Millisecond, 41))
-	set(s1, 0, 1, 0, status(runner.Running))
+	set(s1, 0, 1, 0, status(state.Running))
 	s2 := next(s1)
 	set(s2, 0, 1, 0, failed("tool-call get_weather", "no tool call was made"))
 	set(s2, 0, 2, 0, errored("timeout", "gpu1: no reply within 300s"))
 	set(s2, 1, 0, 0, completed(2500*time.Millisecond, 22))
 	s3 := next(s2)
 	set(s3, 1, 1, 0, completed(700*time.Millisecond, 60))
-	set(s3, 1, 2, 0, status(runner.Cancelled))
-	s3.Phase = runner.PhaseJudgment
+	set(s3, 1, 2, 0, status(state.Cancelled))
+	s3.Phase = state.PhaseJudgment
 	s3.JudgeInFlight = 3
 	s4 := next(s3)
-	set(s4, 0, 0, 0, judged("gemma", runner.VerdictPass, 0.92))
-	set(s4, 1, 0, 0, judged("gemma", runner.VerdictError, 0))
+	set(s4, 0, 0, 0, judged("gemma", scoring.Pass, 0.92))
+	set(s4, 1, 0, 0, judged("gemma", scoring.Error, 0))
 	s5 := next(s4)
-	set(s5, 1, 1, 0, judged("gemma", runner.VerdictFail, 0.2))
-	finish(s5, runner.RunCompleted)
+	set(s5, 1, 1, 0, judged("gemma", scoring.Fail, 0.2))
+	finish(s5, state.RunCompleted)
 	s5.JudgeInFlight = 0
-	return []*runner.BatteryRun{s0, s1, s2, s3, s4, s5}
+	return []*state.BatteryRun{s0, s1, s2, s3, s4, s5}
 }
 
 // feed sends snaps on an open channel from a goroutine, as the runner does;
 // the channel stays open, so RunPlain must stop on its own.
-func feed(t *testing.T, snaps []*runner.BatteryRun) <-chan *runner.BatteryRun {
-	ch := make(chan *runner.BatteryRun)
+func feed(t *testing.T, snaps []*state.BatteryRun) <-chan *state.BatteryRun {
+	ch := make(chan *state.BatteryRun)
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	go func() {
@@ -56,10 +57,10 @@ func feed(t *testing.T, snaps []*runner.BatteryRun) <-chan *runner.BatteryRun {
 }
 
 // runPlain runs RunPlain and fails the test if it does not return.
-func runPlain(t *testing.T, ch <-chan *runner.BatteryRun, opts Options) (last *runner.BatteryRun, stdout, stderr string) {
+func runPlain(t *testing.T, ch <-chan *state.BatteryRun, opts Options) (last *state.BatteryRun, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	done := make(chan *runner.BatteryRun)
+	done := make(chan *state.BatteryRun)
 	go func() { done <- RunPlain(ch, &out, &errOut, opts) }()
 	select {
 	case last = <-done:
@@ -74,7 +75,7 @@ func TestRunPlainGolden(t *testing.T) {
 		name string
 		opts Options
 	}{
-		{name: "plain", opts: Options{LedgerPath: ".pitwall/ledger.db", ExitCode: func(*runner.BatteryRun) int { return 1 }}},
+		{name: "plain", opts: Options{LedgerPath: ".pitwall/ledger.db", ExitCode: func(*state.BatteryRun) int { return 1 }}},
 		{name: "plain_ascii", opts: Options{ASCII: true}},
 	}
 	for _, tt := range tests {
@@ -102,14 +103,14 @@ func TestRunPlainLines(t *testing.T) {
 	judge := regexp.MustCompile(`^\[judge (\d+)/\d+\] \S+ × \S+ (PASS|FAIL|WARN|J-ERR)[ 0-9.]* \(gemma\)`)
 	tests := []struct {
 		name  string
-		snaps func() []*runner.BatteryRun
+		snaps func() []*state.BatteryRun
 	}{
 		{name: "every snapshot"},
-		{name: "intermediate snapshots dropped", snaps: func() []*runner.BatteryRun {
+		{name: "intermediate snapshots dropped", snaps: func() []*state.BatteryRun {
 			all := plainRun()
-			return []*runner.BatteryRun{all[0], all[2], all[5]}
+			return []*state.BatteryRun{all[0], all[2], all[5]}
 		}},
-		{name: "only the final snapshot", snaps: func() []*runner.BatteryRun {
+		{name: "only the final snapshot", snaps: func() []*state.BatteryRun {
 			all := plainRun()
 			return all[5:]
 		}},
@@ -158,11 +159,11 @@ func TestRunPlainWaitsForJudgesAfterTheEnd(t *testing.T) {
 	snaps := plainRun()
 	// The run is over but re-judging is still in flight.
 	over := next(snaps[4])
-	finish(over, runner.RunCompleted)
+	finish(over, state.RunCompleted)
 	over.JudgeInFlight = 1
 	last := next(snaps[5])
-	set(last, 0, 0, 0, judged("gemma", runner.VerdictFail, 0.1))
-	got, _, stderr := runPlain(t, feed(t, []*runner.BatteryRun{snaps[0], snaps[3], over, last}), Options{})
+	set(last, 0, 0, 0, judged("gemma", scoring.Fail, 0.1))
+	got, _, stderr := runPlain(t, feed(t, []*state.BatteryRun{snaps[0], snaps[3], over, last}), Options{})
 	if got != last {
 		t.Fatalf("returned snapshot %d, want %d (the one with no judge in flight)", got.Seq, last.Seq)
 	}
@@ -174,14 +175,14 @@ func TestRunPlainWaitsForJudgesAfterTheEnd(t *testing.T) {
 func TestRunPlainPrintsARejudgeAgain(t *testing.T) {
 	snaps := plainRun()
 	final := snaps[5]
-	finish(final, runner.RunCompleted)
+	finish(final, state.RunCompleted)
 	queued := next(final)
 	queued.Final, queued.JudgeInFlight = false, 1
-	set(queued, 0, 0, 0, judging("gemma", runner.JudgmentQueued))
+	set(queued, 0, 0, 0, judging("gemma", state.JudgmentQueued))
 	again := next(queued)
 	again.Final, again.JudgeInFlight = true, 0
-	set(again, 0, 0, 0, judged("gemma", runner.VerdictFail, 0.3))
-	in := append(append([]*runner.BatteryRun{}, snaps[:5]...), queued, again)
+	set(again, 0, 0, 0, judged("gemma", scoring.Fail, 0.3))
+	in := append(append([]*state.BatteryRun{}, snaps[:5]...), queued, again)
 	_, _, stderr := runPlain(t, feed(t, in), Options{})
 	if n := strings.Count(stderr, "qwen/qwen3-8b × basic_tool_call PASS"); n != 1 {
 		t.Errorf("first verdict printed %d times", n)
@@ -196,7 +197,7 @@ func TestRunPlainPrintsARejudgeAgain(t *testing.T) {
 func TestRunPlainWhenTheChannelCloses(t *testing.T) {
 	tests := []struct {
 		name     string
-		snaps    []*runner.BatteryRun
+		snaps    []*state.BatteryRun
 		wantLast bool
 	}{
 		{name: "before the final snapshot", snaps: plainRun()[:3], wantLast: true},
@@ -204,7 +205,7 @@ func TestRunPlainWhenTheChannelCloses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ch := make(chan *runner.BatteryRun, len(tt.snaps))
+			ch := make(chan *state.BatteryRun, len(tt.snaps))
 			for _, s := range tt.snaps {
 				ch <- s
 			}
@@ -227,7 +228,7 @@ func TestRunPlainWhenTheChannelCloses(t *testing.T) {
 }
 
 func TestRunPlainEndsWithSummary(t *testing.T) {
-	opts := Options{LedgerPath: ".pitwall/ledger.db", ExitCode: func(*runner.BatteryRun) int { return 1 }}
+	opts := Options{LedgerPath: ".pitwall/ledger.db", ExitCode: func(*state.BatteryRun) int { return 1 }}
 	snaps := plainRun()
 	last, stdout, _ := runPlain(t, feed(t, snaps), opts)
 	want := RenderGrid(last, "gemma", false) + "\n" + Summary(last, "gemma", opts)
@@ -242,13 +243,13 @@ func TestRunPlainEndsWithSummary(t *testing.T) {
 func TestSummary(t *testing.T) {
 	// qwen3-8b: a ❌ and a ✓; granite: two ✓; the judge has judged
 	// granite's first.
-	scene := func() *runner.BatteryRun {
+	scene := func() *state.BatteryRun {
 		run := next(makeRun(2, 2, 1, "large"))
 		set(run, 0, 0, 0, failed("regex", "no match"))
 		set(run, 1, 0, 0, completed(time.Second, 30))
-		set(run, 0, 1, 0, completed(time.Second, 30), judged("large", runner.VerdictPass, 0.9))
+		set(run, 0, 1, 0, completed(time.Second, 30), judged("large", scoring.Pass, 0.9))
 		set(run, 1, 1, 0, completed(time.Second, 30))
-		finish(run, runner.RunCompleted)
+		finish(run, state.RunCompleted)
 		return run
 	}
 	tests := []struct {
@@ -273,7 +274,7 @@ func TestSummary(t *testing.T) {
 			},
 			wantNot: []string{"verdicts", "judge large"}},
 		{name: "ledger, export and exit", judge: "large",
-			opts: Options{LedgerPath: "/tmp/l.db", ExitCode: func(*runner.BatteryRun) int { return 0 }},
+			opts: Options{LedgerPath: "/tmp/l.db", ExitCode: func(*state.BatteryRun) int { return 0 }},
 			want: []string{"ledger   /tmp/l.db\n", "export   pitwall export 20261121-100000-ab12 --format json\n", "exit     0\n"}},
 		{name: "ASCII", judge: "large", opts: Options{ASCII: true},
 			want: []string{"run 20261121-100000-ab12 - tool-competence - completed in 12m03s\n", "  qwen/qwen3-8b         -  (no verdicts)\n"}},
@@ -313,11 +314,11 @@ func TestRunPlainScoresByChecksWithNoJudgeInView(t *testing.T) {
 
 func TestRunPlainSaysWhenAVerdictCameFromTheCache(t *testing.T) {
 	run := next(makeRun(1, 1, 1, "gemma"))
-	set(run, 0, 0, 0, completed(time.Second, 30), judged("gemma", runner.VerdictPass, 0.9), func(c *runner.Cell) {
+	set(run, 0, 0, 0, completed(time.Second, 30), judged("gemma", scoring.Pass, 0.9), func(c *state.Cell) {
 		c.Judgments["gemma"].Source = "cache"
 	})
-	finish(run, runner.RunCompleted)
-	_, _, stderr := runPlain(t, feed(t, []*runner.BatteryRun{run}), Options{})
+	finish(run, state.RunCompleted)
+	_, _, stderr := runPlain(t, feed(t, []*state.BatteryRun{run}), Options{})
 	if !strings.Contains(stderr, "PASS 0.90 (gemma) cached") || strings.Contains(stderr, "cached 900ms") {
 		t.Errorf("a cached verdict's line should say cached instead of a time:\n%s", stderr)
 	}

@@ -13,7 +13,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"pitwall/runner"
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
 )
 
 // watched wraps the root model so that a test can wait on what the program
@@ -74,7 +75,7 @@ func (w *watched) waitText(t *testing.T, texts ...string) {
 }
 
 func TestProgramDrivesASimulatedRun(t *testing.T) {
-	start := makeRun(3, 4, 1, "gemma", "llama", runner.JuryName)
+	start := makeRun(3, 4, 1, "gemma", "llama", scoring.JuryName)
 	ctrl := newFakeCtrl(start)
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
@@ -89,12 +90,12 @@ func TestProgramDrivesASimulatedRun(t *testing.T) {
 	s1 := next(start)
 	set(s1, 0, 0, 0, completed(time.Second, 40))
 	set(s1, 0, 1, 0, failed("regex", "no match"))
-	set(s1, 0, 2, 0, status(runner.Running))
+	set(s1, 0, 2, 0, status(state.Running))
 	ctrl.publish(s1)
 	s2 := next(s1)
 	set(s2, 1, 0, 0, completed(time.Second, 40))
 	set(s2, 1, 1, 0, errored("timeout", "no reply"))
-	set(s2, 0, 0, 0, judged("gemma", runner.VerdictPass, 0.9))
+	set(s2, 0, 0, 0, judged("gemma", scoring.Pass, 0.9))
 	ctrl.publish(s2)
 	w.waitText(t, "Inference 4/12", "PASS 0.90", "❌", "⚠️")
 
@@ -131,7 +132,7 @@ func TestProgramDrivesASimulatedRun(t *testing.T) {
 	tm.Type("q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	final := tm.FinalModel(t).(*watched)
-	if final.run == nil || !final.run.Final || final.run.Status != runner.RunStopped {
+	if final.run == nil || !final.run.Final || final.run.Status != state.RunStopped {
 		t.Fatalf("program ended on %+v, want the stopped run's last snapshot", final.run)
 	}
 }
@@ -161,8 +162,8 @@ func TestProgramQuitWhileRunningAsksAndStops(t *testing.T) {
 // seen is a program option that reports each snapshot the program is about
 // to apply: the event loop applies it before it takes another message, so a
 // key or a cancel sent after the report comes after the snapshot.
-func seen() (tea.ProgramOption, <-chan *runner.BatteryRun) {
-	ch := make(chan *runner.BatteryRun, 16)
+func seen() (tea.ProgramOption, <-chan *state.BatteryRun) {
+	ch := make(chan *state.BatteryRun, 16)
 	return tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg {
 		if s, ok := msg.(snapshotMsg); ok {
 			select {
@@ -174,7 +175,7 @@ func seen() (tea.ProgramOption, <-chan *runner.BatteryRun) {
 	}), ch
 }
 
-func waitSeen(t *testing.T, ch <-chan *runner.BatteryRun, want *runner.BatteryRun) {
+func waitSeen(t *testing.T, ch <-chan *state.BatteryRun, want *state.BatteryRun) {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -190,11 +191,11 @@ func waitSeen(t *testing.T, ch <-chan *runner.BatteryRun, want *runner.BatteryRu
 }
 
 func TestRunTUIReturnsTheLastSnapshot(t *testing.T) {
-	snaps := make(chan *runner.BatteryRun, 1)
+	snaps := make(chan *state.BatteryRun, 1)
 	in, keys := io.Pipe()
 	t.Cleanup(func() { keys.Close() })
 	type result struct {
-		last *runner.BatteryRun
+		last *state.BatteryRun
 		err  error
 	}
 	out := make(chan result, 1)
@@ -224,12 +225,12 @@ func TestRunTUIReturnsTheLastSnapshot(t *testing.T) {
 }
 
 func TestRunTUIEndsWithItsContext(t *testing.T) {
-	snaps := make(chan *runner.BatteryRun, 1)
+	snaps := make(chan *state.BatteryRun, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	in, keys := io.Pipe()
 	t.Cleanup(func() { keys.Close() })
 	type result struct {
-		last *runner.BatteryRun
+		last *state.BatteryRun
 		err  error
 	}
 	out := make(chan result, 1)

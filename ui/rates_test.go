@@ -5,7 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"pitwall/runner"
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
 )
 
 // passRates reads the pass rates off the grid: beside each row, by the
@@ -29,14 +30,14 @@ func passRates(m *model) (rows map[string]string, foot []string) {
 
 // checksOnly makes run a --judge none run: no judge in view, though the
 // configuration's judges are still listed.
-func checksOnly(run *runner.BatteryRun) {
-	run.ActiveJudge, run.ScoringMode = "", "deterministic"
+func checksOnly(run *state.BatteryRun) {
+	run.Plan.InView, run.Plan.Mode = "", "deterministic"
 }
 
 func TestPassRatesWaitForTheJudgeInView(t *testing.T) {
 	// Two tests × two models: basic_tool_call has a ❌ and an unjudged ✓,
 	// json_schema_reply two ✓ that the judge may have judged.
-	scene := func(verdicts ...runner.Verdict) *runner.BatteryRun {
+	scene := func(verdicts ...scoring.Verdict) *state.BatteryRun {
 		run := next(makeRun(2, 2, 1, "large"))
 		set(run, 0, 0, 0, failed("regex", "no match"))
 		set(run, 0, 1, 0, completed(time.Second, 30))
@@ -47,27 +48,27 @@ func TestPassRatesWaitForTheJudgeInView(t *testing.T) {
 		}
 		return run
 	}
-	stopped := func() *runner.BatteryRun {
+	stopped := func() *state.BatteryRun {
 		run := scene()
-		set(run, 1, 1, 0, status(runner.Cancelled))
-		finish(run, runner.RunStopped)
+		set(run, 1, 1, 0, status(state.Cancelled))
+		finish(run, state.RunStopped)
 		return run
 	}
 	tests := []struct {
 		name     string
-		run      func() *runner.BatteryRun
+		run      func() *state.BatteryRun
 		wantRows map[string]string
 		wantFoot []string // total, qwen3-8b, granite-4.0-micro
 	}{
-		{name: "a failed check and unjudged cells wait for a verdict", run: func() *runner.BatteryRun { return scene() },
+		{name: "a failed check and unjudged cells wait for a verdict", run: func() *state.BatteryRun { return scene() },
 			wantRows: map[string]string{"basic_tool_call": "—", "json_schema_reply": "—"}, wantFoot: []string{"—", "—", "—"}},
 		{name: "after a stop nothing judged reads —", run: stopped,
 			wantRows: map[string]string{"basic_tool_call": "—", "json_schema_reply": "—"}, wantFoot: []string{"—", "—", "—"}},
-		{name: "one verdict opens the rate of its row and column", run: func() *runner.BatteryRun { return scene(runner.VerdictPass) },
+		{name: "one verdict opens the rate of its row and column", run: func() *state.BatteryRun { return scene(scoring.Pass) },
 			wantRows: map[string]string{"basic_tool_call": "—", "json_schema_reply": "100%"}, wantFoot: []string{"50%", "50%", "—"}},
-		{name: "a judge error is no verdict", run: func() *runner.BatteryRun { return scene(runner.VerdictError, runner.VerdictFail) },
+		{name: "a judge error is no verdict", run: func() *state.BatteryRun { return scene(scoring.Error, scoring.Fail) },
 			wantRows: map[string]string{"basic_tool_call": "—", "json_schema_reply": "0%"}, wantFoot: []string{"0%", "0%", "0%"}}, // qwen3-8b: a ❌ and a judge error, nothing left to wait for
-		{name: "checks only: ✓ passes, ❌ does not", run: func() *runner.BatteryRun { r := scene(); checksOnly(r); return r },
+		{name: "checks only: ✓ passes, ❌ does not", run: func() *state.BatteryRun { r := scene(); checksOnly(r); return r },
 			wantRows: map[string]string{"basic_tool_call": "50%", "json_schema_reply": "100%"}, wantFoot: []string{"75%", "50%", "100%"}},
 	}
 	for _, tt := range tests {
@@ -84,7 +85,7 @@ func TestPassRatesWaitForTheJudgeInView(t *testing.T) {
 				t.Errorf("pass-rate line reads %q, want %q\n%s", foot, tt.wantFoot, drawn(m))
 			}
 			// The plain grid rates the same way.
-			plain := RenderGrid(m.run, m.run.ActiveJudge, false)
+			plain := RenderGrid(m.run, m.run.Plan.InView, false)
 			lines := strings.Split(strings.TrimSpace(plain), "\n")
 			var got []string
 			for _, f := range strings.Split(lines[len(lines)-1], "│") {
@@ -145,7 +146,7 @@ func TestFilteredPassRatesFollowSnapshots(t *testing.T) {
 	press(m, "/", "m", ":", "g", "e", "m", "m", "a", "enter")
 	later := next(snap)
 	// basic_tool_call × gemma-3-12b: WARN becomes PASS.
-	set(later, 0, 2, 0, judged(runner.JuryName, runner.VerdictPass, 0.9))
+	set(later, 0, 2, 0, judged(scoring.JuryName, scoring.Pass, 0.9))
 	show(m, later)
 	rows, foot := passRates(m)
 	if rows["basic_tool_call"] != "100%" || strings.Join(foot, " ") != "40% 40%" {

@@ -14,16 +14,18 @@ import (
 	"pitwall/gpu"
 	"pitwall/runner"
 	"pitwall/runner/ledger"
+	"pitwall/runner/setup"
+	"pitwall/runner/state"
 )
 
 // runCtrl drives a real runner from the UI, as main's adapter does.
 type runCtrl struct{ r *runner.Run }
 
-func (c runCtrl) Stop()                                        { c.r.Stop() }
-func (c runCtrl) Rejudge(cells []runner.CellRef, judge string) { c.r.Note(c.r.Rejudge(cells, judge)) }
-func (c runCtrl) RejudgeAll(judge string)                      { c.r.Note(c.r.RejudgeAll(judge)) }
-func (c runCtrl) SwitchJudge(name string)                      { c.r.Note(c.r.SwitchJudge(name)) }
-func (c runCtrl) Export() (string, error)                      { return c.r.Export() }
+func (c runCtrl) Stop()                                       { c.r.Stop() }
+func (c runCtrl) Rejudge(cells []state.CellRef, judge string) { c.r.Note(c.r.Rejudge(cells, judge)) }
+func (c runCtrl) RejudgeAll(judge string)                     { c.r.Note(c.r.RejudgeAll(judge)) }
+func (c runCtrl) SwitchJudge(name string)                     { c.r.Note(c.r.SwitchJudge(name)) }
+func (c runCtrl) Export() (string, error)                     { return c.r.Export() }
 
 // realRun starts a real run of a small battery on a simulated server.
 // slow makes every reply take seconds of simulated decoding.
@@ -103,7 +105,7 @@ server = "gpu0"
 	if slow {
 		cfg.Sim.TimeScale = 1
 	}
-	sims, err := runner.StartSims(cfg, false)
+	sims, err := setup.StartSims(cfg, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ server = "gpu0"
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { led.Close() })
-	servers, err := runner.FleetServers(cfg, nil)
+	servers, err := setup.FleetServers(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +176,7 @@ func TestProgramOnARealRunFillsSwitchesJudgeAndRejudges(t *testing.T) {
 		for ti := range b.Tests {
 			for mi := range b.Models {
 				c := b.Cell(ti, mi, 0)
-				if c.Status == runner.Completed && c.Judgment("second") == nil {
+				if c.Status == state.Completed && c.Judgment("second") == nil {
 					return false
 				}
 			}
@@ -209,7 +211,7 @@ func TestProgramStopsARealRun(t *testing.T) {
 	}
 	w.waitText(t, "Stopped", "⊘") // the final snapshot is drawn: q quits at once
 	b := run.Wait(context.Background())
-	if b.Status != runner.RunStopped || b.Counts.Cancelled == 0 {
+	if b.Status != state.RunStopped || b.Counts.Cancelled == 0 {
 		t.Fatalf("run %s with %d cancelled cells, want stopped with some", b.Status, b.Counts.Cancelled)
 	}
 	tm.Type("q")

@@ -3,27 +3,29 @@ package ui
 import (
 	"time"
 
-	"pitwall/runner"
+	"pitwall/gpu/telemetry"
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
 )
 
 // Scenes shared by the golden tests, the program tests and the benchmarks.
 
 // sceneFleet is three servers: one busy with telemetry, one loading a model
 // on two GPUs, one down.
-func sceneFleet() []runner.ServerState {
-	return []runner.ServerState{
+func sceneFleet() []telemetry.ServerState {
+	return []telemetry.ServerState{
 		{Name: "gpu0", Kind: "lmstudio", Up: true, Slots: 2, Busy: 2, Queue: 5,
 			Resident: []string{"qwen/qwen3-8b"}, TokensPerSec: 41.5,
-			GPUs: []runner.GPUState{{Name: "RTX 4090", UtilPct: 87, MemUsedMiB: 18500, MemTotalMiB: 24564}}},
+			GPUs: []telemetry.GPUState{{Name: "RTX 4090", UtilPct: 87, MemUsedMiB: 18500, MemTotalMiB: 24564}}},
 		{Name: "gpu1", Kind: "vllm", Up: true, Slots: 4, Busy: 1, Queue: 0, Loading: "google/gemma-3-12b",
 			Resident: []string{"granite-4.0-micro"}, TokensPerSec: 12,
-			GPUs: []runner.GPUState{{Name: "A100", UtilPct: 40, MemUsedMiB: 30000, MemTotalMiB: 40960}, {Name: "A100", UtilPct: 60, MemUsedMiB: 20000, MemTotalMiB: 40960}}},
+			GPUs: []telemetry.GPUState{{Name: "A100", UtilPct: 40, MemUsedMiB: 30000, MemTotalMiB: 40960}, {Name: "A100", UtilPct: 60, MemUsedMiB: 20000, MemTotalMiB: 40960}}},
 		{Name: "laptop", Kind: "ollama", Up: false, DownReason: "connection refused", Slots: 1},
 	}
 }
 
 // sceneMidInference is 4 models × 8 tests part way through inference.
-func sceneMidInference() *runner.BatteryRun {
+func sceneMidInference() *state.BatteryRun {
 	run := next(makeRun(4, 8, 1, "gemma"))
 	set(run, 0, 0, 0, completed(1200*time.Millisecond, 41))
 	set(run, 0, 1, 0, completed(2500*time.Millisecond, 22.5))
@@ -31,12 +33,12 @@ func sceneMidInference() *runner.BatteryRun {
 	set(run, 0, 3, 0, completed(640*time.Millisecond, 95))
 	set(run, 1, 0, 0, completed(900*time.Millisecond, 38))
 	set(run, 1, 1, 0, failed("tool-call get_weather", "no tool call was made; the reply was text"))
-	set(run, 1, 2, 0, status(runner.Running))
-	set(run, 1, 3, 0, status(runner.Loading))
+	set(run, 1, 2, 0, status(state.Running))
+	set(run, 1, 3, 0, status(state.Loading))
 	set(run, 2, 0, 0, errored("timeout", "gpu1: no reply within 300s"))
-	set(run, 2, 1, 0, status(runner.Queued))
-	set(run, 2, 2, 0, status(runner.Running))
-	set(run, 3, 0, 0, status(runner.Queued))
+	set(run, 2, 1, 0, status(state.Queued))
+	set(run, 2, 2, 0, status(state.Running))
+	set(run, 3, 0, 0, status(state.Queued))
 	run.Fleet = sceneFleet()
 	run.TokensGenerated = 5321
 	return run
@@ -44,40 +46,40 @@ func sceneMidInference() *runner.BatteryRun {
 
 // sceneJudged is a finished 4 × 6 run under a jury of two judges, with every
 // verdict and every end of inference on screen.
-func sceneJudged() *runner.BatteryRun {
-	run := next(makeRun(4, 6, 1, "gemma", "llama", runner.JuryName))
-	run.ActiveJudge = runner.JuryName
+func sceneJudged() *state.BatteryRun {
+	run := next(makeRun(4, 6, 1, "gemma", "llama", scoring.JuryName))
+	run.Plan.InView = scoring.JuryName
 	for t := range 6 {
 		for m := range 4 {
 			set(run, t, m, 0, completed(time.Duration(500+100*t+300*m)*time.Millisecond, float64(20+5*m)))
 		}
 	}
-	verdicts := []runner.Verdict{runner.VerdictPass, runner.VerdictFail, runner.VerdictWarn, runner.VerdictError}
+	verdicts := []scoring.Verdict{scoring.Pass, scoring.Fail, scoring.Warn, scoring.Error}
 	for t := range 6 {
 		for m := range 4 {
 			v := verdicts[(t+m)%4]
-			set(run, t, m, 0, judged("gemma", v, 0.25+0.125*float64(t)), judged("llama", runner.VerdictPass, 0.9),
-				judged(runner.JuryName, v, 0.5+0.05*float64(m)))
+			set(run, t, m, 0, judged("gemma", v, 0.25+0.125*float64(t)), judged("llama", scoring.Pass, 0.9),
+				judged(scoring.JuryName, v, 0.5+0.05*float64(m)))
 		}
 	}
-	set(run, 4, 1, 0, failed("is-json", "the reply is not JSON: invalid character 'T' looking for beginning of value"), func(c *runner.Cell) { c.Judgments = nil })
-	set(run, 5, 2, 0, errored("http_5xx", "gpu1: HTTP 503: model is loading"), func(c *runner.Cell) { c.Judgments = nil })
-	set(run, 5, 3, 0, status(runner.Cancelled), func(c *runner.Cell) { c.Judgments = nil })
-	set(run, 3, 0, 0, judging(runner.JuryName, runner.JudgmentQueued))
-	set(run, 0, 0, 0, func(c *runner.Cell) {
-		c.Judgments[runner.JuryName].Jury = &runner.JuryResult{
-			Judges: []runner.JudgeResult{{Judge: "gemma", Weight: 1, Score: 0.25, Verdict: runner.VerdictFail},
-				{Judge: "llama", Weight: 2, Score: 0.9, Verdict: runner.VerdictPass}},
-			Score: 0.68, StdDev: 0.31, Spread: 0.65, Verdict: runner.VerdictWarn, Disagreement: true}
+	set(run, 4, 1, 0, failed("is-json", "the reply is not JSON: invalid character 'T' looking for beginning of value"), func(c *state.Cell) { c.Judgments = nil })
+	set(run, 5, 2, 0, errored("http_5xx", "gpu1: HTTP 503: model is loading"), func(c *state.Cell) { c.Judgments = nil })
+	set(run, 5, 3, 0, status(state.Cancelled), func(c *state.Cell) { c.Judgments = nil })
+	set(run, 3, 0, 0, judging(scoring.JuryName, state.JudgmentQueued))
+	set(run, 0, 0, 0, func(c *state.Cell) {
+		c.Judgments[scoring.JuryName].Jury = &scoring.JuryResult{
+			Judges: []scoring.JudgeResult{{Judge: "gemma", Weight: 1, Score: 0.25, Verdict: scoring.Fail},
+				{Judge: "llama", Weight: 2, Score: 0.9, Verdict: scoring.Pass}},
+			Score: 0.68, StdDev: 0.31, Spread: 0.65, Verdict: scoring.Warn, Disagreement: true}
 	})
-	finish(run, runner.RunCompleted)
+	finish(run, state.RunCompleted)
 	run.TokensGenerated = 48000
 	return run
 }
 
 // sceneWarnings puts ⚠️ in most cells, beside wide ❌ and narrow ✓, to test
 // that columns line up whatever width a glyph has.
-func sceneWarnings() *runner.BatteryRun {
+func sceneWarnings() *state.BatteryRun {
 	run := next(makeRun(12, 10, 1))
 	for t := range 10 {
 		for m := range 12 {
@@ -95,28 +97,28 @@ func sceneWarnings() *runner.BatteryRun {
 }
 
 // sceneBig is nm × nt with a spread of states.
-func sceneBig(nm, nt int) *runner.BatteryRun {
+func sceneBig(nm, nt int) *state.BatteryRun {
 	run := next(makeRun(nm, nt, 1, "gemma"))
 	for t := range nt {
-		row := &runner.Row{Cells: make([]runner.Cell, nm)}
+		row := &state.Row{Cells: make([]state.Cell, nm)}
 		copy(row.Cells, run.Rows[t].Cells)
 		for m := range nm {
 			c := &row.Cells[m]
 			switch (t*7 + m*3) % 9 {
 			case 0, 1, 2:
 				completed(time.Duration(300+t%50*40)*time.Millisecond, float64(10+m%40))(c)
-				judged("gemma", runner.VerdictPass, 0.9)(c)
+				judged("gemma", scoring.Pass, 0.9)(c)
 			case 3:
 				completed(time.Second, 20)(c)
-				judged("gemma", runner.VerdictFail, 0.2)(c)
+				judged("gemma", scoring.Fail, 0.2)(c)
 			case 4:
 				failed("not-refusal", "the model refused")(c)
 			case 5:
 				errored("timeout", "no reply")(c)
 			case 6:
-				status(runner.Running)(c)
+				status(state.Running)(c)
 			case 7:
-				status(runner.Queued)(c)
+				status(state.Queued)(c)
 			}
 		}
 		run.Rows[t] = row
@@ -126,29 +128,29 @@ func sceneBig(nm, nt int) *runner.BatteryRun {
 }
 
 // sceneRepeats is 3 models × 4 tests with three repeats each.
-func sceneRepeats() *runner.BatteryRun {
+func sceneRepeats() *state.BatteryRun {
 	run := next(makeRun(3, 4, 3, "gemma"))
-	ok := func(v runner.Verdict) []func(*runner.Cell) {
-		return []func(*runner.Cell){completed(time.Second, 30), judged("gemma", v, 0.8)}
+	ok := func(v scoring.Verdict) []func(*state.Cell) {
+		return []func(*state.Cell){completed(time.Second, 30), judged("gemma", v, 0.8)}
 	}
 	for r := range 3 {
-		set(run, 0, 0, r, ok(runner.VerdictPass)...)
+		set(run, 0, 0, r, ok(scoring.Pass)...)
 	}
-	set(run, 0, 1, 0, ok(runner.VerdictPass)...)
-	set(run, 0, 1, 1, ok(runner.VerdictFail)...)
-	set(run, 0, 1, 2, ok(runner.VerdictPass)...)
-	set(run, 0, 2, 0, ok(runner.VerdictPass)...)
+	set(run, 0, 1, 0, ok(scoring.Pass)...)
+	set(run, 0, 1, 1, ok(scoring.Fail)...)
+	set(run, 0, 1, 2, ok(scoring.Pass)...)
+	set(run, 0, 2, 0, ok(scoring.Pass)...)
 	set(run, 0, 2, 1, errored("timeout", "no reply"))
 	set(run, 0, 2, 2, failed("regex", "no match"))
 	set(run, 1, 0, 0, completed(time.Second, 30))
-	set(run, 1, 0, 1, status(runner.Running))
-	set(run, 1, 1, 0, completed(time.Second, 30), judging("gemma", runner.JudgmentRunning))
-	set(run, 1, 1, 1, completed(time.Second, 30), judged("gemma", runner.VerdictPass, 0.9))
-	set(run, 1, 1, 2, completed(time.Second, 30), judging("gemma", runner.JudgmentQueued))
-	set(run, 1, 2, 0, status(runner.Queued))
+	set(run, 1, 0, 1, status(state.Running))
+	set(run, 1, 1, 0, completed(time.Second, 30), judging("gemma", state.JudgmentRunning))
+	set(run, 1, 1, 1, completed(time.Second, 30), judged("gemma", scoring.Pass, 0.9))
+	set(run, 1, 1, 2, completed(time.Second, 30), judging("gemma", state.JudgmentQueued))
+	set(run, 1, 2, 0, status(state.Queued))
 	for r := range 3 {
 		set(run, 2, 0, r, completed(2*time.Second, 20))
 	}
-	run.Phase = runner.PhaseJudgment
+	run.Phase = state.PhaseJudgment
 	return run
 }

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"pitwall/runner/state"
 
 	tea "charm.land/bubbletea/v2"
-
-	"pitwall/runner"
 )
 
 // Controller is what the UI asks of a run; the runner implements it (and
@@ -16,7 +15,7 @@ import (
 // method may block for as long as it needs.
 type Controller interface {
 	Stop()
-	Rejudge(cells []runner.CellRef, judge string) // judge "" = the one in view
+	Rejudge(cells []state.CellRef, judge string) // judge "" = the one in view
 	RejudgeAll(judge string)
 	SwitchJudge(name string) // the runner judges what that judge has not judged yet
 	Export() (path string, err error)
@@ -30,7 +29,7 @@ type Options struct {
 	// ExitCode is the run's exit code (0/1/2) computed by the runner
 	// package: the header's "q exits N" once the run is over, and the
 	// summary's exit line. Nil shows neither.
-	ExitCode func(last *runner.BatteryRun) int
+	ExitCode func(last *state.BatteryRun) int
 	// LedgerPath is where the run's ledger is, for the plain summary.
 	LedgerPath string
 	// Logger receives what the user asked for (stop, re-judge, export);
@@ -48,11 +47,11 @@ var ErrInterrupted = tea.ErrInterrupted
 // it drew. Quitting while the run is going asks first, then stops the run
 // through ctrl before returning. Cancelling ctx ends the program too. The
 // screen it leaves is cleared: the caller prints Summary after it.
-func RunTUI(ctx context.Context, snaps <-chan *runner.BatteryRun, ctrl Controller, opts Options) (*runner.BatteryRun, error) {
+func RunTUI(ctx context.Context, snaps <-chan *state.BatteryRun, ctrl Controller, opts Options) (*state.BatteryRun, error) {
 	return runTUI(ctx, snaps, ctrl, opts)
 }
 
-func runTUI(ctx context.Context, snaps <-chan *runner.BatteryRun, ctrl Controller, opts Options, extra ...tea.ProgramOption) (*runner.BatteryRun, error) {
+func runTUI(ctx context.Context, snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, extra ...tea.ProgramOption) (*state.BatteryRun, error) {
 	done := make(chan struct{})
 	// The snapshot reader waits on done as well as on the channel, so it
 	// ends with the program rather than waiting for the runner to close.

@@ -1,12 +1,11 @@
 package ui
 
 import (
+	"pitwall/runner/state"
 	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
-
-	"pitwall/runner"
 )
 
 func repeatKeys(k string, n int) []string {
@@ -18,7 +17,7 @@ func repeatKeys(k string, n int) []string {
 }
 
 func TestViewGolden(t *testing.T) {
-	exit1 := func(*runner.BatteryRun) int { return 1 }
+	exit1 := func(*state.BatteryRun) int { return 1 }
 	cat := func(parts ...[]string) []string {
 		var all []string
 		for _, p := range parts {
@@ -30,13 +29,13 @@ func TestViewGolden(t *testing.T) {
 		name string
 		w, h int
 		opts Options
-		run  func() *runner.BatteryRun
+		run  func() *state.BatteryRun
 		keys []string
 	}{
-		{name: "grid_empty", w: 120, h: 24, run: func() *runner.BatteryRun { return makeRun(3, 5, 1, "gemma") }},
+		{name: "grid_empty", w: 120, h: 24, run: func() *state.BatteryRun { return makeRun(3, 5, 1, "gemma") }},
 		{name: "grid_mid_inference", w: 120, h: 24, run: sceneMidInference},
 		{name: "grid_judged", w: 120, h: 20, opts: Options{ExitCode: exit1}, run: sceneJudged},
-		{name: "grid_scrolled", w: 100, h: 30, run: func() *runner.BatteryRun { return sceneBig(30, 200) },
+		{name: "grid_scrolled", w: 100, h: 30, run: func() *state.BatteryRun { return sceneBig(30, 200) },
 			keys: cat(repeatKeys("pgdown", 4), []string{"j", "j"}, repeatKeys("l", 9))},
 		{name: "grid_repeats", w: 100, h: 16, run: sceneRepeats},
 		{name: "detail_failed", w: 100, h: 40, run: sceneJudged, keys: []string{"j", "j", "j", "j", "l", "enter"}},
@@ -57,7 +56,7 @@ func TestViewGolden(t *testing.T) {
 		{name: "filter_disagreements", w: 120, h: 20, run: sceneJudged, keys: []string{"f", "f", "f", "x"}},
 		{name: "filter_name_typing", w: 120, h: 20, run: sceneJudged, keys: []string{"/", "g", "e", "m", "m", "a"}},
 		{name: "confirm_stop", w: 100, h: 16, run: sceneMidInference, keys: []string{"s"}},
-		{name: "waiting", w: 80, h: 16, run: func() *runner.BatteryRun { return nil }},
+		{name: "waiting", w: 80, h: 16, run: func() *state.BatteryRun { return nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"pitwall/gpu/sim/spec"
 	"strings"
 	"testing"
 )
@@ -62,7 +63,7 @@ func TestModelsListsEveryOfferedModel(t *testing.T) {
 
 func TestLMStudioModelsShowState(t *testing.T) {
 	cfg := instant("a", "b")
-	cfg.Spec = ServerSpec{Backend: BackendLMStudio, Preload: []string{"b"}}
+	cfg.Spec = spec.Server{Backend: BackendLMStudio, Preload: []string{"b"}}
 	s := start(t, cfg)
 	c := client(t)
 	var got struct {
@@ -88,8 +89,8 @@ func TestLMStudioModelsShowState(t *testing.T) {
 
 func TestOllamaPSAndTags(t *testing.T) {
 	cfg := instant("llama3:8b", "qwen3:4b")
-	cfg.Spec = ServerSpec{Backend: BackendOllama}
-	cfg.Catalog = map[string]ModelSpec{"llama3:8b": {SizeGB: 4}}
+	cfg.Spec = spec.Server{Backend: BackendOllama}
+	cfg.Catalog = map[string]spec.Model{"llama3:8b": {SizeGB: 4}}
 	s := start(t, cfg)
 	c := client(t)
 	type psModel struct {
@@ -132,8 +133,8 @@ func TestOllamaPSAndTags(t *testing.T) {
 
 func TestOllamaUnloadsAfterKeepAlive(t *testing.T) {
 	cfg := Config{Name: "t", Models: []string{"m"}, TimeScale: 1,
-		Spec:    ServerSpec{Backend: BackendOllama, KeepAlive: time2m, LoadGBps: 1e9},
-		Catalog: map[string]ModelSpec{"m": {TTFT: 1, TokensPerSec: 1e9}}}
+		Spec:    spec.Server{Backend: BackendOllama, KeepAlive: time2m, LoadGBps: 1e9},
+		Catalog: map[string]spec.Model{"m": {TTFT: 1, TokensPerSec: 1e9}}}
 	s := start(t, cfg)
 	complete(t, client(t), s, body("m", "hi", nil))
 	if st := s.State(); st.Models["m"].State != "loaded" {
@@ -192,8 +193,8 @@ func TestLlamaCppHealthSlotsAndMetrics(t *testing.T) {
 
 func TestLlamaCppHealthIs503WhileLoading(t *testing.T) {
 	cfg := Config{Name: "t", Models: []string{"m"}, TimeScale: 1,
-		Spec:    ServerSpec{Backend: BackendLlamaCpp, LoadGBps: 1e-6}, // a load that never ends in a test's time
-		Catalog: map[string]ModelSpec{"m": {}}}
+		Spec:    spec.Server{Backend: BackendLlamaCpp, LoadGBps: 1e-6}, // a load that never ends in a test's time
+		Catalog: map[string]spec.Model{"m": {}}}
 	s := start(t, cfg)
 	c := client(t)
 	release := hold(t, c, s, body("m", "hi", nil))
@@ -238,8 +239,8 @@ func TestVLLMMetricsPerModel(t *testing.T) {
 
 func TestSimGPUsReadLikeNvidiaSmi(t *testing.T) {
 	cfg := instant("a")
-	cfg.Spec = ServerSpec{Backend: BackendLMStudio, GPUs: []GPUSpec{{VRAMGB: 24}, {Name: "Sim A100", VRAMGB: 8}}, Preload: []string{"a"}}
-	cfg.Catalog = map[string]ModelSpec{"a": {SizeGB: 8}}
+	cfg.Spec = spec.Server{Backend: BackendLMStudio, GPUs: []spec.GPU{{VRAMGB: 24}, {Name: "Sim A100", VRAMGB: 8}}, Preload: []string{"a"}}
+	cfg.Catalog = map[string]spec.Model{"a": {SizeGB: 8}}
 	s := start(t, cfg)
 	status, out := get(t, client(t), s, "/sim/gpus")
 	var gpus []GPUReading

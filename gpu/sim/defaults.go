@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"pitwall/gpu/sim/spec"
 	"strings"
 	"time"
 )
@@ -30,8 +31,8 @@ const (
 	DefaultRetryAfter   = time.Second
 )
 
-// withDefaults fills the zero fields of a model spec.
-func (m ModelSpec) withDefaults(name string) ModelSpec {
+// modelDefaults fills the zero fields of a model ms.
+func modelDefaults(m spec.Model, name string) spec.Model {
 	if m.Name == "" {
 		m.Name = name
 	}
@@ -57,28 +58,28 @@ func (m ModelSpec) withDefaults(name string) ModelSpec {
 }
 
 // thinks reports whether the model writes <think> blocks.
-func (m ModelSpec) thinks() bool {
+func thinks(m spec.Model) bool {
 	n := strings.ToLower(m.Name)
 	return m.Think || strings.Contains(n, "qwen3") || strings.Contains(n, "-r1") || strings.Contains(n, "think")
 }
 
 // skillFor is the chance of a right answer in a category.
-func (m ModelSpec) skillFor(category string) float64 {
+func skillFor(m spec.Model, category string) float64 {
 	if v, ok := m.Skills[category]; ok {
 		return v
 	}
 	return m.Skill
 }
 
-// withDefaults fills the zero fields of a server spec.
-func (s ServerSpec) withDefaults() ServerSpec {
+// serverDefaults fills the zero fields of a server ms.
+func serverDefaults(s spec.Server) spec.Server {
 	if s.Backend == "" {
 		s.Backend = BackendOpenAI
 	}
 	if len(s.GPUs) == 0 {
-		s.GPUs = []GPUSpec{{}}
+		s.GPUs = []spec.GPU{{}}
 	} else {
-		s.GPUs = append([]GPUSpec(nil), s.GPUs...)
+		s.GPUs = append([]spec.GPU(nil), s.GPUs...)
 	}
 	for i := range s.GPUs {
 		if s.GPUs[i].Name == "" {
@@ -100,7 +101,7 @@ func (s ServerSpec) withDefaults() ServerSpec {
 // vramGB is the server's VRAM over all its GPUs: a model is split over
 // every GPU of its server (as llama.cpp's tensor split does), so they form
 // one pool.
-func (s ServerSpec) vramGB() float64 {
+func vramGB(s spec.Server) float64 {
 	var t float64
 	for _, g := range s.GPUs {
 		t += g.VRAMGB
@@ -109,7 +110,7 @@ func (s ServerSpec) vramGB() float64 {
 }
 
 // jit reports whether the backend loads models on demand.
-func (s ServerSpec) jit() bool {
+func jit(s spec.Server) bool {
 	switch s.Backend {
 	case BackendLMStudio, BackendOllama, BackendLlamaCpp:
 		return true
@@ -131,7 +132,7 @@ func (cfg *Config) normalize() error {
 	if cfg.TimeScale <= 0 {
 		cfg.TimeScale = 1
 	}
-	cfg.Spec = cfg.Spec.withDefaults()
+	cfg.Spec = serverDefaults(cfg.Spec)
 	switch cfg.Spec.Backend {
 	case BackendOpenAI, BackendLMStudio, BackendOllama, BackendLlamaCpp, BackendVLLM:
 	default:
@@ -150,7 +151,7 @@ func (cfg *Config) normalize() error {
 		}
 		offered[m] = true
 	}
-	vram := cfg.Spec.vramGB()
+	vram := vramGB(cfg.Spec)
 	var preloadGB float64
 	for _, p := range cfg.Spec.Preload {
 		if !offered[p] {
@@ -182,7 +183,7 @@ func (cfg *Config) normalize() error {
 	return nil
 }
 
-// model is the spec of an offered model, defaults filled.
-func (cfg *Config) model(name string) ModelSpec {
-	return cfg.Catalog[name].withDefaults(name)
+// model is the ms of an offered model, defaults filled.
+func (cfg *Config) model(name string) spec.Model {
+	return modelDefaults(cfg.Catalog[name], name)
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"context"
+	"pitwall/gpu/sim/spec"
 	"slices"
 	"time"
 )
@@ -28,7 +29,7 @@ func (r residency) String() string {
 
 // modelRun is one offered model's life in one generation of the server.
 type modelRun struct {
-	spec     ModelSpec
+	ms       spec.Model
 	res      residency
 	lru      uint64    // order of last use, for eviction
 	lastUsed time.Time // wall time of last use, for Ollama's keep-alive
@@ -63,8 +64,8 @@ func newEngine(s *Server) *engine {
 	e := &engine{s: s, models: make(map[string]*modelRun, len(s.cfg.Models))}
 	now := time.Now()
 	for _, name := range s.cfg.Models {
-		m := &modelRun{spec: s.specs[name], lastUsed: now}
-		if !s.cfg.Spec.jit() {
+		m := &modelRun{ms: s.specs[name], lastUsed: now}
+		if !jit(s.cfg.Spec) {
 			m.res = loaded
 		}
 		e.models[name] = m
@@ -226,12 +227,12 @@ func (e *engine) loadLocked(ctx context.Context, m *modelRun, victims []*modelRu
 	for _, v := range victims {
 		v.res = notLoaded
 		s.counters.evictions++
-		s.log.Debug("evicted", "model", v.spec.Name, "for", m.spec.Name)
+		s.log.Debug("evicted", "model", v.ms.Name, "for", m.ms.Name)
 	}
 	m.res = loading
 	s.notifyLocked()
 	s.mu.Unlock()
-	err := s.clock.sleep(ctx, loadTime(m.spec, s.cfg.Spec))
+	err := s.clock.sleep(ctx, loadTime(m.ms, s.cfg.Spec))
 	s.mu.Lock()
 	if err != nil {
 		m.res = notLoaded
@@ -240,15 +241,15 @@ func (e *engine) loadLocked(ctx context.Context, m *modelRun, victims []*modelRu
 	}
 	m.res = loaded
 	e.touch(m, time.Now())
-	s.counters.loads[m.spec.Name]++
+	s.counters.loads[m.ms.Name]++
 	s.notifyLocked()
-	s.log.Debug("loaded", "model", m.spec.Name)
+	s.log.Debug("loaded", "model", m.ms.Name)
 	return nil
 }
 
 // loadTime is how long a model takes to load: its size over the server's
 // load bandwidth.
-func loadTime(m ModelSpec, sp ServerSpec) time.Duration {
+func loadTime(m spec.Model, sp spec.Server) time.Duration {
 	return seconds(m.SizeGB / sp.LoadGBps)
 }
 
@@ -257,7 +258,7 @@ func loadTime(m ModelSpec, sp ServerSpec) time.Duration {
 // least recently used first, idle before busy) must drain first; none means
 // the room is held by loads in flight.
 func (e *engine) planLocked(m *modelRun) (victims []*modelRun, now bool) {
-	need := m.spec.SizeGB - (e.s.cfg.Spec.vramGB() - e.usedGBLocked())
+	need := m.ms.SizeGB - (vramGB(e.s.cfg.Spec) - e.usedGBLocked())
 	if need <= 1e-9 {
 		return nil, true
 	}
@@ -281,7 +282,7 @@ func (e *engine) planLocked(m *modelRun) (victims []*modelRun, now bool) {
 	for _, v := range cands {
 		victims = append(victims, v)
 		allIdle = allIdle && v.active == 0
-		if freed += v.spec.SizeGB; freed >= need-1e-9 {
+		if freed += v.ms.SizeGB; freed >= need-1e-9 {
 			return victims, allIdle
 		}
 	}
@@ -293,7 +294,7 @@ func (e *engine) usedGBLocked() float64 {
 	var used float64
 	for _, m := range e.models {
 		if m.res != notLoaded {
-			used += m.spec.SizeGB
+			used += m.ms.SizeGB
 		}
 	}
 	return used
@@ -345,12 +346,12 @@ func (e *engine) decodeStep(m *modelRun, k int) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := max(e.decoding, 1)
-	dt := float64(k) / StreamRate(m.spec.TokensPerSec, n)
+	dt := float64(k) / StreamRate(m.ms.TokensPerSec, n)
 	// Each of n concurrent streams books 1/n of its time, so the sum is the
 	// time the GPU was busy decoding, not n times it.
 	s.counters.busy += seconds(dt / float64(n))
 	s.counters.decodeTime += seconds(dt)
-	s.counters.completionTokens[m.spec.Name] += int64(k)
+	s.counters.completionTokens[m.ms.Name] += int64(k)
 	e.kvTokens += k
 	return seconds(dt)
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"net/http"
+	"pitwall/gpu/sim/spec"
 	"strconv"
 	"time"
 )
@@ -24,11 +25,11 @@ func (k faultKind) String() string {
 	return [...]string{"none", "error", "rate_limit", "hang", "cut", "malformed", "crash"}[k]
 }
 
-// pick draws the fault of chat request number n (from 1, across restarts).
+// pickFault draws the fault of chat request number n (from 1, across restarts).
 // One uniform draw per request is laid over the rates end to end, so each
 // kind happens at its own rate (when the rates sum to at most 1), and the
 // same seed and request number always give the same fault.
-func (f Faults) pick(seed, n int64) faultKind {
+func pickFault(f spec.Faults, seed, n int64) faultKind {
 	u := unit(uint64(seed) ^ splitmix64(uint64(n)))
 	acc := 0.0
 	for _, c := range []struct {
@@ -49,7 +50,7 @@ func (f Faults) pick(seed, n int64) faultKind {
 }
 
 // admit numbers an accepted chat request and decides what befalls it. The
-// request that comes after Faults.CrashAfter requests of a generation
+// request that comes after spec.Faults.CrashAfter requests of a generation
 // crashes the server; it returns how long until the restart then.
 func (s *Server) admit(g *generation, model string) (faultKind, time.Duration) {
 	s.mu.Lock()
@@ -59,7 +60,7 @@ func (s *Server) admit(g *generation, model string) (faultKind, time.Duration) {
 	s.chats++
 	g.chats++
 	f := s.faults
-	k := f.pick(s.cfg.Seed, s.chats)
+	k := pickFault(f, s.cfg.Seed, s.chats)
 	if f.CrashAfter > 0 && g.chats > f.CrashAfter {
 		k = faultCrash
 	}

@@ -42,7 +42,7 @@ func (s *Server) GPUs() []GPUReading {
 	e := s.gen.eng
 	util := 100 * aggregateShare(e.decoding, s.cfg.Slots)
 	used := e.usedGBLocked()
-	total := s.cfg.Spec.vramGB()
+	total := vramGB(s.cfg.Spec)
 	switch s.cfg.Spec.Backend {
 	case BackendVLLM:
 		used = vllmReserve * total
@@ -76,7 +76,7 @@ func (s *Server) handleGPUs(w http.ResponseWriter, r *http.Request) {
 // kvUsageLocked is the share of vLLM's KV cache that requests in flight
 // hold, 0..1.
 func (e *engine) kvUsageLocked() float64 {
-	capacity := (vllmReserve*e.s.cfg.Spec.vramGB() - e.usedGBLocked()) * kvTokensPerGB
+	capacity := (vllmReserve*vramGB(e.s.cfg.Spec) - e.usedGBLocked()) * kvTokensPerGB
 	capacity = max(capacity, 1024)
 	return min(1, float64(e.kvTokens)/capacity)
 }

@@ -114,7 +114,7 @@ func (s *Server) handleChat(g *generation, w http.ResponseWriter, r *http.Reques
 		g.abandon()
 		return
 	}
-	p := planReply(s.compose(m.spec, req), req.maxTokens())
+	p := planReply(s.compose(m.ms, req), req.maxTokens())
 
 	if err := g.eng.acquireSlot(ctx, m); err != nil {
 		g.abandon()
@@ -129,8 +129,8 @@ func (s *Server) handleChat(g *generation, w http.ResponseWriter, r *http.Reques
 	s.mu.Lock()
 	s.counters.promptTokens[req.Model] += int64(prompt)
 	s.mu.Unlock()
-	prefill := seconds(float64(prompt) / m.spec.PrefillTPS)
-	if s.clock.sleep(ctx, m.spec.TTFT+prefill) != nil {
+	prefill := seconds(float64(prompt) / m.ms.PrefillTPS)
+	if s.clock.sleep(ctx, m.ms.TTFT+prefill) != nil {
 		g.abandon()
 		return
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"pitwall/gpu/sim/spec"
 	"strings"
 )
 
@@ -86,10 +87,10 @@ func isRefusal(s string) bool {
 // for thinking models), then the VERDICT and SCORE lines. With
 // JudgeErrorRate it gets the verdict wrong; the draw comes from the request
 // hash, which holds the sample's seed, so k samples can disagree.
-func judgeReply(spec ModelSpec, t judgeTask, rng *rand.Rand) reply {
+func judgeReply(ms spec.Model, t judgeTask, rng *rand.Rand) reply {
 	truth, seen := judgeTruth(t)
 	pass := truth
-	if rng.Float64() < spec.JudgeErrorRate {
+	if rng.Float64() < ms.JudgeErrorRate {
 		pass = !truth
 		seen = misread(pass)
 	}
@@ -111,7 +112,7 @@ func judgeReply(spec ModelSpec, t judgeTask, rng *rand.Rand) reply {
 		verdict, score = "PASS", 0.75+0.25*rng.Float64()
 	}
 	var b strings.Builder
-	if spec.thinks() {
+	if thinks(ms) {
 		b.WriteString("<think>\nI need to grade the candidate output against the criteria.\n")
 		b.WriteString(steps.String())
 		b.WriteString("</think>\n\n")

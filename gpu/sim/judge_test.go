@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"pitwall/gpu/sim/spec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -87,7 +88,7 @@ func TestCandidateCannotForgeTheReference(t *testing.T) {
 
 func TestJudgeRepliesReasonThenGiveVerdictAndScore(t *testing.T) {
 	cfg := instant("judge", "qwen3-judge")
-	cfg.Catalog = map[string]ModelSpec{"judge": {JudgeErrorRate: 0}, "qwen3-judge": {}}
+	cfg.Catalog = map[string]spec.Model{"judge": {JudgeErrorRate: 0}, "qwen3-judge": {}}
 	s := start(t, cfg)
 	c := client(t)
 	for _, tc := range []struct {
@@ -119,7 +120,7 @@ func TestJudgeRepliesReasonThenGiveVerdictAndScore(t *testing.T) {
 
 func TestJudgeErrorRateShowsAcrossCells(t *testing.T) {
 	cfg := instant("judge")
-	cfg.Catalog = map[string]ModelSpec{"judge": {JudgeErrorRate: 0.2}}
+	cfg.Catalog = map[string]spec.Model{"judge": {JudgeErrorRate: 0.2}}
 	s := start(t, cfg)
 	c := client(t)
 	wrong, split := 0, 0

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"pitwall/gpu/sim/spec"
 	"strings"
 )
 
@@ -56,25 +57,25 @@ func (r *chatRequest) tool(name string) *wireTool {
 // compose is the deterministic reply of a model to a request: a judge's
 // verdict for a judge prompt; the oracle's answer, right or wrong by the
 // model's skill, for a battery prompt; a generic reply otherwise.
-func (s *Server) compose(spec ModelSpec, req *chatRequest) reply {
-	rng := newRand(requestHash(spec.Name, req, s.cfg.Seed))
+func (s *Server) compose(ms spec.Model, req *chatRequest) reply {
+	rng := newRand(requestHash(ms.Name, req, s.cfg.Seed))
 	last := req.lastUser()
 	if t, ok := parseJudgePrompt(last); ok {
-		return judgeReply(spec, t, rng)
+		return judgeReply(ms, t, rng)
 	}
 	a := newAsk(req)
 	ans, ok := s.cfg.Answers[last]
 	if !ok {
-		return genericReply(spec, a, last, rng)
+		return genericReply(ms, a, last, rng)
 	}
-	if rng.Float64() < spec.skillFor(ans.Category) {
-		return rightReply(spec, a, ans, last, rng)
+	if rng.Float64() < skillFor(ms, ans.Category) {
+		return rightReply(ms, a, ans, last, rng)
 	}
-	return wrongReply(spec, a, ans, rng)
+	return wrongReply(ms, a, ans, rng)
 }
 
 // rightReply gives the oracle's answer in the form the request asks.
-func rightReply(spec ModelSpec, a ask, ans Answer, prompt string, rng *rand.Rand) reply {
+func rightReply(ms spec.Model, a ask, ans Answer, prompt string, rng *rand.Rand) reply {
 	switch {
 	case a.canCall && ans.ToolName != "":
 		return reply{calls: []toolCall{{name: ans.ToolName, args: marshalArgs(ans.ToolArgs)}}}
@@ -83,11 +84,11 @@ func rightReply(spec ModelSpec, a ask, ans Answer, prompt string, rng *rand.Rand
 	case ans.JSON || a.wantJSON:
 		return reply{content: jsonAnswer(ans.Content)}
 	case ans.Content == "":
-		return genericReply(spec, a, prompt, rng)
+		return genericReply(ms, a, prompt, rng)
 	case ans.Exact:
 		return reply{content: ans.Content}
 	}
-	return reply{content: padded(ans.Content, spec, rng)}
+	return reply{content: padded(ans.Content, ms, rng)}
 }
 
 // jsonAnswer is content as a JSON object: itself when it is one.
@@ -102,7 +103,7 @@ func jsonAnswer(content string) string {
 
 // genericReply answers a prompt the oracle does not know: a call built from
 // the tool's schema when a call is required, JSON when asked, text else.
-func genericReply(spec ModelSpec, a ask, prompt string, rng *rand.Rand) reply {
+func genericReply(ms spec.Model, a ask, prompt string, rng *rand.Rand) reply {
 	switch {
 	case a.mustCall:
 		return schemaCall(a)
@@ -115,7 +116,7 @@ func genericReply(spec ModelSpec, a ask, prompt string, rng *rand.Rand) reply {
 	if topic == "" {
 		topic = "your request"
 	}
-	return reply{content: padded("Here is a short answer about "+topic+".", spec, rng)}
+	return reply{content: padded("Here is a short answer about "+topic+".", ms, rng)}
 }
 
 // schemaCall calls the required function (or the first tool) with
@@ -201,8 +202,8 @@ func firstWords(s string, n int) string {
 
 // padded follows core with explanatory sentences so that the reply's length
 // varies around the model's ReplyTokens.
-func padded(core string, spec ModelSpec, rng *rand.Rand) string {
-	target := int(float64(spec.ReplyTokens) * (0.6 + 0.8*rng.Float64()))
+func padded(core string, ms spec.Model, rng *rand.Rand) string {
+	target := int(float64(ms.ReplyTokens) * (0.6 + 0.8*rng.Float64()))
 	rest := target - countTokens(core)
 	if rest <= 0 {
 		return core

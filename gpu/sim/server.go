@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"pitwall/gpu/sim/spec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,11 +15,11 @@ import (
 // Config describes one simulated server.
 type Config struct {
 	Name    string
-	Addr    string               // listen address; "127.0.0.1:0" (any free port) by default
-	Slots   int                  // requests decoded at once (default 1); more wait in a queue
-	Models  []string             // models it offers
-	Spec    ServerSpec           // backend, GPUs, load bandwidth, faults, preload
-	Catalog map[string]ModelSpec // by model name; a model with no entry gets defaults
+	Addr    string                // listen address; "127.0.0.1:0" (any free port) by default
+	Slots   int                   // requests decoded at once (default 1); more wait in a queue
+	Models  []string              // models it offers
+	Spec    spec.Server           // backend, GPUs, load bandwidth, faults, preload
+	Catalog map[string]spec.Model // by model name; a model with no entry gets defaults
 	// TimeScale multiplies every delay: 0.01 makes a 30 s load take 0.3 s.
 	// 0 means 1.
 	TimeScale float64
@@ -35,7 +36,7 @@ type Config struct {
 // Answer is the right answer to one prompt, and the category whose skill
 // decides whether a model gives it.
 type Answer struct {
-	Category string         // picks ModelSpec.Skills[Category], else Skill
+	Category string         // picks spec.Model.Skills[Category], else Skill
 	Content  string         // a right textual answer (e.g. the test's reference)
 	ToolName string         // a right tool call, when the test expects one
 	ToolArgs map[string]any // its arguments
@@ -50,7 +51,7 @@ type Server struct {
 	cfg   Config // normalized; read-only after Start
 	clock clock
 	log   *slog.Logger
-	specs map[string]ModelSpec // every offered model, defaults filled
+	specs map[string]spec.Model // every offered model, defaults filled
 
 	ids     atomic.Uint64 // completion ids
 	idBase  uint64
@@ -62,7 +63,7 @@ type Server struct {
 	up       bool
 	gen      *generation
 	addr     string // host:port, fixed by the first listen
-	faults   Faults
+	faults   spec.Faults
 	chats    int64 // chat requests accepted, across restarts (fault draws)
 	changed  chan struct{}
 	counters counters
@@ -92,7 +93,7 @@ func Start(cfg Config) (*Server, error) {
 		cfg:     cfg,
 		clock:   clock{scale: cfg.TimeScale, instant: cfg.Instant},
 		log:     log.With("sim", cfg.Name),
-		specs:   make(map[string]ModelSpec, len(cfg.Models)),
+		specs:   make(map[string]spec.Model, len(cfg.Models)),
 		closeCh: make(chan struct{}),
 		faults:  cfg.Spec.Faults,
 		changed: make(chan struct{}),
@@ -198,8 +199,8 @@ func (s *Server) Close() error {
 
 // Crash closes the listener and drops every open connection now, as a
 // process that dies would; Restart listens again on the same port. A
-// manual Crash is never restarted by itself (Faults.RestartAfter only
-// follows crashes that Faults.CrashAfter causes).
+// manual Crash is never restarted by itself (spec.Faults.RestartAfter only
+// follows crashes that spec.Faults.CrashAfter causes).
 func (s *Server) Crash() {
 	s.mu.Lock()
 	g := s.crashLocked()
@@ -230,8 +231,8 @@ func (s *Server) drop(g *generation) {
 	s.log.Warn("simulated crash", "generation", g.n)
 }
 
-// crashByFault crashes the server for Faults.CrashAfter and schedules the
-// restart that Faults.RestartAfter asks for.
+// crashByFault crashes the server for spec.Faults.CrashAfter and schedules the
+// restart that spec.Faults.RestartAfter asks for.
 func (s *Server) crashByFault(after time.Duration) {
 	s.mu.Lock()
 	g := s.crashLocked()
@@ -294,7 +295,7 @@ func (s *Server) Restart() error {
 }
 
 // SetFaults changes the injected faults from the next request on.
-func (s *Server) SetFaults(f Faults) {
+func (s *Server) SetFaults(f spec.Faults) {
 	s.mu.Lock()
 	s.faults = f
 	s.mu.Unlock()

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"net/http"
+	"pitwall/gpu/sim/spec"
 	"runtime"
 	"strings"
 	"testing"
@@ -15,12 +16,12 @@ func TestStartRejectsConfigsWithWhatToChange(t *testing.T) {
 		want string
 	}{
 		{"no models", Config{Name: "x"}, "no models offered"},
-		{"unknown backend", Config{Models: []string{"m"}, Spec: ServerSpec{Backend: "tgi"}}, `unknown backend "tgi"`},
-		{"preload not offered", Config{Models: []string{"m"}, Spec: ServerSpec{Preload: []string{"n"}}}, `preload model "n" is not among`},
-		{"model too big", Config{Models: []string{"m"}, Spec: ServerSpec{Backend: BackendLMStudio},
-			Catalog: map[string]ModelSpec{"m": {SizeGB: 80}}}, "takes 80.0 GB but the server has 24.0 GB"},
-		{"vllm models do not fit together", Config{Models: []string{"a", "b"}, Spec: ServerSpec{Backend: BackendVLLM},
-			Catalog: map[string]ModelSpec{"a": {SizeGB: 16}, "b": {SizeGB: 16}}}, "vllm keeps every offered model resident"},
+		{"unknown backend", Config{Models: []string{"m"}, Spec: spec.Server{Backend: "tgi"}}, `unknown backend "tgi"`},
+		{"preload not offered", Config{Models: []string{"m"}, Spec: spec.Server{Preload: []string{"n"}}}, `preload model "n" is not among`},
+		{"model too big", Config{Models: []string{"m"}, Spec: spec.Server{Backend: BackendLMStudio},
+			Catalog: map[string]spec.Model{"m": {SizeGB: 80}}}, "takes 80.0 GB but the server has 24.0 GB"},
+		{"vllm models do not fit together", Config{Models: []string{"a", "b"}, Spec: spec.Server{Backend: BackendVLLM},
+			Catalog: map[string]spec.Model{"a": {SizeGB: 16}, "b": {SizeGB: 16}}}, "vllm keeps every offered model resident"},
 		{"model twice", Config{Models: []string{"m", "m"}}, `model "m" offered twice`},
 		{"address taken", Config{Models: []string{"m"}, Addr: "127.0.0.1:-1"}, "listen on"},
 	} {
@@ -57,7 +58,7 @@ func TestURLAndFixedAddress(t *testing.T) {
 func TestCloseEndsInFlightRequestsAndLeavesNoGoroutine(t *testing.T) {
 	base := runtime.NumGoroutine()
 	cfg := Config{Name: "t", Models: []string{"m"}, Slots: 2, TimeScale: 1,
-		Catalog: map[string]ModelSpec{"m": {TTFT: time.Nanosecond, TokensPerSec: 1e-6}}} // streams until stopped
+		Catalog: map[string]spec.Model{"m": {TTFT: time.Nanosecond, TokensPerSec: 1e-6}}} // streams until stopped
 	s, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func TestCloseEndsInFlightRequestsAndLeavesNoGoroutine(t *testing.T) {
 func TestStartFleet(t *testing.T) {
 	f, err := StartFleet([]Config{
 		{Name: "gpu0", Models: []string{"a"}, Instant: true},
-		{Name: "gpu1", Models: []string{"b"}, Instant: true, Spec: ServerSpec{Backend: BackendOllama}},
+		{Name: "gpu1", Models: []string{"b"}, Instant: true, Spec: spec.Server{Backend: BackendOllama}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -164,7 +164,7 @@ func (s *Server) stateLocked() State {
 		Resident:   []string{},
 		Loading:    []string{},
 		VRAMUsedGB: e.usedGBLocked(),
-		VRAMGB:     s.cfg.Spec.vramGB(),
+		VRAMGB:     vramGB(s.cfg.Spec),
 		Models:     make(map[string]ModelState, len(e.models)),
 		Requests:   s.counters.requests,
 	}

@@ -132,7 +132,7 @@ func (a *answer) eventTokens() int {
 	if a.s.clock.instant {
 		return 4
 	}
-	perWallSecond := a.m.spec.TokensPerSec / a.s.clock.scale
+	perWallSecond := a.m.ms.TokensPerSec / a.s.clock.scale
 	return min(16, max(2, int(math.Ceil(perWallSecond*0.025))))
 }
 

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"pitwall/gpu/sim/spec"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,7 +11,7 @@ import (
 
 // wrongReply gives a plausible wrong answer: now and then empty or a
 // refusal, otherwise a mistake of the kind the request invites.
-func wrongReply(spec ModelSpec, a ask, ans Answer, rng *rand.Rand) reply {
+func wrongReply(ms spec.Model, a ask, ans Answer, rng *rand.Rand) reply {
 	switch v := rng.Float64(); {
 	case v < 0.07:
 		return reply{}
@@ -30,7 +31,7 @@ func wrongReply(spec ModelSpec, a ask, ans Answer, rng *rand.Rand) reply {
 		return schemaCall(a) // a tool call nobody asked for
 	}
 	content := wrongText(ans.Content, rng)
-	if full := padded(content, spec, rng); !containsNorm(full, ans.Content) {
+	if full := padded(content, ms, rng); !containsNorm(full, ans.Content) {
 		content = full
 	}
 	return reply{content: content}

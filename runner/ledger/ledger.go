@@ -157,7 +157,7 @@ func OpenReadOnly(path string) (*Ledger, error) {
 		return nil, l.wrap("open", fmt.Errorf("schema version %d is newer than this pitwall's %d; upgrade pitwall", v, schemaVersion()))
 	case v < schemaVersion():
 		l.Close()
-		return nil, l.wrap("open", fmt.Errorf("schema version %d is older than this pitwall's %d; open it once for writing (pitwall resume or run) to migrate it", v, schemaVersion()))
+		return nil, l.wrap("open", fmt.Errorf("schema version %d is older than this pitwall's %d; open it once for writing (pitwall run) to migrate it", v, schemaVersion()))
 	}
 	return l, nil
 }

@@ -1,6 +1,11 @@
 package ledger
 
-import "time"
+import (
+	"cmp"
+	"encoding/json"
+	"pitwall/gpu/chat"
+	"time"
+)
 
 // Request purposes.
 const (
@@ -106,4 +111,33 @@ type VerdictRow struct {
 	Source    string // live | cache | ledger
 	LatencyMS int64
 	At        time.Time
+}
+
+// End fills in how a request ended at at: completed with res, or error
+// (canceled when err is a cancellation) with err's class and message. What
+// res holds of a failed request (a cut stream's text, its timings) is kept
+// too. The one place a request row is finished, for inference, judges and
+// warm-ups alike.
+func (r *Request) End(at time.Time, res chat.Result, err error) {
+	r.EndedAt = at
+	r.Server = cmp.Or(res.Server, chat.ServerOf(err), r.Server)
+	r.Output, r.Reasoning = res.Content, res.Reasoning
+	if len(res.ToolCalls) > 0 {
+		if b, jerr := json.Marshal(res.ToolCalls); jerr == nil {
+			r.ToolCalls = string(b)
+		}
+	}
+	r.PromptTokens, r.CompletionTokens = res.PromptTokens, res.CompletionTokens
+	r.TTFT, r.Latency = res.TTFT, res.Latency
+	if err == nil {
+		r.Status = StatusCompleted
+		return
+	}
+	r.Status, r.ErrorClass, r.Error = StatusError, string(chat.ClassOf(err)), chat.MessageOf(err)
+	if r.ErrorClass == "" {
+		r.ErrorClass = string(chat.ClassMalformed)
+	}
+	if chat.ClassOf(err) == chat.ClassCanceled {
+		r.Status = StatusCanceled
+	}
 }

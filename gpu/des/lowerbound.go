@@ -1,0 +1,199 @@
+package des
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// MakespanBound is a lower bound on the makespan of a scenario under any
+// placement policy and either judging schedule, in Simulate's model.
+type MakespanBound struct {
+	Total time.Duration
+	// Work is the fleet's total GPU work divided by its servers: each job at
+	// the best throughput a server can give it (see LowerBound).
+	Work time.Duration
+	// Load is the rest, Total - Work: the first load each server must wait
+	// for, and work that only some servers may run.
+	Load time.Duration
+}
+
+// LowerBound computes a makespan no policy can beat on sc.
+//
+// Work. On a server with S slots, n requests decoding together progress at
+// Rate(r, n) tokens/s each, so a reply of R tokens of a model of
+// single-stream rate r is R/r seconds of "solo work", and the server gets
+// through A(n) = n·Rate(1, n) solo seconds per second (this needs Rate to be
+// proportional to r, as sim.StreamRate is; LowerBound checks it). A request
+// prefilling holds a slot without decoding, so with k of them at most S-k
+// decode. Let M(n) be the largest A(m) for m ≤ n and
+//
+//	β = min over k = 1..S of (1 - M(S-k)/M(S)) / k.
+//
+// At any instant, (solo progress)/M(S) + β·(requests prefilling) ≤ 1, so a
+// server needs at least
+//
+//	c(job) = (R/r) / M(S) + β · prefill(job)
+//
+// seconds per job, summed over the jobs it runs. For sim.StreamRate and two
+// slots, M(2) = 2^0.7 ≈ 1.62 and β = 1 - 2^-0.7 ≈ 0.38. Each job is counted
+// at its cheapest server; W is the sum.
+//
+// Loads. A server that starts with nothing resident runs nothing before its
+// first load (warm-up included) ends, and that load takes at least L, the
+// shortest load of a model it offers. So a server that does any work has
+// T ≥ L + its work, and the bound is the least T with
+//
+//	G·T - Σ min(L_g, T) ≥ W
+//
+// over the G servers (servers that start with a model resident have L = 0).
+// With equal servers and W large this is W/G + L: the shortest load, once.
+// Adding every model's load time would not be a valid bound, because a
+// load may overlap another resident model's streams on the same server.
+//
+// Jobs that only some servers may run (pinned, offered or fitting only
+// there) must also fit in those servers' time: the same bound is taken over
+// each such set of servers with its jobs alone, and the largest one wins.
+func LowerBound(sc Scenario) (MakespanBound, error) {
+	if err := sc.validate(); err != nil {
+		return MakespanBound{}, fmt.Errorf("lower bound: %w", err)
+	}
+	type shape struct{ m, beta float64 }
+	shapes := make([]shape, len(sc.Servers))
+	for i, s := range sc.Servers {
+		m, beta, err := batchShape(sc.Rate, s.Slots)
+		if err != nil {
+			return MakespanBound{}, fmt.Errorf("lower bound: server %s: %w", s.Name, err)
+		}
+		shapes[i] = shape{m, beta}
+	}
+	for name, m := range sc.Models {
+		for n := 1; n <= 64; n *= 2 {
+			want := m.TokensPerSec * sc.Rate(1, n)
+			if got := sc.Rate(m.TokensPerSec, n); math.Abs(got-want) > 1e-9*want {
+				return MakespanBound{}, fmt.Errorf("lower bound: model %s: the rate function is not proportional to the single-stream rate (%g vs %g at n=%d)", name, got, want, n)
+			}
+		}
+	}
+	// Each job's cost at its cheapest server, and the servers it may use.
+	cost := make([]float64, len(sc.Jobs))
+	elig := make([]string, len(sc.Jobs)) // a set of server indices, as a key
+	sets := map[string][]int{}
+	for i, j := range sc.Jobs {
+		spec := sc.Models[j.Model]
+		cost[i] = math.Inf(1)
+		var key strings.Builder
+		var set []int
+		for g, s := range sc.Servers {
+			if !s.offers(j.Model) || (j.Pinned != "" && j.Pinned != s.Name) || (!s.Static && spec.SizeGB > s.VRAMGB) {
+				continue
+			}
+			c := float64(j.ReplyTokens)/spec.TokensPerSec/shapes[g].m + shapes[g].beta*sc.prefill(j)
+			cost[i] = min(cost[i], c)
+			fmt.Fprintf(&key, "%d,", g)
+			set = append(set, g)
+		}
+		elig[i] = key.String()
+		sets[elig[i]] = set
+	}
+	firstLoad := make([]float64, len(sc.Servers))
+	for g, s := range sc.Servers {
+		if s.Static || len(s.Preload) > 0 {
+			continue
+		}
+		firstLoad[g] = math.Inf(1)
+		for m := range sc.Models {
+			if s.offers(m) && sc.Models[m].SizeGB <= s.VRAMGB {
+				firstLoad[g] = min(firstLoad[g], sc.loadTime(s, m))
+			}
+		}
+	}
+	all := make([]int, len(sc.Servers))
+	for g := range all {
+		all[g] = g
+	}
+	var work float64
+	for _, c := range cost {
+		work += c
+	}
+	total := subsetBound(work, all, firstLoad)
+	// Jobs that only some servers may run (pins, offers, VRAM) must fit in
+	// those servers' time: bound each such set of servers on its own.
+	for _, set := range sets {
+		in := map[int]bool{}
+		for _, g := range set {
+			in[g] = true
+		}
+		var w float64
+		for i, c := range cost {
+			if within(sets[elig[i]], in) {
+				w += c
+			}
+		}
+		total = max(total, subsetBound(w, set, firstLoad))
+	}
+	g := float64(len(sc.Servers))
+	return MakespanBound{Total: seconds(total), Work: seconds(work / g), Load: seconds(total - work/g)}, nil
+}
+
+// within reports whether every server in set lies in in.
+func within(set []int, in map[int]bool) bool {
+	for _, g := range set {
+		if !in[g] {
+			return false
+		}
+	}
+	return true
+}
+
+// subsetBound is the least T at which the servers of set, each starting
+// after its first load, have room for work: |set|·T - Σ min(L_g, T) ≥ work.
+func subsetBound(work float64, set []int, firstLoad []float64) float64 {
+	if work <= 0 || len(set) == 0 {
+		return 0
+	}
+	capacity := func(t float64) float64 {
+		c := float64(len(set)) * t
+		for _, g := range set {
+			c -= min(firstLoad[g], t)
+		}
+		return c
+	}
+	// capacity(work + every finite first load) ≥ work: a server of the set
+	// that can run the jobs has a finite first load.
+	lo, hi := work/float64(len(set)), work
+	for _, g := range set {
+		if !math.IsInf(firstLoad[g], 1) {
+			hi += firstLoad[g]
+		}
+	}
+	for range 200 {
+		mid := (lo + hi) / 2
+		if capacity(mid) >= work {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// batchShape returns M(S), the best aggregate solo-work rate of a server
+// with s slots, and β, what a prefilling request costs it (see LowerBound).
+func batchShape(rate RateFunc, slots int) (m, beta float64, err error) {
+	best := make([]float64, slots+1) // best[n] = M(n)
+	for n := 1; n <= slots; n++ {
+		a := float64(n) * rate(1, n)
+		if !(a > 0) || math.IsInf(a, 0) {
+			return 0, 0, errors.New("the rate function gives no positive finite throughput")
+		}
+		best[n] = max(best[n-1], a)
+	}
+	m, beta = best[slots], math.Inf(1)
+	for k := 1; k <= slots; k++ {
+		beta = min(beta, (1-best[slots-k]/m)/float64(k))
+	}
+	return m, beta, nil
+}

@@ -1,0 +1,120 @@
+package des
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/placement"
+	"pitwall/gpu/sim"
+)
+
+// desRandomScenario is a small random fleet and battery: a few servers
+// (some with a model preloaded), models of assorted sizes and speeds, and
+// inference jobs with some judge jobs on them.
+func desRandomScenario(seed uint64) Scenario {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	sc := Scenario{Models: map[string]Model{}, Rate: sim.StreamRate}
+	var names []string
+	for i := range 2 + rng.IntN(4) {
+		name := fmt.Sprintf("m%d", i)
+		names = append(names, name)
+		sc.Models[name] = Model{
+			SizeGB: 2 + 18*rng.Float64(), TokensPerSec: 20 + 100*rng.Float64(),
+			PrefillTPS: 500 + 2000*rng.Float64(), TTFT: time.Duration(rng.IntN(400)) * time.Millisecond,
+		}
+	}
+	for i := range 1 + rng.IntN(3) {
+		s := Server{Name: fmt.Sprintf("s%d", i), Slots: 1 + rng.IntN(3), VRAMGB: 24, LoadGBps: 0.5 + 2*rng.Float64()}
+		if rng.IntN(3) == 0 {
+			s.Preload = []string{names[rng.IntN(len(names))]}
+		}
+		sc.Servers = append(sc.Servers, s)
+	}
+	cells := 5 + rng.IntN(40)
+	for range cells {
+		sc.Jobs = append(sc.Jobs, Job{Model: names[rng.IntN(len(names))], Purpose: chat.PurposeInference,
+			PromptTokens: rng.IntN(500), ReplyTokens: 20 + rng.IntN(400)})
+	}
+	for cell := range cells {
+		if rng.IntN(2) == 0 {
+			sc.Jobs = append(sc.Jobs, Job{Model: names[0], Purpose: chat.PurposeJudge, Judges: cell,
+				PromptTokens: 300 + rng.IntN(300), ReplyTokens: 30 + rng.IntN(90)})
+		}
+	}
+	return sc
+}
+
+func TestLowerBoundByHand(t *testing.T) {
+	sc := Scenario{
+		Servers: []Server{{Name: "s0", Slots: 2, VRAMGB: 24, LoadGBps: 1}},
+		Models:  map[string]Model{"m": {SizeGB: 10, TokensPerSec: 50, PrefillTPS: 1000, TTFT: 200 * time.Millisecond}},
+		Jobs:    []Job{{Model: "m", PromptTokens: 100, ReplyTokens: 200}},
+		Rate:    sim.StreamRate,
+	}
+	b, err := LowerBound(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agg := math.Pow(2, 0.7)                      // M(2): two streams give 2^0.7 solo seconds per second
+	beta := 1 - 1/agg                            // a prefilling request leaves one stream decoding
+	work := 200.0/50/agg + beta*(0.2+100.0/1000) // solo decode time over M(2), plus β × prefill
+	load := 10 + 0.2 + 8.0/1000 + 1.0/50         // the first load, warm-up included
+	if !near(b.Work.Seconds(), work) || !near(b.Total.Seconds(), work+load) {
+		t.Errorf("bound %+v, want work %.6fs and total %.6fs", b, work, work+load)
+	}
+}
+
+// TestLowerBoundHolds runs random scenarios under every policy and both
+// schedules: no makespan may beat the bound.
+func TestLowerBoundHolds(t *testing.T) {
+	policies := map[string]placement.Policy{"placement": placement.Default, "prompt-prix": PromptPrix, "fifo": FIFO, "first-fit": placement.FirstFit}
+	for seed := range uint64(40) {
+		sc := desRandomScenario(seed)
+		b, err := LowerBound(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range policies {
+			for _, judging := range []string{JudgingTwoPhase, JudgingPipelined} {
+				res, err := Simulate(sc, p, judging)
+				if err != nil {
+					t.Fatalf("seed %d, %s, %s: %v", seed, name, judging, err)
+				}
+				if res.Makespan < b.Total-time.Microsecond {
+					t.Fatalf("seed %d, %s, %s: makespan %s beats the lower bound %s", seed, name, judging, res.Makespan, b.Total)
+				}
+			}
+		}
+	}
+}
+
+func TestLowerBoundCountsPinnedWorkOnItsServer(t *testing.T) {
+	sc := Scenario{
+		Servers: []Server{{Name: "s0", Slots: 1, VRAMGB: 24, LoadGBps: 1}, {Name: "s1", Slots: 1, VRAMGB: 24, LoadGBps: 1}},
+		Models:  map[string]Model{"m": {SizeGB: 10, TokensPerSec: 10}},
+		Jobs:    []Job{{Model: "m", ReplyTokens: 100, Pinned: "s0"}, {Model: "m", ReplyTokens: 100, Pinned: "s0"}},
+		Rate:    flatRate,
+	}
+	b, err := LowerBound(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both jobs must run on s0, one after the other, after its load.
+	want := 10 + 0.1 + 20.0
+	if !near(b.Total.Seconds(), want) {
+		t.Errorf("bound %s, want %.2fs", b.Total, want)
+	}
+}
+
+func TestLowerBoundRejectsARateNotProportionalToTheSoloRate(t *testing.T) {
+	sc := desRandomScenario(1)
+	sc.Rate = func(single float64, n int) float64 { return single + float64(n) }
+	if _, err := LowerBound(sc); err == nil || !strings.Contains(err.Error(), "proportional") {
+		t.Errorf("error %v, want one about proportionality", err)
+	}
+}

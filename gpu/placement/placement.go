@@ -1,0 +1,315 @@
+package placement
+
+import (
+	"cmp"
+	"maps"
+	"pitwall/gpu/chat"
+	"slices"
+)
+
+// Placer is pitwall's placement policy. It keeps every GPU busy and models
+// resident:
+//
+//   - a free slot takes work of a model already resident (or loading) there;
+//   - a server whose models are about to run out of work loads its next
+//     model beside them, so that the load overlaps their last jobs;
+//   - a model is never loaded where that would evict a model that is
+//     streaming (the drain guard);
+//   - a server loads a model only when nothing resident has work left for
+//     it, and then picks the load that leaves the least idle time: a model
+//     no server holds before a second copy of one, one that fits beside
+//     what is streaming before one that must wait for a drain, the most
+//     remaining work first;
+//   - a model with much work left is loaded on one more server when that
+//     server has nothing better to do and the work would outlast the load;
+//   - judge jobs take only slots that no inference job can use, and judge
+//     models stay resident while judge work is queued for them.
+//
+// It is a pure function of the FleetView: no clock, no randomness, and every
+// map is read in sorted order, so the same view always gives the same
+// placements and a discrete-event simulation can drive it in virtual time.
+type Placer struct {
+	// SpreadFactor: a model that some servers already hold is loaded on one
+	// more only when its queued work would keep those servers busy longer
+	// than SpreadFactor times its load time. Zero means 2.
+	SpreadFactor float64
+	// SpreadJobsPerSlot replaces that test while a model's job time or load
+	// time is unknown: spread when more queued jobs than this remain per
+	// slot that holds the model. Zero means 8.
+	SpreadJobsPerSlot int
+	// PrefetchFactor: a server starts loading its next model beside the
+	// ones it runs once their queued work on it would last less than
+	// PrefetchFactor times that load. Zero means 1.
+	PrefetchFactor float64
+}
+
+// Default is pitwall's placement policy with its default tunables.
+var Default Policy = Placer{}
+
+// jobClass orders work: inference is placed first, judging takes what is left.
+type jobClass int
+
+const (
+	classInference jobClass = iota
+	classJudge
+	numClasses
+)
+
+func classOf(p chat.Purpose) jobClass {
+	if p == chat.PurposeJudge {
+		return classJudge
+	}
+	return classInference
+}
+
+// Place implements Policy.
+func (p Placer) Place(v FleetView) []Assignment {
+	st := newPlaceState(p, &v)
+	if st == nil {
+		return nil
+	}
+	for c := range numClasses {
+		st.fill(c)
+		st.load(c)
+	}
+	return st.out
+}
+
+// placeState is one decision's working copy of the view: what is still free,
+// queued and held once the assignments made so far are counted.
+type placeState struct {
+	p       Placer
+	v       *FleetView
+	servers []*placeServer // up servers, by name
+	// pool holds, per class and model, the unpinned queued jobs in order;
+	// pinned holds the pinned ones per server.
+	pool    [numClasses]map[string]*jobList
+	pinned  map[string]*[numClasses]map[string]*jobList
+	serving map[string]int // model -> up servers holding or loading it
+	// knownJobTime is the longest job time any model of a class has shown;
+	// it stands in for models not yet measured when work is compared.
+	knownJobTime [numClasses]float64
+	out          []Assignment
+}
+
+// placeServer is one up server during a decision.
+type placeServer struct {
+	view    *ServerView
+	free    int
+	present map[string]bool // resident, loading, or always there (not JIT)
+	loading string          // the model whose load is in flight or decided now
+	usedGB  float64
+	// reserved: inference waits here for a drain, so judge work keeps off.
+	reserved bool
+}
+
+// jobList is queued jobs of one model, in queue order, consumed from next.
+// It keeps the first few indices only: one decision never takes more jobs
+// than there are free slots, so a long queue costs a count, not a copy.
+type jobList struct {
+	idx   []int
+	count int
+	next  int
+}
+
+func (l *jobList) add(i, keep int) {
+	if len(l.idx) < keep {
+		l.idx = append(l.idx, i)
+	}
+	l.count++
+}
+
+func (l *jobList) left() int {
+	if l == nil {
+		return 0
+	}
+	return l.count - l.next
+}
+
+func (l *jobList) take() (int, bool) {
+	if l.left() == 0 || l.next >= len(l.idx) {
+		return 0, false
+	}
+	l.next++
+	return l.idx[l.next-1], true
+}
+
+func newPlaceState(p Placer, v *FleetView) *placeState {
+	st := &placeState{p: p, v: v, serving: map[string]int{}}
+	totalFree := 0
+	byName := map[string]*placeServer{}
+	for i := range v.Servers {
+		sv := &v.Servers[i]
+		if !sv.Up {
+			continue
+		}
+		ps := &placeServer{view: sv, free: max(sv.Free(), 0), present: map[string]bool{}, loading: sv.Loading}
+		for m, ok := range sv.Resident {
+			if ok {
+				ps.present[m] = true
+			}
+		}
+		if sv.Loading != "" {
+			ps.present[sv.Loading] = true
+		}
+		if !sv.JIT {
+			for m, ok := range sv.Offered {
+				if ok {
+					ps.present[m] = true
+				}
+			}
+		}
+		for m := range ps.present {
+			st.serving[m]++
+			ps.usedGB += v.Models[m].SizeGB
+		}
+		ps.usedGB = max(ps.usedGB, sv.VRAMUsedGB)
+		totalFree += ps.free
+		st.servers = append(st.servers, ps)
+		byName[sv.Name] = ps
+	}
+	if totalFree == 0 || len(v.Queue) == 0 {
+		return nil
+	}
+	slices.SortFunc(st.servers, func(a, b *placeServer) int { return cmp.Compare(a.view.Name, b.view.Name) })
+
+	for c := range numClasses {
+		st.pool[c] = map[string]*jobList{}
+	}
+	st.pinned = map[string]*[numClasses]map[string]*jobList{}
+	// Queues often hold runs of one model: the last list found is tried first.
+	var last *jobList
+	var lastKey JobView
+	for i := range v.Queue {
+		j := &v.Queue[i]
+		if last != nil && j.Model == lastKey.Model && j.Purpose == lastKey.Purpose && j.Pinned == lastKey.Pinned {
+			last.add(i, totalFree)
+			continue
+		}
+		c := classOf(j.Purpose)
+		pool := st.pool[c]
+		if j.Pinned != "" {
+			if byName[j.Pinned] == nil {
+				continue // its server is down or unknown: it waits
+			}
+			pm := st.pinned[j.Pinned]
+			if pm == nil {
+				pm = &[numClasses]map[string]*jobList{{}, {}}
+				st.pinned[j.Pinned] = pm
+			}
+			pool = pm[c]
+		}
+		l := pool[j.Model]
+		if l == nil {
+			l = &jobList{}
+			pool[j.Model] = l
+		}
+		l.add(i, totalFree)
+		last, lastKey = l, JobView{Model: j.Model, Purpose: j.Purpose, Pinned: j.Pinned}
+	}
+	for m, mv := range v.Models {
+		if mv.JobTime <= 0 {
+			continue
+		}
+		for c := range numClasses {
+			if st.pool[c][m] != nil || c == classJudge && v.JudgeModels[m] {
+				st.knownJobTime[c] = max(st.knownJobTime[c], mv.JobTime.Seconds())
+			}
+		}
+	}
+	return st
+}
+
+// left is how many jobs of class c and model m server s could take.
+func (st *placeState) left(c jobClass, m string, s *placeServer) int {
+	n := st.pool[c][m].left()
+	if pm := st.pinned[s.view.Name]; pm != nil {
+		n += pm[c][m].left()
+	}
+	return n
+}
+
+// take hands server s one job of class c and model m, pinned ones first
+// because no other server may run them.
+func (st *placeState) take(c jobClass, m string, s *placeServer) bool {
+	i, ok := 0, false
+	if pm := st.pinned[s.view.Name]; pm != nil {
+		i, ok = pm[c][m].take()
+	}
+	if !ok {
+		i, ok = st.pool[c][m].take()
+	}
+	if !ok {
+		return false
+	}
+	st.out = append(st.out, Assignment{Job: st.v.Queue[i].ID, Server: s.view.Name})
+	s.free--
+	return true
+}
+
+// models lists the models with queued work of class c that s could run, sorted.
+func (st *placeState) models(c jobClass, s *placeServer) []string {
+	set := map[string]bool{}
+	for m, l := range st.pool[c] {
+		if l.left() > 0 {
+			set[m] = true
+		}
+	}
+	if pm := st.pinned[s.view.Name]; pm != nil {
+		for m, l := range pm[c] {
+			if l.left() > 0 {
+				set[m] = true
+			}
+		}
+	}
+	out := slices.Sorted(maps.Keys(set))
+	return slices.DeleteFunc(out, func(m string) bool { return !s.view.Offered[m] })
+}
+
+// jobTime is the typical slot time of one job of m in seconds; a model not
+// yet measured counts as the slowest one measured, or 1 s when none is.
+func (st *placeState) jobTime(c jobClass, m string) float64 {
+	if t := st.v.Models[m].JobTime.Seconds(); t > 0 {
+		return t
+	}
+	if st.knownJobTime[c] > 0 {
+		return st.knownJobTime[c]
+	}
+	return 1
+}
+
+// fill gives each free slot work of a model already present on its server:
+// resident models before one still loading, then the model with the most
+// queued work per server that holds it.
+func (st *placeState) fill(c jobClass) {
+	for _, s := range st.servers {
+		if s.free == 0 || (c == classJudge && s.reserved) {
+			continue
+		}
+		var ms []string
+		for _, m := range st.models(c, s) {
+			if s.present[m] {
+				ms = append(ms, m)
+			}
+		}
+		perServer := func(m string) float64 {
+			return float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(max(st.serving[m], 1))
+		}
+		slices.SortStableFunc(ms, func(a, b string) int {
+			// A job of a model still loading would hold its slot idle
+			// until the load ends; a resident model's job runs now.
+			if (a == s.loading) != (b == s.loading) {
+				if b == s.loading {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(perServer(b), perServer(a))
+		})
+		st.prefetch(c, s, ms)
+		for _, m := range ms {
+			for s.free > 0 && st.take(c, m, s) {
+			}
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package placement
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Loads: which model a server with a free slot and nothing present to run
+// loads next, and when a server loads its next model early (prefetch).
+
+// prefetch lets a server whose present models are about to run out of work
+// load the next unserved model beside them now, on one slot: the load then
+// overlaps their last jobs instead of idling the GPU after them. It loads
+// only into room that is free or held by models with nothing left to do, so
+// nothing with work is evicted.
+func (st *placeState) prefetch(c jobClass, s *placeServer, ms []string) {
+	if !s.view.JIT || s.loading != "" || s.free == 0 || len(ms) == 0 {
+		return
+	}
+	var left float64
+	for _, m := range ms {
+		left += float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(max(st.serving[m], 1))
+	}
+	left /= float64(max(s.view.Slots, 1))
+	f := st.p.PrefetchFactor
+	if f <= 0 {
+		f = 1
+	}
+	best, bestWork := "", 0.0
+	for _, m := range st.models(c, s) {
+		load := st.v.Models[m].LoadTime.Seconds()
+		if s.present[m] || st.serving[m] > 0 || left > f*load || !st.fitsBeside(s, m) {
+			continue
+		}
+		w := float64(st.left(c, m, s)) * st.jobTime(c, m)
+		if best == "" || w > bestWork || w == bestWork && st.v.Models[m].LoadTime > st.v.Models[best].LoadTime {
+			best, bestWork = m, w
+		}
+	}
+	if best == "" || !st.take(c, best, s) {
+		return
+	}
+	s.present[best], s.loading = true, best
+	s.usedGB += st.v.Models[best].SizeGB
+	st.serving[best]++
+}
+
+// fitsBeside reports whether m fits on s without evicting a model that is
+// busy, has queued work, or is a judge model; with VRAM or sizes unknown it
+// does not.
+func (st *placeState) fitsBeside(s *placeServer, m string) bool {
+	size, total := st.v.Models[m].SizeGB, s.view.VRAMTotalGB
+	if size <= 0 || total <= 0 {
+		return false
+	}
+	room := total - s.usedGB
+	for x := range s.present {
+		busy := s.view.Streaming[x] > 0 || x == s.loading
+		if busy || st.v.JudgeModels[x] {
+			continue
+		}
+		if st.left(classInference, x, s)+st.left(classJudge, x, s) > 0 {
+			// The server evicts its least recently used idle model, which
+			// could be this one.
+			return false
+		}
+		room += st.v.Models[x].SizeGB
+	}
+	return size <= room+1e-9
+}
+
+// loadChoice is one model a server could load.
+type loadChoice struct {
+	model       string
+	unserved    bool    // no up server holds it (or its pinned jobs need this one)
+	fitsNow     bool    // loading it evicts nothing that is streaming
+	evictsJudge bool    // loading it evicts a judge model
+	work        float64 // queued work per server that would hold it, in seconds
+}
+
+// load lets servers with free slots and nothing present to run load a model
+// of class c. Only one load runs on a server at a time.
+func (st *placeState) load(c jobClass) {
+	for _, s := range st.servers {
+		if s.free == 0 || !s.view.JIT || s.loading != "" || (c == classJudge && s.reserved) {
+			continue
+		}
+		var choices []loadChoice
+		anyUnserved := false
+		for _, m := range st.models(c, s) {
+			if s.present[m] {
+				continue
+			}
+			fitsNow, fitsEver, evictsJudge := st.fit(s, m)
+			if !fitsEver {
+				continue
+			}
+			k := st.serving[m]
+			pinnedHere := 0
+			if pm := st.pinned[s.view.Name]; pm != nil {
+				pinnedHere = pm[c][m].left()
+			}
+			ch := loadChoice{
+				model: m, unserved: k == 0 || pinnedHere > 0, fitsNow: fitsNow, evictsJudge: evictsJudge,
+				work: float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(k+1),
+			}
+			if !ch.unserved && (!st.worthSpreading(c, m, s) || c == classJudge && evictsJudge) {
+				// A second copy of a judge model never pushes out another
+				// judge model: more work for it may arrive at any moment.
+				continue
+			}
+			anyUnserved = anyUnserved || ch.unserved
+			choices = append(choices, ch)
+		}
+		if anyUnserved {
+			// Every model must be loaded somewhere once; a second copy of
+			// another model can wait until none is left unserved.
+			choices = slices.DeleteFunc(choices, func(ch loadChoice) bool { return !ch.unserved })
+		}
+		if len(choices) == 0 {
+			continue
+		}
+		ready := slices.DeleteFunc(slices.Clone(choices), func(ch loadChoice) bool { return !ch.fitsNow })
+		if len(ready) == 0 {
+			// The drain guard: wait for the streams in the way to end
+			// rather than evict them; hold the slot against judge work,
+			// which would only lengthen the wait.
+			if c == classInference {
+				s.reserved = true
+			}
+			continue
+		}
+		slices.SortStableFunc(ready, func(a, b loadChoice) int {
+			if a.evictsJudge != b.evictsJudge {
+				if b.evictsJudge {
+					return -1
+				}
+				return 1
+			}
+			if d := cmp.Compare(b.work, a.work); d != 0 {
+				return d
+			}
+			// Unmeasured and equal: bigger models are the slower ones, so
+			// they start first and leave the small ones for the tail.
+			return cmp.Compare(st.v.Models[b.model].LoadTime, st.v.Models[a.model].LoadTime)
+		})
+		m := ready[0].model
+		for s.free > 0 && st.take(c, m, s) {
+		}
+		s.present[m], s.loading = true, m
+		s.usedGB += st.v.Models[m].SizeGB
+		st.serving[m]++
+	}
+}
+
+// worthSpreading reports whether loading m on s, beside the servers that
+// hold it already, would finish its queued work sooner: when those servers
+// would stay busy with it longer than the load takes (times SpreadFactor).
+func (st *placeState) worthSpreading(c jobClass, m string, s *placeServer) bool {
+	k := st.serving[m]
+	slots := float64(k * max(s.view.Slots, 1))
+	left := float64(st.left(c, m, s))
+	jt := st.v.Models[m].JobTime.Seconds()
+	load := st.v.Models[m].LoadTime.Seconds()
+	if jt <= 0 || load <= 0 {
+		per := st.p.SpreadJobsPerSlot
+		if per <= 0 {
+			per = 8
+		}
+		return left/slots > float64(per)
+	}
+	f := st.p.SpreadFactor
+	if f <= 0 {
+		f = 2
+	}
+	return left*jt/slots > f*load
+}
+
+// fit says whether m can be loaded on s now without evicting a model that
+// is streaming or loading (fitsNow), once such models drain (fitsEver), and
+// whether it takes evicting a judge model. Without a known VRAM size or
+// model size, a JIT server is taken to hold one model at a time.
+func (st *placeState) fit(s *placeServer, m string) (fitsNow, fitsEver, evictsJudge bool) {
+	busy := func(x string) bool { return s.view.Streaming[x] > 0 || x == s.loading }
+	size, total := st.v.Models[m].SizeGB, s.view.VRAMTotalGB
+	if size <= 0 || total <= 0 {
+		fitsNow = true
+		for x := range s.present {
+			fitsNow = fitsNow && !busy(x)
+			evictsJudge = evictsJudge || st.v.JudgeModels[x]
+		}
+		return fitsNow, true, evictsJudge
+	}
+	if size > total {
+		return false, false, false
+	}
+	need := s.usedGB + size - total
+	if need <= 1e-9 {
+		return true, true, false
+	}
+	var idleGB, idleOtherGB float64
+	unknownIdle := false
+	for x := range s.present {
+		sz := st.v.Models[x].SizeGB
+		switch {
+		case busy(x):
+		case sz <= 0:
+			unknownIdle = true
+		default:
+			idleGB += sz
+			if !st.v.JudgeModels[x] {
+				idleOtherGB += sz
+			}
+		}
+	}
+	fitsNow = unknownIdle || idleGB >= need-1e-9
+	// Once the busy models drain they are idle and can go: anything no
+	// larger than the VRAM fits in the end.
+	return fitsNow, true, fitsNow && !unknownIdle && idleOtherGB < need-1e-9
+}

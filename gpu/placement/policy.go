@@ -1,0 +1,124 @@
+package placement
+
+import (
+	"pitwall/gpu/chat"
+	"time"
+)
+
+// ServerView is what the placement policy sees of one server.
+type ServerView struct {
+	Name      string
+	Up        bool
+	Slots     int
+	Busy      int
+	Offered   map[string]bool
+	Resident  map[string]bool // loaded now (as far as pitwall knows)
+	Streaming map[string]int  // model -> requests in flight on it
+	Loading   string          // a model being loaded (a warm-up in flight), "" when none
+	// JIT says the server loads a model on demand when asked for it
+	// (LM Studio, Ollama, llama.cpp router); false for vLLM and hosted APIs,
+	// where every offered model is always resident.
+	JIT         bool
+	VRAMTotalGB float64 // 0 when unknown
+	VRAMUsedGB  float64
+}
+
+// Free is the number of idle slots.
+func (s ServerView) Free() int { return s.Slots - s.Busy }
+
+// JobView is what the placement policy sees of one queued job.
+type JobView struct {
+	ID       uint64
+	Model    string
+	Purpose  chat.Purpose
+	Pinned   string // must run on this server ("" = any that offers the model)
+	Enqueued time.Time
+}
+
+// ModelView is what the policy knows of a model (zero when unknown).
+type ModelView struct {
+	SizeGB   float64
+	LoadTime time.Duration
+	// JobTime is the typical time one job of the model holds a slot
+	// (dispatch to last token, load excluded), as measured so far; zero
+	// until known. Placer weighs remaining work with it.
+	JobTime time.Duration
+}
+
+// FleetView is the whole state a placement decision is made from.
+type FleetView struct {
+	Now     time.Time
+	Servers []ServerView
+	Queue   []JobView // in submission order
+	Models  map[string]ModelView
+	// JudgeModels are models the judge phase needs; a policy keeps them
+	// resident through the judge phase.
+	JudgeModels map[string]bool
+	// Phase1Done says no inference job is left anywhere, queued or running.
+	Phase1Done bool
+}
+
+// Assignment places one queued job on one server.
+type Assignment struct {
+	Job    uint64
+	Server string
+}
+
+// Policy decides which queued jobs start now and where. It must be a pure
+// function of the view, so that the same policy drives the live fleet and a
+// discrete-event simulation in virtual time. It may return fewer assignments
+// than free slots (to wait for a better placement), never more.
+type Policy interface {
+	Place(v FleetView) []Assignment
+}
+
+// PolicyFunc adapts a function to Policy.
+type PolicyFunc func(v FleetView) []Assignment
+
+// Place calls f.
+func (f PolicyFunc) Place(v FleetView) []Assignment { return f(v) }
+
+// FirstFit is the first version of placement: each queued job, in order,
+// goes to a free server that offers its model, preferring one where the model
+// is resident. Inference jobs go before judge jobs.
+var FirstFit Policy = PolicyFunc(firstFit)
+
+func firstFit(v FleetView) []Assignment {
+	free := make(map[string]int, len(v.Servers))
+	for _, s := range v.Servers {
+		if s.Up {
+			free[s.Name] = s.Free()
+		}
+	}
+	var out []Assignment
+	place := func(j JobView) {
+		best := ""
+		for _, s := range v.Servers {
+			if free[s.Name] <= 0 || !s.Offered[j.Model] || (j.Pinned != "" && j.Pinned != s.Name) {
+				continue
+			}
+			if s.Resident[j.Model] {
+				best = s.Name
+				break
+			}
+			if best == "" {
+				best = s.Name
+			}
+		}
+		if best != "" {
+			free[best]--
+			out = append(out, Assignment{Job: j.ID, Server: best})
+		}
+	}
+	for _, j := range v.Queue {
+		if j.Purpose != chat.PurposeJudge {
+			place(j)
+		}
+	}
+	for _, j := range v.Queue {
+		if j.Purpose == chat.PurposeJudge {
+			place(j)
+		}
+	}
+	return out
+}

@@ -1,0 +1,109 @@
+// Package textutil holds the small text helpers that several layers share:
+// the edit distance behind every "did you mean". It imports nothing of
+// pitwall's and knows nothing of configs, checks or runs.
+package textutil
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// EditDistance is the Levenshtein distance between a and b, by runes.
+func EditDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// Nearest returns the candidate closest to s (case-insensitively), or ""
+// when the closest is more than limit edits away: a plausible typo, not a
+// different word. The first of equally near candidates wins.
+func Nearest(s string, candidates []string, limit int) string {
+	best, bestD := "", -1
+	ls := strings.ToLower(strings.TrimSpace(s))
+	for _, c := range candidates {
+		d := EditDistance(ls, strings.ToLower(c))
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD < 0 || bestD > limit {
+		return ""
+	}
+	return best
+}
+
+// HasPrefixFold is strings.HasPrefix ignoring ASCII case.
+func HasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// ContainsFold reports whether s contains the lower-case ASCII word, in any
+// case, without building a lowered copy of s.
+func ContainsFold(s, word string) bool {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if c := s[i] | 0x20; c == word[0] && strings.EqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
+}
+
+// Clip shortens s to at most n runes, marking the cut with an ellipsis.
+func Clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n <= 1 {
+		return "…"
+	}
+	i, count := 0, 0
+	for i = range s {
+		if count == n-1 {
+			break
+		}
+		count++
+	}
+	return s[:i] + "…"
+}
+
+// CompactJSON returns s compacted when it is JSON, else s unchanged.
+func CompactJSON(s string) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		return s
+	}
+	return b.String()
+}
+
+// JSON renders a plain value as compact JSON; values that JSON cannot
+// hold (which plain values never are) fall back to Go's formatting.
+func JSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	// Names and reasons are read by people, and prompts by models: neither
+	// wants <, > and & as \u escapes.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

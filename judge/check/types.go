@@ -1,0 +1,38 @@
+package check
+
+import (
+	"pitwall/gpu/chat"
+	"time"
+)
+
+// Check is one deterministic assertion of a battery test. Type is one of
+// equals, contains, icontains, regex, starts-with, is-json, json-schema,
+// tool-call, no-tool-call, not-refusal, max-latency, or "not-" + any of them.
+type Check struct {
+	Type   string         `json:"type" toml:"type"`
+	Value  string         `json:"value,omitempty" toml:"value"`   // text, pattern, or a duration for max-latency
+	Name   string         `json:"name,omitempty" toml:"name"`     // tool-call: the function name
+	Args   map[string]any `json:"args,omitempty" toml:"args"`     // tool-call: arguments that must match (a subset)
+	Schema any            `json:"schema,omitempty" toml:"schema"` // json-schema
+}
+
+// Output is what a cell produced, as the checks see it.
+type Output struct {
+	Content   string
+	ToolCalls []chat.ToolCall
+	Latency   time.Duration
+}
+
+// Expect is what the test asked of the model, for semantic validation.
+type Expect struct {
+	ToolChoice     any // as in the request
+	HasTools       bool
+	ResponseFormat *chat.ResponseFormat
+}
+
+// CheckResult is the outcome of one check or validation.
+type CheckResult struct {
+	Name   string `json:"name"` // e.g. "contains \"Paris\"", "not-empty", "tool_choice=required"
+	Pass   bool   `json:"pass"`
+	Reason string `json:"reason,omitempty"` // why it failed, in words a user can act on
+}

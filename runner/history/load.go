@@ -1,0 +1,167 @@
+package history
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"pitwall/config"
+	"pitwall/gpu/chat"
+	"pitwall/judge/scoring"
+	"pitwall/runner/ledger"
+	"pitwall/runner/state"
+)
+
+// Plan is the scoring plan a run in the ledger was made with: the one its
+// runner, its export and its reopening all read.
+func Plan(run ledger.RunRow) (scoring.Plan, error) {
+	sc, err := Scoring(run)
+	if err != nil {
+		return scoring.Plan{}, err
+	}
+	if sc.Mode == "" {
+		sc.Mode = scoring.Mode(run.ScoringMode)
+	}
+	c := config.Config{Scoring: sc}
+	return c.Plan(), nil
+}
+
+// Scoring is the scoring section a run in the ledger was made with.
+func Scoring(run ledger.RunRow) (config.Scoring, error) {
+	var sc config.Scoring
+	if run.ScoringJSON == "" {
+		return sc, nil
+	}
+	if err := json.Unmarshal([]byte(run.ScoringJSON), &sc); err != nil {
+		return sc, fmt.Errorf("run %s: its scoring record in the ledger is not readable: %w", run.ID, err)
+	}
+	return sc, nil
+}
+
+// LoadSnapshot rebuilds a run's snapshot from the ledger alone, for `show`.
+// judgeName "" takes the run's own judge in view.
+func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, error) {
+	run, cells, verdicts, err := readRun(led, id)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := Plan(run)
+	if err != nil {
+		return nil, err
+	}
+	if judgeName != "" {
+		plan = plan.WithInView(judgeName)
+	}
+	repeat := max(run.Repeat, 1)
+	rows := make([]*state.Row, len(run.Tests))
+	tindex, mindex := map[string]int{}, map[string]int{}
+	for i, t := range run.Tests {
+		tindex[t] = i
+		row := &state.Row{Cells: make([]state.Cell, len(run.Models)*repeat)}
+		for mi, m := range run.Models {
+			for r := range repeat {
+				row.Cells[mi*repeat+r] = state.Cell{Model: m, Test: t, Repeat: r, Status: state.Pending}
+			}
+		}
+		rows[i] = row
+	}
+	for i, m := range run.Models {
+		mindex[m] = i
+	}
+	cellAt := func(test, model string, rep int) *state.Cell {
+		ti, ok1 := tindex[test]
+		mi, ok2 := mindex[model]
+		if !ok1 || !ok2 || rep < 0 || rep >= repeat {
+			return nil
+		}
+		return &rows[ti].Cells[mi*repeat+rep]
+	}
+	var tokens int64
+	for _, row := range cells {
+		c := cellAt(row.Test, row.Model, row.Repeat)
+		if c == nil {
+			continue
+		}
+		c.Status = state.CellStatus(row.Status)
+		c.Server, c.Output, c.Reasoning, c.Attempts = row.Server, row.Output, row.Reasoning, row.Attempts
+		c.ErrorClass, c.Error = chat.ErrorClass(row.ErrorClass), row.Error
+		c.TTFT, c.Latency, c.TokensPerSec = row.TTFT, row.Latency, row.TokensPerSec
+		c.PromptTokens, c.CompletionTokens = row.PromptTokens, row.CompletionTokens
+		if err := decode(row.ToolCalls, &c.ToolCalls); err != nil {
+			return nil, fmt.Errorf("run %s: cell %s/%s: tool calls: %w", run.ID, row.Model, row.Test, err)
+		}
+		if err := decode(row.Checks, &c.Checks); err != nil {
+			return nil, fmt.Errorf("run %s: cell %s/%s: checks: %w", run.ID, row.Model, row.Test, err)
+		}
+		tokens += int64(row.CompletionTokens)
+	}
+	for _, v := range verdicts {
+		c := cellAt(v.Test, v.Model, v.Repeat)
+		if c == nil {
+			continue
+		}
+		j := &state.Judgment{Judge: v.Judge, Status: state.JudgmentDone, Verdict: scoring.Verdict(v.Verdict), Score: v.Score,
+			Agreement: v.Agreement, Error: v.Error, Source: "ledger", Latency: msDuration(v.LatencyMS)}
+		if v.Judge == scoring.JuryName {
+			var jr scoring.JuryResult
+			if err := decode(v.Detail, &jr); err != nil {
+				return nil, fmt.Errorf("run %s: jury verdict on %s/%s: %w", run.ID, v.Model, v.Test, err)
+			}
+			j.Jury = &jr
+		} else {
+			var res scoring.JudgeResult
+			if err := decode(v.Detail, &res); err != nil {
+				return nil, fmt.Errorf("run %s: verdict of %s on %s/%s: %w", run.ID, v.Judge, v.Model, v.Test, err)
+			}
+			j.Samples = res.Samples
+		}
+		state.SetJudgment(c, j)
+	}
+	infos := make([]state.TestInfo, len(run.Tests))
+	for i, t := range run.Tests {
+		infos[i] = state.TestInfo{ID: t}
+	}
+	return &state.BatteryRun{ID: run.ID, Name: run.Name, Status: state.RunStatus(run.Status), Phase: state.PhaseDone,
+		Models: run.Models, Tests: infos, Repeat: repeat, Rows: rows, Plan: plan,
+		Started: run.StartedAt, Ended: run.EndedAt, Counts: state.TallyRows(rows, plan.InView),
+		TokensGenerated: tokens, Final: true}, nil
+}
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// decode reads a JSON column; an empty one leaves v alone.
+func decode(s string, v any) error {
+	if s == "" {
+		return nil
+	}
+	return json.Unmarshal([]byte(s), v)
+}
+
+// ConfigPath is the config file a run in the ledger was started from.
+func ConfigPath(led *ledger.Ledger, id string) (string, error) {
+	row, err := led.Run(id)
+	if err != nil {
+		return "", err
+	}
+	var c struct {
+		Path string `json:"path"`
+	}
+	if err := decode(row.ConfigJSON, &c); err == nil && c.Path != "" {
+		return c.Path, nil
+	}
+	return "", fmt.Errorf("run %s: the ledger does not say which config it came from", row.ID)
+}
+
+// readRun reads a run's row, cells and verdicts; id may be "last" or a prefix.
+func readRun(led *ledger.Ledger, id string) (ledger.RunRow, []ledger.CellRow, []ledger.VerdictRow, error) {
+	run, err := led.Run(id)
+	if err != nil {
+		return run, nil, nil, err
+	}
+	cells, err := led.Cells(run.ID)
+	if err != nil {
+		return run, nil, nil, err
+	}
+	verdicts, err := led.Verdicts(run.ID)
+	return run, cells, verdicts, err
+}

@@ -1,0 +1,396 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/judge/scoring"
+	"pitwall/runner/ledger"
+	"pitwall/runner/state"
+)
+
+// engine is the state the loop owns. Only the loop goroutine reads or
+// writes it, so it needs no lock.
+type engine struct {
+	r     *Run
+	table *cellTable
+	plan  scoring.Plan // Plan.InView changes when the user switches judges
+	// wanted are the judges whose verdicts are produced (those the plan
+	// runs, and any the user switched to).
+	wanted map[string]bool
+
+	life    lifecycle
+	endAs   state.RunStatus // what a stopping run ends as: stopped, or failed
+	phase   state.Phase
+	status  state.RunStatus
+	message string
+	failure string // why the run failed (the ledger), once it has
+	started time.Time
+	ended   time.Time
+
+	tokens    int64
+	completed int // cells whose inference completed
+	inflight  int // inference attempts not settled, waiting retries included
+	jinflight int // judge samples not settled, waiting retries included
+	// closeWanted is Close's request, carried out once the run has ended.
+	closeWanted bool
+
+	retrying  map[*attempt]bool // attempts waiting out their backoff
+	failovers map[[3]int]int    // inference attempts a cell lost to servers going away
+	round     map[state.CellRef]int
+	tallies   map[tallyKey]*tally
+	// pendingJury is a jury verdict a re-judge being planned replaces.
+	pendingJury map[tallyKey]*state.Judgment
+
+	phaseCtx    context.Context // the run's phases; Stop cancels it
+	phaseCancel context.CancelFunc
+	judgeCtx    context.Context // judging after the end; Stop and Close cancel it
+	judgeCancel context.CancelFunc
+
+	dirty   bool
+	seq     uint64
+	lastPub time.Time
+}
+
+func newEngine(r *Run, table *cellTable, plan scoring.Plan) *engine {
+	e := &engine{r: r, table: table, plan: plan, wanted: map[string]bool{},
+		life: idle, phase: state.PhaseInference, status: state.RunRunning,
+		retrying: map[*attempt]bool{}, failovers: map[[3]int]int{}, round: map[state.CellRef]int{},
+		tallies: map[tallyKey]*tally{}, pendingJury: map[tallyKey]*state.Judgment{}}
+	for _, n := range plan.Running() {
+		e.wanted[n] = true
+	}
+	e.phaseCtx, e.phaseCancel = context.WithCancel(context.Background())
+	return e
+}
+
+// loop is the run's one goroutine of its own: it takes events, moves the
+// lifecycle on, and publishes snapshots, until the run is closed.
+func (r *Run) loop() {
+	e := r.e
+	beat := time.NewTicker(r.opts.Heartbeat)
+	defer beat.Stop()
+	flush := time.NewTimer(time.Hour)
+	flush.Stop()
+	armed := false
+	for e.life != closed {
+		select {
+		case <-r.events.ready:
+			for _, ev := range r.events.take() {
+				e.handle(ev)
+			}
+		case <-flush.C:
+			armed = false
+		case <-beat.C:
+			// The fleet panel moves while work is in flight.
+			if e.life.live() || e.jinflight > 0 {
+				e.dirty = true
+			}
+		}
+		e.advance()
+		if !e.dirty || e.life == closed {
+			continue
+		}
+		if wait := r.opts.Interval - time.Since(e.lastPub); wait > 0 {
+			if !armed {
+				flush.Reset(wait)
+				armed = true
+			}
+			continue
+		}
+		e.publish()
+	}
+	flush.Stop()
+	e.phaseCancel()
+	if e.judgeCancel != nil {
+		e.judgeCancel()
+	}
+	for _, ev := range r.events.close() {
+		if c, ok := ev.(evCall); ok {
+			c.reply <- errClosed
+		}
+	}
+	e.publish()
+	close(r.out)
+	close(r.closed)
+}
+
+// handle takes one event.
+func (e *engine) handle(ev any) {
+	switch ev := ev.(type) {
+	case evDispatched:
+		if ev.a.judge != nil {
+			e.judgeDispatched(ev.a, ev.server)
+		} else {
+			e.inferenceDispatched(ev.a, ev.server, ev.loading)
+		}
+	case evDone:
+		delete(e.retrying, ev.a)
+		if ev.a.judge != nil {
+			e.judgeDone(ev.a, ev.res, ev.err)
+		} else {
+			e.inferenceDone(ev.a, ev.res, ev.err)
+		}
+	case evRetry:
+		if !e.retrying[ev.a] {
+			return // cancelled while its timer fired
+		}
+		delete(e.retrying, ev.a)
+		if ev.a.judge != nil {
+			e.retryJudge(ev.a)
+		} else {
+			e.retryInference(ev.a)
+		}
+	case evStop:
+		e.stop(state.RunStopped, "stopping…")
+	case evClose:
+		e.closeWanted = true
+		switch e.life {
+		case idle:
+			e.status, e.message = state.RunFailed, "closed before it started"
+			e.move(closed)
+		case inferring, judging:
+			e.stop(state.RunStopped, "stopping…")
+		}
+	case evCall:
+		ev.reply <- ev.fn(e)
+	}
+}
+
+// stop cancels the run's work. During the phases the run ends as status;
+// after the end, it cancels a re-judge in progress.
+func (e *engine) stop(status state.RunStatus, msg string) {
+	switch e.life {
+	case inferring, judging:
+		e.endAs, e.message = status, msg
+		e.move(stopping)
+		e.phaseCancel()
+		e.cancelRetries(func(*attempt) bool { return true })
+	case ended, closing:
+		if e.judgeCancel != nil {
+			e.judgeCancel()
+			e.cancelRetries(func(a *attempt) bool { return a.judge != nil })
+		}
+	}
+}
+
+// cancelRetries settles, as cancelled, the attempts waiting out a backoff
+// that match. One whose timer has already fired settles when its event
+// arrives, as the context it ran under is done.
+func (e *engine) cancelRetries(match func(*attempt) bool) {
+	for a := range e.retrying {
+		if !match(a) || !a.timer.Stop() {
+			continue
+		}
+		delete(e.retrying, a)
+		err := &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"}
+		if a.judge != nil {
+			e.judgeSettled(a, chat.Result{}, err)
+		} else {
+			e.inferenceSettled(a, chat.Result{}, err)
+		}
+	}
+}
+
+// advance moves the lifecycle on as far as the work in flight allows.
+func (e *engine) advance() {
+	for {
+		before := e.life
+		switch e.life {
+		case inferring:
+			if e.inflight > 0 {
+				break
+			}
+			if jobs := e.phaseTwo(); len(jobs) > 0 || e.jinflight > 0 {
+				e.move(judging)
+				e.phase = state.PhaseJudgment
+				e.submitJudging(jobs)
+				break
+			}
+			e.finish()
+		case judging:
+			if e.jinflight == 0 {
+				e.finish()
+			}
+		case stopping:
+			if e.inflight == 0 && e.jinflight == 0 {
+				e.finish()
+			}
+		case ended:
+			if e.closeWanted {
+				e.move(closing)
+				e.stop("", "")
+			}
+		case closing:
+			if e.jinflight == 0 && len(e.retrying) == 0 {
+				e.move(closed)
+			}
+		}
+		if e.life == before {
+			return
+		}
+	}
+}
+
+// finish records the end of the run's phases in the ledger, publishes the
+// final snapshot and releases Wait.
+func (e *engine) finish() {
+	r := e.r
+	e.ended = r.now()
+	status, msg := state.RunCompleted, ""
+	switch {
+	case e.failure != "":
+		status, msg = state.RunFailed, e.failure
+	case e.life == stopping:
+		status, msg = e.endAs, "stopped"
+	default:
+		if why := e.judgeUnusable(); why != "" {
+			status, msg = state.RunFailed, why
+		}
+	}
+	if n, err := r.led.CancelOpen(r.id, e.ended); err != nil {
+		status, msg = state.RunFailed, e.ledgerFailure(err)
+	} else if n > 0 {
+		r.log.Warn("ledger: requests left open at the end were marked canceled", "n", n)
+	}
+	if err := r.led.FinishRun(r.id, string(status), e.ended); err != nil {
+		status, msg = state.RunFailed, e.ledgerFailure(err)
+	}
+	e.status, e.message, e.phase = status, msg, state.PhaseDone
+	e.move(ended)
+	e.publish()
+	close(r.done)
+}
+
+// fail records a ledger write that failed: the run stops sending, ends as
+// failed with a message naming the ledger, and what was written before
+// stays readable.
+func (e *engine) fail(err error) {
+	if e.failure != "" {
+		return
+	}
+	e.failure = e.ledgerFailure(err)
+	e.message = e.failure
+	e.dirty = true
+	switch e.life {
+	case inferring, judging:
+		e.stop(state.RunFailed, e.failure)
+	case ended, closing:
+		e.status = state.RunFailed
+		e.stop("", "")
+	}
+}
+
+func (e *engine) ledgerFailure(err error) string {
+	return fmt.Sprintf("the ledger %s cannot be written (%v): the run stopped there; what it recorded before stays readable", e.r.led.Path(), err)
+}
+
+// judgeUnusable says why the judge in view could not be used at all: every
+// verdict it gave is a judge error.
+func (e *engine) judgeUnusable() string {
+	if e.plan.InView == "" {
+		return ""
+	}
+	c := e.table.tally(e.plan.InView)
+	if c.Judged == 0 || c.JudgeError < c.Judged {
+		return ""
+	}
+	return fmt.Sprintf("judge %s gave no usable verdict (%d judge errors): check its server, model and key, then re-judge with `pitwall show %s`", e.plan.InView, c.JudgeError, e.r.id)
+}
+
+// start records the run and its cells, then submits every inference job.
+func (e *engine) start() error {
+	r := e.r
+	if e.life != idle {
+		return fmt.Errorf("the run has already started")
+	}
+	e.started = r.now()
+	ids := make([]string, len(r.tests))
+	for i, t := range r.tests {
+		ids[i] = t.ID
+	}
+	row := ledger.RunRow{
+		ID: r.id, Name: r.cfg.Name, Status: string(state.RunRunning), ScoringMode: string(e.plan.Mode),
+		ConfigJSON: r.cfg.RedactedJSON(), ScoringJSON: mustJSON(r.cfg.Scoring),
+		Models: r.models, Tests: ids, Repeat: r.repeat, StartedAt: e.started,
+	}
+	if err := r.led.CreateRun(row); err != nil {
+		return fmt.Errorf("recording run: %w", err)
+	}
+	var err error
+	e.table.each(func(ti, mi, rep int) {
+		if err == nil {
+			err = r.led.PutCell(e.cellRow(e.table.at(ti, mi, rep)))
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("recording cells: %w", err)
+	}
+	e.move(inferring)
+	// Battery order, model-major within a test, so the first rows fill
+	// first; placement decides what actually runs first, and it sees the
+	// whole phase at once.
+	var batch []*attempt
+	e.table.each(func(ti, mi, rep int) {
+		e.inflight++
+		batch = append(batch, &attempt{ti: ti, mi: mi, rep: rep, n: 1})
+	})
+	e.submitInference(batch)
+	return nil
+}
+
+// restore makes the engine a finished run read back from the ledger.
+func (e *engine) restore(b *state.BatteryRun) {
+	e.table.restore(b.Rows)
+	e.tokens = b.TokensGenerated
+	e.started, e.ended = b.Started, b.Ended
+	e.status, e.phase = b.Status, state.PhaseDone
+	for _, row := range b.Rows {
+		for i := range row.Cells {
+			if row.Cells[i].Status == state.Completed {
+				e.completed++
+			}
+		}
+	}
+	e.move(ended)
+	e.publish()
+	close(e.r.done)
+}
+
+// snapshot builds an immutable snapshot of the run now.
+func (e *engine) snapshot() *state.BatteryRun {
+	r := e.r
+	e.seq++
+	status := e.status
+	if e.failure != "" {
+		status = state.RunFailed
+	}
+	return &state.BatteryRun{
+		Seq: e.seq, ID: r.id, Name: r.cfg.Name, Status: status, Phase: e.phase, Message: e.message,
+		Models: r.models, Tests: r.infos, Repeat: r.repeat, Rows: e.table.publish(),
+		Plan: e.plan, Started: e.started, Ended: e.ended, Counts: e.table.tally(e.plan.InView),
+		TokensGenerated: e.tokens, JudgeInFlight: e.jinflight, Fleet: r.fleet.State(),
+		Final: e.life >= ended,
+	}
+}
+
+// publish puts a snapshot on the channel, replacing one the reader has not
+// taken: a slow reader never slows the run and never sees stale state.
+func (e *engine) publish() {
+	b := e.snapshot()
+	e.r.last.Store(b)
+	for {
+		select {
+		case e.r.out <- b:
+			e.dirty, e.lastPub = false, time.Now()
+			return
+		default:
+		}
+		select {
+		case <-e.r.out:
+		default:
+		}
+	}
+}

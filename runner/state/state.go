@@ -1,0 +1,198 @@
+package state
+
+import (
+	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/telemetry"
+	"pitwall/judge/check"
+	"pitwall/judge/scoring"
+)
+
+// CellStatus is where a cell stands in phase 1.
+type CellStatus string
+
+const (
+	Pending   CellStatus = "pending"
+	Queued    CellStatus = "queued"
+	Running   CellStatus = "running"
+	Loading   CellStatus = "loading" // its server is loading the model
+	Completed CellStatus = "completed"
+	Failed    CellStatus = "failed" // a check or semantic validation failed (❌)
+	Errored   CellStatus = "error"  // transport or server error (⚠️)
+	Cancelled CellStatus = "cancelled"
+)
+
+// Terminal reports whether the cell's inference is over.
+func (s CellStatus) Terminal() bool {
+	return s == Completed || s == Failed || s == Errored || s == Cancelled
+}
+
+// Phase is the run's current phase.
+type Phase string
+
+const (
+	PhaseInference Phase = "inference"
+	PhaseJudgment  Phase = "judgment"
+	PhaseDone      Phase = "done"
+)
+
+// RunStatus is the run's status, as the ledger keeps it.
+type RunStatus string
+
+const (
+	RunRunning   RunStatus = "running"
+	RunCompleted RunStatus = "completed"
+	RunStopped   RunStatus = "stopped"
+	RunFailed    RunStatus = "failed"
+)
+
+// JudgmentStatus is where one judge stands on one cell.
+type JudgmentStatus string
+
+const (
+	JudgmentQueued  JudgmentStatus = "queued"
+	JudgmentRunning JudgmentStatus = "running"
+	JudgmentDone    JudgmentStatus = "done"
+)
+
+// Judgment is one judge's (or the jury's) view of a cell.
+type Judgment struct {
+	Judge     string
+	Status    JudgmentStatus
+	Verdict   scoring.Verdict // "" until done
+	Score     float64
+	Agreement float64
+	Samples   []scoring.Sample
+	Jury      *scoring.JuryResult // set on the jury's judgment
+	Error     string              // judge error message (transport or parse)
+	Latency   time.Duration       // judge time, apart from inference time
+	Source    string              // live | cache | ledger
+}
+
+// Cell is one (model, test, repeat) at an instant. Cells in a snapshot are
+// never changed after it is published.
+type Cell struct {
+	Model  string
+	Test   string
+	Repeat int
+
+	Status     CellStatus
+	Server     string
+	Attempts   int
+	ErrorClass chat.ErrorClass
+	Error      string
+
+	Output       string
+	Reasoning    string
+	ToolCalls    []chat.ToolCall
+	FinishReason string
+	Checks       []check.CheckResult
+
+	TTFT             time.Duration
+	Latency          time.Duration
+	PromptTokens     int
+	CompletionTokens int
+	TokensPerSec     float64
+
+	// Judgments by judge name; scoring.JuryName holds the aggregate when scoring is a jury.
+	Judgments map[string]*Judgment
+}
+
+// Judgment returns the cell's judgment by name, or nil.
+func (c *Cell) Judgment(name string) *Judgment {
+	if c == nil || c.Judgments == nil {
+		return nil
+	}
+	return c.Judgments[name]
+}
+
+// TestInfo is what the grid and the detail view show of a test.
+type TestInfo struct {
+	ID        string
+	Name      string
+	Category  string
+	System    string
+	Prompt    string // the user turn(s), rendered
+	Tools     []chat.Tool
+	Criteria  string
+	Reference string
+}
+
+// Row holds one test's cells: index model*Repeat + repeat. A published Row is
+// immutable; the runner copies a row before changing it (copy on write), so a
+// snapshot costs one slice of pointers, not a copy of every cell.
+type Row struct {
+	Cells []Cell
+}
+
+// BatteryRun is an immutable snapshot of a run. Readers must not change it.
+type BatteryRun struct {
+	Seq     uint64 // increases with every snapshot
+	ID      string
+	Name    string
+	Status  RunStatus
+	Phase   Phase
+	Message string // a short status line: "stopping…", the last run-level error
+
+	Models []string
+	Tests  []TestInfo
+	Repeat int
+	Rows   []*Row // one per test, in Tests order
+
+	// Plan says which judges the run has and whose verdicts the counts and
+	// the grid show (Plan.InView).
+	Plan scoring.Plan
+
+	Started time.Time
+	Ended   time.Time // zero while running
+
+	Counts          Tally // cells, and the verdicts of Plan.InView
+	TokensGenerated int64 // completion tokens of completed inference so far
+	JudgeInFlight   int   // judge jobs queued or running (re-judging after the end included)
+
+	Fleet []telemetry.ServerState
+
+	Final bool // the run has ended; no snapshot follows this one for the run's phases
+}
+
+// Cell returns the cell of test t, model m and repeat r, or nil.
+func (b *BatteryRun) Cell(t, m, r int) *Cell {
+	if t < 0 || t >= len(b.Rows) || m < 0 || m >= len(b.Models) || r < 0 || r >= b.Repeat {
+		return nil
+	}
+	return &b.Rows[t].Cells[m*b.Repeat+r]
+}
+
+// CellRef names a cell.
+type CellRef struct {
+	Test   string
+	Model  string
+	Repeat int
+}
+
+// SetJudgment replaces one judge's judgment on a cell. The cell's map may
+// be shared with a published snapshot, so it is copied, never written.
+func SetJudgment(c *Cell, j *Judgment) {
+	m := make(map[string]*Judgment, len(c.Judgments)+1)
+	for k, v := range c.Judgments {
+		m[k] = v
+	}
+	m[j.Judge] = j
+	c.Judgments = m
+}
+
+// DropJudgments removes the named judgments from a cell, copying its map.
+func DropJudgments(c *Cell, names ...string) {
+	if len(c.Judgments) == 0 {
+		return
+	}
+	m := make(map[string]*Judgment, len(c.Judgments))
+	for k, v := range c.Judgments {
+		m[k] = v
+	}
+	for _, n := range names {
+		delete(m, n)
+	}
+	c.Judgments = m
+}
