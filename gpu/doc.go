@@ -1,9 +1,11 @@
-// Package gpu owns the fleet: the servers pitwall talks to, their
-// OpenAI-compatible client (built on go-openai), slots, model residency, the
-// scheduler that places jobs on slots, backend probes and GPU telemetry.
+// Package gpu is the fleet: the servers pitwall talks to and their
+// OpenAI-compatible client (built on go-openai, with temperature 0 put on
+// the wire), slots, model residency and warm-ups, health and failover,
+// backend probes (LM Studio, Ollama, llama.cpp, vLLM, the simulator) and
+// the dispatcher that asks a placement.Policy where each job goes.
 //
-// It knows nothing of cells, tests, judges or the ledger: a job is a chat
+// It knows nothing of cells, tests, judges or the ledger: a Job is a chat
 // request for a model, and a result is what the server said and how fast.
-// Errors are classified here, once, at the edge where they are born.
-// It imports no other pitwall package.
+// Errors are classified here, once, at the edge where they are born. It
+// imports only its own sub-packages (chat, placement, telemetry).
 package gpu

@@ -121,7 +121,7 @@ func (b *board) retally(run *state.BatteryRun, t, sign int) {
 			b.modSum[m].add(b.cells[t*b.models+m], -1)
 		}
 		b.total.addCount(b.rowSum[t], -1)
-		addCounts(&b.counts, b.rowCnt[t], -1)
+		b.counts.Merge(b.rowCnt[t], -1)
 		return
 	}
 	var cnt state.Tally
@@ -139,24 +139,9 @@ func (b *board) retally(run *state.BatteryRun, t, sign int) {
 	b.rowFlag[t] = fl
 	b.rowCnt[t] = cnt
 	b.total.addCount(sum, 1)
-	addCounts(&b.counts, cnt, 1)
+	b.counts.Merge(cnt, 1)
 }
 
-func addCounts(dst *state.Tally, c state.Tally, sign int) {
-	dst.Pending += sign * c.Pending
-	dst.Queued += sign * c.Queued
-	dst.Running += sign * c.Running
-	dst.Completed += sign * c.Completed
-	dst.Failed += sign * c.Failed
-	dst.Errored += sign * c.Errored
-	dst.Cancelled += sign * c.Cancelled
-	dst.Pass += sign * c.Pass
-	dst.Fail += sign * c.Fail
-	dst.Warn += sign * c.Warn
-	dst.JudgeError += sign * c.JudgeError
-	dst.Judged += sign * c.Judged
-	dst.ToJudge += sign * c.ToJudge
-}
 
 // cell is the tally of test t and model m.
 func (b *board) cell(t, m int) tally {

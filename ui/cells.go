@@ -301,41 +301,23 @@ const (
 	flagDisagree
 )
 
-// tallyCell counts the repeats of one cell for the judge in view into c and
-// returns its pass-rate share and flags. A repeat is decided once it failed,
-// errored, or has the judge's PASS, FAIL or WARN (or, with no judge, once it
-// completed); a judge error or a cancel leaves it out of the rate. With no
-// judge a completed repeat passed: the checks alone decide.
+// tallyCell counts the repeats of one cell for the judge in view into c
+// (with state.Tally's rules, the run's one count) and returns its pass-rate
+// share and flags. A repeat is decided once it failed, errored, or has the
+// judge's PASS, FAIL or WARN (or, with no judge, once it completed); a judge
+// error or a cancel leaves it out of the rate. With no judge a completed
+// repeat passed: the checks alone decide.
 func tallyCell(cells []state.Cell, judge string, c *state.Tally) tally {
 	var t tally
 	for i := range cells {
 		cell := &cells[i]
-		switch cell.Status {
-		case state.Queued:
-			c.Queued++
-		case state.Loading, state.Running:
-			c.Running++
-		case state.Completed:
-			c.Completed++
-		case state.Failed:
-			c.Failed++
-		case state.Errored:
-			c.Errored++
-		case state.Cancelled:
-			c.Cancelled++
-		default:
-			c.Pending++
-		}
+		c.Add(cell, judge, 1)
 		k := repeatKind(cell, judge)
-		if cell.Status == state.Completed && judge != "" {
-			c.ToJudge++
-		}
 		if judge != "" && !cell.Status.Terminal() {
 			t.awaiting++
 		}
 		switch k {
 		case kindPass:
-			c.Pass++
 			t.pass++
 			t.decided++
 		case kindOK:
@@ -346,11 +328,9 @@ func tallyCell(cells []state.Cell, judge string, c *state.Tally) tally {
 				t.awaiting++
 			}
 		case kindFail:
-			c.Fail++
 			t.decided++
 			t.flags |= flagFailure
 		case kindWarn:
-			c.Warn++
 			t.decided++
 			t.flags |= flagDisagree
 		case kindFailed:
@@ -360,15 +340,10 @@ func tallyCell(cells []state.Cell, judge string, c *state.Tally) tally {
 			t.decided++
 			t.flags |= flagError
 		case kindJudgeError:
-			c.JudgeError++
 			t.flags |= flagError
 		}
-		switch k {
-		case kindPass, kindFail, kindWarn:
+		if k == kindPass || k == kindFail || k == kindWarn {
 			t.verdicts++
-			c.Judged++
-		case kindJudgeError:
-			c.Judged++
 		}
 		if j := cell.Judgment(scoring.JuryName); j != nil && j.Jury != nil && j.Jury.Disagreement {
 			t.flags |= flagDisagree

@@ -1,0 +1,9 @@
+// Package check holds the deterministic side of scoring: a battery test's
+// checks (equals, contains, regex, is-json, json-schema, tool-call, …, and
+// their not- forms), the semantic validation of a reply against what the
+// request asked for (tools, tool_choice, response_format), and how a reply's
+// answer is told from its inline thinking.
+//
+// It is pure and imports only gpu/chat: config validates checks with it,
+// the runner runs them, the judge reads answers with it.
+package check
