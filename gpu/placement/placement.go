@@ -92,13 +92,23 @@ type placeState struct {
 	out          []Assignment
 }
 
+// busy reports whether model x streams on s, or is being loaded there, once
+// this decision is applied: in flight now, loading, or given a job in it.
+func (s *placeServer) busy(x string) bool {
+	return s.view.Streaming[x] > 0 || s.placed[x] > 0 || x == s.loading
+}
+
 // placeServer is one up server during a decision.
 type placeServer struct {
 	view    *ServerView
 	free    int
 	present map[string]bool // resident, loading, or always there (not JIT)
 	loading string          // the model whose load is in flight or decided now
-	usedGB  float64
+	// placed counts the jobs given to the server in this decision, by
+	// model: they stream from the moment the decision is applied, so the
+	// drain guard treats them as streaming now.
+	placed map[string]int
+	usedGB float64
 	// reserved: inference waits here for a drain, so judge work keeps off.
 	reserved bool
 }
@@ -143,7 +153,7 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 		if !sv.Up {
 			continue
 		}
-		ps := &placeServer{view: sv, free: max(sv.Free(), 0), present: map[string]bool{}, loading: sv.Loading}
+		ps := &placeServer{view: sv, free: max(sv.Free(), 0), present: map[string]bool{}, placed: map[string]int{}, loading: sv.Loading}
 		for m, ok := range sv.Resident {
 			if ok {
 				ps.present[m] = true
@@ -244,6 +254,7 @@ func (st *placeState) take(c jobClass, m string, s *placeServer) bool {
 	}
 	st.out = append(st.out, Assignment{Job: st.v.Queue[i].ID, Server: s.view.Name})
 	s.free--
+	s.placed[m]++
 	return true
 }
 

@@ -55,8 +55,7 @@ func (st *placeState) fitsBeside(s *placeServer, m string) bool {
 	}
 	room := total - s.usedGB
 	for x := range s.present {
-		busy := s.view.Streaming[x] > 0 || x == s.loading
-		if busy || st.v.JudgeModels[x] {
+		if s.busy(x) || st.v.JudgeModels[x] {
 			continue
 		}
 		if st.left(classInference, x, s)+st.left(classJudge, x, s) > 0 {
@@ -181,7 +180,7 @@ func (st *placeState) worthSpreading(c jobClass, m string, s *placeServer) bool 
 // whether it takes evicting a judge model. Without a known VRAM size or
 // model size, a JIT server is taken to hold one model at a time.
 func (st *placeState) fit(s *placeServer, m string) (fitsNow, fitsEver, evictsJudge bool) {
-	busy := func(x string) bool { return s.view.Streaming[x] > 0 || x == s.loading }
+	busy := s.busy
 	size, total := st.v.Models[m].SizeGB, s.view.VRAMTotalGB
 	if size <= 0 || total <= 0 {
 		fitsNow = true

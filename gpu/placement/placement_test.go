@@ -136,6 +136,22 @@ func TestPlacerRules(t *testing.T) {
 			want:  []string{"4@s0"},
 		},
 		{
+			name: "drain guard: a job placed in this decision counts as streaming (one model at a time)",
+			servers: []plServer{
+				{name: "s0", slots: 2, resident: []string{"a"}},
+			},
+			queue: plQueue("a", 1, "b", 3),
+			want:  []string{"1@s0"},
+		},
+		{
+			name: "drain guard: a job placed in this decision counts as streaming (VRAM known)",
+			servers: []plServer{
+				{name: "s0", slots: 2, vram: 24, resident: []string{"a"}},
+			},
+			queue: plQueue("a", 1, "c", 3),
+			want:  []string{"1@s0"},
+		},
+		{
 			name: "drain guard: a model that would evict a streaming one waits",
 			servers: []plServer{
 				{name: "s0", slots: 2, busy: 1, vram: 24, resident: []string{"a"}, streaming: map[string]int{"a": 1}},
