@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"pitwall/gpu/chat"
 	"slices"
 	"strings"
 )
@@ -10,8 +11,10 @@ import (
 // name to the models it says it serves (a server that did not answer may be
 // left out). Every model to run must be offered by some server, and every
 // judge on a fleet server by that server; judges on a hosted url are not
-// checked. A name also matches Ollama's implicit tag: "llama3" is offered
-// by a server listing "llama3:latest".
+// checked. Names match as chat.MatchModel says (Ollama's implicit
+// ":latest", LM Studio's publisher/model ids, case), and a model or judge
+// model the servers list under another spelling is renamed to it, so that
+// every request names the model as the server knows it.
 //
 // Each problem names the model, the config file and the line it is on.
 func CheckOffered(c *Config, offered map[string][]string) error {
@@ -24,8 +27,9 @@ func CheckOffered(c *Config, offered map[string][]string) error {
 	}
 	v := newCollector(src)
 	names := sortedKeys(offered)
-	for _, m := range c.Models {
-		if slices.ContainsFunc(names, func(s string) bool { return offers(offered[s], m) }) {
+	for i, m := range c.Models {
+		if listed, ok := servedAs(offered, names, m); ok {
+			c.Models[i] = listed
 			continue
 		}
 		v.add(c.modelField(m), offeredHint(m, names, offered), "no reachable server offers model %q", m)
@@ -35,13 +39,17 @@ func CheckOffered(c *Config, offered map[string][]string) error {
 			continue
 		}
 		if j.Server == AnyServer {
-			if !slices.ContainsFunc(names, func(s string) bool { return offers(offered[s], j.Model) }) {
+			if listed, ok := servedAs(offered, names, j.Model); ok {
+				c.Scoring.Judges[i].Model = listed
+			} else {
 				v.add(joinPath(indexPath("scoring.judges", i), "model"), offeredHint(j.Model, names, offered),
 					"judge %q: no reachable server offers model %q", j.Name, j.Model)
 			}
 			continue
 		}
-		if !offers(offered[j.Server], j.Model) {
+		if listed, ok := chat.MatchModel(offered[j.Server], j.Model); ok {
+			c.Scoring.Judges[i].Model = listed
+		} else {
 			list := strings.Join(offered[j.Server], ", ")
 			if list == "" {
 				list = "nothing (is it up?)"
@@ -57,8 +65,15 @@ func CheckOffered(c *Config, offered map[string][]string) error {
 	return v.errs.err()
 }
 
-func offers(list []string, model string) bool {
-	return slices.Contains(list, model) || (!strings.Contains(model, ":") && slices.Contains(list, model+":latest"))
+// servedAs is the name the first server (by name) that serves model lists
+// it by.
+func servedAs(offered map[string][]string, names []string, model string) (string, bool) {
+	for _, s := range names {
+		if listed, ok := chat.MatchModel(offered[s], model); ok {
+			return listed, true
+		}
+	}
+	return "", false
 }
 
 func offeredHint(model string, names []string, offered map[string][]string) string {

@@ -110,3 +110,27 @@ models = ["m1"]
 		t.Errorf("%d tests", len(c.Tests))
 	}
 }
+
+func TestCheckOfferedNamesModelsAsTheServersDo(t *testing.T) {
+	c := &Config{Path: "x.toml", Models: []string{"tiny-a", "Gemma-3-12B", "qwen/qwen3-8b"},
+		Scoring: Scoring{Judges: []Judge{{Name: "j", Model: "judge-small", Server: "gpu0"}}, Mode: "judge", Active: "j"}}
+	offered := map[string][]string{
+		"gpu0": {"tiny-a:latest", "judge-small:latest"},
+		"gpu1": {"google/gemma-3-12b", "qwen/qwen3-8b"},
+	}
+	if err := CheckOffered(c, offered); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"tiny-a:latest", "google/gemma-3-12b", "qwen/qwen3-8b"}
+	if strings.Join(c.Models, " ") != strings.Join(want, " ") {
+		t.Errorf("models %v, want the servers' names %v", c.Models, want)
+	}
+	if c.Scoring.Judges[0].Model != "judge-small:latest" {
+		t.Errorf("judge model %q, want judge-small:latest", c.Scoring.Judges[0].Model)
+	}
+	// A name two servers' lists would both match by a looser rule is not guessed.
+	c = &Config{Path: "x.toml", Models: []string{"m"}}
+	if err := CheckOffered(c, map[string][]string{"s": {"a/m", "b/m"}}); err == nil {
+		t.Errorf("an ambiguous name was accepted as %v", c.Models)
+	}
+}

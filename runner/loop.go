@@ -255,7 +255,7 @@ func (e *engine) finish() {
 	} else if n > 0 {
 		r.log.Warn("ledger: requests left open at the end were marked canceled", "n", n)
 	}
-	if err := r.led.FinishRun(r.id, string(status), e.ended); err != nil {
+	if err := r.led.FinishRun(r.id, string(status), msg, e.ended); err != nil {
 		status, msg = state.RunFailed, e.ledgerFailure(err)
 	}
 	e.status, e.message, e.phase = status, msg, state.PhaseDone

@@ -319,6 +319,8 @@ CREATE TABLE verdicts (
 	PRIMARY KEY (run_id, model, test, repeat, judge)
 );
 `,
+	// 2: why a run ended as it did (a failed run's reason).
+	`ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings the schema to schemaVersion in one transaction, so a crash

@@ -208,7 +208,7 @@ func TestReadOnlyLedgerReadsAndRefusesEveryWrite(t *testing.T) {
 	}
 	writes := map[string]func() error{
 		"CreateRun": func() error { return l.CreateRun(RunRow{ID: "r2"}) },
-		"FinishRun": func() error { return l.FinishRun("r1", "completed", time.Now()) },
+		"FinishRun": func() error { return l.FinishRun("r1", "completed", "", time.Now()) },
 		"InsertRequest": func() error {
 			_, err := l.InsertRequest(&Request{RunID: "r1", Purpose: PurposeProbe})
 			return err

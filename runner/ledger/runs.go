@@ -16,7 +16,7 @@ import (
 const LastRun = "last"
 
 const runColumns = `id, name, status, scoring_mode, config_json, scoring_json,
-	models_json, tests_json, repeat, started_ms, ended_ms`
+	models_json, tests_json, repeat, started_ms, ended_ms, message`
 
 // CreateRun records a new run. Its ID must be new (NewRunID); an empty
 // Status is stored as "running". ConfigJSON and ScoringJSON must be JSON (or
@@ -51,13 +51,14 @@ func (l *Ledger) CreateRun(r RunRow) error {
 	return nil
 }
 
-// FinishRun sets a run's final status and end time.
-func (l *Ledger) FinishRun(id, status string, ended time.Time) error {
+// FinishRun sets a run's final status, the reason it ended so (message; "" for
+// a run that completed) and its end time.
+func (l *Ledger) FinishRun(id, status, message string, ended time.Time) error {
 	w, err := l.writer("finish run")
 	if err != nil {
 		return err
 	}
-	res, err := w.Exec(`UPDATE runs SET status = ?, ended_ms = ? WHERE id = ?`, status, msOrNull(ended), id)
+	res, err := w.Exec(`UPDATE runs SET status = ?, message = ?, ended_ms = ? WHERE id = ?`, status, message, msOrNull(ended), id)
 	if err != nil {
 		return l.wrap("finish run "+id, err)
 	}
@@ -167,7 +168,7 @@ func scanRun(s scanner) (RunRow, error) {
 		started, stopped sql.NullInt64
 	)
 	err := s.Scan(&r.ID, &r.Name, &r.Status, &r.ScoringMode, &r.ConfigJSON, &r.ScoringJSON,
-		&models, &tests, &r.Repeat, &started, &stopped)
+		&models, &tests, &r.Repeat, &started, &stopped, &r.Message)
 	if err != nil {
 		return RunRow{}, err
 	}

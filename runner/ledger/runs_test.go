@@ -71,17 +71,17 @@ func TestFinishRunSetsStatusAndEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := ms("2026-01-02T04:00:00.5Z")
-	if err := l.FinishRun("r1", "stopped", end); err != nil {
+	if err := l.FinishRun("r1", "stopped", "stopped by the user", end); err != nil {
 		t.Fatal(err)
 	}
 	got, err := l.Run("r1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != "stopped" || got.EndedAt != end || got.StartedAt != start {
-		t.Errorf("after FinishRun: status %q, started %v, ended %v", got.Status, got.StartedAt, got.EndedAt)
+	if got.Status != "stopped" || got.EndedAt != end || got.StartedAt != start || got.Message != "stopped by the user" {
+		t.Errorf("after FinishRun: status %q, message %q, started %v, ended %v", got.Status, got.Message, got.StartedAt, got.EndedAt)
 	}
-	if err := l.FinishRun("nope", "completed", end); !errors.Is(err, ErrNotFound) {
+	if err := l.FinishRun("nope", "completed", "", end); !errors.Is(err, ErrNotFound) {
 		t.Errorf("FinishRun of an unknown run: %v, want ErrNotFound", err)
 	}
 }

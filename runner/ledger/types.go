@@ -38,6 +38,7 @@ type RunRow struct {
 	Repeat      int
 	StartedAt   time.Time
 	EndedAt     time.Time // zero while running
+	Message     string    // why it ended as it did: a failed run's reason
 }
 
 // Request is one request row.
