@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,7 @@ func TestOpenCreatesFoldersInWALModeAtCurrentSchema(t *testing.T) {
 			if got := pragma(t, l.w, "busy_timeout"); got == "0" {
 				t.Error("busy_timeout is 0: a second process's lock fails at once")
 			}
-			if got, want := pragma(t, l.w, "user_version"), "1"; got != want {
+			if got, want := pragma(t, l.w, "user_version"), strconv.Itoa(schemaVersion()); got != want {
 				t.Errorf("user_version = %s, want %s", got, want)
 			}
 		})

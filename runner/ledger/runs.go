@@ -42,9 +42,9 @@ func (l *Ledger) CreateRun(r RunRow) error {
 	}
 	models, _ := json.Marshal(r.Models) // a []string always marshals
 	tests, _ := json.Marshal(r.Tests)
-	_, err = w.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err = w.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.Name, r.Status, r.ScoringMode, r.ConfigJSON, r.ScoringJSON,
-		string(models), string(tests), r.Repeat, msOrNull(r.StartedAt), msOrNull(r.EndedAt))
+		string(models), string(tests), r.Repeat, msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.Message)
 	if err != nil {
 		return l.wrap("create run "+r.ID, err)
 	}
