@@ -9,12 +9,14 @@ import (
 )
 
 // SimTimeScale is the simulator's time scale: sim.time_scale, overridden by
-// PITWALL_SIM_TIME_SCALE and the flag; 1 (real time) when unset.
+// PITWALL_SIM_TIME_SCALE and the flag; 0 is instant. Load fills 1 (real
+// time) when the file leaves it out; a config built by hand, which never
+// went through Load, runs in real time too.
 func (c *Config) SimTimeScale() float64 {
-	if c.Sim.TimeScale > 0 {
-		return c.Sim.TimeScale
+	if c.meta == nil && c.Sim.TimeScale == 0 {
+		return 1
 	}
-	return 1
+	return c.Sim.TimeScale
 }
 
 // ModelSpec returns the simulated model called name: its [[sim.models]]

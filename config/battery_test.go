@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -183,8 +184,6 @@ func TestBatteryValidationOfRequestShapes(t *testing.T) {
 		field string
 		sub   string
 	}{
-		{"both user and messages", Test{ID: "a", User: "x", Messages: []chat.Message{{Role: "user", Content: "y"}}},
-			"tests[0].messages", "both user and messages"},
 		{"unknown role", Test{ID: "a", Messages: []chat.Message{{Role: "robot", Content: "y"}}},
 			"tests[0].messages[0].role", `unknown message role "robot"`},
 		{"required without tools", Test{ID: "a", User: "x", ToolChoice: "required"},
@@ -223,14 +222,46 @@ func TestEmptyBatteryIsAnError(t *testing.T) {
 	wantErr(t, err, "b.toml", 0, "tests", "no tests")
 }
 
-func TestUnknownBatteryExtension(t *testing.T) {
-	_, err := LoadBattery(filepath.Join("testdata", "good", "minimal.toml") + ".txt")
-	if err == nil {
-		t.Fatal("want an error")
+// The format comes from the content: an extension pitwall does not know
+// is no obstacle, and a file that is no battery says what it is.
+func TestBatteryFormatIsToldByContent(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	_, err = LoadBattery(filepath.Join("testdata", "good", "pitwall.toml"))
-	// A config is valid TOML but not a battery: its keys are unknown there.
-	wantErr(t, err, filepath.Join("testdata", "good", "pitwall.toml"), 3, "battery", `unknown key "battery"`)
+	tests := []struct {
+		name string
+		file string
+		ids  []string
+	}{
+		{"JSON in a .txt", write("a.txt", `{"tests": [{"id": "a", "user": "hi"}]}`), []string{"a"}},
+		{"JSONL in a .json", write("b.json", "{\"id\": \"a\", \"user\": \"hi\"}\n{\"id\": \"b\", \"user\": \"yo\"}\n"), []string{"a", "b"}},
+		{"prompt-prix JSON in a .jsonl", write("c.jsonl", `{"prompts": [{"id": "a", "user": "hi"}]}`), []string{"a"}},
+		{"one prompt-prix line in a .json", write("d.json", `{"id": "a", "user": "hi"}`), []string{"a"}},
+		{"TOML without an extension", write("e", "[[tests]]\nid = \"a\"\nuser = \"hi\"\n"), []string{"a"}},
+		{"YAML in a .cfg", write("f.cfg", "prompts: [\"{{q}}\"]\ntests:\n  - vars: {q: hi}\n"), []string{"test-1"}},
+		{"an inspect array", write("g.json", `[{"input": "hi", "target": "yo"}]`), []string{"g-1"}},
+		{"a BFCL array", write("h.json", `[{"id": "simple_1", "question": [{"role": "user", "content": "hi"}], "function": [{"name": "f"}]}]`), []string{"simple_1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := LoadBattery(tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids := testIDs(got); !reflect.DeepEqual(ids, tt.ids) {
+				t.Errorf("ids = %v, want %v", ids, tt.ids)
+			}
+		})
+	}
+	_, err := LoadBattery(filepath.Join("testdata", "good", "minimal.toml") + ".txt")
+	wantErr(t, err, filepath.Join("testdata", "good", "minimal.toml")+".txt", 0, "", "cannot read battery")
+	_, err = LoadBattery(write("empty.json", "  \n"))
+	wantErr(t, err, filepath.Join(dir, "empty.json"), 0, "", "empty")
 }
 
 func tools(names ...string) []chat.Tool {

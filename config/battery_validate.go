@@ -13,20 +13,28 @@ var (
 	toolChoices     = []string{"auto", "none", "required"}
 	messageRoles    = []string{"system", "user", "assistant", "tool"}
 	responseFormats = []string{"text", "json_object", "json_schema"}
+	severities      = []string{"critical", "warning", "info"}
+	modes           = []string{"", ModeAgent}
 )
 
 // validateTests checks a loaded battery. src maps tests[i] (and, for native
 // files, every field under it) to lines; messages name the test by id.
 func validateTests(tests []Test, src *source) Errors {
+	return validateTestsAt(tests, src, "tests")
+}
+
+// validateTestsAt is validateTests for a file whose tests sit under
+// another key (prompt-prix's prompts), so that fields read as written.
+func validateTestsAt(tests []Test, src *source, root string) Errors {
 	v := newCollector(src)
 	if len(tests) == 0 {
-		v.add("tests", "add a [[tests]] table with id and user", "the battery has no tests")
+		v.add(root, "add a [[tests]] table with id and user", "the battery has no tests")
 		return v.errs
 	}
 	ids := map[string]int{}
 	for i := range tests {
 		t := &tests[i]
-		base := indexPath("tests", i)
+		base := indexPath(root, i)
 		at := func(k string) string { return joinPath(base, k) }
 		label := fmt.Sprintf("test %q", t.ID)
 		switch first, dup := ids[t.ID]; {
@@ -39,11 +47,8 @@ func validateTests(tests []Test, src *source) Errors {
 		default:
 			ids[t.ID] = i
 		}
-		switch {
-		case t.User == "" && len(t.Messages) == 0:
+		if t.User == "" && len(t.Messages) == 0 {
 			v.add(base, `add user = "..." or [[tests.messages]] with role and content`, "%s has no prompt", label)
-		case t.User != "" && len(t.Messages) > 0:
-			v.add(at("messages"), "give user or messages, not both", "%s has both user and messages", label)
 		}
 		for k, m := range t.Messages {
 			if !slices.Contains(messageRoles, m.Role) {
@@ -54,12 +59,52 @@ func validateTests(tests []Test, src *source) Errors {
 		tools := validateTools(v, t, at, label)
 		validateToolChoice(v, t, at, label, tools)
 		validateResponseFormat(v, t, at, label)
+		validateTestKind(v, t, at, label, tools)
 		for k, c := range t.Checks {
 			validateCheck(v, c, indexPath(at("checks"), k), label, tools)
 		}
 	}
 	return v.errs
 }
+
+// validateTestKind checks severity, expect and the agent fields.
+func validateTestKind(v *collector, t *Test, at func(string) string, label string, tools []string) {
+	if !slices.Contains(severities, t.Severity) && t.Severity != "" {
+		v.add(at("severity"), didYouMean(t.Severity, severities), "%s: unknown severity %q", label, t.Severity)
+	}
+	if t.Expect != "" && !oneWord.MatchString(t.Expect) {
+		v.add(at("expect"), `write the one word the reply's verdict must be, e.g. expect = "FAIL"`,
+			"%s: expect %q is not a verdict", label, t.Expect)
+	}
+	if !slices.Contains(modes, t.Mode) {
+		v.add(at("mode"), `mode = "agent" runs a tool loop (prompt-prix's "react"); leave it out for one request`,
+			"%s: unknown mode %q", label, t.Mode)
+		return
+	}
+	if t.Mode != ModeAgent {
+		if t.MaxIterations != 0 {
+			v.add(at("max_iterations"), `add mode = "agent", or drop max_iterations`, "%s: max_iterations is for agent tests", label)
+		}
+		if len(t.MockTools) > 0 {
+			v.add(at("mock_tools"), `add mode = "agent", or drop mock_tools`, "%s: mock_tools is for agent tests", label)
+		}
+		return
+	}
+	if len(tools) == 0 {
+		v.add(at("mode"), "add [[tests.tools]] for the agent to call", "%s: an agent test needs tools", label)
+	}
+	if t.MaxIterations < 0 {
+		v.add(at("max_iterations"), "write a number of model turns, e.g. max_iterations = 10", "%s: max_iterations must be 1 or more", label)
+	}
+	for _, name := range sortedKeys(t.MockTools) {
+		if len(tools) > 0 && !slices.Contains(tools, name) {
+			v.add(joinPath(at("mock_tools"), name), didYouMean(name, tools),
+				"%s: mock_tools answers %q, which is not among its tools", label, name)
+		}
+	}
+}
+
+var oneWord = regexp.MustCompile(`^\w+$`)
 
 // validateTools checks the tool definitions and returns their names.
 func validateTools(v *collector, t *Test, at func(string) string, label string) []string {
@@ -176,6 +221,22 @@ func validateCheck(v *collector, c check.Check, p, label string, tools []string)
 	case "json-schema":
 		if c.Schema == nil {
 			v.add(p, "add schema = { ... } (a JSON Schema)", "%s: json-schema check without a schema", label)
+		}
+	case "first-tool-call", "tool-call-count", "tool-args-enum", "tool-args-required", "tool-args-types",
+		"tool-args-pattern", "tool-args-contains":
+		if c.Name != "" && len(tools) > 0 && !slices.Contains(tools, c.Name) {
+			v.add(joinPath(p, "name"), didYouMean(c.Name, tools), "%s: %s check names %q, which is not among its tools", label, c.Type, c.Name)
+		}
+	case "tool-call-any":
+		names, _ := c.Args["names"].([]any)
+		for _, n := range names {
+			if s, ok := n.(string); ok && len(tools) > 0 && !slices.Contains(tools, s) {
+				v.add(joinPath(p, "args"), didYouMean(s, tools), "%s: %s check names %q, which is not among its tools", label, c.Type, s)
+			}
+		}
+	case "valid-tool-calls":
+		if _, ok := c.Args["tools"]; !ok {
+			v.add(p, "add [[tests.tools]]: the check holds each call to the tools offered", "%s: valid-tool-calls check but the test offers no tools", label)
 		}
 	case "tool-call":
 		switch {

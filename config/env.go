@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"path"
 	"pitwall/judge/scoring"
 	"slices"
@@ -20,7 +21,8 @@ type Overrides struct {
 	DB           string        // --db PATH
 	Strict       *bool         // --strict
 	Timeout      time.Duration // --timeout (per request)
-	TimeScale    float64       // --time-scale (sim time scale)
+	MaxWait      time.Duration // --max-wait; negative means 0 (wait for ever)
+	TimeScale    *float64      // --time-scale (sim time scale; 0 is instant)
 }
 
 // Where an override came from, as an Error's File.
@@ -40,7 +42,8 @@ const (
 //	PITWALL_DB              ledger path (--db)
 //	PITWALL_STRICT          true/false/1/0: WARN fails the run (--strict)
 //	PITWALL_TIMEOUT         per-request timeout: "90s", "2m", or bare seconds (--timeout)
-//	PITWALL_SIM_TIME_SCALE  simulator time scale, > 0 (--time-scale)
+//	PITWALL_MAX_WAIT        how long work waits for a server that is down before it ends unavailable: "5m", or 0 for ever (--max-wait)
+//	PITWALL_SIM_TIME_SCALE  simulator time scale, >= 0; 0 is instant (--time-scale)
 //
 // An empty variable counts as unset.
 const (
@@ -52,6 +55,7 @@ const (
 	EnvDB           = "PITWALL_DB"
 	EnvStrict       = "PITWALL_STRICT"
 	EnvTimeout      = "PITWALL_TIMEOUT"
+	EnvMaxWait      = "PITWALL_MAX_WAIT"
 	EnvSimTimeScale = "PITWALL_SIM_TIME_SCALE"
 )
 
@@ -101,16 +105,30 @@ func envOverrides(getenv func(string) string) (Overrides, Errors) {
 			ov.Timeout = d
 		}
 	}
+	if v := strings.TrimSpace(getenv(EnvMaxWait)); v != "" {
+		d, err := parseTimeout(v)
+		switch {
+		case err != nil || d < 0:
+			bad(EnvMaxWait, v, `a duration such as "5m", or 0 to wait for ever`)
+		case d == 0:
+			ov.MaxWait = -1
+		default:
+			ov.MaxWait = d
+		}
+	}
 	if v := strings.TrimSpace(getenv(EnvSimTimeScale)); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(f > 0) {
-			bad(EnvSimTimeScale, v, "a number > 0 (0.01 makes a 30s load take 0.3s)")
+		if err != nil || !validScale(f) {
+			bad(EnvSimTimeScale, v, "a number >= 0 (0.01 makes a 30s load take 0.3s; 0 is instant)")
 		} else {
-			ov.TimeScale = f
+			ov.TimeScale = &f
 		}
 	}
 	return ov, errs
 }
+
+// validScale reports whether f is a simulator time scale: finite, 0 or more.
+func validScale(f float64) bool { return f >= 0 && !math.IsInf(f, 0) }
 
 // parseTimeout takes a Go duration, or bare seconds, which is what people
 // type into an environment variable.
@@ -146,8 +164,8 @@ func checkFlags(ov Overrides) Errors {
 	if ov.Timeout < 0 {
 		bad("--timeout", fmt.Sprintf("--timeout %s is negative", ov.Timeout), `give a positive duration such as --timeout 90s`)
 	}
-	if ov.TimeScale < 0 {
-		bad("--time-scale", fmt.Sprintf("--time-scale %g is negative", ov.TimeScale), "give a number > 0")
+	if ov.TimeScale != nil && !validScale(*ov.TimeScale) {
+		bad("--time-scale", fmt.Sprintf("--time-scale %g is not a time scale", *ov.TimeScale), "give a number >= 0: 1 is real time, 0.01 makes a 30s load take 0.3s, 0 is instant")
 	}
 	return errs
 }
@@ -197,7 +215,9 @@ func mergeOverrides(env, flags Overrides) *effective {
 		func() { o.Strict = flags.Strict }, func() { o.Strict = env.Strict })
 	pick("timeout", "--timeout", EnvTimeout, flags.Timeout > 0, env.Timeout > 0,
 		func() { o.Timeout = flags.Timeout }, func() { o.Timeout = env.Timeout })
-	pick("time_scale", "--time-scale", EnvSimTimeScale, flags.TimeScale > 0, env.TimeScale > 0,
+	pick("max_wait", "--max-wait", EnvMaxWait, flags.MaxWait != 0, env.MaxWait != 0,
+		func() { o.MaxWait = flags.MaxWait }, func() { o.MaxWait = env.MaxWait })
+	pick("time_scale", "--time-scale", EnvSimTimeScale, flags.TimeScale != nil, env.TimeScale != nil,
 		func() { o.TimeScale = flags.TimeScale }, func() { o.TimeScale = env.TimeScale })
 	return e
 }
@@ -265,11 +285,14 @@ func (e *effective) apply(c *Config) Errors {
 	if e.Strict != nil {
 		c.Run.Strict = *e.Strict
 	}
+	if e.MaxWait != 0 {
+		c.Run.MaxWait = max(e.MaxWait, 0)
+	}
 	if e.Timeout > 0 {
 		c.Run.Timeout = e.Timeout
 	}
-	if e.TimeScale > 0 {
-		c.Sim.TimeScale = e.TimeScale
+	if e.TimeScale != nil {
+		c.Sim.TimeScale = *e.TimeScale
 	}
 	return errs
 }

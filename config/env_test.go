@@ -83,12 +83,18 @@ func TestPrecedenceFlagsOverEnvOverFileOverDefaults(t *testing.T) {
 		{"time scale: default", minimal, nil, Overrides{}, func(c *Config) any { return c.SimTimeScale() }, 1.0},
 		{"time scale: file", "", nil, Overrides{}, func(c *Config) any { return c.SimTimeScale() }, 0.5},
 		{"time scale: env over file", "", map[string]string{EnvSimTimeScale: "0.01"}, Overrides{}, func(c *Config) any { return c.SimTimeScale() }, 0.01},
-		{"time scale: flag over env", "", map[string]string{EnvSimTimeScale: "0.01"}, Overrides{TimeScale: 2}, func(c *Config) any { return c.SimTimeScale() }, 2.0},
+		{"time scale: flag over env", "", map[string]string{EnvSimTimeScale: "0.01"}, Overrides{TimeScale: ptr(2.0)}, func(c *Config) any { return c.SimTimeScale() }, 2.0},
+		{"time scale: env 0 is instant", "", map[string]string{EnvSimTimeScale: "0"}, Overrides{}, func(c *Config) any { return c.SimTimeScale() }, 0.0},
+		{"time scale: flag 0 over env", "", map[string]string{EnvSimTimeScale: "0.01"}, Overrides{TimeScale: ptr(0.0)}, func(c *Config) any { return c.SimTimeScale() }, 0.0},
 
 		{"models: file", "", nil, Overrides{}, func(c *Config) any { return c.Models }, []string{"a", "b", "c"}},
 		{"models: env subset", "", map[string]string{EnvModels: "c, a"}, Overrides{}, func(c *Config) any { return c.Models }, []string{"c", "a"}},
 		{"models: flag over env", "", map[string]string{EnvModels: "c,a"}, Overrides{Models: []string{"b"}}, func(c *Config) any { return c.Models }, []string{"b"}},
 
+		{"max_wait: default", "", nil, Overrides{}, func(c *Config) any { return c.Run.MaxWait }, DefaultMaxWait},
+		{"max_wait: env", "", map[string]string{EnvMaxWait: "30s"}, Overrides{}, func(c *Config) any { return c.Run.MaxWait }, 30 * time.Second},
+		{"max_wait: env 0 waits for ever", "", map[string]string{EnvMaxWait: "0"}, Overrides{}, func(c *Config) any { return c.Run.MaxWait }, time.Duration(0)},
+		{"max_wait: flag over env", "", map[string]string{EnvMaxWait: "30s"}, Overrides{MaxWait: time.Minute}, func(c *Config) any { return c.Run.MaxWait }, time.Minute},
 		{"judge: file makes a jury", "", nil, Overrides{}, func(c *Config) any { return c.JudgeNames() }, []string{"ja", "jb"}},
 		{"judge: env picks one", "", map[string]string{EnvJudge: "jb"}, Overrides{}, func(c *Config) any { return c.JudgeNames() }, []string{"jb"}},
 		{"judge: flag over env", "", map[string]string{EnvJudge: "jb"}, Overrides{Judge: "ja"}, func(c *Config) any { return c.JudgeNames() }, []string{"ja"}},
@@ -134,7 +140,7 @@ func TestBadEnvironmentValueNamesTheVariable(t *testing.T) {
 		{EnvTimeout, "soon"},
 		{EnvTimeout, "-5s"},
 		{EnvSimTimeScale, "fast"},
-		{EnvSimTimeScale, "0"},
+		{EnvSimTimeScale, "-1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.val, func(t *testing.T) {
@@ -188,3 +194,5 @@ func TestSplitListTrimsAndDropsRepeats(t *testing.T) {
 		t.Errorf("splitList = %q", got)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -6,65 +6,133 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"pitwall/gpu/chat"
+	"slices"
 	"strings"
 )
 
-// loadJSONL reads one test per line. Each line is told apart by its shape:
-// an object with "input" is an inspect sample, anything else a prompt-prix
-// prompt. Blank lines are skipped.
-func loadJSONL(path string, data []byte) ([]Test, error) {
+// loadJSONL reads one test per line. Each line is told apart by its keys
+// (recordKind): an inspect sample, a BFCL entry or a prompt-prix prompt.
+// Blank lines are skipped; a line's problems name that line.
+func loadJSONL(path string, data []byte, n *notes) ([]Test, error) {
 	src := newSource(path)
+	col := newCollector(src)
 	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	var tests []Test
-	var errs Errors
+	records := 0 // lines read as records, whether or not they made a test
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
-	for n := 1; sc.Scan(); n++ {
+	sc.Buffer(make([]byte, 0, 64*1024), maxInputBytes+1)
+	for ln := 1; sc.Scan(); ln++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
-		var probe map[string]json.RawMessage
-		if err := json.Unmarshal(line, &probe); err != nil {
-			errs = append(errs, jsonSyntaxError(path, line, n-1, err))
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			e := jsonSyntaxError(path, line, ln-1, err)
+			e.Line = ln // a line of JSONL is all one record
+			col.errs = append(col.errs, e)
 			continue
 		}
-		var t Test
-		if _, ok := probe["input"]; ok {
-			var s inspectSample
-			if err := json.Unmarshal(line, &s); err != nil {
-				errs = append(errs, jsonSyntaxError(path, line, n-1, err))
-				continue
-			}
-			var msg string
-			if t, msg = s.toTest(fmt.Sprintf("%s-%d", stem, len(tests)+1)); msg != "" {
-				errs = append(errs, &Error{File: path, Line: n, Field: "input", Msg: msg,
-					Hint: `input is a string or a list of {"role", "content"} messages`})
-				continue
-			}
-		} else {
-			var p ppPrompt
-			if err := json.Unmarshal(line, &p); err != nil {
-				errs = append(errs, jsonSyntaxError(path, line, n-1, err))
-				continue
-			}
-			t = p.toTest()
+		m, ok := v.(map[string]any)
+		if !ok {
+			col.addAt(ln, "", "each line of a JSONL battery is one test, a JSON object", "line %d is %s, not a test", ln, describe(v, "json"))
+			continue
 		}
-		src.set(indexPath("tests", len(tests)), n)
-		t.Source = fmt.Sprintf("%s:%d", path, n)
+		if len(tests) == 0 {
+			if e := notABattery(path, ln, m); e != nil {
+				return nil, e
+			}
+		}
+		at := indexPath("tests", records)
+		records++
+		src.set(at, ln)
+		t, ok := recordTest(col, n, recordKind(m), m, fmt.Sprintf("%s-%d", stem, records), at)
+		if !ok {
+			continue
+		}
+		t.Source = fmt.Sprintf("%s:%d", path, ln)
 		tests = append(tests, t)
 	}
 	if err := sc.Err(); err != nil {
-		errs = append(errs, &Error{File: path, Msg: fmt.Sprintf("cannot read battery: %v", err)})
+		col.errs = append(col.errs, &Error{File: path, Msg: fmt.Sprintf("cannot read battery: %v", err)})
 	}
-	if len(errs) == 0 {
-		errs = validateTests(tests, src)
+	if len(col.errs) > 0 {
+		return nil, lineFields(col.errs).err()
 	}
-	if err := errs.err(); err != nil {
-		return nil, err
+	tests, err := finishTests(tests, src, nil, n)
+	return tests, lineFields(asErrors(err)).err()
+}
+
+// lineFields drops the tests[k] that starts a JSONL error's field: its line
+// names the record, and the file has no key called tests.
+func lineFields(errs Errors) Errors {
+	for _, e := range errs {
+		if strings.HasPrefix(e.Field, "tests[") {
+			if i := strings.IndexByte(e.Field, ']'); i > 0 {
+				e.Field = strings.TrimPrefix(e.Field[i+1:], ".")
+			}
+		}
 	}
-	return tests, nil
+	return errs
+}
+
+// loadRecords reads a JSON file that holds records rather than a battery
+// object: an array of inspect samples or BFCL entries, or one record alone.
+func loadRecords(path string, data []byte, kind string, n *notes) ([]Test, error) {
+	var top any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&top); err != nil {
+		return nil, jsonSyntaxError(path, data, 0, err)
+	}
+	records, isList := top.([]any)
+	root := "tests"
+	if !isList {
+		records, root = []any{top}, "tests[0]"
+	}
+	src, err := locateJSON(path, data, 0, root)
+	if err != nil {
+		return nil, jsonSyntaxError(path, data, 0, err)
+	}
+	col := newCollector(src)
+	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	var tests []Test
+	for i, r := range records {
+		at := indexPath("tests", i)
+		m, ok := r.(map[string]any)
+		if !ok {
+			col.add(at, "each element is one test, a JSON object", "element %d is %s, not a test", i+1, describe(r, "json"))
+			continue
+		}
+		k := recordKind(m)
+		if k == "" {
+			k = kind
+		}
+		t, ok := recordTest(col, n, k, m, fmt.Sprintf("%s-%d", stem, i+1), at)
+		if !ok {
+			continue
+		}
+		t.Source = fmt.Sprintf("%s:%d", path, src.line(at))
+		tests = append(tests, t)
+	}
+	if len(col.errs) > 0 {
+		return nil, col.errs.err()
+	}
+	return finishTests(tests, src, nil, n)
+}
+
+// recordTest converts one record of the given kind; ok is false when its
+// problems were reported and there is no test.
+func recordTest(col *collector, n *notes, kind string, m map[string]any, fallbackID, at string) (Test, bool) {
+	switch kind {
+	case recordInspect:
+		return inspectTest(col, n, m, fallbackID, at)
+	case recordBFCL:
+		return bfclTest(col, n, m, fallbackID, at)
+	}
+	return promptPrixTest(col, n, m, at)
 }
 
 // inspectSample is one sample of an inspect dataset.
@@ -76,11 +144,41 @@ type inspectSample struct {
 	Metadata map[string]any `json:"metadata"`
 }
 
+var inspectKeys = []string{"id", "input", "target", "choices", "metadata", "sandbox", "files", "setup"}
+
+func inspectTest(col *collector, n *notes, m map[string]any, fallbackID, at string) (Test, bool) {
+	b, err := json.Marshal(m)
+	var s inspectSample
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	if err != nil {
+		col.add(at, `an inspect sample is {"id", "input", "target", "choices", "metadata"}`, "cannot read the sample: %s", jsonDecodeError(col.src.file, b, 0, err).Msg)
+		return Test{}, false
+	}
+	t, field, msg := s.toTest(fallbackID)
+	if msg != "" {
+		col.add(under(at, field), `input is a string or a list of {"role", "content"} messages`, "%s", msg)
+		return Test{}, false
+	}
+	for _, k := range sortedKeys(m) {
+		if !slices.Contains(inspectKeys, k) {
+			n.add(fmt.Sprintf("inspect sample key %q is not read", k), t.ID)
+		}
+	}
+	for _, k := range []string{"sandbox", "files", "setup"} {
+		if _, ok := m[k]; ok {
+			n.add(fmt.Sprintf("inspect sample's %s is not provided: the model sees only the input", k), t.ID)
+		}
+	}
+	return t, true
+}
+
 // toTest maps a sample onto a Test: input becomes the prompt, target the
 // reference the judge compares against. A sample without an id gets
-// fallbackID. msg says what is wrong with the input, if anything.
-func (s inspectSample) toTest(fallbackID string) (Test, string) {
-	t := Test{ID: fallbackID}
+// fallbackID. msg says what is wrong with the input (at field), if anything.
+func (s inspectSample) toTest(fallbackID string) (t Test, field, msg string) {
+	t = Test{ID: fallbackID}
 	switch id := s.ID.(type) {
 	case string:
 		if id != "" {
@@ -92,29 +190,32 @@ func (s inspectSample) toTest(fallbackID string) (Test, string) {
 	if c, ok := s.Metadata["category"].(string); ok {
 		t.Category = c
 	}
+	if sev, ok := s.Metadata["severity"].(string); ok {
+		t.Severity = strings.ToLower(strings.TrimSpace(sev))
+	}
 	switch in := s.Input.(type) {
 	case string:
 		t.User = in
 	case []any:
-		for _, raw := range in {
-			m, ok := raw.(map[string]any)
-			if !ok {
-				return t, "an input message is not an object"
-			}
-			role, _ := m["role"].(string)
-			t.Messages = append(t.Messages, chat.Message{Role: role, Content: contentText(m["content"])})
+		msgs, probs, ok := decodeMessages(in)
+		if !ok {
+			return t, "input", "an input message is not a {\"role\", \"content\"} object"
 		}
+		if len(probs) > 0 {
+			return t, under("input", strings.TrimPrefix(probs[0].field, "messages")), probs[0].msg
+		}
+		t.Messages = msgs
 		if len(t.Messages) == 1 && t.Messages[0].Role == "user" {
 			t.User, t.Messages = t.Messages[0].Content, nil
 		}
 	default:
-		return t, "input is neither a string nor a list of messages"
+		return t, "input", "input is neither a string nor a list of messages"
 	}
 	if len(s.Choices) > 0 {
 		var b strings.Builder
 		b.WriteString("\n\n")
 		for i, c := range s.Choices {
-			fmt.Fprintf(&b, "%c) %s\n", 'A'+i, c)
+			fmt.Fprintf(&b, "%s) %s\n", choiceLabel(i), c)
 		}
 		if t.User != "" {
 			t.User += strings.TrimRight(b.String(), "\n")
@@ -138,25 +239,14 @@ func (s inspectSample) toTest(fallbackID string) (Test, string) {
 			t.Reference = "Any of these is correct:\n" + strings.Join(parts, "\n")
 		}
 	}
-	return t, ""
+	return t, "", ""
 }
 
-// contentText flattens a message content that is a string or a list of
-// parts ({"type": "text", "text": ...}); other parts (images) are dropped.
-func contentText(v any) string {
-	switch c := v.(type) {
-	case string:
-		return c
-	case []any:
-		var parts []string
-		for _, p := range c {
-			if m, ok := p.(map[string]any); ok {
-				if s, ok := m["text"].(string); ok {
-					parts = append(parts, s)
-				}
-			}
-		}
-		return strings.Join(parts, "\n")
+// choiceLabel is A, B, … Z, then AA, AB, … as inspect letters its choices.
+func choiceLabel(i int) string {
+	s := ""
+	for i++; i > 0; i = (i - 1) / 26 {
+		s = string(rune('A'+(i-1)%26)) + s
 	}
-	return ""
+	return s
 }

@@ -3,48 +3,66 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"pitwall/gpu/chat"
-	"pitwall/judge/check"
 )
 
 // A promptfoo config is prompts × tests: each test's vars fill each
 // prompt's {{var}} placeholders, and its assert list says how to score the
 // answer. pitwall maps it onto Tests as follows:
 //
-//   - each (test, prompt) pair is one Test; its id is vars.test_id (or
-//     vars.id, or the description made into a slug), with "/" and the
-//     prompt's id or label (or p1, p2 ...) appended when there are several
-//     prompts;
+//   - each (test, prompt) pair is one Test; its id is metadata.test_id
+//     (or vars.test_id, vars.id, metadata.id, or the description made into a
+//     slug, made unique with -2, -3 …), with "/" and the prompt's id or
+//     label (or p1, p2 …) appended when there are several prompts;
+//   - a var whose value is a list makes one test per value, as promptfoo
+//     runs it (#1, #2 … appended to the id);
 //   - the rendered prompt is the user message, as promptfoo sends it,
 //     unless it is a JSON list of chat messages, which becomes Messages;
-//   - options.provider.config's tools, tool_choice and response_format are
-//     the test's (defaultTest supplies any a test leaves out);
-//   - assert types pitwall also has become checks (equals, contains,
-//     icontains, regex, starts-with, is-json and their not- forms; is-json
-//     with a schema is json-schema; contains-any is a regex; contains-all
-//     one check per value; latency is max-latency); llm-rubric,
-//     model-graded-closedqa and g-eval become criteria, factuality the
-//     reference. Others (javascript, python, similar ...) cannot run here:
-//     they are skipped and reported as warnings.
+//     prompts may be read from file:// text or JSON files beside the config;
+//   - tools, tool_choice and response_format come from the provider's
+//     config: the test's options.provider, else defaultTest's, else the
+//     config's one provider (or its first, noted);
+//   - vars.category and metadata.category are the category, severity
+//     likewise; vars.expected_verdict (or vars.expect) is Expect, the
+//     verdict a judge-like reply must give; vars.expected_response is the
+//     reference unless a factuality assertion gives one;
+//   - assertions become checks, criteria or the reference (see
+//     pfAssertion); what cannot be mapped is noted once per kind.
 type pfTest struct {
-	Description string         `yaml:"description"`
-	Vars        map[string]any `yaml:"vars"`
-	Assert      []pfAssert     `yaml:"assert"`
-	Options     struct {
-		Provider yaml.Node `yaml:"provider"` // an id string, or a table with config
-	} `yaml:"options"`
-	Metadata map[string]any `yaml:"metadata"`
+	Description string         `json:"description"`
+	Vars        any            `json:"vars"`
+	Assert      []pfAssert     `json:"assert"`
+	Options     pfOptions      `json:"options"`
+	Metadata    map[string]any `json:"metadata"`
+	Threshold   *float64       `json:"threshold"`
+}
+
+type pfOptions struct {
+	Provider    any `json:"provider"` // an id string, or a table with config
+	Transform   any `json:"transform"`
+	Postprocess any `json:"postprocess"`
+	Prefix      any `json:"prefix"`
+	Suffix      any `json:"suffix"`
 }
 
 type pfAssert struct {
-	Type      string   `yaml:"type"`
-	Value     any      `yaml:"value"`
-	Threshold *float64 `yaml:"threshold"`
+	Type      string         `json:"type"`
+	Value     any            `json:"value"`
+	Threshold *float64       `json:"threshold"`
+	Weight    *float64       `json:"weight"`
+	Metric    string         `json:"metric"`
+	Transform any            `json:"transform"`
+	Config    map[string]any `json:"config"`
+	Provider  any            `json:"provider"`
+	Assert    []pfAssert     `json:"assert"` // an assert-set's members
 }
 
 // pfRequest is the part of a provider config that shapes the request.
@@ -59,89 +77,201 @@ type pfPrompt struct {
 	text string
 }
 
-var pfVar = regexp.MustCompile(`\{\{\s*([A-Za-z_][\w.]*)\s*\}\}`)
+// pfKeys are the top-level keys that shape tests; pfQuiet are keys about
+// running promptfoo itself (where to write results, sharing, env), which
+// have no bearing on the battery.
+var (
+	pfKeys  = []string{"prompts", "tests", "defaultTest", "providers", "description"}
+	pfQuiet = []string{"outputPath", "sharing", "evaluateOptions", "writeLatestResults", "commandLineOptions", "tags", "env", "tracing", "metadata", "$schema"}
+)
 
-func loadPromptfoo(path string, data []byte) ([]Test, []string, error) {
-	var doc struct {
-		Prompts     yaml.Node `yaml:"prompts"`
-		Tests       yaml.Node `yaml:"tests"`
-		DefaultTest *pfTest   `yaml:"defaultTest"`
-	}
+// maxExpandedTests bounds the tests a promptfoo config may expand into, so
+// that a short file of many prompts and long lists cannot ask for millions.
+const maxExpandedTests = 20000
+
+func loadPromptfoo(path string, data []byte, n *notes) ([]Test, error) {
+	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, nil, yamlError(path, err)
+		return nil, yamlError(path, err)
 	}
-	prompts, perr := pfPrompts(path, &doc.Prompts)
-	if perr != nil {
-		return nil, nil, perr
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, &Error{File: path, Line: 1, Msg: "the battery file is empty", Hint: "a promptfoo config has prompts and tests"}
 	}
-	if doc.Tests.Kind != yaml.SequenceNode {
-		return nil, nil, &Error{File: path, Line: max(doc.Tests.Line, 1), Field: "tests",
+	root := doc.Content[0]
+	src := locateYAML(path, root)
+	col := newCollector(src)
+	var top any
+	if err := root.Decode(&top); err != nil {
+		return nil, yamlError(path, err)
+	}
+	top = jsonNormalize(top)
+	if e := notABattery(path, root.Line, top); e != nil {
+		return nil, e
+	}
+	m, ok := top.(map[string]any)
+	if !ok {
+		hint := "a promptfoo config is a table with prompts and tests"
+		if root.Kind == yaml.SequenceNode {
+			hint = "this looks like a promptfoo tests file (a list of tests): point battery = at the promptfoo config that names it"
+		}
+		return nil, &Error{File: path, Line: root.Line, Msg: "not a promptfoo config: the file holds " + describe(top, "json"), Hint: hint}
+	}
+	for _, k := range sortedKeys(m) {
+		if !slices.Contains(pfKeys, k) && !slices.Contains(pfQuiet, k) {
+			n.add(fmt.Sprintf("promptfoo key %q is not read", k), "")
+		}
+	}
+	prompts, err := pfPrompts(path, mapValue(root, "prompts"), n)
+	if err != nil {
+		return nil, err
+	}
+	testsNode := mapValue(root, "tests")
+	if testsNode == nil || testsNode.Kind != yaml.SequenceNode {
+		line := 1
+		if testsNode != nil {
+			line = testsNode.Line
+		}
+		return nil, &Error{File: path, Line: line, Field: "tests",
 			Msg:  "tests must be a list written in this file",
 			Hint: "pitwall reads inline promptfoo tests only (not file:// or CSV tests)"}
 	}
-	def := doc.DefaultTest
-	if def == nil {
-		def = &pfTest{}
+	lenient := func(what string) func(string, string) {
+		return func(_, key string) { n.add(fmt.Sprintf("promptfoo %s key %q is not read", what, key), "") }
 	}
-	defReq, err := pfProviderRequest(path, &def.Options.Provider)
+	var def pfTest
+	if raw, ok := m["defaultTest"]; ok {
+		def, _ = decodePFTest(col, raw, "defaultTest", lenient("defaultTest"))
+	}
+	base := pfBase{path: path, n: n, col: col, prompts: prompts, def: def}
+	base.provider = providersRequest(col, n, m["providers"])
+	base.defReq = pfProviderRequest(col, n, def.Options.Provider, "defaultTest.options.provider")
+	pfRunNotes(n, def, "")
+
+	tl := newTestList(n)
+	rawTests, _ := m["tests"].([]any)
+	for i, raw := range rawTests {
+		at := indexPath("tests", i)
+		line := src.line(at)
+		pt, ok := decodePFTest(col, raw, at, lenient("test"))
+		if !ok {
+			continue
+		}
+		expanded := base.expand(pt, i, at)
+		if len(tl.tests)+len(expanded) > maxExpandedTests {
+			return nil, &Error{File: path, Line: line, Field: at,
+				Msg:  fmt.Sprintf("prompts × tests × list-valued vars make more than %d tests", maxExpandedTests),
+				Hint: "split the config into several batteries"}
+		}
+		for _, t := range expanded {
+			t.Source = fmt.Sprintf("%s:%d", path, line)
+			src.set(indexPath("tests", len(tl.tests)), line)
+			tl.add(t)
+		}
+	}
+	if len(col.errs) > 0 {
+		return nil, col.errs.err()
+	}
+	return finishTests(tl.tests, src, nil, n)
+}
+
+// decodePFTest reads a test (or defaultTest) from its generic decoding,
+// reporting wrong types at their fields and unknown keys to unknown.
+func decodePFTest(col *collector, raw any, at string, unknown func(string, string)) (pfTest, bool) {
+	before := len(col.errs)
+	checkShapeWith(col, raw, reflect.TypeFor[pfTest](), "json", at, unknown)
+	if len(col.errs) > before {
+		return pfTest{}, false
+	}
+	var pt pfTest
+	b, err := json.Marshal(raw)
+	if err == nil {
+		err = json.Unmarshal(b, &pt)
+	}
 	if err != nil {
-		return nil, nil, err
+		col.add(at, "", "cannot read the test: %s", jsonDecodeError(col.src.file, b, 0, err).Msg)
+		return pfTest{}, false
 	}
-	skipped := map[string]int{}
-	src := newSource(path)
-	var tests []Test
-	for i, node := range doc.Tests.Content {
-		var pt pfTest
-		if err := node.Decode(&pt); err != nil {
-			return nil, nil, &Error{File: path, Line: node.Line, Field: indexPath("tests", i),
-				Msg: "cannot read test: " + yamlMessage(err), Hint: "a test is a table with vars, assert and options"}
+	return pt, true
+}
+
+// testList gathers tests, making ids unique as prompt-prix's promptfoo
+// reader does (a second "x" becomes "x-2").
+type testList struct {
+	tests []Test
+	seen  map[string]bool
+	n     *notes
+}
+
+func newTestList(n *notes) *testList { return &testList{seen: map[string]bool{}, n: n} }
+
+func (l *testList) add(t Test) {
+	if l.seen[t.ID] {
+		id := t.ID
+		for k := 2; l.seen[t.ID]; k++ {
+			t.ID = fmt.Sprintf("%s-%d", id, k)
 		}
-		req, err := pfProviderRequest(path, &pt.Options.Provider)
-		if err != nil {
-			return nil, nil, err
-		}
-		vars := map[string]any{}
-		for k, v := range def.Vars {
-			vars[k] = v
-		}
-		for k, v := range pt.Vars {
-			vars[k] = v
-		}
-		asserts := append(append([]pfAssert(nil), def.Assert...), pt.Assert...)
-		for _, p := range prompts {
-			t := pfToTest(pt, vars, p, len(prompts) > 1, i, asserts, skipped)
-			pfApplyRequest(&t, req, defReq)
-			src.set(indexPath("tests", len(tests)), node.Line)
-			t.Source = fmt.Sprintf("%s:%d", path, node.Line)
-			tests = append(tests, t)
+		l.n.add("tests share an id (from their description or vars): later ones get -2, -3 …", t.ID)
+	}
+	l.seen[t.ID] = true
+	l.tests = append(l.tests, t)
+}
+
+// mapValue returns the value node of key in a mapping node, or nil.
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
 		}
 	}
-	var warnings []string
-	for _, typ := range sortedKeys(skipped) {
-		warnings = append(warnings, fmt.Sprintf("%s: skipped %d %q assertion(s), which pitwall cannot run; the judge still sees any llm-rubric criteria",
-			path, skipped[typ], typ))
+	return nil
+}
+
+// locateYAML maps every value under root to its line, as locateJSON does.
+func locateYAML(file string, root *yaml.Node) *source {
+	src := newSource(file)
+	var walk func(n *yaml.Node, path string, depth int)
+	walk = func(n *yaml.Node, path string, depth int) {
+		if n == nil || depth > maxNesting {
+			return
+		}
+		if n.Kind == yaml.AliasNode {
+			src.set(path, n.Line)
+			return // its target is located where it is written
+		}
+		src.set(path, n.Line)
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1], joinPath(path, n.Content[i].Value), depth+1)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, indexPath(path, i), depth+1)
+			}
+		}
 	}
-	if err := validateTests(tests, src).err(); err != nil {
-		return nil, warnings, err
-	}
-	return tests, warnings, nil
+	walk(root, "", 0)
+	return src
 }
 
 // pfPrompts reads prompts: one string, or a list of strings or {raw, id,
-// label} tables.
-func pfPrompts(path string, n *yaml.Node) ([]pfPrompt, error) {
+// label} tables; a file:// prompt is read from beside the config.
+func pfPrompts(path string, n *yaml.Node, notes *notes) ([]pfPrompt, error) {
 	bad := func(line int, msg string) error {
 		return &Error{File: path, Line: max(line, 1), Field: "prompts", Msg: msg,
-			Hint: "write prompts inline: a string with {{var}} placeholders, or {raw: ..., label: ...}"}
+			Hint: "write prompts inline, a string with {{var}} placeholders or {raw: ..., label: ...}, or file:// a .txt, .md or .json file"}
 	}
 	var items []*yaml.Node
-	switch n.Kind {
-	case yaml.ScalarNode:
-		items = []*yaml.Node{n}
-	case yaml.SequenceNode:
-		items = n.Content
-	case 0:
+	switch {
+	case n == nil:
 		return nil, bad(1, "no prompts")
+	case n.Kind == yaml.ScalarNode:
+		items = []*yaml.Node{n}
+	case n.Kind == yaml.SequenceNode:
+		items = n.Content
 	default:
 		return nil, bad(n.Line, "prompts must be a string or a list")
 	}
@@ -152,21 +282,36 @@ func pfPrompts(path string, n *yaml.Node) ([]pfPrompt, error) {
 		case yaml.ScalarNode:
 			p.text = it.Value
 		case yaml.MappingNode:
-			var m struct{ Raw, ID, Label string }
-			if err := it.Decode(&m); err != nil {
-				return nil, bad(it.Line, "cannot read prompt: "+yamlMessage(err))
-			}
-			p.text = m.Raw
-			if m.ID != "" {
-				p.id = m.ID
-			} else if m.Label != "" {
-				p.id = m.Label
+			for k := 0; k+1 < len(it.Content); k += 2 {
+				key, val := it.Content[k].Value, it.Content[k+1]
+				if val.Kind != yaml.ScalarNode {
+					return nil, bad(val.Line, fmt.Sprintf("prompt %s must be text", key))
+				}
+				switch key {
+				case "raw":
+					p.text = val.Value
+				case "id":
+					p.id = val.Value
+				case "label":
+					if mapValue(it, "id") == nil {
+						p.id = val.Value
+					}
+				default:
+					notes.add(fmt.Sprintf("prompt key %q is not read", key), "")
+				}
 			}
 		default:
 			return nil, bad(it.Line, "a prompt must be a string or {raw: ...}")
 		}
-		if strings.HasPrefix(strings.TrimSpace(p.text), "file://") {
-			return nil, bad(it.Line, "prompts from files (file://) are not supported")
+		if ref, ok := strings.CutPrefix(strings.TrimSpace(p.text), "file://"); ok {
+			text, err := pfPromptFile(path, ref)
+			if err != nil {
+				return nil, bad(it.Line, err.Error())
+			}
+			p.text = text
+			if p.id == fmt.Sprintf("p%d", i+1) {
+				p.id = strings.TrimSuffix(filepath.Base(ref), filepath.Ext(ref))
+			}
 		}
 		if strings.TrimSpace(p.text) == "" {
 			return nil, bad(it.Line, "empty prompt")
@@ -177,229 +322,6 @@ func pfPrompts(path string, n *yaml.Node) ([]pfPrompt, error) {
 		return nil, bad(n.Line, "no prompts")
 	}
 	return out, nil
-}
-
-// pfProviderRequest reads tools, tool_choice and response_format from a
-// provider's config, when the provider is a table.
-func pfProviderRequest(path string, n *yaml.Node) (*pfRequest, error) {
-	if n.Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	var p struct {
-		Config map[string]any `yaml:"config"`
-	}
-	if err := n.Decode(&p); err != nil {
-		return nil, &Error{File: path, Line: n.Line, Field: "options.provider", Msg: "cannot read provider: " + yamlMessage(err)}
-	}
-	if p.Config == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(p.Config)
-	if err != nil {
-		return nil, &Error{File: path, Line: n.Line, Field: "options.provider.config", Msg: err.Error()}
-	}
-	var req pfRequest
-	if err := json.Unmarshal(b, &req); err != nil {
-		return nil, &Error{File: path, Line: n.Line, Field: "options.provider.config",
-			Msg: "tools, tool_choice or response_format is not in OpenAI's shape: " + err.Error()}
-	}
-	return &req, nil
-}
-
-// pfApplyRequest sets the request fields from the test's provider config,
-// falling back to defaultTest's field by field.
-func pfApplyRequest(t *Test, req, def *pfRequest) {
-	rt := rawTest{}
-	for _, r := range []*pfRequest{def, req} {
-		if r == nil {
-			continue
-		}
-		if r.Tools != nil {
-			rt.Tools = r.Tools
-		}
-		if r.ToolChoice != nil {
-			rt.ToolChoice = r.ToolChoice
-		}
-		if r.ResponseFormat != nil {
-			rt.ResponseFormat = r.ResponseFormat
-		}
-	}
-	conv := rt.toTest()
-	t.Tools, t.ToolChoice, t.ResponseFormat = conv.Tools, conv.ToolChoice, conv.ResponseFormat
-}
-
-func pfToTest(pt pfTest, vars map[string]any, p pfPrompt, several bool, i int, asserts []pfAssert, skipped map[string]int) Test {
-	t := Test{Name: pt.Description}
-	t.ID = firstString(vars["test_id"], vars["id"], pt.Metadata["id"])
-	if t.ID == "" {
-		t.ID = slug(pt.Description)
-	}
-	if t.ID == "" {
-		t.ID = fmt.Sprintf("test-%d", i+1)
-	}
-	if several {
-		t.ID += "/" + p.id
-	}
-	t.Category = firstString(vars["category"], pt.Metadata["category"])
-
-	prompt := pfRender(p.text, vars)
-	if msgs, ok := chatMessages(prompt); ok {
-		t.Messages = msgs
-	} else {
-		t.User = strings.TrimRight(prompt, "\n")
-	}
-	var criteria []string
-	for _, a := range asserts {
-		checks, crit, ref, ok := pfAssertion(a, vars)
-		if !ok {
-			skipped[a.Type]++
-			continue
-		}
-		t.Checks = append(t.Checks, checks...)
-		if crit != "" {
-			criteria = append(criteria, crit)
-		}
-		if ref != "" {
-			t.Reference = ref
-		}
-	}
-	t.Criteria = strings.Join(criteria, "\n")
-	return t
-}
-
-// pfAssertion maps one assertion; ok is false for a type pitwall cannot
-// run.
-func pfAssertion(a pfAssert, vars map[string]any) (checks []check.Check, criteria, reference string, ok bool) {
-	typ := strings.TrimSpace(a.Type)
-	base, not := strings.CutPrefix(typ, "not-")
-	neg := func(t string) string {
-		if not {
-			return "not-" + t
-		}
-		return t
-	}
-	val := pfRender(valueText(a.Value), vars)
-	switch base {
-	case "equals", "contains", "icontains", "regex", "starts-with":
-		return []check.Check{{Type: typ, Value: val}}, "", "", true
-	case "is-json":
-		if a.Value == nil {
-			return []check.Check{{Type: typ}}, "", "", true
-		}
-		return []check.Check{{Type: neg("json-schema"), Schema: jsonNormalize(a.Value)}}, "", "", true
-	case "contains-any", "icontains-any":
-		var alts []string
-		for _, s := range valueList(a.Value) {
-			alts = append(alts, regexp.QuoteMeta(pfRender(s, vars)))
-		}
-		if len(alts) == 0 {
-			return nil, "", "", false
-		}
-		re := "(?:" + strings.Join(alts, "|") + ")"
-		if base == "icontains-any" {
-			re = "(?i)" + re
-		}
-		return []check.Check{{Type: neg("regex"), Value: re}}, "", "", true
-	case "contains-all", "icontains-all":
-		if not { // "not all of them" is no conjunction of checks
-			return nil, "", "", false
-		}
-		for _, s := range valueList(a.Value) {
-			checks = append(checks, check.Check{Type: strings.TrimSuffix(base, "-all"), Value: pfRender(s, vars)})
-		}
-		return checks, "", "", len(checks) > 0
-	case "latency":
-		if not || a.Threshold == nil {
-			return nil, "", "", false
-		}
-		return []check.Check{{Type: "max-latency", Value: fmt.Sprintf("%gms", *a.Threshold)}}, "", "", true
-	case "llm-rubric", "model-graded-closedqa", "g-eval":
-		if not || val == "" {
-			return nil, "", "", false
-		}
-		return nil, val, "", true
-	case "factuality":
-		if not || val == "" {
-			return nil, "", "", false
-		}
-		return nil, "", val, true
-	}
-	return nil, "", "", false
-}
-
-// pfRender fills {{var}} placeholders; non-string values are written as
-// JSON, unknown names are left as they are.
-func pfRender(s string, vars map[string]any) string {
-	return pfVar.ReplaceAllStringFunc(s, func(m string) string {
-		name := pfVar.FindStringSubmatch(m)[1]
-		v, ok := vars[name]
-		if !ok {
-			return m
-		}
-		return valueText(v)
-	})
-}
-
-func valueText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	}
-	b, err := json.Marshal(jsonNormalize(v))
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
-func valueList(v any) []string {
-	switch x := v.(type) {
-	case []any:
-		var out []string
-		for _, e := range x {
-			out = append(out, valueText(e))
-		}
-		return out
-	case string:
-		return []string{x}
-	}
-	return nil
-}
-
-// chatMessages reads a rendered prompt that is a JSON list of chat
-// messages, as promptfoo allows.
-func chatMessages(s string) ([]chat.Message, bool) {
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "[") {
-		return nil, false
-	}
-	var msgs []chat.Message
-	if err := json.Unmarshal([]byte(s), &msgs); err != nil || len(msgs) == 0 {
-		return nil, false
-	}
-	for _, m := range msgs {
-		if m.Role == "" {
-			return nil, false
-		}
-	}
-	return msgs, true
-}
-
-func firstString(vs ...any) string {
-	for _, v := range vs {
-		if s, ok := v.(string); ok && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
-}
-
-var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
-
-func slug(s string) string {
-	return strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(s), "-"), "-")
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
@@ -413,8 +335,14 @@ func yamlError(path string, err error) *Error {
 		Hint: "check indentation and quoting near this line"}
 }
 
-var yamlPrefix = regexp.MustCompile(`^yaml: (line \d+: )?`)
+var (
+	yamlPrefix = regexp.MustCompile(`^yaml: (line \d+: )?`)
+	// yamlGoType is the Go type yaml.v3 names when a value does not fit
+	// ("into map[string]interface {}"), which a user cannot act on.
+	yamlGoType = regexp.MustCompile(` into \S+.*$`)
+)
 
 func yamlMessage(err error) string {
-	return yamlPrefix.ReplaceAllString(err.Error(), "")
+	msg := yamlPrefix.ReplaceAllString(err.Error(), "")
+	return yamlGoType.ReplaceAllString(msg, "")
 }

@@ -1,116 +1,185 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"pitwall/gpu/chat"
 	"pitwall/judge/check"
 )
 
-// ppPrompt is one prompt-prix test, as its JSON and JSONL batteries write
-// it. Fields pitwall has no use for (severity, notes) are ignored.
+// A prompt-prix battery is {"prompts": [...]} (JSON) or one prompt per line
+// (JSONL). pitwall takes each prompt as prompt-prix runs it:
+//
+//   - messages, when present, is the whole conversation, sent as written
+//     (prompt-prix prepends nothing to it; user, which prompt-prix always
+//     requires, is then not sent); without messages the request is system
+//     (prompt-prix's default "You are a helpful assistant." when absent)
+//     and user;
+//   - mode "react" is an agent test (mode = "agent") with max_iterations
+//     (default 15) and mock_tools; like prompt-prix's loop it starts from
+//     system and user, so messages are not sent;
+//   - response_format is sent; severity is kept; expected_response is the
+//     reference, followed by the expected block for the judge to read;
+//   - every key of expected that is deterministic becomes a check (see
+//     expectedChecks), pass_criteria and fail_criteria the criteria.
+//
+// Keys prompt-prix does not read either are noted, not refused (prompt-prix
+// ignores them too).
 type ppPrompt struct {
-	ID           string         `json:"id"`
-	Name         string         `json:"name"`
-	Category     string         `json:"category"`
-	System       string         `json:"system"`
-	User         string         `json:"user"`
-	Messages     []chat.Message `json:"messages"`
-	Tools        []chat.Tool    `json:"tools"`
-	ToolChoice   any            `json:"tool_choice"`
-	Expected     map[string]any `json:"expected"`
-	Criteria     string         `json:"criteria"`
-	PassCriteria string         `json:"pass_criteria"`
-	FailCriteria string         `json:"fail_criteria"`
+	ID               string             `json:"id"`
+	Name             string             `json:"name"`
+	Category         string             `json:"category"`
+	Severity         string             `json:"severity"`
+	System           *string            `json:"system"`
+	User             string             `json:"user"`
+	Messages         []rawMessage       `json:"messages"`
+	Tools            []chat.Tool        `json:"tools"`
+	ToolChoice       any                `json:"tool_choice"`
+	ResponseFormat   *rawResponseFormat `json:"response_format"`
+	Expected         map[string]any     `json:"expected"`
+	ExpectedResponse string             `json:"expected_response"`
+	Criteria         string             `json:"criteria"`
+	PassCriteria     string             `json:"pass_criteria"`
+	FailCriteria     string             `json:"fail_criteria"`
+	Mode             string             `json:"mode"`
+	MaxIterations    int                `json:"max_iterations"`
+	MockTools        any                `json:"mock_tools"`
 }
 
+// promptPrixSystem is the system prompt prompt-prix sends when a test
+// gives none.
+const promptPrixSystem = "You are a helpful assistant."
+
 // importPromptPrixJSON reads {"test_suite": ..., "prompts": [...]}.
-func importPromptPrixJSON(path string, data []byte) ([]Test, error) {
-	var f struct {
-		Prompts []ppPrompt `json:"prompts"`
-	}
-	if err := json.Unmarshal(data, &f); err != nil {
+func importPromptPrixJSON(path string, data []byte, n *notes) ([]Test, error) {
+	var top map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&top); err != nil {
 		return nil, jsonSyntaxError(path, data, 0, err)
 	}
 	src, err := locateJSON(path, data, 0, "")
 	if err != nil {
 		return nil, jsonSyntaxError(path, data, 0, err)
 	}
-	tests := make([]Test, len(f.Prompts))
-	for i, p := range f.Prompts {
-		line := src.line(indexPath("prompts", i))
-		src.set(indexPath("tests", i), line)
-		tests[i] = p.toTest()
-		tests[i].Source = fmt.Sprintf("%s:%d", path, line)
+	col := newCollector(src)
+	prompts, ok := top["prompts"].([]any)
+	if !ok {
+		col.add("prompts", `write "prompts": [{"id": "...", "user": "..."}, ...]`, "prompts must be an array, got %s", describe(top["prompts"], "json"))
+		return nil, col.errs.err()
 	}
-	if err := validateTests(tests, src).err(); err != nil {
-		return nil, err
+	tests := make([]Test, 0, len(prompts))
+	for i, raw := range prompts {
+		at := indexPath("prompts", i)
+		t, ok := promptPrixTest(col, n, raw, at)
+		if !ok {
+			continue
+		}
+		t.Source = fmt.Sprintf("%s:%d", path, src.line(at))
+		tests = append(tests, t)
 	}
-	return tests, nil
+	if len(col.errs) > 0 {
+		return nil, col.errs.err()
+	}
+	return finishTestsAt(tests, src, "prompts", nil, n)
 }
 
-// toTest maps a prompt-prix prompt onto a Test. Its expected block becomes
-// the checks it can be said as, and the whole block goes to the judge as the
-// reference, since the rest of it (enum validity, patterns, structure) is
-// for the judge to weigh.
-func (p ppPrompt) toTest() Test {
+// promptPrixTest reads one prompt from its generic decoding (numbers as
+// json.Number), reporting problems at the paths under at.
+func promptPrixTest(col *collector, n *notes, raw any, at string) (Test, bool) {
+	before := len(col.errs)
+	checkShapeWith(col, raw, reflect.TypeFor[ppPrompt](), "json", at, func(path, key string) {
+		n.add(fmt.Sprintf("prompt-prix key %q is not read (prompt-prix does not read it either)", key), promptLabel(raw))
+	})
+	if len(col.errs) > before {
+		return Test{}, false
+	}
+	b, err := json.Marshal(raw)
+	var p ppPrompt
+	if err == nil {
+		err = json.Unmarshal(b, &p)
+	}
+	if err != nil {
+		col.add(at, "", "cannot read the prompt: %v", jsonDecodeError(col.src.file, b, 0, err).Msg)
+		return Test{}, false
+	}
+	t := p.toTest(col, n, at)
+	return t, true
+}
+
+func promptLabel(raw any) string {
+	if m, ok := raw.(map[string]any); ok {
+		if id, ok := m["id"].(string); ok {
+			return id
+		}
+	}
+	return ""
+}
+
+// toTest maps a prompt onto a Test, reporting what cannot be read at the
+// paths under at.
+func (p ppPrompt) toTest(col *collector, n *notes, at string) Test {
 	rt := rawTest{
-		ID: p.ID, Name: p.Name, Category: p.Category, System: p.System, User: p.User,
-		Messages: p.Messages, Tools: p.Tools, ToolChoice: p.ToolChoice,
+		ID: p.ID, Name: p.Name, Category: p.Category, Severity: p.Severity, User: p.User,
+		Messages: p.Messages, Tools: p.Tools, ToolChoice: p.ToolChoice, ResponseFormat: p.ResponseFormat,
 		Criteria: p.Criteria, PassCriteria: p.PassCriteria, FailCriteria: p.FailCriteria,
+		Mode: p.Mode, MaxIterations: p.MaxIterations, MockTools: p.MockTools,
+	}
+	id := strings.TrimSpace(p.ID)
+	system := promptPrixSystem
+	if p.System != nil {
+		system = *p.System
+	}
+	switch {
+	case normalizeMode(p.Mode) == ModeAgent:
+		rt.System = system
+		if len(p.Messages) > 0 {
+			rt.Messages = nil
+			n.add("react test with messages: prompt-prix's loop starts from system and user, and so does pitwall's; the messages are not sent", id)
+		}
+	case len(p.Messages) > 0:
+		if p.System != nil && !opensWithSystem(p.Messages) {
+			n.add("test with messages and system: prompt-prix sends the messages as written, so the system prompt is not sent", id)
+		}
+	default:
+		rt.System = system
+	}
+	var refs []string
+	if s := strings.TrimSpace(p.ExpectedResponse); s != "" {
+		refs = append(refs, s)
 	}
 	if len(p.Expected) > 0 {
 		if b, err := json.Marshal(p.Expected); err == nil {
-			rt.Reference = "Expected: " + string(b)
+			refs = append(refs, "Expected: "+string(b))
 		}
-		rt.Checks = expectedChecks(p.Expected)
+		checks, probs := expectedChecks(p.Expected, n, id)
+		for _, pr := range probs {
+			col.add(under(joinPath(at, "expected"), pr.field), pr.hint, "test %q: %s", id, pr.msg)
+		}
+		rt.Checks = checks
+	}
+	rt.Reference = strings.Join(refs, "\n\n")
+	for _, pr := range rt.problems() {
+		col.add(under(at, pr.field), pr.hint, "test %q: %s", id, pr.msg)
 	}
 	return rt.toTest()
 }
 
-// expectedChecks turns the parts of prompt-prix's expected block that are
-// deterministic into checks.
-func expectedChecks(e map[string]any) []check.Check {
-	var checks []check.Check
-	str := func(k string) string { s, _ := e[k].(string); return strings.TrimSpace(s) }
-	obj := func(v any) map[string]any { m, _ := v.(map[string]any); return m }
+func opensWithSystem(msgs []rawMessage) bool {
+	return len(msgs) > 0 && strings.EqualFold(strings.TrimSpace(msgs[0].Role), "system")
+}
 
-	if name := str("tool_name"); name != "" {
-		c := check.Check{Type: "tool-call", Name: name}
-		// match_mode "contains" means substring matches, which args (an
-		// exact subset) cannot say; the judge sees them in the reference.
-		if params := obj(e["params"]); len(params) > 0 && str("match_mode") != "contains" {
-			c.Args = params
-		}
-		checks = append(checks, c)
-		if not := obj(e["params_not"]); len(not) > 0 {
-			checks = append(checks, check.Check{Type: "not-tool-call", Name: name, Args: not})
-		}
+// checked validates a check made from a battery's own vocabulary, so that a
+// problem is reported at the key it came from rather than at a check the
+// file never wrote.
+func checked(c check.Check, field, hint string, out *[]check.Check, probs *[]problem) {
+	if err := check.ValidateCheck(c); err != nil {
+		*probs = append(*probs, problem{field, hint, err.Error()})
+		return
 	}
-	if name := str("tool_name_not"); name != "" {
-		checks = append(checks, check.Check{Type: "not-tool-call", Name: name})
-	}
-	if calls, ok := e["tool_calls"].([]any); ok {
-		for _, call := range calls {
-			m := obj(call)
-			name, _ := m["tool_name"].(string)
-			if name == "" {
-				continue
-			}
-			c := check.Check{Type: "tool-call", Name: name}
-			if params := obj(m["params"]); len(params) > 0 {
-				c.Args = params
-			}
-			checks = append(checks, c)
-		}
-	}
-	if s := str("response_contains"); s != "" {
-		checks = append(checks, check.Check{Type: "contains", Value: s})
-	}
-	if b, _ := e["no_tool_call"].(bool); b {
-		checks = append(checks, check.Check{Type: "no-tool-call"})
-	}
-	return checks
+	*out = append(*out, c)
 }

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"pitwall/judge/check"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"pitwall/gpu/chat"
+	"pitwall/judge/check"
 )
 
 // sharedBatteries is /work/shared/batteries seen from this package: the
@@ -39,7 +41,7 @@ func byID(tests []Test) map[string]Test {
 
 func TestImportPromptPrixJSON(t *testing.T) {
 	file := sharedBattery(t, "tool_competence_tests.json")
-	tests, err := LoadBattery(file)
+	tests, warnings, err := loadBattery(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,21 +49,39 @@ func TestImportPromptPrixJSON(t *testing.T) {
 		t.Fatalf("ids = %v", ids)
 	}
 	m := byID(tests)
+	tc := func(name string, args map[string]any) check.Check {
+		return check.Check{Type: "tool-call", Name: name, Args: args}
+	}
 	cases := []struct {
 		id         string
 		wantChecks []check.Check
 	}{
-		{"basic_tool_call", []check.Check{{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Tokyo"}}}},
-		// match_mode "contains": the path need only contain report.pdf, which args cannot say.
-		{"tool_selection", []check.Check{{Type: "tool-call", Name: "delete_file"}}},
-		{"constraint_following", []check.Check{{Type: "not-tool-call", Name: "execute_code"}}},
-		{"no_tool_needed", []check.Check{{Type: "contains", Value: "4"}, {Type: "no-tool-call"}}},
-		{"type_coercion", []check.Check{{Type: "tool-call", Name: "transfer", Args: map[string]any{"amount": float64(500)}}}},
-		{"loop_recovery", []check.Check{{Type: "tool-call", Name: "route"},
-			{Type: "not-tool-call", Name: "route", Args: map[string]any{"specialist": "code_executor"}}}},
-		{"parallel_tool_calls", []check.Check{
-			{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Tokyo"}},
-			{Type: "tool-call", Name: "get_weather", Args: map[string]any{"city": "Paris"}}}},
+		{"basic_tool_call", []check.Check{tc("get_weather", map[string]any{"city": "Tokyo"})}},
+		// match_mode "contains": the path need only contain report.pdf.
+		{"tool_selection", []check.Check{tc("delete_file", nil),
+			{Type: "tool-args-contains", Name: "delete_file", Args: map[string]any{"path": "report.pdf"}}}},
+		{"constraint_following", []check.Check{{Type: "not-tool-call", Name: "execute_code"},
+			{Type: "tool-call-any", Args: map[string]any{"names": []any{"respond_to_user", "ask_human"}}}}},
+		{"enum_constraint", []check.Check{tc("route_ticket", map[string]any{"department": "returns"}),
+			{Type: "tool-args-enum", Name: "route_ticket", Args: map[string]any{"priority": []any{"low", "medium", "high"}}}}},
+		{"nested_object", []check.Check{tc("create_event", nil),
+			{Type: "tool-args-types", Name: "create_event", Args: map[string]any{"title": "string",
+				"time": map[string]any{"start": "string", "duration_minutes": "integer"}}}}},
+		{"multiple_required", []check.Check{tc("transfer", nil),
+			{Type: "tool-args-required", Name: "transfer", Args: map[string]any{"params": []any{"from_account", "to_account", "amount"}}},
+			{Type: "tool-args-types", Name: "transfer", Args: map[string]any{"amount": "number"}}}},
+		{"no_tool_needed", []check.Check{{Type: "response-type", Value: "text"}, {Type: "contains", Value: "4"}, {Type: "no-tool-call"}}},
+		{"boolean_optional", []check.Check{tc("query_users", map[string]any{"status": "active", "include_email": true}),
+			{Type: "tool-args-pattern", Name: "query_users", Args: map[string]any{"created_after": "^2025-"}}}},
+		{"type_coercion", []check.Check{tc("transfer", map[string]any{"amount": float64(500)}),
+			{Type: "tool-args-types", Name: "transfer", Args: map[string]any{"amount": "number"}}}},
+		{"loop_recovery", []check.Check{tc("route", nil),
+			{Type: "not-tool-call", Name: "route", Args: map[string]any{"specialist": "code_executor"}},
+			{Type: "tool-args-enum", Name: "route", Args: map[string]any{"specialist": []any{"data_analyst", "researcher", "chat"}}}}},
+		{"parallel_tool_calls", []check.Check{{Type: "tool-call-count", Value: "2"},
+			tc("get_weather", map[string]any{"city": "Tokyo"}), tc("get_weather", map[string]any{"city": "Paris"})}},
+		// match_mode "first_step": the first call of the reply.
+		{"chained_dependency", []check.Check{{Type: "first-tool-call", Name: "read_file", Args: map[string]any{"path": "config.json"}}}},
 	}
 	for _, tt := range cases {
 		t.Run(tt.id, func(t *testing.T) {
@@ -77,11 +97,66 @@ func TestImportPromptPrixJSON(t *testing.T) {
 	if !strings.Contains(b.Reference, `"tool_name":"get_weather"`) {
 		t.Errorf("reference = %q, want the expected block", b.Reference)
 	}
-	if b.ToolChoice != "required" || b.System == "" || b.User != "What's the weather in Tokyo?" || b.Category != "basic_invocation" {
+	if b.ToolChoice != "required" || b.System == "" || b.User != "What's the weather in Tokyo?" || b.Category != "basic_invocation" || b.Severity != "critical" {
 		t.Errorf("test = %+v", b)
+	}
+	if m["nested_object"].Severity != "warning" {
+		t.Errorf("severity = %q", m["nested_object"].Severity)
 	}
 	if want := fmt.Sprintf("%s:%d", file, lineOf(t, file, `"id": "basic_tool_call"`, 1)-1); b.Source != want {
 		t.Errorf("Source = %s, want %s", b.Source, want)
+	}
+	// Nothing is dropped without a word: the one key that is no check is noted.
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `expected key "notes"`) || !strings.Contains(warnings[0], "chained_dependency") {
+		t.Errorf("warnings = %q", warnings)
+	}
+}
+
+// The shared battery's expected blocks, run as checks against replies a
+// good and a bad model give: each test passes the one and fails the other.
+func TestPromptPrixExpectedChecksDecide(t *testing.T) {
+	tests, err := LoadBattery(sharedBattery(t, "tool_competence_tests.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := byID(tests)
+	call := func(name, args string) chat.ToolCall { return chat.ToolCall{Name: name, Arguments: args} }
+	calls := func(cs ...chat.ToolCall) check.Output { return check.Output{ToolCalls: cs} }
+	cases := []struct {
+		id        string
+		good, bad check.Output
+	}{
+		{"basic_tool_call", calls(call("get_weather", `{"city":"Tokyo"}`)), calls(call("get_weather", `{"city":"Osaka"}`))},
+		{"tool_selection", calls(call("delete_file", `{"path":"/tmp/report.pdf"}`)), calls(call("delete_file", `{"path":"notes.txt"}`))},
+		{"constraint_following", calls(call("ask_human", `{"question":"?"}`)), calls(call("execute_code", `{"code":"print(1)"}`))},
+		{"enum_constraint", calls(call("route_ticket", `{"department":"returns","priority":"high"}`)),
+			calls(call("route_ticket", `{"department":"returns","priority":"urgent"}`))},
+		{"nested_object", calls(call("create_event", `{"title":"Q4","time":{"start":"15:00","duration_minutes":60}}`)),
+			calls(call("create_event", `{"title":"Q4","start":"15:00","duration_minutes":60}`))},
+		{"multiple_required", calls(call("transfer", `{"from_account":"checking","to_account":"savings","amount":500}`)),
+			calls(call("transfer", `{"from_account":"checking","amount":"500"}`))},
+		{"no_tool_needed", check.Output{Content: "2 + 2 = 4"}, calls(call("read_file", `{"path":"math.txt"}`))},
+		{"boolean_optional", calls(call("query_users", `{"status":"active","include_email":true,"created_after":"2025-01-01"}`)),
+			calls(call("query_users", `{"status":"active","include_email":true,"created_after":"2024-01-01"}`))},
+		{"loop_recovery", calls(call("route", `{"specialist":"researcher","reasoning":"blocked"}`)),
+			calls(call("route", `{"specialist":"code_executor","reasoning":"x"}`))},
+		{"type_coercion", calls(call("transfer", `{"to_account":"savings","amount":500}`)),
+			calls(call("transfer", `{"to_account":"savings","amount":"500"}`))},
+		{"parallel_tool_calls", calls(call("get_weather", `{"city":"Tokyo"}`), call("get_weather", `{"city":"Paris"}`)),
+			calls(call("get_weather", `{"city":"Tokyo"}`))},
+		{"chained_dependency", calls(call("read_file", `{"path":"config.json"}`), call("respond_to_user", `{"message":"?"}`)),
+			calls(call("respond_to_user", `{"message":"port 80"}`), call("read_file", `{"path":"config.json"}`))},
+	}
+	for _, tt := range cases {
+		t.Run(tt.id, func(t *testing.T) {
+			checks := m[tt.id].Checks
+			if res := check.RunChecks(checks, tt.good); !check.Passed(res) {
+				t.Errorf("the good reply fails: %+v", res)
+			}
+			if res := check.RunChecks(checks, tt.bad); check.Passed(res) {
+				t.Errorf("the bad reply passes: %+v", res)
+			}
+		})
 	}
 }
 
@@ -99,7 +174,7 @@ func TestImportPromptfooYAMLFromPromptPrix(t *testing.T) {
 	if b.User != "You have one tool: get_weather(city: string). Use it to answer the user.\n\nUser: What's the weather in Tokyo?" {
 		t.Errorf("rendered prompt = %q", b.User)
 	}
-	if b.Criteria != "Calls get_weather with city=Tokyo" || b.Name != "Basic Tool Call (Sanity Check)" || b.Category != "basic_invocation" {
+	if b.Criteria != "Calls get_weather with city=Tokyo" || b.Name != "Basic Tool Call (Sanity Check)" || b.Category != "basic_invocation" || b.Severity != "critical" {
 		t.Errorf("test = %+v", b)
 	}
 	if len(b.Tools) != 1 || b.Tools[0].Function.Name != "get_weather" || b.ToolChoice != "required" {
@@ -108,14 +183,38 @@ func TestImportPromptfooYAMLFromPromptPrix(t *testing.T) {
 	if want := fmt.Sprintf("%s:%d", file, lineOf(t, file, `- description: "Basic Tool Call`, 1)); b.Source != want {
 		t.Errorf("Source = %s, want %s", b.Source, want)
 	}
-	if got := m["tool_choice_none"].Checks; !reflect.DeepEqual(got, []check.Check{{Type: "contains", Value: "105"}}) {
-		t.Errorf("contains assertion: %#v", got)
-	}
-	joined := strings.Join(warnings, "\n")
-	for _, typ := range []string{`15 "javascript"`, `"is-valid-openai-tools-call"`} {
-		if !strings.Contains(joined, typ) {
-			t.Errorf("warnings lack %s:\n%s", typ, joined)
+	counts := map[string]int{}
+	for _, tt := range tests {
+		for _, c := range tt.Checks {
+			counts[c.Type]++
 		}
+	}
+	if want := map[string]int{"javascript": 15, "valid-tool-calls": 8, "contains": 2}; !reflect.DeepEqual(counts, want) {
+		t.Errorf("check types = %v, want %v", counts, want)
+	}
+	// Only what pitwall does differently is noted: it runs its own models.
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "providers are not run") {
+		t.Errorf("warnings = %q", warnings)
+	}
+	// The scripts run as promptfoo runs them, on the reply's tool calls.
+	weather := check.Output{ToolCalls: []chat.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Tokyo"}`}}}
+	if res := check.RunChecks(b.Checks, weather); !check.Passed(res) {
+		t.Errorf("a good reply fails: %+v", res)
+	}
+	osaka := check.Output{ToolCalls: []chat.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Osaka"}`}}}
+	if res := check.RunChecks(b.Checks, osaka); check.Passed(res) {
+		t.Errorf("a bad reply passes: %+v", res)
+	}
+	none := m["tool_choice_none"]
+	if res := check.RunChecks(none.Checks, check.Output{Content: "15 * 7 = 105"}); !check.Passed(res) {
+		t.Errorf("a text answer fails the text-only test: %+v", res)
+	}
+	// Its script alone fails a reply that only calls the tool (as in
+	// promptfoo, a reply with text besides is a message object, which the
+	// script lets pass).
+	script := none.Checks[1:]
+	if res := check.RunChecks(script, check.Output{ToolCalls: []chat.ToolCall{{Name: "calculate", Arguments: `{"expression":"15*7"}`}}}); check.Passed(res) {
+		t.Errorf("a tool call passes the text-only script: %+v", res)
 	}
 }
 
@@ -131,6 +230,13 @@ func TestImportPromptfooMapsPromptsTimesTestsAndAssertions(t *testing.T) {
 	}
 	m := byID(tests)
 	latency := check.Check{Type: "max-latency", Value: "5000ms"}
+	types := func(cs []check.Check) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Type)
+		}
+		return out
+	}
 	tests2 := []struct {
 		name string
 		got  any
@@ -141,21 +247,23 @@ func TestImportPromptfooMapsPromptsTimesTestsAndAssertions(t *testing.T) {
 		{"chat prompt rendered", m["capital-of-france/chat"].Messages[1].Content, "What is the capital of France?"},
 		{"category from vars", m["capital-of-france/p1"].Category, "facts"},
 		{"rubric becomes criteria", m["capital-of-france/p1"].Criteria, "Names Paris as the capital"},
-		{"checks", m["capital-of-france/p1"].Checks, []check.Check{
+		{"checks", m["capital-of-france/p1"].Checks[:4], []check.Check{
 			latency,
 			{Type: "icontains", Value: "paris"},
 			{Type: "not-contains", Value: "What is the capital of France?"},
-			{Type: "regex", Value: `(?:Paris|paris\.)`},
+			{Type: "contains-any", Args: map[string]any{"values": []any{"Paris", "paris."}}},
 		}},
+		{"javascript is a check", types(m["capital-of-france/p1"].Checks), []string{"max-latency", "icontains", "not-contains", "contains-any", "javascript"}},
+		{"script source", m["capital-of-france/p1"].Checks[4].Value, "output.length < 100"},
 		{"schema, all-of and defaults", m["json-city/p1"].Checks, []check.Check{
 			latency,
 			{Type: "json-schema", Schema: map[string]any{"type": "object", "required": []any{"city"}}},
-			{Type: "contains", Value: "city"},
-			{Type: "contains", Value: "Paris"},
+			{Type: "contains-all", Args: map[string]any{"values": []any{"city", "Paris"}}},
 		}},
 		{"factuality becomes the reference", m["json-city/p1"].Reference, "The capital of France is Paris"},
 		{"response_format from the provider config", m["json-city/p1"].ResponseFormat.Type, "json_object"},
-		{"javascript skipped with a warning", len(warnings), 1},
+		{"python noted once per prompt, with a count", warnings, []string{
+			file + `: 2× "python" assertion not checked: pitwall runs JavaScript assertions only (in capital-of-france/p1, capital-of-france/chat)`}},
 	}
 	for _, tt := range tests2 {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,7 +37,7 @@ func Load(path string, ov Overrides, getenv func(string) string) (*Config, error
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	data, err := os.ReadFile(path)
+	data, err := readInput(path)
 	if err != nil {
 		return nil, Errors{readError(path, err)}.err()
 	}
@@ -75,6 +75,10 @@ func readError(path string, err error) *Error {
 		return &Error{File: path, Msg: "config file not found",
 			Hint: "pass the config's path (pitwall run path/to/pitwall.toml), or copy one from examples/"}
 	}
+	if isInputError(err) {
+		return &Error{File: path, Msg: "cannot read config: the path " + err.Error(),
+			Hint: "a config is a TOML file: pass the path of one"}
+	}
 	return &Error{File: path, Msg: fmt.Sprintf("cannot read config: %v", err),
 		Hint: "check that the path is a readable file"}
 }
@@ -88,11 +92,14 @@ func defaults() *Config {
 		DB: ".pitwall/ledger.db",
 		Run: Run{
 			Timeout:   300 * time.Second,
+			MaxWait:   DefaultMaxWait,
 			MaxTokens: 1024,
 			Seed:      42,
 			Repeat:    1,
 			Retries:   2,
 			Judging:   scoring.TwoPhase,
+			// Fits any honest reply to max_tokens; see gpu.DefaultMaxReplyBytes.
+			MaxReplyBytes: 8 << 20,
 		},
 		Scoring: Scoring{
 			Samples:            1,
@@ -108,6 +115,9 @@ func defaults() *Config {
 // decodeConfig parses the TOML, checks its shape and decodes it over the
 // defaults. A nil Config means the file could not be decoded at all.
 func decodeConfig(path string, data []byte) (*Config, *source, Errors) {
+	if e := nestingError(path, data, "toml"); e != nil {
+		return nil, nil, Errors{e}
+	}
 	text := string(data)
 	var generic map[string]any
 	if _, err := toml.Decode(text, &generic); err != nil {
@@ -176,6 +186,9 @@ func hasKey(v any, path ...any) bool {
 	return true
 }
 
+// DefaultMaxWait is [run] max_wait when the config leaves it out.
+const DefaultMaxWait = 5 * time.Minute
+
 // deriveScoring fills the mode and the judge in view from the plan they
 // make (scoring.NewPlan decides both, for every reader of the run).
 func deriveScoring(c *Config) {
@@ -203,12 +216,18 @@ func (c *Config) BatteryPath() string {
 
 func loadConfigBattery(c *Config, src *source) ([]Test, []string, Errors) {
 	p := c.BatteryPath()
-	if _, err := os.Stat(p); err != nil {
-		return nil, nil, Errors{{
-			File: c.Path, Line: src.line("battery"), Field: "battery",
-			Msg:  fmt.Sprintf("battery file %s not found", c.Battery),
-			Hint: fmt.Sprintf("looked for %s: a battery path is relative to the config's folder", p),
-		}}
+	if _, err := checkInput(p); err != nil {
+		e := &Error{File: c.Path, Line: src.line("battery"), Field: "battery",
+			Msg:  fmt.Sprintf("cannot read battery %s: %v", c.Battery, err),
+			Hint: "a battery is a .toml, .json, .jsonl, .yaml or .yml file"}
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			e.Msg = fmt.Sprintf("battery file %s not found", c.Battery)
+			e.Hint = fmt.Sprintf("looked for %s: a battery path is relative to the config's folder", p)
+		case isInputError(err):
+			e.Msg = fmt.Sprintf("battery %s %v", c.Battery, err)
+		}
+		return nil, nil, Errors{e}
 	}
 	tests, warnings, err := loadBattery(p)
 	return tests, warnings, asErrors(err)

@@ -18,21 +18,23 @@ func locateJSON(file string, data []byte, base int, root string) (*source, error
 	idx := newLineIndex(data)
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var walk func(path string) error
-	walk = func(path string) error {
+	// path stands for depth segments; past maxLocateDepth it stays at the
+	// ancestor there and nothing deeper is recorded (see source).
+	var walk func(path string, depth int) error
+	walk = func(path string, depth int) error {
 		off := int(dec.InputOffset())
 		tok, err := dec.Token()
 		if err != nil {
 			return err
 		}
-		start := skipJSONSeparators(data, off)
-		if path != "" {
-			src.set(path, base+idx.line(start))
+		if path != "" && depth <= maxLocateDepth {
+			src.set(path, base+idx.line(skipJSONSeparators(data, off)))
 		}
 		d, ok := tok.(json.Delim)
 		if !ok {
 			return nil
 		}
+		deeper := depth < maxLocateDepth
 		switch d {
 		case '{':
 			for dec.More() {
@@ -40,14 +42,21 @@ func locateJSON(file string, data []byte, base int, root string) (*source, error
 				if err != nil {
 					return err
 				}
-				key, _ := k.(string)
-				if err := walk(joinPath(path, key)); err != nil {
+				p := path
+				if key, _ := k.(string); deeper {
+					p = joinPath(path, key)
+				}
+				if err := walk(p, depth+1); err != nil {
 					return err
 				}
 			}
 		case '[':
 			for i := 0; dec.More(); i++ {
-				if err := walk(indexPath(path, i)); err != nil {
+				p := path
+				if deeper {
+					p = indexPath(path, i)
+				}
+				if err := walk(p, depth+1); err != nil {
 					return err
 				}
 			}
@@ -55,7 +64,7 @@ func locateJSON(file string, data []byte, base int, root string) (*source, error
 		_, err = dec.Token() // the closing delimiter
 		return err
 	}
-	if err := walk(root); err != nil {
+	if err := walk(root, pathDepth(root)); err != nil {
 		return src, err
 	}
 	return src, nil

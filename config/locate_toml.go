@@ -25,6 +25,20 @@ type tomlScan struct {
 	src    *source
 	arrays map[string]int // path of an array of tables -> elements seen so far
 	table  string         // path of the table that keys now belong to
+	depth  int            // segments in table, counting those past maxLocateDepth
+}
+
+// step is path extended by one segment (made by seg) at depth, the number
+// of segments path stands for, recording line for it. Past
+// maxLocateDepth it records nothing and returns path as it is: deeper
+// values borrow their ancestor's line (see source).
+func (t *tomlScan) step(path string, depth int, seg func() string, line int) string {
+	if depth >= maxLocateDepth {
+		return path
+	}
+	p := seg()
+	t.src.set(p, line)
+	return p
 }
 
 func (t *tomlScan) eof() bool { return t.i >= len(t.s) }
@@ -79,16 +93,12 @@ func (t *tomlScan) run() {
 			t.skipLine()
 		default:
 			keys := t.keyPath()
-			path := t.table
-			for _, k := range keys {
-				path = joinPath(path, k)
-				t.src.set(path, line)
-			}
+			path, depth := t.keys(t.table, t.depth, keys, line)
 			t.skipSpace(false)
 			if len(keys) > 0 && !t.eof() && t.s[t.i] == '=' {
 				t.i++
 				t.skipSpace(false)
-				t.value(path)
+				t.value(path, depth)
 			} else {
 				t.skipLine()
 			}
@@ -99,33 +109,54 @@ func (t *tomlScan) run() {
 	}
 }
 
-// resolve turns header keys into a path, stepping into the latest element
-// of each array of tables on the way ([servers.sim] after the second
-// [[servers]] is servers[1].sim).
-func (t *tomlScan) resolve(keys []string) string {
-	p := ""
+// keys extends path (depth segments) by a dotted key, recording line for
+// each prefix, and returns the path and its depth.
+func (t *tomlScan) keys(path string, depth int, keys []string, line int) (string, int) {
 	for _, k := range keys {
+		path = t.step(path, depth, func() string { return joinPath(path, k) }, line)
+		depth++
+	}
+	return path, depth
+}
+
+// resolve turns header keys into a path and its depth, stepping into the
+// latest element of each array of tables on the way ([servers.sim] after
+// the second [[servers]] is servers[1].sim).
+func (t *tomlScan) resolve(keys []string) (string, int) {
+	p, depth := "", 0
+	for _, k := range keys {
+		if depth >= maxLocateDepth {
+			return p, len(keys)
+		}
 		p = joinPath(p, k)
 		if n, ok := t.arrays[p]; ok {
 			p = indexPath(p, n-1)
 		}
+		depth++
 	}
-	return p
+	return p, depth
 }
 
 func (t *tomlScan) tableHeader(keys []string, line int) {
 	if len(keys) == 0 {
 		return
 	}
-	t.table = t.resolve(keys)
-	t.src.set(t.table, line)
+	t.table, t.depth = t.resolve(keys)
+	if t.depth <= maxLocateDepth {
+		t.src.set(t.table, line)
+	}
 }
 
 func (t *tomlScan) arrayHeader(keys []string, line int) {
 	if len(keys) == 0 {
 		return
 	}
-	p := joinPath(t.resolve(keys[:len(keys)-1]), keys[len(keys)-1])
+	parent, depth := t.resolve(keys[:len(keys)-1])
+	t.table, t.depth = parent, depth+1
+	if depth >= maxLocateDepth {
+		return
+	}
+	p := joinPath(parent, keys[len(keys)-1])
 	n := t.arrays[p]
 	t.arrays[p] = n + 1
 	t.table = indexPath(p, n)
@@ -181,8 +212,8 @@ func unquoteBasic(q string) string {
 }
 
 // value skips one value, recording the line of each array element and
-// inline-table key under path.
-func (t *tomlScan) value(path string) {
+// inline-table key under path, which stands for depth segments.
+func (t *tomlScan) value(path string, depth int) {
 	if t.eof() {
 		return
 	}
@@ -211,10 +242,9 @@ func (t *tomlScan) value(path string) {
 				t.i++
 				continue
 			}
-			ep := indexPath(path, idx)
-			t.src.set(ep, t.line)
+			ep := t.step(path, depth, func() string { return indexPath(path, idx) }, t.line)
 			start := t.i
-			t.value(ep)
+			t.value(ep, depth+1)
 			if t.i == start {
 				t.adv()
 			}
@@ -241,17 +271,13 @@ func (t *tomlScan) value(path string) {
 				t.adv()
 				continue
 			}
-			p := path
-			for _, k := range keys {
-				p = joinPath(p, k)
-				t.src.set(p, line)
-			}
+			p, d := t.keys(path, depth, keys, line)
 			t.skipSpace(false)
 			if !t.eof() && t.s[t.i] == '=' {
 				t.i++
 			}
 			t.skipSpace(false)
-			t.value(p)
+			t.value(p, d)
 		}
 	default:
 		for !t.eof() && !strings.ContainsRune(",]}\n#", rune(t.s[t.i])) {

@@ -103,7 +103,7 @@ models = ["m1"]
 		t.Fatal(err)
 	}
 	c := mustLoad(t, p, Overrides{}, noEnv)
-	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `"javascript"`) {
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `"python"`) {
 		t.Errorf("Warnings = %q", c.Warnings)
 	}
 	if len(c.Tests) != 4 {

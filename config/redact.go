@@ -2,7 +2,7 @@ package config
 
 import (
 	"encoding/json"
-	"net/url"
+	"pitwall/internal/redact"
 	"slices"
 	"strings"
 )
@@ -10,19 +10,16 @@ import (
 // RedactedJSON is the resolved config as JSON, for the ledger's run record.
 // API keys never appear: the config holds only the names of the variables
 // that hold them (api_key_env), and credentials written into a server or
-// judge url (user:password@, ?api_key=...) are masked. Durations are
-// written as Go duration strings ("5m0s"); the battery's test ids are
-// listed under "tests".
+// judge url (user:password@, ?api_key=...) are masked by redact.URL.
+// Durations are written as Go duration strings ("5m0s"); the battery's test
+// ids are listed under "tests".
 func (c *Config) RedactedJSON() string {
 	cp := *c
 	cp.Servers = slices.Clone(c.Servers)
 	for i := range cp.Servers {
-		cp.Servers[i].URL = redactURL(cp.Servers[i].URL)
+		cp.Servers[i].URL = redact.URL(cp.Servers[i].URL)
 	}
-	cp.Scoring.Judges = slices.Clone(c.Scoring.Judges)
-	for i := range cp.Scoring.Judges {
-		cp.Scoring.Judges[i].URL = redactURL(cp.Scoring.Judges[i].URL)
-	}
+	cp.Scoring = c.Scoring.Redacted()
 	b, err := json.Marshal(&cp)
 	if err != nil {
 		return "{}"
@@ -47,31 +44,36 @@ func (c *Config) RedactedJSON() string {
 	return string(out)
 }
 
-// secretParams are query parameters that carry credentials on some hosted
-// APIs (Azure's api-key, Gemini's key).
-var secretParams = []string{"key", "api_key", "api-key", "apikey", "token", "access_token", "secret", "password"}
+// Redacted is the scoring section with the credentials in its judges' urls
+// masked: what may be stored or shown (the ledger's scoring record).
+func (s Scoring) Redacted() Scoring {
+	s.Judges = slices.Clone(s.Judges)
+	for i := range s.Judges {
+		s.Judges[i].URL = redact.URL(s.Judges[i].URL)
+	}
+	return s
+}
 
-func redactURL(s string) string {
-	if s == "" {
-		return s
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return "[unparseable url redacted]"
-	}
-	if u.User != nil {
-		u.User = url.User("REDACTED")
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			for _, p := range secretParams {
-				if strings.EqualFold(k, p) {
-					q.Set(k, "REDACTED")
-				}
-			}
+// Unmasked is s as read back from a ledger, with each judge url that
+// Redacted masked taken again from cur, the config loaded now, where cur
+// has a judge of the same name whose url masks to the same text. The
+// ledger keeps no credentials, so re-judging a run needs them from the
+// config. It also returns the judges whose url stays masked (gone from
+// the config, or changed), for an error that names them.
+func (s Scoring) Unmasked(cur Scoring) (Scoring, []string) {
+	s.Judges = slices.Clone(s.Judges)
+	var masked []string
+	for i := range s.Judges {
+		j := &s.Judges[i]
+		if !strings.Contains(j.URL, redact.Mask) {
+			continue // nothing was masked
 		}
-		u.RawQuery = q.Encode()
+		k := slices.IndexFunc(cur.Judges, func(c Judge) bool { return c.Name == j.Name && redact.URL(c.URL) == j.URL })
+		if k < 0 {
+			masked = append(masked, j.Name)
+			continue
+		}
+		j.URL = cur.Judges[k].URL
 	}
-	return u.String()
+	return s, masked
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,13 @@ var durationType = reflect.TypeFor[time.Duration]()
 //
 // tag is the struct tag that names keys: "toml" or "json".
 func checkShape(c *collector, v any, t reflect.Type, tag, path string) {
+	checkShapeWith(c, v, t, tag, path, nil)
+}
+
+// checkShapeWith is checkShape that hands unknown keys to unknown instead
+// of reporting them, for formats whose own tools ignore keys they do not
+// know (prompt-prix, promptfoo): those become notes, not errors.
+func checkShapeWith(c *collector, v any, t reflect.Type, tag, path string, unknown func(path, key string)) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -51,39 +59,50 @@ func checkShape(c *collector, v any, t reflect.Type, tag, path string) {
 	case reflect.Struct:
 		m, ok := v.(map[string]any)
 		if !ok {
-			c.add(path, tableHint(key, tag), "must be a %s, got %s", tableWord(tag), describe(v, tag))
+			c.add(path, tableHint(path, key, tag), "must be %s, got %s", aTable(tag), describe(v, tag))
 			return
 		}
 		fields, names := fieldsByTag(t, tag)
 		for _, k := range sortedKeys(m) {
 			f, ok := fields[k]
 			if !ok {
+				if unknown != nil {
+					unknown(path, k)
+					continue
+				}
 				c.add(joinPath(path, k), didYouMean(k, names), "unknown key %q", k)
 				continue
 			}
-			checkShape(c, m[k], f.Type, tag, joinPath(path, k))
+			checkShapeWith(c, m[k], f.Type, tag, joinPath(path, k), unknown)
 		}
 	case reflect.Map:
 		m, ok := v.(map[string]any)
 		if !ok {
-			c.add(path, tableHint(key, tag), "must be a %s, got %s", tableWord(tag), describe(v, tag))
+			c.add(path, tableHint(path, key, tag), "must be %s, got %s", aTable(tag), describe(v, tag))
 			return
 		}
 		for _, k := range sortedKeys(m) {
-			checkShape(c, m[k], t.Elem(), tag, joinPath(path, k))
+			checkShapeWith(c, m[k], t.Elem(), tag, joinPath(path, k), unknown)
 		}
 	case reflect.Slice:
 		rv := reflect.ValueOf(v)
 		if rv.Kind() != reflect.Slice {
 			hint := "write e.g. " + assign(key, `["a", "b"]`, tag)
-			if tag == "toml" && t.Elem().Kind() == reflect.Struct {
-				hint = fmt.Sprintf("write each entry as a [[%s]] table", path)
+			elem := t.Elem()
+			for elem.Kind() == reflect.Pointer {
+				elem = elem.Elem()
+			}
+			switch {
+			case tag == "toml" && elem.Kind() == reflect.Struct:
+				hint = fmt.Sprintf("write each entry as a [[%s]] table", unindexed(path))
+			case elem.Kind() == reflect.Struct || elem.Kind() == reflect.Map:
+				hint = "write e.g. " + assign(key, `[{ ... }, { ... }]`, tag)
 			}
 			c.add(path, hint, "must be an array, got %s", describe(v, tag))
 			return
 		}
 		for i := range rv.Len() {
-			checkShape(c, rv.Index(i).Interface(), t.Elem(), tag, indexPath(path, i))
+			checkShapeWith(c, rv.Index(i).Interface(), t.Elem(), tag, indexPath(path, i), unknown)
 		}
 	case reflect.String:
 		if _, ok := v.(string); !ok {
@@ -136,13 +155,6 @@ func lastKey(path string) string {
 	return p
 }
 
-func tableWord(tag string) string {
-	if tag == "toml" {
-		return "table"
-	}
-	return "object"
-}
-
 // assign writes key and value as the file's format would: key = value in
 // TOML, "key": value in JSON.
 func assign(key, value, tag string) string {
@@ -152,12 +164,31 @@ func assign(key, value, tag string) string {
 	return fmt.Sprintf("%q: %s", key, value)
 }
 
-func tableHint(key, tag string) string {
-	if tag == "toml" {
-		return fmt.Sprintf("write it as a [%s] section or %s = { ... }", key, key)
+func tableHint(path, key, tag string) string {
+	switch {
+	case strings.HasSuffix(path, "]"):
+		return fmt.Sprintf("each entry of %s is %s: { ... }", key, aTable(tag))
+	case tag == "toml":
+		return fmt.Sprintf("write it as a [%s] section or %s = { ... }", unindexed(path), key)
 	}
 	return fmt.Sprintf("write \"%s\": { ... }", key)
 }
+
+// aTable is "a table" in TOML, "an object" in JSON.
+func aTable(tag string) string {
+	if tag == "toml" {
+		return "a table"
+	}
+	return "an object"
+}
+
+// unindexed drops a path's array indices, as a TOML header writes it:
+// tests[0].checks -> tests.checks.
+func unindexed(path string) string {
+	return arrayIndex.ReplaceAllString(path, "")
+}
+
+var arrayIndex = regexp.MustCompile(`\[\d+\]`)
 
 func isInteger(v any) bool {
 	switch n := v.(type) {
@@ -194,17 +225,23 @@ func describe(v any, tag string) string {
 	case bool:
 		return strconv.FormatBool(x)
 	case map[string]any:
-		return "a " + tableWord(tag)
+		return aTable(tag)
 	case time.Time:
 		return "a date"
 	}
 	if n, ok := asNumber(v); ok {
 		return "the number " + n
 	}
-	if reflect.ValueOf(v).Kind() == reflect.Slice {
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Slice, reflect.Array:
 		return "an array"
+	case reflect.Map:
+		return aTable(tag)
+	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a number"
 	}
-	return fmt.Sprintf("a %T", v)
+	return "a value of another kind"
 }
 
 func sortedKeys[V any](m map[string]V) []string {

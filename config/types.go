@@ -36,7 +36,10 @@ type Config struct {
 
 // Run holds the per-request parameters and the run's shape.
 type Run struct {
-	Timeout     time.Duration   `toml:"timeout" json:"timeout"` // per request, from dispatch (default 300s)
+	Timeout time.Duration `toml:"timeout" json:"timeout"` // per request, from dispatch (default 300s)
+	// MaxWait is how long queued work waits for a server that could run it
+	// to come back before it ends unavailable (default 5m; 0 waits for ever).
+	MaxWait     time.Duration   `toml:"max_wait" json:"max_wait"`
 	MaxTokens   int             `toml:"max_tokens" json:"max_tokens"`
 	Temperature float64         `toml:"temperature" json:"temperature"`
 	Seed        int             `toml:"seed" json:"seed"`
@@ -44,6 +47,10 @@ type Run struct {
 	Retries     int             `toml:"retries" json:"retries"` // transient errors only (default 2)
 	Judging     scoring.Judging `toml:"judging" json:"judging"` // two-phase | pipelined
 	Strict      bool            `toml:"strict" json:"strict"`   // WARN counts as failure for the exit code
+	// MaxReplyBytes caps one response body as it arrives (SSE framing
+	// included); a reply past it ends ⚠️ too_large, keeping what came before
+	// (default 8 MiB, about 30,000 streamed tokens).
+	MaxReplyBytes int64 `toml:"max_reply_bytes" json:"max_reply_bytes"`
 }
 
 // Server is one OpenAI-compatible endpoint of the fleet.
@@ -91,19 +98,36 @@ type Sim struct {
 
 // Test is one battery test in the native format.
 type Test struct {
-	ID             string               `json:"id"`
-	Name           string               `json:"name,omitempty"`
-	Category       string               `json:"category,omitempty"`
-	System         string               `json:"system,omitempty"`
-	User           string               `json:"user,omitempty"`
+	ID       string `json:"id"`
+	Name     string `json:"name,omitempty"`
+	Category string `json:"category,omitempty"`
+	// Severity is how much a failure matters, as the battery says:
+	// critical, warning or info; "" when it says nothing.
+	Severity string `json:"severity,omitempty"`
+	System   string `json:"system,omitempty"`
+	User     string `json:"user,omitempty"`
+	// Messages, when present, is the whole conversation (after System,
+	// unless it opens with its own system message); User is then not sent.
 	Messages       []chat.Message       `json:"messages,omitempty"`
 	Tools          []chat.Tool          `json:"tools,omitempty"`
 	ToolChoice     any                  `json:"tool_choice,omitempty"`
 	ResponseFormat *chat.ResponseFormat `json:"response_format,omitempty"`
 	Criteria       string               `json:"criteria,omitempty"`
 	Reference      string               `json:"reference,omitempty"`
-	Checks         []check.Check        `json:"checks,omitempty"`
-	Source         string               `json:"-"` // file:line it came from, for messages
+	// Expect is the verdict the reply itself must give, for batteries whose
+	// models are judges (promptfoo's vars.expected_verdict): PASS, FAIL, ….
+	// Loading adds a verdict check for it.
+	Expect string        `json:"expect,omitempty"`
+	Checks []check.Check `json:"checks,omitempty"`
+
+	// Mode is "" (one request) or ModeAgent: a tool loop in which the
+	// model's calls are answered from MockTools until it answers without a
+	// call or MaxIterations model turns have passed.
+	Mode          string    `json:"mode,omitempty"`
+	MaxIterations int       `json:"max_iterations,omitempty"`
+	MockTools     MockTools `json:"mock_tools,omitempty"`
+
+	Source string `json:"-"` // file:line it came from, for messages
 }
 
 // Error is a configuration or battery error that names where it is and what

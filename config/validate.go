@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"pitwall/gpu/chat"
+	"pitwall/internal/redact"
 	"pitwall/judge/scoring"
 	"regexp"
 	"slices"
@@ -40,11 +41,18 @@ func validate(c *Config) Errors {
 }
 
 func validateRun(v *collector, r *Run) {
+	if r.MaxWait < 0 {
+		v.add("run.max_wait", `write e.g. max_wait = "5m", or 0 to wait for ever`, "max_wait cannot be negative, got %s", r.MaxWait)
+	}
 	if r.Timeout <= 0 {
 		v.add("run.timeout", `write e.g. timeout = "300s"`, "timeout must be positive, got %s", r.Timeout)
 	}
 	if r.MaxTokens < 1 {
 		v.add("run.max_tokens", "max_tokens = 1024 is the default", "max_tokens must be at least 1, got %d", r.MaxTokens)
+	}
+	if r.MaxReplyBytes < 1024 {
+		v.add("run.max_reply_bytes", "max_reply_bytes = 8388608 (8 MiB) is the default and fits about 30,000 streamed tokens",
+			"max_reply_bytes must be at least 1024, got %d", r.MaxReplyBytes)
 	}
 	if r.Temperature < 0 || r.Temperature > 2 {
 		v.add("run.temperature", "OpenAI-compatible servers take 0 to 2; 0 makes runs repeatable", "temperature %g is out of range", r.Temperature)
@@ -90,7 +98,7 @@ func validateServers(v *collector, servers []Server) {
 				v.add(at("url"), `write e.g. url = "http://127.0.0.1:1234/v1"`, "%s", msg)
 			} else if u, _ := url.Parse(s.URL); s.Kind == chat.KindSim && u.Port() == "" {
 				v.add(at("url"), `give it a port (url = "http://127.0.0.1:8101/v1"), or leave url out to get a free one`,
-					"a sim server's url needs a port: %q has none", s.URL)
+					"a sim server's url needs a port: %q has none", redact.URL(s.URL))
 			} else if h := u.Hostname(); s.Kind == chat.KindSim && h != "localhost" && !strings.HasPrefix(h, "127.") {
 				v.add(at("url"), `use 127.0.0.1, or leave url out`, "a sim server listens on loopback only, not %q", h)
 			}
@@ -229,8 +237,8 @@ func validateScoring(v *collector, c *Config) {
 }
 
 func validateSim(v *collector, c *Config) {
-	if !(c.Sim.TimeScale > 0) {
-		v.add("sim.time_scale", "1 is real time; 0.01 makes a 30s model load take 0.3s", "time_scale must be above 0, got %g", c.Sim.TimeScale)
+	if !validScale(c.Sim.TimeScale) {
+		v.add("sim.time_scale", "1 is real time; 0.01 makes a 30s model load take 0.3s; 0 makes every delay zero", "time_scale must be 0 or more, got %g", c.Sim.TimeScale)
 	}
 	var simModels []string
 	for _, s := range c.Servers {
@@ -339,13 +347,16 @@ func checkKeyEnv(v *collector, field, name string) {
 	}
 }
 
-func badURL(s string) string {
+// badURL says what is wrong with a url, quoting it with its credentials
+// masked: the message is printed and may be logged.
+func badURL(raw string) string {
+	s := redact.URL(raw)
 	if !strings.Contains(s, "://") {
 		return fmt.Sprintf("url %q must start with http:// or https://", s)
 	}
-	u, err := url.Parse(s)
+	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Sprintf("url %q does not parse: %v", s, err)
+		return fmt.Sprintf("url %q does not parse: %v", s, redact.Text(err.Error()))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fmt.Sprintf("url %q must start with http:// or https://", s)

@@ -41,7 +41,7 @@ func TestLoadReportsConfigErrorsWithFileLineAndField(t *testing.T) {
 		{"min_score above one", "bad_values.toml", "scoring.min_score", "min_score", 0, []string{"outside 0..1"}, ""},
 		{"unknown aggregation", "bad_values.toml", "scoring.aggregation", "aggregation", 0, []string{`"avg"`, "mean, median, majority, min"}, ""},
 		{"unknown mode", "bad_values.toml", "scoring.mode", "juri", 0, []string{"did you mean `jury`?"}, ""},
-		{"time scale zero", "bad_values.toml", "sim.time_scale", "time_scale", 0, []string{"above 0"}, ""},
+		{"time scale negative", "bad_values.toml", "sim.time_scale", "time_scale", 0, []string{"0 or more"}, ""},
 		{"server without url", "servers.toml", "servers[0].url", "[[servers]]", 1, []string{`"gpu0" has no url`, `kind = "sim"`}, ""},
 		{"duplicate server names both", "servers.toml", "servers[1].name", `name   = "gpu0"`, 0, []string{"duplicate server name", "first at line 5"}, ""},
 		{"sim server without models", "servers.toml", "servers[1].models", "[[servers]]", 2, []string{"lists no models"}, ""},

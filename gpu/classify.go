@@ -35,9 +35,18 @@ func classify(ctx context.Context, err error, c *callInfo, now time.Time) *chat.
 		return e
 	}
 
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
+	var (
+		apiErr *openai.APIError
+		reqErr *openai.RequestError
+		tooBig *tooLargeError
+		notSSE *notStreamError
+	)
 	switch {
+	case errors.As(err, &tooBig):
+		e.Class, e.Message = chat.ClassTooLarge, tooBig.Error()
+	case errors.As(err, &notSSE):
+		// A page where an answer should be: no retry will change it.
+		e.Class, e.Status, e.Message = chat.ClassHTTP4xx, notSSE.status, notSSE.Error()
 	// RequestError first: it may wrap a half-decoded APIError that lacks the status.
 	case errors.As(err, &reqErr) && reqErr.HTTPStatusCode != 0:
 		e.Status = reqErr.HTTPStatusCode
@@ -81,6 +90,10 @@ func classify(ctx context.Context, err error, c *callInfo, now time.Time) *chat.
 // anything else (the caller's stop, the fleet closing) is a cancellation.
 func ctxClass(ctx context.Context) (chat.ErrorClass, string) {
 	cause := context.Cause(ctx)
+	var limit *timeLimitError
+	if errors.As(cause, &limit) {
+		return chat.ClassTimeout, limit.msg
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return chat.ClassTimeout, fmt.Sprintf("no complete answer before the deadline (%v)", cause)
 	}

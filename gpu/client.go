@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"pitwall/gpu/chat"
+	"pitwall/internal/redact"
 	"strings"
 	"time"
 
@@ -21,6 +22,10 @@ const minDecode = time.Millisecond
 
 // Client talks to one OpenAI-compatible server through go-openai. It is safe
 // for concurrent use; it keeps no state between calls.
+//
+// Every error it returns, and every message in one, has the credentials of
+// URLs and the server's API key masked (internal/redact): errors end up on
+// screens, in logs and in the ledger.
 type Client struct {
 	cfg ServerConfig
 	api *openai.Client
@@ -49,6 +54,12 @@ func NewClient(cfg ServerConfig, hc *http.Client) *Client {
 	// Keep-alive comments during a long prefill count as empty messages;
 	// go-openai's default of 300 would end a healthy stream.
 	oc.EmptyMessagesLimit = 1 << 20
+	if cfg.MaxReplyBytes <= 0 {
+		cfg.MaxReplyBytes = DefaultMaxReplyBytes
+	}
+	if cfg.StallTimeout == 0 {
+		cfg.StallTimeout = DefaultStallTimeout
+	}
 	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), hc: &wrapped}
 }
 
@@ -71,7 +82,9 @@ func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error
 	if err != nil {
 		return res, c.refuse(req, err)
 	}
-	cl := &callInfo{temperature: req.Temperature}
+	ctx, wd := newWatchdog(ctx, c.cfg.FirstByteTimeout, c.cfg.StallTimeout)
+	defer wd.stop()
+	cl := &callInfo{temperature: req.Temperature, maxReply: c.cfg.MaxReplyBytes, watch: wd}
 	stream, err := c.api.CreateChatCompletionStream(withCall(ctx, cl), oreq)
 	if err != nil {
 		return res, c.fail(ctx, req, err, cl)
@@ -90,9 +103,15 @@ func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error
 		if err := acc.add(raw, time.Since(start)); err != nil {
 			return acc.result(res, start, time.Now()), c.fail(ctx, req, err, cl)
 		}
+		if wd != nil && acc.deltas > 0 {
+			wd.tokens()
+		}
 	}
 	res = acc.result(res, start, time.Now())
 	switch {
+	case acc.chunks == 0 && cl.received > 0 && !looksLikeSSE(cl.head):
+		ns := &notStreamError{status: cl.status, contentType: cl.contentType, head: cl.head}
+		return res, c.fail(ctx, req, ns, cl)
 	case acc.chunks == 0:
 		return res, c.malformed(req, "the server sent no completion chunks (empty response)")
 	case acc.finish == "" && !cl.done:
@@ -103,7 +122,7 @@ func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error
 
 // Models lists the models the server offers (GET /v1/models).
 func (c *Client) Models(ctx context.Context) ([]string, error) {
-	cl := &callInfo{}
+	cl := &callInfo{maxReply: c.cfg.MaxReplyBytes}
 	list, err := c.api.ListModels(withCall(ctx, cl))
 	if err != nil {
 		return nil, c.fail(ctx, chat.Request{}, err, cl)
@@ -120,8 +139,29 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 func (c *Client) fail(ctx context.Context, req chat.Request, err error, cl *callInfo) *chat.Error {
 	e := classify(ctx, err, cl, time.Now())
 	e.Server, e.Model = c.cfg.Name, req.Model
+	e.Message = c.scrub(e.Message)
+	if e.Err != nil {
+		e.Err = &scrubbedError{msg: c.scrub(e.Err.Error()), err: e.Err}
+	}
 	return e
 }
+
+// scrub masks URL credentials in s (net/http's errors quote the request's
+// URL) and the client's own key, should a server echo it back.
+func (c *Client) scrub(s string) string {
+	return redact.Secrets(redact.Text(s), c.cfg.APIKey)
+}
+
+// scrubbedError stands for an error whose text has its credentials masked.
+// errors.Is still sees what the error beneath it is (context.Canceled,
+// io.EOF, an errno), but nothing can unwrap it to print the raw text.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string        { return e.msg }
+func (e *scrubbedError) Is(target error) bool { return errors.Is(e.err, target) }
 
 func (c *Client) refuse(req chat.Request, err error) *chat.Error {
 	return &chat.Error{Class: chat.ClassHTTP4xx, Server: c.cfg.Name, Model: req.Model,

@@ -310,7 +310,7 @@ func TestDoneWatcherSeesTheMarkAcrossReads(t *testing.T) {
 	for split := range len(stream) {
 		for _, rest := range []int{1, 3, 64} {
 			c := &callInfo{}
-			w := &doneWatcher{ReadCloser: io.NopCloser(&pieceReader{s: stream, first: split, size: rest}), c: c}
+			w := &replyBody{ReadCloser: io.NopCloser(&pieceReader{s: stream, first: split, size: rest}), c: c, ok: true, limit: 1 << 20}
 			if _, err := io.ReadAll(w); err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +320,7 @@ func TestDoneWatcherSeesTheMarkAcrossReads(t *testing.T) {
 		}
 	}
 	c := &callInfo{}
-	w := &doneWatcher{ReadCloser: io.NopCloser(&pieceReader{s: "data: [DON", first: 3, size: 2}), c: c}
+	w := &replyBody{ReadCloser: io.NopCloser(&pieceReader{s: "data: [DON", first: 3, size: 2}), c: c, ok: true, limit: 1 << 20}
 	_, _ = io.ReadAll(w)
 	if c.done {
 		t.Error("a cut mark counted as [DONE]")

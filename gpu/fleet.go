@@ -36,7 +36,13 @@ type Options struct {
 	// the warm-up's outcome. The runner records it in the ledger. The fleet
 	// warms up whether or not Warmup is set; the hook only reports it.
 	Warmup func(server, model string) func(chat.Result, error)
-	// telemetry.Watcher, when set, gives State the GPUs of each server that is not
+	// MaxWait bounds how long a queued job waits while no server that
+	// could run it is up (every server offering its model is down, or the
+	// server it is pinned to is): past it, the job ends unavailable with
+	// ErrGaveUp, so that a run with a server gone for good ends by itself.
+	// 0 waits for ever.
+	MaxWait time.Duration
+	// Telemetry, when set, gives State the GPUs of each server that is not
 	// simulated (ServerConfig.GPUs are indices into it), and the policy
 	// their memory where the server itself does not say.
 	Telemetry *telemetry.Watcher
@@ -128,10 +134,17 @@ type fleetJob struct {
 	enqueued time.Time
 	stop     func() bool // stops watching ctx; false when the watch has fired
 	gone     bool        // left the queue (guarded by Fleet.mu)
+	// stranded is when the fleet first saw no up server that could run the
+	// job; zero while one could (guarded by Fleet.mu).
+	stranded time.Time
 	done     atomic.Bool
 }
 
 var errFleetClosed = errors.New("fleet closed")
+
+// ErrGaveUp is the cause of a job that waited Options.MaxWait for a server
+// that could run it to come up. It is not worth retrying.
+var ErrGaveUp = errors.New("no server that could run it came up within max_wait")
 
 // NewFleet returns a fleet of servers and starts its dispatcher and its
 // monitor, which probes every server at once and then periodically; Close

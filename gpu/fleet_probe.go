@@ -91,7 +91,7 @@ func (f *Fleet) monitor() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		wait := f.startProbes(results)
+		wait := min(f.startProbes(results), f.giveUpStranded())
 		timer.Reset(wait)
 		select {
 		case <-f.ctx.Done():

@@ -34,7 +34,8 @@ type fleetServer struct {
 	offered    map[string]bool // nil until known (config or Discover)
 	up         bool
 	downReason string
-	failures   int // unavailable answers in a row
+	downSince  time.Time // when it last went down
+	failures   int       // unavailable answers in a row
 	slots      []fleetSlot
 	busy       int
 	loads      map[string]chan struct{} // model -> closed when its warm-up ends
@@ -229,7 +230,7 @@ func (s *fleetServer) setDown(reason string) bool {
 // now on, the jobs in flight on it end (errServerDown) so that they can run
 // elsewhere, and probes look for it with backoff.
 func (s *fleetServer) markDown(reason string) {
-	s.up, s.downReason = false, reason
+	s.up, s.downReason, s.downSince = false, reason, time.Now()
 	s.res.reset(nil)
 	for i := range s.slots {
 		sl := &s.slots[i]
@@ -243,7 +244,7 @@ func (s *fleetServer) markDown(reason string) {
 
 // markUp puts the server back into placement.
 func (s *fleetServer) markUp() {
-	s.up, s.downReason, s.failures = true, "", 0
+	s.up, s.downReason, s.downSince, s.failures = true, "", time.Time{}, 0
 	s.probe.rejoined()
 }
 
@@ -303,7 +304,7 @@ func (s *fleetServer) view(now time.Time, models map[string]placement.ModelView)
 // telemetry are filled by the fleet.
 func (s *fleetServer) state(now time.Time, models map[string]placement.ModelView) telemetry.ServerState {
 	st := telemetry.ServerState{
-		Name: s.cfg.Name, Kind: string(s.kind), URL: s.cfg.URL, Up: s.up, DownReason: s.downReason,
+		Name: s.cfg.Name, Kind: string(s.kind), URL: s.cfg.URL, Up: s.up, DownReason: s.downReason, DownSince: s.downSince,
 		Slots: len(s.slots), Busy: s.busy, Loading: s.loading(), TokensPerSec: s.tps,
 		Offered: slices.Sorted(maps.Keys(s.offered)), Resident: slices.Sorted(maps.Keys(s.resident())),
 		GPUs: slices.Clone(s.seen.gpus),

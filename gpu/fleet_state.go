@@ -47,8 +47,12 @@ func (f *Fleet) stateLocked() []telemetry.ServerState {
 	for i, s := range f.servers {
 		out[i] = s.state(now, f.models)
 		for _, q := range f.queue {
-			if !q.gone && s.offered[q.job.Request.Model] && (q.job.Pin == "" || q.job.Pin == s.cfg.Name) {
-				out[i].Queue++
+			if q.gone || !s.couldRun(q) || s.offered == nil {
+				continue
+			}
+			out[i].Queue++
+			if !s.up && f.strandedLocked(q) {
+				out[i].Stranded++
 			}
 		}
 	}

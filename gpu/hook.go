@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,11 +16,16 @@ import (
 // both: it drops temperature 0 and keeps no response headers on its errors.
 type callInfo struct {
 	temperature *float64
-	// Written by RoundTrip, which runs on the goroutine that called
-	// http.Client.Do, so the caller reads them after Do without a lock.
-	status     int
-	retryAfter string
-	done       bool // the stream carried "data: [DONE]" (go-openai does not say)
+	maxReply    int64     // the most bytes of a 2xx body read (DefaultMaxReplyBytes when 0)
+	watch       *watchdog // nil: no first-byte or stall limit of the client's own
+	// Written by RoundTrip and by the body's reads, which run on the
+	// goroutine that called the client, so it reads them without a lock.
+	status      int
+	retryAfter  string
+	contentType string
+	done        bool  // the stream carried "data: [DONE]" (go-openai does not say)
+	received    int64 // bytes of the 2xx body read so far, up to maxReply
+	head        []byte
 }
 
 type callKey struct{}
@@ -28,17 +34,27 @@ func withCall(ctx context.Context, c *callInfo) context.Context {
 	return context.WithValue(ctx, callKey{}, c)
 }
 
+// headBytes is how much of a reply body is kept to quote when the reply is
+// not what was asked for (an HTML page instead of an event stream).
+const headBytes = 256
+
+// maxErrorBody caps what is read of a non-2xx body: the message is clipped
+// to maxErrMessage anyway, and an endless error page must not be read whole.
+const maxErrorBody = 64 << 10
+
 // hookTransport is the http.RoundTripper under every Client: it puts the
-// requested temperature on the wire and notes the response status and
-// Retry-After header for classification.
+// requested temperature on the wire, notes the response status and
+// Retry-After header for classification, caps how much of a body is read,
+// tells the watchdog when bytes arrive, and refuses a web page sent where an
+// event stream was asked for.
 type hookTransport struct {
 	base http.RoundTripper
 }
 
 func (t *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c, _ := req.Context().Value(callKey{}).(*callInfo)
-	if c != nil && c.temperature != nil && req.Method == http.MethodPost &&
-		strings.HasSuffix(req.URL.Path, "/chat/completions") && req.Body != nil {
+	chat := req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/chat/completions")
+	if c != nil && c.temperature != nil && chat && req.Body != nil {
 		r, err := withTemperature(req, *c.temperature)
 		if err != nil {
 			return nil, err
@@ -46,14 +62,36 @@ func (t *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req = r
 	}
 	resp, err := t.base.RoundTrip(req)
-	if c != nil && resp != nil {
-		c.status = resp.StatusCode
-		c.retryAfter = resp.Header.Get("Retry-After")
-		if resp.StatusCode == http.StatusOK && resp.Body != nil {
-			resp.Body = &doneWatcher{ReadCloser: resp.Body, c: c}
+	if c == nil || resp == nil || resp.Body == nil {
+		return resp, err
+	}
+	c.status = resp.StatusCode
+	c.retryAfter = resp.Header.Get("Retry-After")
+	c.contentType = resp.Header.Get("Content-Type")
+	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
+	body := &replyBody{ReadCloser: resp.Body, c: c, ok: ok, limit: maxErrorBody}
+	if ok {
+		body.limit = c.maxReply
+		if body.limit <= 0 {
+			body.limit = DefaultMaxReplyBytes
 		}
 	}
+	resp.Body = body
+	if ok && chat && isWebPage(c.contentType) {
+		// An HTML page (a login portal, a proxy's error page) is no answer,
+		// however long it is: quote its start and read no further.
+		_, _ = io.CopyN(io.Discard, body, headBytes)
+		_ = resp.Body.Close()
+		return nil, &notStreamError{status: resp.StatusCode, contentType: c.contentType, head: c.head}
+	}
 	return resp, err
+}
+
+// isWebPage reports a media type that no OpenAI-compatible server sends for
+// a chat completion.
+func isWebPage(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
 }
 
 // CloseIdleConnections passes through to the wrapped transport, so that
@@ -67,38 +105,81 @@ func (t *hookTransport) CloseIdleConnections() {
 // doneMark is what ends an SSE stream.
 var doneMark = []byte("[DONE]")
 
-// doneWatcher notes whether the body carried [DONE], so that a stream that
-// ends without a finish_reason can still be told apart from a cut one. (A
-// reply whose text holds "[DONE]" and that is then cut before any
-// finish_reason would pass for whole; that is rare enough to accept.)
-// Reads run on the goroutine that reads the stream, like the caller's.
-type doneWatcher struct {
+// replyBody is every response body a Client reads. It stops a 2xx body
+// with *tooLargeError past the cap (go-openai would otherwise buffer an
+// endless line, or endless non-data lines, whole) and ends an error body
+// quietly at maxErrorBody; it keeps the body's first bytes, tells the
+// watchdog that bytes arrived, and notes whether the body carried [DONE],
+// so that a stream that ends without a finish_reason can still be told
+// apart from a cut one. (A reply whose text holds "[DONE]" and that is then
+// cut before any finish_reason would pass for whole; that is rare enough to
+// accept.) Reads run on the goroutine that reads the stream, like the
+// caller's.
+type replyBody struct {
 	io.ReadCloser
-	c    *callInfo
-	tail [len("[DONE]") - 1]byte // last bytes of the previous read
-	n    int                     // how many of tail are set
+	c     *callInfo
+	ok    bool                    // a 2xx body: past the limit is an error, not an end
+	limit int64                   // bytes allowed
+	n     int64                   // bytes passed on so far
+	over  bool                    // the limit was passed
+	tail  [len("[DONE]") - 1]byte // last bytes of the previous read
+	tailN int                     // how many of tail are set
 }
 
-func (w *doneWatcher) Read(p []byte) (int, error) {
-	n, err := w.ReadCloser.Read(p)
-	if n > 0 && !w.c.done {
-		got := p[:n]
-		// The mark may straddle two reads: look at the seam too.
-		var seam [2 * (len("[DONE]") - 1)]byte
-		k := copy(seam[:], w.tail[:w.n])
-		k += copy(seam[k:], got)
-		if bytes.Contains(seam[:k], doneMark) || bytes.Contains(got, doneMark) {
-			w.c.done = true
+func (b *replyBody) Read(p []byte) (int, error) {
+	if b.over {
+		return 0, b.overErr()
+	}
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		if w := b.c.watch; w != nil {
+			w.touch()
 		}
-		if len(got) >= len(w.tail) {
-			w.n = copy(w.tail[:], got[len(got)-len(w.tail):])
-		} else {
-			keep := min(w.n, len(w.tail)-len(got))
-			copy(w.tail[:], w.tail[w.n-keep:w.n])
-			w.n = keep + copy(w.tail[keep:], got)
+		if b.n+int64(n) > b.limit {
+			n = int(b.limit - b.n) // what lies past the cap is dropped
+			b.over = true
+			err = b.overErr()
 		}
+		b.note(p[:n])
+		b.n += int64(n)
 	}
 	return n, err
+}
+
+func (b *replyBody) overErr() error {
+	if !b.ok {
+		return io.EOF
+	}
+	return &tooLargeError{limit: b.limit}
+}
+
+// note keeps the first bytes of a 2xx body and looks for [DONE] in it.
+func (b *replyBody) note(got []byte) {
+	c := b.c
+	if !b.ok || len(got) == 0 {
+		return
+	}
+	c.received = b.n + int64(len(got))
+	if len(c.head) < headBytes {
+		c.head = append(c.head, got[:min(len(got), headBytes-len(c.head))]...)
+	}
+	if c.done {
+		return
+	}
+	// The mark may straddle two reads: look at the seam too.
+	var seam [2 * (len("[DONE]") - 1)]byte
+	k := copy(seam[:], b.tail[:b.tailN])
+	k += copy(seam[k:], got)
+	if bytes.Contains(seam[:k], doneMark) || bytes.Contains(got, doneMark) {
+		c.done = true
+	}
+	if len(got) >= len(b.tail) {
+		b.tailN = copy(b.tail[:], got[len(got)-len(b.tail):])
+	} else {
+		keep := min(b.tailN, len(b.tail)-len(got))
+		copy(b.tail[:], b.tail[b.tailN-keep:b.tailN])
+		b.tailN = keep + copy(b.tail[keep:], got)
+	}
 }
 
 // withTemperature returns a copy of req whose JSON body also carries

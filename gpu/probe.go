@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/telemetry"
+	"pitwall/internal/redact"
 	"strings"
 	"time"
 )
@@ -12,7 +13,7 @@ import (
 // ProbeResult is what one probe of one server found.
 type ProbeResult struct {
 	Server    string
-	URL       string
+	URL       string // as configured, with its credentials masked: for showing
 	Reachable bool
 	Error     string    // why not reachable, or why /v1/models failed, in words
 	Kind      chat.Kind // as configured, or detected when configured kind is ""
@@ -46,7 +47,7 @@ type ProbeResult struct {
 // it only leaves their fields unknown. A nil hc means http.DefaultClient;
 // ctx bounds the whole probe.
 func Probe(ctx context.Context, hc *http.Client, cfg ServerConfig) ProbeResult {
-	r := ProbeResult{Server: cfg.Name, URL: cfg.URL, Kind: cfg.Kind}
+	r := ProbeResult{Server: cfg.Name, URL: redact.URL(cfg.URL), Kind: cfg.Kind}
 	c := newProbeClient(hc, cfg.APIKey)
 	modelsURL := strings.TrimRight(cfg.URL, "/") + "/models"
 

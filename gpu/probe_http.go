@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	neturl "net/url"
+	"pitwall/internal/redact"
 	"strings"
 	"syscall"
 )
@@ -44,14 +45,16 @@ type probeStatusError struct {
 	Status int
 }
 
-func (e *probeStatusError) Error() string { return fmt.Sprintf("GET %s: HTTP %d", e.URL, e.Status) }
+func (e *probeStatusError) Error() string {
+	return fmt.Sprintf("GET %s: HTTP %d", redact.URL(e.URL), e.Status)
+}
 
 // get fetches url and returns its body; a non-2xx status is a
 // *probeStatusError.
 func (c probeClient) get(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", url, err)
+		return nil, fmt.Errorf("GET %s: %w", redact.URL(url), err)
 	}
 	if c.key != "" {
 		req.Header.Set("Authorization", "Bearer "+c.key)
@@ -91,7 +94,7 @@ type probeShapeError struct {
 }
 
 func (e *probeShapeError) Error() string {
-	return fmt.Sprintf("GET %s: not the JSON expected: %v", e.URL, e.Err)
+	return redact.Text(fmt.Sprintf("GET %s: not the JSON expected: %v", e.URL, e.Err))
 }
 
 func (e *probeShapeError) Unwrap() error { return e.Err }
@@ -104,7 +107,7 @@ func (c probeClient) getMetrics(ctx context.Context, url string) (map[string][]P
 	}
 	m, err := ParsePrometheus(strings.NewReader(string(body)))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", url, err)
+		return nil, fmt.Errorf("GET %s: %w", redact.URL(url), err)
 	}
 	return m, nil
 }
@@ -136,8 +139,12 @@ func probeStatus(err error) int {
 }
 
 // probeDescribe says in words why a request got no answer, for a person
-// reading the fleet panel.
+// reading the fleet panel, with the credentials in URLs masked.
 func probeDescribe(url string, err error) string {
+	return redact.Text(describeProbe(redact.URL(url), err))
+}
+
+func describeProbe(url string, err error) string {
 	var (
 		dns   *net.DNSError
 		se    *probeStatusError

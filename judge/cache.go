@@ -27,11 +27,13 @@ type KeyInput struct {
 
 // cacheKeyVersion changes when the key's encoding does, so that old keys
 // stop matching rather than match the wrong thing.
-const cacheKeyVersion = "pitwall-judge-cache-v1"
+const cacheKeyVersion = "pitwall-judge-cache-v2"
 
 // CacheKey is the hex SHA-256 of every field of k. Each field is written with
 // its length before it, so no two different inputs encode the same; tools
-// are written as JSON (object keys sorted).
+// are written as JSON (object keys sorted), and the candidate as the judge
+// reads it (RenderCandidate), so a change to how it is neutralised is a
+// change of key.
 func CacheKey(k KeyInput) string {
 	h := sha256.New()
 	for _, f := range []string{
@@ -40,7 +42,7 @@ func CacheKey(k KeyInput) string {
 		strconv.FormatFloat(k.Temperature, 'g', -1, 64),
 		strconv.Itoa(k.MaxTokens), strconv.Itoa(k.Seed), strconv.Itoa(k.Sample),
 		k.Input.System, k.Input.Prompt, toolsJSON(k.Input.Tools),
-		k.Input.Candidate, k.Input.Criteria, k.Input.Reference,
+		RenderCandidate(k.Input.Reply, k.Input.ToolCalls), k.Input.Criteria, k.Input.Reference,
 	} {
 		writeField(h, f)
 	}

@@ -9,7 +9,7 @@ func TestCacheKeyCoversEveryField(t *testing.T) {
 	base := KeyInput{
 		BaseURL: "http://127.0.0.1:1234/v1", Model: "gemma", TemplateID: "rubric-v1", TemplateVersion: "1",
 		TemplateHash: "abc", Temperature: 0.7, MaxTokens: 512, Seed: 42, Sample: 0,
-		Input: Input{System: "s", Prompt: "p", Tools: []chat.Tool{weatherTool}, Candidate: "c", Criteria: "k", Reference: "r"},
+		Input: Input{System: "s", Prompt: "p", Tools: []chat.Tool{weatherTool}, Reply: "c", Criteria: "k", Reference: "r"},
 	}
 	key := CacheKey(base)
 	if len(key) != 64 || key != CacheKey(base) {
@@ -33,7 +33,7 @@ func TestCacheKeyCoversEveryField(t *testing.T) {
 			tool.Function.Description = "weather"
 			k.Input.Tools = []chat.Tool{tool}
 		},
-		"candidate": func(k *KeyInput) { k.Input.Candidate = "C" },
+		"candidate": func(k *KeyInput) { k.Input.Reply = "C" },
 		"criteria":  func(k *KeyInput) { k.Input.Criteria = "K" },
 		"reference": func(k *KeyInput) { k.Input.Reference = "R" },
 		// The same bytes moved from one field to the next must not collide.

@@ -1,9 +1,12 @@
-// Package judge owns scoring: deterministic checks and semantic validation
-// of a reply, judge prompt templates, parsing a judge's verdict, k-sample
-// voting, jury aggregation and disagreement, judge comparison and the cache
-// key of a verdict.
+// Package judge owns scoring: judge prompt templates, the one path by which
+// a candidate's reply reaches a judge (RenderCandidate, neutralise.go),
+// parsing a judge's verdict so that only the judge decides it (ParseReply),
+// k-sample voting, jury aggregation and disagreement, judge comparison,
+// qualifying judges against a judge battery (Qualify), and the cache key of
+// a verdict. Deterministic checks and reply validation are judge/check;
+// the verdict types are judge/scoring.
 //
 // It is pure: it renders requests and reads replies, and leaves sending them,
-// retrying and recording them to the runner. It imports only gpu, for the
-// message and tool-call types.
+// retrying and recording them to the runner. It imports only gpu/chat, for
+// the message and tool-call types.
 package judge

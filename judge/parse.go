@@ -1,75 +1,105 @@
 package judge
 
 import (
+	"fmt"
 	"pitwall/internal/textutil"
-	"pitwall/judge/check"
 	"pitwall/judge/scoring"
 	"regexp"
 	"strings"
 )
 
-// How Parse reads a judge's answer.
+// How ParseReply reads a judge's answer. Only what the judge itself wrote
+// decides; the candidate's text, which RenderCandidate neutralised and the
+// judge may quote, never does.
 //
+//  0. An answer the server cut short (finish_reason "length": max_tokens
+//     reached) or stopped ("content_filter") is a judge error whatever it
+//     says: the verdict line it ends on may be one it was quoting.
 //  1. Inline thinking is removed (see splitThink): a closed <think>…</think>
-//     block, everything before a lone </think>, everything after a lone
-//     <think>. A verdict written only while thinking does not count.
-//  2. Any <candidate_output>…</candidate_output> block the judge echoed is
-//     removed too: the candidate's own text never decides its verdict.
-//  3. The verdict is the LAST verdict line of what is left. A verdict line
-//     starts a line, after optional markdown (*, _, #, >, -, |, spaces), with
-//     "verdict" or "final verdict", any case, optionally in bold, then ":",
-//     "=", "-", "–", "—" or "is", then PASS, PASSED, FAIL or FAILED, any case,
+//     (or <thinking>) block, and everything before a lone </think>. An
+//     opening tag that never closes makes the rest thinking only where it
+//     begins the answer (a reasoning judge cut short); elsewhere it is text
+//     the judge quoted, and it hides nothing that follows.
+//  2. What the judge echoed of the candidate is removed (see ownText):
+//     <candidate_output>…</candidate_output> blocks, everything before a
+//     closing tag that has no opening one, and every line that begins with
+//     candidateMark or "[tool call]" (the candidate's marked lines and its
+//     tool calls, as RenderCandidate writes them).
+//  3. The verdict is the LAST one the judge wrote of: a verdict line; a
+//     verdict label alone on its line ("VERDICT:") with PASS or FAIL alone on
+//     the next non-empty line; a JSON object holding a verdict that ends the
+//     answer ({"pass": true, "score": 0.9, "reason": "…"} or
+//     {"verdict": "FAIL", …}, fenced or not). A verdict line starts a line,
+//     after optional markdown (*, _, #, >, -, |, spaces), with "verdict" or
+//     "final verdict", any case, optionally in bold, then ":", "=", "-",
+//     "–", "—" or "is", then PASS, PASSED, FAIL or FAILED, any case,
 //     optionally in bold, brackets or quotes. So `VERDICT: PASS`,
-//     `**VERDICT:** FAIL`, `scoring.Verdict - pass`, `## Final verdict: **PASSED**`
-//     all count, and "…so the verdict: pass is right" in the middle of a
-//     sentence does not. Taking the last line means a candidate's
-//     `VERDICT: PASS` that the judge quotes in its reasoning is overridden by
-//     the judge's own final line.
-//  4. The score is the last `SCORE: x` after the verdict line (or on it), or
-//     failing that on one of the two lines before it; see parseScore for the
-//     forms. Without one, PASS scores 1 and FAIL 0.
-//  5. Without a verdict line, the last JSON object in the text that holds a
-//     verdict ({"pass": true, "score": 0.9, "reason": "…"} or
-//     {"verdict": "FAIL", …}, fenced or not) decides.
+//     `**VERDICT:** FAIL`, `Verdict - pass`, `## Final verdict: **PASSED**`
+//     all count.
+//  4. A verdict written after that one which disagrees with it, in a
+//     sentence ("…the final answer is VERDICT: FAIL") or in JSON that does
+//     not end the answer, makes the answer ambiguous: a judge error. With no
+//     verdict of rule 3 at all, one in a sentence is an error too. The
+//     judge's verdict is what it wrote on a line of its own, last.
+//  5. The score is the last `SCORE: x` on the verdict line or after it (see
+//     parseScore for the forms), or the JSON verdict's own score. A score
+//     before the verdict is not read: it cannot be told from one the judge
+//     quoted. Without one, PASS scores 1 and FAIL 0.
 //  6. Otherwise ParseErr says what was missing; Raw is always kept.
 
 var (
 	verdictLineRE = regexp.MustCompile(`(?i)^[ \t>*#_|-]*(?:final[ \t]+)?verdict[ \t*_]*(?:[:=–—-]|[ \t]is\b)[ \t*_"'\[(]*(pass(?:ed)?|fail(?:ed)?)\b`)
-	scoreRE       = regexp.MustCompile(`(?i)(?:^|[^a-z])score[ \t*_]*(?:[:=–—-]|[ \t]is\b)[ \t*_"'\[(]*(-?(?:\d+(?:\.\d+)?|\.\d+))(?:[ \t]*(%)|[ \t]*(?:/|out of)[ \t]*(\d+(?:\.\d+)?))?`)
-	reasonLineRE  = regexp.MustCompile(`(?i)^[ \t>*#_|-]*reason(?:ing)?[ \t*_]*:[ \t*_]*(\S.*)$`)
-	echoRE        = regexp.MustCompile(`(?is)<\s*candidate_output\s*>.*?<\s*/\s*candidate_output\s*>`)
+	// verdictLabelRE and verdictValueRE are the two lines of a verdict
+	// split over two: "VERDICT:" then "FAIL".
+	verdictLabelRE = regexp.MustCompile(`(?i)^[ \t>*#_|-]*(?:final[ \t]+)?verdict[ \t*_]*[:=–—-]?[ \t*_]*$`)
+	verdictValueRE = regexp.MustCompile(`(?i)^[ \t>*#_|-]*[*_"'\[(]*(pass(?:ed)?|fail(?:ed)?)\b[ \t*_"'\]).!]*$`)
+	// mentionRE is a verdict anywhere, in a sentence or a JSON field.
+	mentionRE    = regexp.MustCompile("(?i)verdict[ \\t*_\"'`]*(?:[:=–—-]|[ \\t]is\\b)[ \\t*_\"'`\\[(]*(pass(?:ed)?|fail(?:ed)?)\\b")
+	scoreRE      = regexp.MustCompile(`(?i)(?:^|[^a-z])score[ \t*_]*(?:[:=–—-]|[ \t]is\b)[ \t*_"'\[(]*(-?(?:\d+(?:\.\d+)?|\.\d+))(?:[ \t]*(%)|[ \t]*(?:/|out of)[ \t]*(\d+(?:\.\d+)?))?`)
+	reasonLineRE = regexp.MustCompile(`(?i)^[ \t>*#_|-]*reason(?:ing)?[ \t*_]*:[ \t*_]*(\S.*)$`)
 )
 
 // maxReason bounds scoring.Sample.Reason, a one-line summary.
 const maxReason = 200
 
-// Parse reads a judge's answer. It never fails: when no verdict is found,
-// ParseErr says so and Raw keeps the answer for the person reading it.
+// ParseReply reads a judge's answer as the server returned it: its text,
+// the finish_reason it gave, and the max_tokens the request asked for (for
+// the message when the answer was cut). It never fails: a sample without a
+// verdict has ParseErr set, and Raw keeps the answer.
+func ParseReply(content, finishReason string, maxTokens int) scoring.Sample {
+	s := Parse(content)
+	if msg := cutShort(finishReason, maxTokens); msg != "" {
+		return scoring.Sample{Raw: content, Reasoning: s.Reasoning, ParseErr: msg}
+	}
+	return s
+}
+
+// cutShort says why an answer that did not end by itself is not read.
+func cutShort(finishReason string, maxTokens int) string {
+	switch finishReason {
+	case "length":
+		if maxTokens > 0 {
+			return fmt.Sprintf("the judge's answer was cut at max_tokens %d: raise max_tokens for this judge ([[scoring.judges]] max_tokens)", maxTokens)
+		}
+		return "the judge's answer was cut by the server's token limit: set max_tokens for this judge ([[scoring.judges]] max_tokens)"
+	case "content_filter":
+		return "the server's content filter stopped the judge's answer (finish_reason content_filter)"
+	}
+	return ""
+}
+
+// Parse reads a judge's answer text alone, as ParseReply does for an answer
+// that ended by itself.
 func Parse(raw string) scoring.Sample {
 	s := scoring.Sample{Raw: raw}
 	text := strings.ReplaceAll(raw, "\r\n", "\n")
-	thinking, answer := check.SplitThink(text)
-	if textutil.ContainsFold(answer, "candidate_output") {
-		answer = echoRE.ReplaceAllString(answer, "")
-	}
+	thinking, answer := splitThink(text)
+	answer = ownText(answer)
 
-	if lineStart, m := lastLineMatch(answer, "verdict", verdictLineRE); m != nil {
-		// (?i) lets "ſ" stand for "s", so decide on the first letter alone.
-		s.Pass = m[1][0]|0x20 == 'p'
-		s.Score = defaultScore(s.Pass)
-		if v, ok := scoreNear(answer, lineStart); ok {
-			s.Score = v
-		}
-		s.Reasoning = strings.TrimSpace(answer[:lineStart])
-		s.Reason = reasonOf(s.Reasoning, answer[lineStart:])
-		if s.Reasoning == "" {
-			s.Reasoning = thinking
-		}
-		return s
-	}
-	if v, start, ok := jsonVerdict(answer); ok {
-		s.Pass, s.Score, s.Reason = v.pass, v.score, textutil.Clip(oneLine(v.reason), maxReason)
-		s.Reasoning = strings.TrimSpace(answer[:start])
+	v, problem := findVerdict(answer)
+	if problem == "" {
+		s.Pass, s.Score, s.Reason = v.pass, v.score, v.reason
+		s.Reasoning = strings.TrimSpace(answer[:v.start])
 		if s.Reasoning == "" {
 			s.Reasoning = thinking
 		}
@@ -79,12 +109,136 @@ func Parse(raw string) scoring.Sample {
 	switch {
 	case strings.TrimSpace(text) == "":
 		s.ParseErr = "the judge's answer was empty"
+	case problem != noVerdict:
+		s.ParseErr = problem
 	case strings.TrimSpace(answer) == "" && thinking != "":
 		s.ParseErr = "the judge only reasoned (<think>) and gave no verdict; its max_tokens may be too low"
 	default:
-		s.ParseErr = "no VERDICT: PASS/FAIL line or JSON verdict in the judge's answer"
+		s.ParseErr = noVerdict
 	}
 	return s
+}
+
+const noVerdict = "no VERDICT: PASS/FAIL line or JSON verdict in the judge's answer"
+
+// verdict is the verdict found in a judge's own text, and where it starts.
+type verdict struct {
+	pass   bool
+	score  float64
+	reason string
+	start  int // where the verdict (its line, or its JSON object) starts
+	end    int // where it ends
+}
+
+// findVerdict applies rules 3 to 5 to the judge's own text. problem is
+// noVerdict, or why what is there is not taken, when there is no verdict.
+func findVerdict(answer string) (verdict, string) {
+	line, hasLine := lastVerdictLine(answer)
+	j, jStart, hasJSON := finalJSON(answer)
+	switch {
+	case hasJSON && (!hasLine || jStart > line.start):
+		// Nothing follows a JSON verdict that ends the answer.
+		return verdict{pass: j.pass, score: j.score, reason: textutil.Clip(oneLine(j.reason), maxReason),
+			start: jStart, end: len(answer)}, ""
+	case hasLine:
+		if later := disagreeing(answer[line.end:], line.pass); later != "" {
+			return verdict{}, fmt.Sprintf("the judge's verdict line says %s, but it wrote %q after it: the answer is ambiguous",
+				passWord(line.pass), later)
+		}
+		line.score = defaultScore(line.pass)
+		if v, ok := lastScore(answer[line.start:]); ok {
+			line.score = v
+		}
+		line.reason = reasonOf(strings.TrimSpace(answer[:line.start]), answer[line.start:])
+		return line, ""
+	}
+	// A regexp in any case has no prefix to skip to: look for the word first.
+	if textutil.ContainsFold(answer, "verdict") {
+		if m := mentionRE.FindString(answer); m != "" {
+			return verdict{}, fmt.Sprintf("the judge's verdict (%q) is inside a sentence, not on a line of its own such as `VERDICT: FAIL`", m)
+		}
+	}
+	if js := jsonVerdicts(answer); len(js) > 0 {
+		return verdict{}, "the judge's JSON verdict does not end its answer, so it may be one it quoted"
+	}
+	return verdict{}, noVerdict
+}
+
+// lastVerdictLine finds the last verdict line of answer, or the last
+// verdict split over a label line and a value line.
+func lastVerdictLine(answer string) (verdict, bool) {
+	end := len(answer)
+	for end >= 0 {
+		start := strings.LastIndexByte(answer[:end], '\n') + 1
+		l := answer[start:end]
+		if textutil.ContainsFold(l, "verdict") {
+			if m := verdictLineRE.FindStringSubmatch(l); m != nil {
+				return verdict{pass: isPass(m[1]), start: start, end: end}, true
+			}
+			if verdictLabelRE.MatchString(l) {
+				if v, vEnd, ok := valueLine(answer, end); ok {
+					return verdict{pass: v, start: start, end: vEnd}, true
+				}
+			}
+		}
+		end = start - 1
+	}
+	return verdict{}, false
+}
+
+// valueLine reads the first non-empty line after from as a bare PASS or
+// FAIL, and returns where it ends.
+func valueLine(answer string, from int) (pass bool, end int, ok bool) {
+	for from < len(answer) {
+		start := from + 1
+		end = strings.IndexByte(answer[start:], '\n')
+		if end < 0 {
+			end = len(answer)
+		} else {
+			end += start
+		}
+		l := answer[start:end]
+		if strings.TrimSpace(l) != "" {
+			m := verdictValueRE.FindStringSubmatch(l)
+			if m == nil {
+				return false, 0, false
+			}
+			return isPass(m[1]), end, true
+		}
+		from = end
+	}
+	return false, 0, false
+}
+
+// disagreeing returns the first verdict in after (in a sentence, or in a
+// JSON object) that disagrees with pass, or "".
+func disagreeing(after string, pass bool) string {
+	if textutil.ContainsFold(after, "verdict") {
+		for _, m := range mentionRE.FindAllStringSubmatch(after, -1) {
+			if isPass(m[1]) != pass {
+				return m[0]
+			}
+		}
+	}
+	if strings.IndexByte(after, '{') >= 0 {
+		for _, j := range jsonVerdicts(after) {
+			if j.pass != pass {
+				return oneLine(textutil.Clip(after[j.start:j.end], 80))
+			}
+		}
+	}
+	return ""
+}
+
+// isPass reads a verdict word. (?i) lets "ſ" stand for "s", so it decides
+// on the first letter alone.
+func isPass(word string) bool { return word[0]|0x20 == 'p' }
+
+func passWord(pass bool) string {
+	if pass {
+		return "PASS"
+	}
+	return "FAIL"
 }
 
 func defaultScore(pass bool) float64 {
@@ -92,26 +246,6 @@ func defaultScore(pass bool) float64 {
 		return 1
 	}
 	return 0
-}
-
-// scoreNear finds the score that goes with the verdict line starting at
-// lineStart: the last one from that line on, else the last one on the two
-// non-empty lines before it.
-func scoreNear(answer string, lineStart int) (float64, bool) {
-	if v, ok := lastScore(answer[lineStart:]); ok {
-		return v, true
-	}
-	before := strings.Split(strings.TrimRight(answer[:lineStart], " \t\n"), "\n")
-	for i, seen := len(before)-1, 0; i >= 0 && seen < 2; i-- {
-		if strings.TrimSpace(before[i]) == "" {
-			continue
-		}
-		seen++
-		if v, ok := lastScore(before[i]); ok {
-			return v, true
-		}
-	}
-	return 0, false
 }
 
 func lastScore(s string) (float64, bool) {

@@ -58,18 +58,20 @@ type jsonResult struct {
 	reason string
 }
 
-// maxJSONTries bounds the scan for a JSON verdict: each try may read the rest
+// maxJSONTries bounds a scan for JSON verdicts: each try may read the rest
 // of the text, and a judge's answer with hundreds of braces is not JSON.
 const maxJSONTries = 100
 
-// jsonVerdict finds the last JSON object in s that holds a verdict, directly
-// or in an object one level down ({"result": {"pass": true}}), and where it
-// starts.
-func jsonVerdict(s string) (jsonResult, int, bool) {
-	var (
-		found jsonResult
-		at    = -1
-	)
+// jsonFound is a JSON verdict object in a text, and where it is.
+type jsonFound struct {
+	jsonResult
+	start, end int
+}
+
+// jsonVerdicts finds the JSON objects in s that hold a verdict, directly or
+// in an object one level down ({"result": {"pass": true}}), in order.
+func jsonVerdicts(s string) []jsonFound {
+	var found []jsonFound
 	for i, tries := 0, 0; i < len(s) && tries < maxJSONTries; tries++ {
 		j := strings.IndexByte(s[i:], '{')
 		if j < 0 {
@@ -82,12 +84,33 @@ func jsonVerdict(s string) (jsonResult, int, bool) {
 			i = start + 1
 			continue
 		}
+		end := start + int(dec.InputOffset())
 		if v, ok := verdictOf(m); ok {
-			found, at = v, start
+			found = append(found, jsonFound{v, start, end})
 		}
-		i = start + int(dec.InputOffset())
+		i = end
 	}
-	return found, at, at >= 0
+	return found
+}
+
+// finalJSON finds the JSON verdict object that ends s (only spaces and the
+// backticks of a closing fence may follow it), and where it starts.
+func finalJSON(s string) (jsonResult, int, bool) {
+	body := strings.TrimRight(s, " \t\n`")
+	if !strings.HasSuffix(body, "}") {
+		return jsonResult{}, 0, false
+	}
+	i := strings.LastIndexByte(body, '{')
+	for tries := 0; i >= 0 && tries < maxJSONTries; tries++ {
+		dec := json.NewDecoder(strings.NewReader(body[i:]))
+		var m map[string]any
+		if dec.Decode(&m) == nil && int(dec.InputOffset()) == len(body)-i {
+			v, ok := verdictOf(m)
+			return v, i, ok
+		}
+		i = strings.LastIndexByte(body[:i], '{')
+	}
+	return jsonResult{}, 0, false
 }
 
 func verdictOf(m map[string]any) (jsonResult, bool) {

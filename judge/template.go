@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"pitwall/gpu/chat"
 	"pitwall/internal/textutil"
-	"pitwall/judge/check"
 	"regexp"
 	"sort"
 	"strings"
@@ -27,13 +26,13 @@ type Template struct {
 
 // TemplateData is what a template's User text sees. Every field is ready to
 // put inside its block: defaults filled in and text that could close a block
-// early neutralised.
+// early neutralised. The candidate's reply is there only as Candidate, as
+// RenderCandidate wrote it: no template can reach the raw text.
 type TemplateData struct {
 	Task      string // system prompt, user prompt and tools, as one text
 	Criteria  string // the criteria, or a default that asks for a correct, complete answer
 	Reference string // the reference answer, or "(none)"
-	Candidate string // the candidate's reply and tool calls, or "(empty reply)"
-	Input     Input  // the raw input, for templates that want more
+	Candidate string // the candidate's reply and tool calls (RenderCandidate), or "(empty reply)"
 }
 
 // DefaultTemplate is the template a judge uses when config names none.
@@ -78,7 +77,7 @@ func (t Template) Verify() error {
 	if t.ID == "" {
 		return fmt.Errorf("template has no id")
 	}
-	out, err := execute(t, templateData(Input{Prompt: "p", Candidate: "c"}))
+	out, err := execute(t, templateData(Input{Prompt: "p", Reply: "c"}))
 	if err != nil {
 		return fmt.Errorf("template %s: %w", t.ID, err)
 	}
@@ -110,31 +109,13 @@ func Render(t Template, in Input) []chat.Message {
 	return append(msgs, chat.Message{Role: "user", Content: user})
 }
 
-// RenderCandidate is how a cell's reply reads to a judge: the answer text
-// (inline <think> reasoning removed, as the judge grades the answer) and
-// then one line per tool call, `[tool call] name({"a":1})`.
-func RenderCandidate(content string, calls []chat.ToolCall) string {
-	var b strings.Builder
-	b.WriteString(strings.TrimSpace(check.Answer(content)))
-	for _, c := range calls {
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString("[tool call] ")
-		b.WriteString(c.Name)
-		b.WriteByte('(')
-		b.WriteString(textutil.CompactJSON(c.Arguments))
-		b.WriteByte(')')
-	}
-	return b.String()
-}
-
 var blockTags = []string{"task", "criteria", "reference", "candidate_output"}
 
 // blockTagRE finds anything that reads as one of the block tags, opening or
 // closing, in any case and with stray spaces or attributes (`</ Candidate_Output >`).
-// Inside a block such text is escaped, so that a candidate cannot close its
-// fence and write instructions or a verdict outside it.
+// In the task, criteria and reference such text is escaped, so that a
+// battery's text cannot close a block; the candidate's text has its own,
+// stricter path (RenderCandidate).
 var blockTagRE = regexp.MustCompile(`(?i)<\s*/?\s*(?:task|criteria|reference|candidate_output)\b[^<>]*>?`)
 
 func neutralise(s string) string {
@@ -148,8 +129,7 @@ func templateData(in Input) TemplateData {
 		Task:      neutralise(taskText(in)),
 		Criteria:  neutralise(strings.TrimSpace(in.Criteria)),
 		Reference: neutralise(strings.TrimSpace(in.Reference)),
-		Candidate: neutralise(strings.TrimSpace(in.Candidate)),
-		Input:     in,
+		Candidate: RenderCandidate(in.Reply, in.ToolCalls),
 	}
 	if d.Criteria == "" {
 		d.Criteria = DefaultCriteria

@@ -119,7 +119,7 @@ type harness struct {
 	run   *Run
 }
 
-func newHarness(t *testing.T, cfg *config.Config, instant bool) *harness {
+func newHarness(t testing.TB, cfg *config.Config, instant bool) *harness {
 	t.Helper()
 	sims, err := setup.StartSims(cfg, instant)
 	if err != nil {
@@ -157,7 +157,7 @@ func newHarness(t *testing.T, cfg *config.Config, instant bool) *harness {
 }
 
 // finish starts the run and waits for its phases to end.
-func (h *harness) finish(t *testing.T) *state.BatteryRun {
+func (h *harness) finish(t testing.TB) *state.BatteryRun {
 	t.Helper()
 	if err := h.run.Start(); err != nil {
 		t.Fatal(err)
@@ -171,11 +171,21 @@ func (h *harness) finish(t *testing.T) *state.BatteryRun {
 	return b
 }
 
-func (h *harness) export(t *testing.T) *history.Export {
+func (h *harness) export(t testing.TB) *history.Export {
 	t.Helper()
 	x, err := history.BuildExport(h.led, h.run.ID(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return x
+}
+
+// loadConfig loads the config at path, with no environment.
+func loadConfig(t testing.TB, path string) *config.Config {
+	t.Helper()
+	cfg, err := config.Load(path, config.Overrides{}, func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	return cfg
 }

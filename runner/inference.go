@@ -139,7 +139,9 @@ func (e *engine) inferenceDone(a *attempt, res chat.Result, err error) {
 		class = chat.ClassMalformed
 	}
 	cell := [3]int{a.ti, a.mi, a.rep}
-	if err != nil && e.life == inferring && mayRetry(class, a.n, e.failovers[cell], e.r.cfg.Run.Retries) {
+	// Work the fleet gave up on (no server came back within max_wait) is
+	// not retried: the run goes on with what it has.
+	if err != nil && e.life == inferring && !errors.Is(err, gpu.ErrGaveUp) && mayRetry(class, a.n, e.failovers[cell], e.r.cfg.Run.Retries) {
 		if class == chat.ClassUnavailable {
 			e.failovers[cell]++
 		}

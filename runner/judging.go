@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"pitwall/config"
 	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/internal/redact"
 	"pitwall/judge"
 	"pitwall/judge/scoring"
 	"pitwall/runner/ledger"
@@ -166,7 +168,7 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 	}
 	system, prompt := t.PromptText()
 	in := judge.Input{System: system, Prompt: prompt, Tools: t.Tools,
-		Candidate: judge.RenderCandidate(c.Output, c.ToolCalls), Criteria: t.Criteria, Reference: t.Reference}
+		Reply: c.Output, ToolCalls: c.ToolCalls, Criteria: t.Criteria, Reference: t.Reference}
 	temp := 0.0
 	if e.samples() > 1 {
 		// Votes at temperature 0 would all be the same answer.
@@ -241,7 +243,7 @@ func (e *engine) judgeDispatched(a *attempt, server string) {
 // judgeDone takes a finished judge request: a retry, or the sample.
 func (e *engine) judgeDone(a *attempt, res chat.Result, err error) {
 	class := chat.ClassOf(err)
-	if err != nil && judgeMayRetry(class, a.n, e.r.cfg.Run.Retries) && a.ctx.Err() == nil {
+	if err != nil && !errors.Is(err, gpu.ErrGaveUp) && judgeMayRetry(class, a.n, e.r.cfg.Run.Retries) && a.ctx.Err() == nil {
 		a.row.End(e.r.now(), res, err)
 		if lerr := e.r.led.FinishRequest(a.row); lerr != nil {
 			e.fail(lerr)
@@ -277,7 +279,8 @@ func (e *engine) judgeSettledAs(a *attempt, res chat.Result, err error, source s
 	e.dirty = true
 	var sample scoring.Sample
 	if err == nil {
-		sample = judge.Parse(res.Content)
+		// A cut answer is no verdict, whatever its last line says.
+		sample = judge.ParseReply(res.Content, res.FinishReason, r.judges[j.judge].MaxTokens)
 		if res.Reasoning != "" && sample.Reasoning == "" {
 			sample.Reasoning = res.Reasoning
 		}
@@ -486,7 +489,9 @@ func (e *engine) completedRefs() []state.CellRef {
 func (e *engine) judgeEndpoint(j config.Judge) string {
 	switch {
 	case j.URL != "":
-		return j.URL
+		// Masked: the key is stored in the ledger, and a password in it
+		// could be brute-forced from the hash.
+		return redact.URL(j.URL)
 	case j.Server == config.AnyServer:
 		return "any-server"
 	}

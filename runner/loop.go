@@ -313,7 +313,7 @@ func (e *engine) start() error {
 	}
 	row := ledger.RunRow{
 		ID: r.id, Name: r.cfg.Name, Status: string(state.RunRunning), ScoringMode: string(e.plan.Mode),
-		ConfigJSON: r.cfg.RedactedJSON(), ScoringJSON: mustJSON(r.cfg.Scoring),
+		ConfigJSON: r.cfg.RedactedJSON(), ScoringJSON: mustJSON(r.cfg.Scoring.Redacted()),
 		Models: r.models, Tests: ids, Repeat: r.repeat, StartedAt: e.started,
 	}
 	if err := r.led.CreateRun(row); err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -292,8 +293,16 @@ func Reopen(cfg *config.Config, id string, opts Options) (*Run, error) {
 	again := *cfg
 	again.Tests, again.Models = tests, row.Models
 	// The run is judged as it was: its scoring, not the file's today.
-	if again.Scoring, err = history.Scoring(row); err != nil {
+	stored, err := history.Scoring(row)
+	if err != nil {
 		return nil, err
+	}
+	// The ledger keeps judge urls masked: their credentials come from the
+	// config as it is now.
+	sc, masked := stored.Unmasked(cfg.Scoring)
+	again.Scoring = sc
+	if len(masked) > 0 {
+		return nil, fmt.Errorf("run %s: the url of judge %s held credentials the ledger does not keep, and %s no longer has that judge: add it back to judge the run again", row.ID, strings.Join(masked, ", "), cfg.Path)
 	}
 	again.Run.Repeat = max(row.Repeat, 1)
 	opts.RunID = row.ID

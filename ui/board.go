@@ -142,7 +142,6 @@ func (b *board) retally(run *state.BatteryRun, t, sign int) {
 	b.counts.Merge(cnt, 1)
 }
 
-
 // cell is the tally of test t and model m.
 func (b *board) cell(t, m int) tally {
 	if t < 0 || t >= b.tests || m < 0 || m >= b.models {

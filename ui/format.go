@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"pitwall/runner/state"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -58,4 +60,28 @@ func pad2(n int) string {
 		return "0" + strconv.Itoa(n)
 	}
 	return strconv.Itoa(n)
+}
+
+// waiting says which servers are down with work waiting on them, since
+// when and why, and how much waits: "" when none is. The header and the
+// headless output both show it.
+func waiting(run *state.BatteryRun, now time.Time) string {
+	if run == nil || run.Final {
+		return ""
+	}
+	var parts []string
+	for _, s := range run.Stranded() {
+		p := s.Name + " down"
+		if !s.DownSince.IsZero() {
+			p += " " + clock(max(now.Sub(s.DownSince), 0))
+		}
+		if s.DownReason != "" {
+			p += " (" + s.DownReason + ")"
+		}
+		parts = append(parts, p+": "+strconv.Itoa(s.Stranded)+" waiting")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "waiting on " + strings.Join(parts, "; ")
 }

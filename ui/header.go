@@ -89,6 +89,12 @@ func (h *header) View(run *state.BatteryRun, s headerState) string {
 	if run != nil {
 		line2 = h.progress(run, s.counts, s.judge)
 	}
+	if s.status == "" && run != nil {
+		// Work waiting on servers that are down is the news while it lasts.
+		if w := waiting(run, h.c.now()); w != "" {
+			s.status, s.alert = w, true
+		}
+	}
 	status := " " + s.status
 	if s.alert {
 		status = " " + st.alert.Render(s.status)
@@ -134,7 +140,12 @@ func (h *header) progress(run *state.BatteryRun, counts state.Tally, judge strin
 	if elapsed > 0 {
 		parts = append(parts, clock(elapsed))
 	}
-	if eta, ok := h.eta(now, done, total); ok {
+	wait := waiting(run, now)
+	if wait != "" {
+		// Nothing moves while work waits for a server: no rate to
+		// extrapolate.
+		parts = append(parts, "ETA waiting")
+	} else if eta, ok := h.eta(now, done, total); ok {
 		parts = append(parts, "ETA "+clock(eta))
 	}
 	if mins := elapsed.Minutes(); mins > 0 {

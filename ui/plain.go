@@ -45,11 +45,12 @@ func RunPlain(snaps <-chan *state.BatteryRun, stdout, stderr io.Writer, opts Opt
 
 // plain prints progress lines.
 type plain struct {
-	c      *common
-	w      io.Writer
-	done   int            // cells whose inference is over
-	judged map[string]int // judgments done, per judge
-	board  board          // tallies of the run's judge, for the judge lines' total
+	c       *common
+	w       io.Writer
+	waiting string         // the last waiting line printed
+	done    int            // cells whose inference is over
+	judged  map[string]int // judgments done, per judge
+	board   board          // tallies of the run's judge, for the judge lines' total
 }
 
 func newPlain(w io.Writer, opts Options) *plain {
@@ -76,12 +77,49 @@ func fold(c *common, s string) string {
 	return s
 }
 
+// fleet prints servers going down and coming back, and what waits on the
+// servers that are down, each time that changes.
+func (p *plain) fleet(prev, run *state.BatteryRun) {
+	was := map[string]bool{}
+	if prev != nil {
+		for _, s := range prev.Fleet {
+			was[s.Name] = s.Up
+		}
+	}
+	for _, s := range run.Fleet {
+		up, known := was[s.Name]
+		switch {
+		case !s.Up && (up || !known && prev != nil):
+			fmt.Fprintf(p.w, "server %s down: %s\n", s.Name, s.DownReason)
+		case s.Up && known && !up:
+			fmt.Fprintf(p.w, "server %s is back\n", s.Name)
+		}
+	}
+	// The line says how long servers have been down: it is printed again
+	// when what waits changes, not every time the clock moves.
+	key := stranded(run)
+	if w := waiting(run, p.c.now()); w != "" && key != p.waiting {
+		fmt.Fprintln(p.w, w)
+	}
+	p.waiting = key
+}
+
+// stranded names what waits on which server, without times.
+func stranded(run *state.BatteryRun) string {
+	var sb strings.Builder
+	for _, s := range run.Stranded() {
+		fmt.Fprintf(&sb, "%s:%d ", s.Name, s.Stranded)
+	}
+	return sb.String()
+}
+
 // diff prints what changed from prev to run.
 func (p *plain) diff(prev, run *state.BatteryRun) {
 	if prev != nil && (len(prev.Tests) != len(run.Tests) || len(prev.Models) != len(run.Models) || prev.Repeat != run.Repeat) {
 		prev = nil
 	}
 	p.board.apply(run, defaultJudge(run))
+	p.fleet(prev, run)
 	total := totalCells(run)
 	for t := range run.Tests {
 		row := rowAt(run, t)
@@ -267,6 +305,9 @@ func Summary(run *state.BatteryRun, judge string, opts Options) string {
 		head += " in " + clock(run.Ended.Sub(run.Started))
 	}
 	sb.WriteString(head + "\n")
+	if run.Status == state.RunFailed && run.Message != "" {
+		sb.WriteString("reason   " + run.Message + "\n")
+	}
 	fmt.Fprintf(&sb, "cells    %d %s completed · %d %s failed · %d %s error · %d %s cancelled (%d in all)\n",
 		cnt.Completed, g.ok, cnt.Failed, g.failed, cnt.Errored, g.errored, cnt.Cancelled, g.cancel, totalCells(run))
 	if judge != "" {

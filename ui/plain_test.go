@@ -323,3 +323,39 @@ func TestRunPlainSaysWhenAVerdictCameFromTheCache(t *testing.T) {
 		t.Errorf("a cached verdict's line should say cached instead of a time:\n%s", stderr)
 	}
 }
+
+func TestRunPlainSaysWhatWaitsOnServersThatAreDown(t *testing.T) {
+	up := sceneMidInference()
+	up.Seq = 10
+	down := sceneAllDown()
+	down.Seq = 11
+	later := sceneAllDown() // the same work waits a little longer: no new line
+	later.Seq = 12
+	back := sceneMidInference()
+	back.Seq = 13
+	back.Final = true
+	_, _, stderr := runPlain(t, feed(t, []*state.BatteryRun{up, down, later, back}), Options{})
+	for _, want := range []string{
+		"server gpu0 down: connection refused",
+		"server gpu1 down: no reply to /v1/models",
+		"waiting on gpu0 down",
+		"(connection refused): 3 waiting; gpu1 down",
+		"server gpu0 is back",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("headless output lacks %q:\n%s", want, stderr)
+		}
+	}
+	if n := strings.Count(stderr, "waiting on"); n != 1 {
+		t.Errorf("the waiting line came %d times, want once while nothing changed:\n%s", n, stderr)
+	}
+}
+
+func TestSummarySaysWhyARunFailed(t *testing.T) {
+	run := sceneJudged()
+	run.Status = state.RunFailed
+	run.Message = "judge gemma gave no usable verdict (24 judge errors)"
+	if s := Summary(run, "gemma", Options{}); !strings.Contains(s, "reason   judge gemma gave no usable verdict") {
+		t.Errorf("summary of a failed run does not say why:\n%s", s)
+	}
+}

@@ -44,6 +44,19 @@ func sceneMidInference() *state.BatteryRun {
 	return run
 }
 
+// sceneAllDown is sceneMidInference with every server down: the work left
+// waits on them.
+func sceneAllDown() *state.BatteryRun {
+	run := sceneMidInference()
+	run.Fleet = []telemetry.ServerState{
+		{Name: "gpu0", Kind: "lmstudio", Up: false, DownReason: "connection refused", DownSince: t0.Add(67 * time.Second),
+			Slots: 2, Queue: 3, Stranded: 3},
+		{Name: "gpu1", Kind: "vllm", Up: false, DownReason: "no reply to /v1/models", DownSince: t0.Add(80 * time.Second),
+			Slots: 4, Queue: 2, Stranded: 2},
+	}
+	return run
+}
+
 // sceneJudged is a finished 4 × 6 run under a jury of two judges, with every
 // verdict and every end of inference on screen.
 func sceneJudged() *state.BatteryRun {

@@ -34,6 +34,7 @@ func TestViewGolden(t *testing.T) {
 	}{
 		{name: "grid_empty", w: 120, h: 24, run: func() *state.BatteryRun { return makeRun(3, 5, 1, "gemma") }},
 		{name: "grid_mid_inference", w: 120, h: 24, run: sceneMidInference},
+		{name: "all_servers_down", w: 120, h: 24, run: sceneAllDown},
 		{name: "grid_judged", w: 120, h: 20, opts: Options{ExitCode: exit1}, run: sceneJudged},
 		{name: "grid_scrolled", w: 100, h: 30, run: func() *state.BatteryRun { return sceneBig(30, 200) },
 			keys: cat(repeatKeys("pgdown", 4), []string{"j", "j"}, repeatKeys("l", 9))},

@@ -18,6 +18,7 @@ const (
 	ClassHTTP5xx     ErrorClass = "http_5xx"
 	ClassMalformed   ErrorClass = "malformed" // bad JSON, stream cut before [DONE]/finish
 	ClassCanceled    ErrorClass = "cancelled" // the caller's context was cancelled (stop)
+	ClassTooLarge    ErrorClass = "too_large" // the reply passed the client's size cap
 )
 
 // Transient reports whether a retry may succeed.

@@ -37,15 +37,16 @@ type ollamaTag struct {
 	Details    ollamaDetails `json:"details"`
 }
 
+// ollamaModified is when every simulated Ollama model was pulled.
+var ollamaModified = time.Unix(1735689600, 0).UTC()
+
 func (s *Server) ollamaRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/ps", s.handleOllamaPS)
 	mux.HandleFunc("GET /api/tags", s.handleOllamaTags)
 	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"version": "0.17.0"})
 	})
-	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		writeNativeError(w, http.StatusNotFound, "404 page not found")
-	})
+	mux.HandleFunc("/api/", s.notFound)
 }
 
 func (s *Server) ollamaDetails(name string) ollamaDetails {
@@ -76,7 +77,7 @@ func (s *Server) handleOllamaPS(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
-	keep := s.clock.wall(s.cfg.Spec.KeepAlive)
+	keep := s.keepAlive()
 	if s.clock.instant {
 		keep = 100 * 365 * 24 * time.Hour
 	}
@@ -101,7 +102,7 @@ func (s *Server) handleOllamaTags(w http.ResponseWriter, r *http.Request) {
 	}{Models: make([]ollamaTag, 0, len(s.cfg.Models))}
 	for _, name := range s.cfg.Models {
 		out.Models = append(out.Models, ollamaTag{
-			Name: name, Model: name, ModifiedAt: time.Unix(1735689600, 0).UTC(),
+			Name: name, Model: name, ModifiedAt: ollamaModified,
 			Size: sizeBytes(s.specs[name].SizeGB), Digest: digest(name), Details: s.ollamaDetails(name),
 		})
 	}

@@ -2,9 +2,11 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"pitwall/gpu/sim/spec"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestUnknownModelGetsTheBackendsOwnError(t *testing.T) {
@@ -17,7 +19,7 @@ func TestUnknownModelGetsTheBackendsOwnError(t *testing.T) {
 	}{
 		{BackendOpenAI, 404, "invalid_request_error", `"model_not_found"`, "The model `nope` does not exist or you do not have access to it."},
 		{BackendLMStudio, 404, "invalid_request_error", `"model_not_found"`, `Model "nope" not found. Please specify a valid model.`},
-		{BackendOllama, 404, "not_found_error", `null`, `model "nope" not found, try pulling it first`},
+		{BackendOllama, 404, "api_error", `null`, `model 'nope' not found`}, // as v0.17.4 answers on /v1
 		{BackendLlamaCpp, 400, "invalid_request_error", `400`, `model 'nope' not found`},
 		{BackendVLLM, 404, "NotFoundError", `404`, "The model `nope` does not exist."},
 	} {
@@ -124,10 +126,11 @@ func TestOllamaPSAndTags(t *testing.T) {
 	if err := json.Unmarshal(out, &tags); err != nil || len(tags.Models) != 2 {
 		t.Errorf("tags %s", out)
 	}
-	status, out := get(t, c, s, "/api/nothing")
-	var native struct{ Error string }
-	if status != 404 || json.Unmarshal(out, &native) != nil || native.Error == "" {
-		t.Errorf("native error %d %s", status, out)
+	// Ollama's router answers a route it lacks in plain text.
+	for _, path := range []string{"/api/nothing", "/v1/nothing"} {
+		if status, out := get(t, c, s, path); status != 404 || string(out) != "404 page not found" {
+			t.Errorf("%s: %d %s", path, status, out)
+		}
 	}
 }
 
@@ -281,5 +284,63 @@ func TestLlamaCppRefusesPromptsOverTheContext(t *testing.T) {
 	}
 	if s.Stats().Requests != 0 {
 		t.Error("a refused request was counted as accepted")
+	}
+}
+
+func TestOllamaKeepAliveIsScaledWithAFloor(t *testing.T) {
+	for _, tc := range []struct {
+		keep  time.Duration
+		scale float64
+		want  time.Duration
+	}{
+		{5 * time.Minute, 1, 5 * time.Minute},
+		{5 * time.Minute, 0.01, 3 * time.Second},
+		{5 * time.Minute, 1e-6, MinKeepAlive}, // 300 µs scaled: a model would expire between two requests
+		{200 * time.Millisecond, 1, 200 * time.Millisecond},
+		{200 * time.Millisecond, 1e-6, 200 * time.Millisecond}, // a keep-alive under the floor is kept as given
+	} {
+		t.Run(fmt.Sprintf("%s at %g", tc.keep, tc.scale), func(t *testing.T) {
+			s := start(t, Config{Name: "t", Models: []string{"m"}, TimeScale: tc.scale,
+				Spec: spec.Server{Backend: BackendOllama, KeepAlive: tc.keep}})
+			if got := s.keepAlive(); got != tc.want {
+				t.Errorf("keep-alive %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// At a tiny time scale a model used a moment ago stays resident, and
+// /api/ps says it expires a second after its last use.
+func TestOllamaKeepAliveFloorKeepsAModelBetweenRequests(t *testing.T) {
+	cfg := Config{Name: "t", Models: []string{"m"}, TimeScale: 1e-6, Spec: spec.Server{Backend: BackendOllama}}
+	s := start(t, cfg)
+	c := client(t)
+	before := time.Now()
+	complete(t, c, s, body("m", "hi", nil))
+	after := time.Now()
+	_, out := get(t, c, s, "/api/ps")
+	var ps struct {
+		Models []struct {
+			ExpiresAt time.Time `json:"expires_at"`
+		}
+	}
+	if err := json.Unmarshal(out, &ps); err != nil || len(ps.Models) != 1 {
+		t.Fatalf("/api/ps %s", out)
+	}
+	if exp := ps.Models[0].ExpiresAt; exp.Before(before.Add(MinKeepAlive)) || exp.After(after.Add(MinKeepAlive)) {
+		t.Errorf("expires_at %s, want a second after the request (%s..%s)", exp, before, after)
+	}
+	s.mu.Lock()
+	last := s.gen.eng.models["m"].lastUsed
+	s.gen.eng.expireIdleLocked(last.Add(MinKeepAlive / 2))
+	s.mu.Unlock()
+	if st := s.State(); st.Models["m"].State != "loaded" {
+		t.Fatalf("unloaded half a second after its last use: %+v", st.Models["m"])
+	}
+	s.mu.Lock()
+	s.gen.eng.expireIdleLocked(last.Add(MinKeepAlive))
+	s.mu.Unlock()
+	if st := s.State(); st.Models["m"].State != "not-loaded" || s.Stats().Expiries != 1 {
+		t.Errorf("resident past its keep-alive: %+v", st.Models["m"])
 	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"pitwall/gpu/sim/spec"
 	"strings"
 	"time"
@@ -30,6 +31,10 @@ const (
 	DefaultKeepAlive    = 5 * time.Minute
 	DefaultRetryAfter   = time.Second
 )
+
+// MinKeepAlive is the shortest a scaled keep-alive gets on the wall clock
+// (see Server.keepAlive).
+const MinKeepAlive = time.Second
 
 // modelDefaults fills the zero fields of a model ms.
 func modelDefaults(m spec.Model, name string) spec.Model {
@@ -129,8 +134,11 @@ func (cfg *Config) normalize() error {
 	if cfg.Slots <= 0 {
 		cfg.Slots = 1
 	}
-	if cfg.TimeScale <= 0 {
-		cfg.TimeScale = 1
+	switch ts := cfg.TimeScale; {
+	case math.IsNaN(ts) || math.IsInf(ts, 0) || ts < 0:
+		return fmt.Errorf("sim %s: time scale %g is not a number >= 0 (1 is real time, 0.01 makes a 30s load take 0.3s, 0 makes every delay zero)", cfg.Name, ts)
+	case ts == 0:
+		cfg.Instant = true
 	}
 	cfg.Spec = serverDefaults(cfg.Spec)
 	switch cfg.Spec.Backend {

@@ -3,7 +3,12 @@
 // endpoints, GPUs with VRAM, models with sizes, load times and token rates,
 // slots sharing a server's throughput, deterministic replies with a skill per
 // test category, judge models that answer with reasoning and a VERDICT line,
-// injected faults, and a time scale that shrinks every delay for tests.
+// injected faults, and a time scale that shrinks every delay for tests (0
+// makes every delay zero).
+//
+// Each backend reads a request as its real server does (dialect.go):
+// which of tool_choice, n and max_completion_tokens it honours, whether it
+// serves GET /v1/models/{id}, and the shape of its chunks and errors.
 //
 // It is the backbone of the demo, the tests and the benchmarks. It imports
 // no other pitwall package.

@@ -317,7 +317,7 @@ func (e *engine) expireIdleLocked(now time.Time) {
 	if s.cfg.Spec.Backend != BackendOllama || s.clock.instant {
 		return
 	}
-	keep := s.clock.wall(s.cfg.Spec.KeepAlive)
+	keep := s.keepAlive()
 	for _, m := range e.models {
 		if m.res == loaded && m.active == 0 && m.drain == 0 && now.Sub(m.lastUsed) >= keep {
 			m.res = notLoaded
@@ -327,12 +327,13 @@ func (e *engine) expireIdleLocked(now time.Time) {
 	}
 }
 
-// beginDecode counts a stream as decoding; its prompt takes KV cache.
-func (e *engine) beginDecode(m *modelRun, promptTokens int) {
+// beginDecode counts a request's streams (one per choice) as decoding;
+// its prompt takes KV cache once.
+func (e *engine) beginDecode(m *modelRun, promptTokens, streams int) {
 	s := e.s
 	s.mu.Lock()
-	e.decoding++
-	m.decoding++
+	e.decoding += streams
+	m.decoding += streams
 	e.kvTokens += promptTokens
 	s.counters.maxDecoding = max(s.counters.maxDecoding, e.decoding)
 	s.notifyLocked()
@@ -356,13 +357,30 @@ func (e *engine) decodeStep(m *modelRun, k int) time.Duration {
 	return seconds(dt)
 }
 
-// endDecode ends a stream; its tokens leave the KV cache.
-func (e *engine) endDecode(m *modelRun, kv int) {
+// endDecode ends a request's streams; their tokens leave the KV cache.
+func (e *engine) endDecode(m *modelRun, streams, kv int) {
 	s := e.s
 	s.mu.Lock()
-	e.decoding--
-	m.decoding--
+	e.decoding -= streams
+	m.decoding -= streams
 	e.kvTokens -= kv
 	s.notifyLocked()
 	s.mu.Unlock()
+}
+
+// keepAlive is how long an idle Ollama model stays, on the wall clock: the
+// spec's keep-alive scaled like every delay, but never under MinKeepAlive
+// (or the spec's own keep-alive, when that is shorter).
+//
+// Keep-alive is the server's wall-clock policy, and the gaps it is measured
+// against are mostly the client's own time (round trips, scheduling,
+// judging), which no time scale shrinks. Scaled all the way, 5 minutes at
+// a scale of 1e-6 is 300 µs: a model would expire between two
+// back-to-back requests and be loaded again, which a real server with
+// minutes against milliseconds never does. A floor of a second is far
+// above any such gap, so runs load what a real server would, while a demo
+// at 0.01 still shows an idle model unloaded after 3 s.
+func (s *Server) keepAlive() time.Duration {
+	k := s.cfg.Spec.KeepAlive
+	return max(s.clock.wall(k), min(k, MinKeepAlive))
 }

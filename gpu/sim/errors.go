@@ -23,6 +23,7 @@ type apiError struct {
 	kind    errKind
 	message string
 	model   string // for errModelNotFound
+	param   string // the request field at fault, where OpenAI names one
 }
 
 // errorReply renders e as the backend does: the status and the JSON body.
@@ -56,17 +57,17 @@ func errorReply(backend string, e apiError) (int, []byte) {
 			msg = fmt.Sprintf("The model `%s` does not exist.", e.model)
 		}
 	case BackendOllama:
+		// Ollama's OpenAI layer types the errors it finds itself (a bad
+		// body) invalid_request_error, and every error of the server behind
+		// it api_error, whatever the status (v0.17.4: a missing model is a
+		// 404 of type api_error).
 		code = nil
-		switch status {
-		case http.StatusBadRequest:
+		typ = "api_error"
+		if e.kind == errBadRequest {
 			typ = "invalid_request_error"
-		case http.StatusNotFound:
-			typ = "not_found_error"
-		default:
-			typ = "api_error"
 		}
 		if e.kind == errModelNotFound {
-			msg = fmt.Sprintf("model %q not found, try pulling it first", e.model)
+			msg = fmt.Sprintf("model '%s' not found", e.model)
 		}
 	default: // openai, lmstudio
 		typ = map[errKind]string{
@@ -87,8 +88,12 @@ func errorReply(backend string, e apiError) (int, []byte) {
 			}
 		}
 	}
+	var param any
+	if e.param != "" && (backend == BackendOpenAI || backend == BackendLMStudio) {
+		param = e.param
+	}
 	body := map[string]any{"error": map[string]any{
-		"message": msg, "type": typ, "param": nil, "code": code,
+		"message": msg, "type": typ, "param": param, "code": code,
 	}}
 	b, _ := json.Marshal(body) // plain maps of strings and numbers always marshal
 	return status, b
@@ -113,15 +118,17 @@ func (e apiError) status(backend string) int {
 	return http.StatusInternalServerError
 }
 
-// writeError sends e in the server's backend dialect.
+// writeError sends e in the server's backend dialect. Ollama answers a
+// route it does not have as its router does, in plain text.
 func (s *Server) writeError(w http.ResponseWriter, e apiError) {
+	if e.kind == errNotFound && s.cfg.Spec.Backend == BackendOllama {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte("404 page not found"))
+		return
+	}
 	status, body := errorReply(s.cfg.Spec.Backend, e)
 	writeJSONBytes(w, status, body)
-}
-
-// writeNativeError sends Ollama's native-API error shape, {"error":"..."}.
-func writeNativeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

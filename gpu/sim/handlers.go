@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -11,6 +12,7 @@ import (
 func (s *Server) routes(g *generation) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("GET /v1/models/{id...}", s.handleModel)
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
 		s.handleChat(g, w, r)
 	})
@@ -26,9 +28,7 @@ func (s *Server) routes(g *generation) http.Handler {
 	case BackendVLLM:
 		s.vllmRoutes(mux)
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, apiError{kind: errNotFound, message: fmt.Sprintf("Unexpected endpoint or method. (%s %s)", r.Method, r.URL.Path)})
-	})
+	mux.HandleFunc("/", s.notFound)
 	return mux
 }
 
@@ -36,17 +36,12 @@ func (s *Server) routes(g *generation) http.Handler {
 // Studio with JIT loading and Ollama list what they could load, too).
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	list := modelList{Object: "list", Data: make([]modelItem, 0, len(s.cfg.Models))}
-	owner := map[string]string{
-		BackendOpenAI: "system", BackendLMStudio: "organization_owner", BackendOllama: "library",
-		BackendLlamaCpp: "llamacpp", BackendVLLM: "vllm",
-	}[s.cfg.Spec.Backend]
 	var status map[string]string
 	if s.cfg.Spec.Backend == BackendLlamaCpp {
 		status = s.residency()
 	}
-	created := time.Now().Unix()
 	for _, name := range s.cfg.Models {
-		it := modelItem{ID: name, Object: "model", Created: created, OwnedBy: owner}
+		it := s.modelItem(name)
 		if status != nil {
 			v := status[name]
 			if v == "not-loaded" {
@@ -57,6 +52,42 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 		list.Data = append(list.Data, it)
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// modelItem is one model as the model list and GET /v1/models/{id} show it.
+// Its created time is fixed for the server's life (Ollama's is the time
+// the model was pulled), so that the two agree.
+func (s *Server) modelItem(name string) modelItem {
+	created := s.started.Unix()
+	if s.cfg.Spec.Backend == BackendOllama {
+		created = ollamaModified.Unix()
+	}
+	return modelItem{ID: name, Object: "model", Created: created, OwnedBy: ownedBy(s.cfg.Spec.Backend, name)}
+}
+
+// handleModel serves GET /v1/models/{id}, which the OpenAI SDKs' models
+// retrieve calls. An id may hold "/" (LM Studio's publisher/model), sent
+// as is by the Python SDK and as %2F by the Node one, and ":" (Ollama's
+// tags). Backends without the endpoint answer as for any unknown route,
+// and so does Ollama for an id with a slash.
+func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	switch {
+	case !dialectOf(s.cfg.Spec.Backend).retrieve,
+		s.cfg.Spec.Backend == BackendOllama && strings.Contains(id, "/"): // its route takes one path segment
+		s.notFound(w, r)
+		return
+	}
+	if _, ok := s.specs[id]; !ok || id == "" {
+		s.writeError(w, apiError{kind: errModelNotFound, model: id})
+		return
+	}
+	writeJSON(w, http.StatusOK, s.modelItem(id))
+}
+
+// notFound answers a route the backend does not serve.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.writeError(w, apiError{kind: errNotFound, message: fmt.Sprintf("Unexpected endpoint or method. (%s %s)", r.Method, r.URL.Path)})
 }
 
 // residency maps each offered model to loaded, loading or not-loaded.
@@ -97,6 +128,11 @@ func (s *Server) handleChat(g *generation, w http.ResponseWriter, r *http.Reques
 		}})
 		return
 	}
+	n, bad := s.choices(req)
+	if bad != nil {
+		s.writeError(w, *bad)
+		return
+	}
 	ctx := r.Context()
 	fault, restartAfter := s.admit(g, req.Model)
 	switch fault {
@@ -114,7 +150,11 @@ func (s *Server) handleChat(g *generation, w http.ResponseWriter, r *http.Reques
 		g.abandon()
 		return
 	}
-	p := planReply(s.compose(m.ms, req), req.maxTokens())
+	plans := make([]plan, n)
+	budget := req.maxTokens(dialectOf(s.cfg.Spec.Backend).maxCompletionTokens)
+	for i := range plans {
+		plans[i] = planReply(s.compose(m.ms, req, i), budget, callIDs(s.cfg.Spec.Backend, i))
+	}
 
 	if err := g.eng.acquireSlot(ctx, m); err != nil {
 		g.abandon()
@@ -134,7 +174,7 @@ func (s *Server) handleChat(g *generation, w http.ResponseWriter, r *http.Reques
 		g.abandon()
 		return
 	}
-	a := answer{s: s, e: g.eng, m: m, req: req, plan: p, prompt: prompt, prefill: prefill, fault: fault}
+	a := answer{s: s, e: g.eng, m: m, req: req, plans: plans, prompt: prompt, prefill: prefill, fault: fault}
 	var done bool
 	if req.Stream {
 		done = a.stream(ctx, w)

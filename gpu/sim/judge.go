@@ -85,8 +85,12 @@ func isRefusal(s string) bool {
 
 // judgeReply grades the candidate: a few lines of reasoning (inside <think>
 // for thinking models), then the VERDICT and SCORE lines. With
-// JudgeErrorRate it gets the verdict wrong; the draw comes from the request
-// hash, which holds the sample's seed, so k samples can disagree.
+// JudgeErrorRate it gets the verdict wrong: the first draw of rng, which
+// the request hash seeds (model, messages, seed, temperature, server seed),
+// decides, so a judge's verdict on an input and a sample is fixed, k
+// samples (k seeds) can disagree, and over many answers the share it gets
+// wrong is JudgeErrorRate within binomial sampling error: exactly 0 or all
+// at the rates 0 and 1. That is what makes judge qualification testable.
 func judgeReply(ms spec.Model, t judgeTask, rng *rand.Rand) reply {
 	truth, seen := judgeTruth(t)
 	pass := truth

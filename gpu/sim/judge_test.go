@@ -154,3 +154,49 @@ func TestJudgeErrorRateShowsAcrossCells(t *testing.T) {
 		t.Error("no cell had samples that disagree")
 	}
 }
+
+// A judge's verdict is a function of its model, the request (prompt, seed,
+// temperature) and the server's seed, never of which server answers or
+// when: qualification figures repeat run after run. Its error rate holds
+// exactly at 0 and 1.
+func TestJudgeVerdictsRepeatAndHonourTheErrorRate(t *testing.T) {
+	catalog := map[string]spec.Model{"exact": {JudgeErrorRate: 0}, "wrong": {JudgeErrorRate: 1}, "coin": {JudgeErrorRate: 0.5}}
+	a, b := instant("exact", "wrong", "coin"), instant("exact", "wrong", "coin")
+	a.Catalog, b.Catalog = catalog, catalog
+	a.Name, b.Name = "a", "b"
+	sa, sb := start(t, a), start(t, b)
+	c := client(t)
+	flips := map[bool]int{}
+	for i := range 40 {
+		cand := "It is Paris."
+		truth := i%2 == 0
+		if !truth {
+			cand = "It is Lyon."
+		}
+		for _, model := range []string{"exact", "wrong", "coin"} {
+			req := body(model, judgePrompt("Names the capital.", "Paris", cand), map[string]any{"seed": i, "temperature": 0.7})
+			gotA, _ := verdict(t, complete(t, c, sa, req).content())
+			gotB, _ := verdict(t, complete(t, c, sb, req).content())
+			again, _ := verdict(t, complete(t, c, sa, req).content())
+			if gotA != gotB || gotA != again {
+				t.Fatalf("%s, seed %d: verdicts %v, %v, %v for one request", model, i, gotA, gotB, again)
+			}
+			switch model {
+			case "exact":
+				if gotA != truth {
+					t.Errorf("seed %d: judge_error_rate 0 gave %v, truth %v", i, gotA, truth)
+				}
+			case "wrong":
+				if gotA == truth {
+					t.Errorf("seed %d: judge_error_rate 1 gave the truth", i)
+				}
+			default:
+				flips[gotA != truth]++
+			}
+		}
+	}
+	// 40 draws at 1/2: both outcomes, each with probability 1 - 2^-39.
+	if flips[true] == 0 || flips[false] == 0 {
+		t.Errorf("judge_error_rate 0.5 over 40 seeds: %d wrong, %d right", flips[true], flips[false])
+	}
+}

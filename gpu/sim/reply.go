@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"pitwall/gpu/sim/spec"
+	"sort"
 	"strings"
 )
 
@@ -22,7 +23,9 @@ type reply struct {
 	calls   []toolCall
 }
 
-// ask is what the request asks of the model's reply.
+// ask is what the request asks of the model's reply, as the backend reads
+// it (see dialect: Ollama ignores tool_choice, llama-server ignores a named
+// function).
 type ask struct {
 	req       *chatRequest
 	canCall   bool   // tools offered, tool_choice not "none", not answering a tool result
@@ -32,15 +35,17 @@ type ask struct {
 	wantJSON  bool
 }
 
-func newAsk(req *chatRequest) ask {
+func newAsk(req *chatRequest, d dialect) ask {
 	a := ask{req: req, wantJSON: req.wantsJSON()}
 	if last := req.Messages[len(req.Messages)-1]; last.Role == "tool" {
 		a.afterTool = last.text
 	}
-	mode, fn := req.toolChoice()
+	mode, fn := effectiveToolChoice(d, req)
 	a.canCall = len(req.Tools) > 0 && mode != "none" && a.afterTool == "" && !(mode == "function" && req.tool(fn) == nil)
 	a.mustCall = a.canCall && (mode == "required" || mode == "function")
-	a.forceFunc = fn
+	if a.canCall && mode == "function" {
+		a.forceFunc = fn
+	}
 	return a
 }
 
@@ -54,16 +59,29 @@ func (r *chatRequest) tool(name string) *wireTool {
 	return nil
 }
 
-// compose is the deterministic reply of a model to a request: a judge's
-// verdict for a judge prompt; the oracle's answer, right or wrong by the
-// model's skill, for a battery prompt; a generic reply otherwise.
-func (s *Server) compose(ms spec.Model, req *chatRequest) reply {
-	rng := newRand(requestHash(ms.Name, req, s.cfg.Seed))
+// mayCall reports whether the reply may call the function name: it is
+// offered, and tool_choice names no other. A model cannot call a tool it
+// was not given.
+func (a ask) mayCall(name string) bool {
+	return a.canCall && name != "" && a.req.tool(name) != nil && (a.forceFunc == "" || a.forceFunc == name)
+}
+
+// compose is the deterministic reply of a model to a request, for one of
+// its choices: a judge's verdict for a judge prompt; the oracle's answer,
+// right or wrong by the model's skill, for a battery prompt; a generic
+// reply otherwise. Choice 0 is the reply a request with no n gets; the
+// others are further samples.
+func (s *Server) compose(ms spec.Model, req *chatRequest, choice int) reply {
+	h := requestHash(ms.Name, req, s.cfg.Seed)
+	if choice > 0 {
+		h = splitmix64(h ^ uint64(choice))
+	}
+	rng := newRand(h)
 	last := req.lastUser()
 	if t, ok := parseJudgePrompt(last); ok {
 		return judgeReply(ms, t, rng)
 	}
-	a := newAsk(req)
+	a := newAsk(req, dialectOf(s.cfg.Spec.Backend))
 	ans, ok := s.cfg.Answers[last]
 	if !ok {
 		return genericReply(ms, a, last, rng)
@@ -74,15 +92,17 @@ func (s *Server) compose(ms spec.Model, req *chatRequest) reply {
 	return wrongReply(ms, a, ans, rng)
 }
 
-// rightReply gives the oracle's answer in the form the request asks.
+// rightReply gives the oracle's answer in the form the request asks: the
+// oracle's call when it may make it, else a call of the function the
+// request forces, built from its schema.
 func rightReply(ms spec.Model, a ask, ans Answer, prompt string, rng *rand.Rand) reply {
 	switch {
-	case a.canCall && ans.ToolName != "":
+	case a.mayCall(ans.ToolName):
 		return reply{calls: []toolCall{{name: ans.ToolName, args: marshalArgs(ans.ToolArgs)}}}
 	case a.mustCall:
 		return schemaCall(a)
 	case ans.JSON || a.wantJSON:
-		return reply{content: jsonAnswer(ans.Content)}
+		return reply{content: schemaAnswer(a.req, jsonAnswer(ans.Content))}
 	case ans.Content == "":
 		return genericReply(ms, a, prompt, rng)
 	case ans.Exact:
@@ -99,6 +119,48 @@ func jsonAnswer(content string) string {
 		return t
 	}
 	return marshalArgs(map[string]any{"answer": content})
+}
+
+// schemaAnswer fits a right JSON answer to the request's json_schema, as
+// the servers' constrained decoding does: the answer's fields that the
+// schema has, and plain values for the required fields it lacks, its text
+// going to the first of those that is a string. Without a schema the
+// answer is returned as it is.
+func schemaAnswer(req *chatRequest, answer string) string {
+	rf := req.ResponseFormat
+	if rf == nil || rf.JSONSchema == nil || rf.JSONSchema.Schema == nil {
+		return answer
+	}
+	schema := rf.JSONSchema.Schema
+	props, _ := schema["properties"].(map[string]any)
+	out := valuesFor(schema)
+	var given map[string]any
+	_ = json.Unmarshal([]byte(answer), &given) // jsonAnswer made it an object
+	placed := false
+	for k, v := range given {
+		if _, ok := props[k]; ok {
+			out[k], placed = v, true
+		}
+	}
+	if !placed {
+		text, _ := given["answer"].(string)
+		for _, k := range sortedKeys(out) {
+			if p, _ := props[k].(map[string]any); p["type"] == "string" && p["enum"] == nil && text != "" {
+				out[k] = text
+				break
+			}
+		}
+	}
+	return marshalArgs(out)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // genericReply answers a prompt the oracle does not know: a call built from
@@ -119,12 +181,12 @@ func genericReply(ms spec.Model, a ask, prompt string, rng *rand.Rand) reply {
 	return reply{content: padded("Here is a short answer about "+topic+".", ms, rng)}
 }
 
-// schemaCall calls the required function (or the first tool) with
+// schemaCall calls the forced function (or the first tool) with
 // arguments built from its parameter schema.
 func schemaCall(a ask) reply {
 	t := &a.req.Tools[0]
 	if a.forceFunc != "" {
-		t = a.req.tool(a.forceFunc)
+		t = a.req.tool(a.forceFunc) // newAsk sets forceFunc only to an offered tool
 	}
 	return reply{calls: []toolCall{{name: t.Function.Name, args: marshalArgs(valuesFor(t.Function.Parameters))}}}
 }

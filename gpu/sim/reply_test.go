@@ -116,34 +116,54 @@ func TestToolAnswersRightAndWrong(t *testing.T) {
 	cfg.Answers = answers
 	s := start(t, cfg)
 	c := client(t)
-	kinds := map[string]int{}
-	for prompt, ans := range answers {
-		b := complete(t, c, s, body("m", prompt, map[string]any{"tools": tools, "tool_choice": "required"}))
-		msg := b.Choices[0].Message
-		if len(msg.ToolCalls) == 0 {
-			kinds["text"]++
-			continue
-		}
-		fn := msg.ToolCalls[0].Function
-		var args map[string]any
-		switch {
-		case json.Unmarshal([]byte(fn.Arguments), &args) != nil:
-			kinds["invalid args"]++
-		case fn.Name != "get_weather":
-			kinds["wrong tool"]++
-		case args["city"] != ans.ToolArgs["city"] || len(args) != 1:
-			kinds["wrong args"]++
-		default:
-			kinds["right"]++
-		}
-	}
-	for _, k := range []string{"right", "text", "invalid args", "wrong tool", "wrong args"} {
-		if kinds[k] == 0 {
-			t.Errorf("no %q replies among 200: %v", k, kinds)
-		}
-	}
-	if kinds["right"] < 60 || kinds["right"] > 140 {
-		t.Errorf("%d right of 200 at skill 0.5: %v", kinds["right"], kinds)
+	forced := map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}}
+	for _, tc := range []struct {
+		name       string
+		toolChoice any
+		want, not  []string // kinds of reply that must occur, and that must not
+	}{
+		{"auto", "auto", []string{"right", "text", "invalid args", "wrong tool", "wrong args"}, nil},
+		{"required: a call, of any offered tool", "required", []string{"right", "invalid args", "wrong tool", "wrong args"}, []string{"text"}},
+		{"named function: a call of it", forced, []string{"right", "invalid args", "wrong args"}, []string{"text", "wrong tool"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kinds := map[string]int{}
+			for prompt, ans := range answers {
+				b := complete(t, c, s, body("m", prompt, map[string]any{"tools": tools, "tool_choice": tc.toolChoice}))
+				msg := b.Choices[0].Message
+				if len(msg.ToolCalls) == 0 {
+					kinds["text"]++
+					continue
+				}
+				fn := msg.ToolCalls[0].Function
+				var args map[string]any
+				switch {
+				case fn.Name != "get_weather" && fn.Name != "get_time":
+					t.Errorf("a call of %q, which was not offered", fn.Name)
+				case json.Unmarshal([]byte(fn.Arguments), &args) != nil:
+					kinds["invalid args"]++
+				case fn.Name != "get_weather":
+					kinds["wrong tool"]++
+				case args["city"] != ans.ToolArgs["city"] || len(args) != 1:
+					kinds["wrong args"]++
+				default:
+					kinds["right"]++
+				}
+			}
+			for _, k := range tc.want {
+				if kinds[k] == 0 {
+					t.Errorf("no %q replies among 200: %v", k, kinds)
+				}
+			}
+			for _, k := range tc.not {
+				if kinds[k] != 0 {
+					t.Errorf("%d %q replies among 200: %v", kinds[k], k, kinds)
+				}
+			}
+			if kinds["right"] < 60 || kinds["right"] > 140 {
+				t.Errorf("%d right of 200 at skill 0.5: %v", kinds["right"], kinds)
+			}
+		})
 	}
 }
 

@@ -20,11 +20,13 @@ type Config struct {
 	Models  []string              // models it offers
 	Spec    spec.Server           // backend, GPUs, load bandwidth, faults, preload
 	Catalog map[string]spec.Model // by model name; a model with no entry gets defaults
-	// TimeScale multiplies every delay: 0.01 makes a 30 s load take 0.3 s.
-	// 0 means 1.
+	// TimeScale multiplies every delay: 1 is real time, 0.01 makes a 30 s
+	// load take 0.3 s, and 0 makes every delay zero, as Instant does (so
+	// time_scale = 0 in a config means instant wherever it is read).
+	// Negative, NaN and infinite scales are refused.
 	TimeScale float64
-	// Instant makes every delay zero (benchmarks); replies and accounting
-	// are the same as with delays.
+	// Instant makes every delay zero (benchmarks) whatever TimeScale says;
+	// replies and accounting are the same as with delays.
 	Instant bool
 	// Answers is the oracle from the battery, keyed by the exact content of
 	// a test's last user message.
@@ -55,6 +57,7 @@ type Server struct {
 
 	ids     atomic.Uint64 // completion ids
 	idBase  uint64
+	started time.Time
 	wg      sync.WaitGroup // handlers and the server's own goroutines
 	closeCh chan struct{}  // closed by Close: ends pending restarts
 
@@ -98,6 +101,7 @@ func Start(cfg Config) (*Server, error) {
 		faults:  cfg.Spec.Faults,
 		changed: make(chan struct{}),
 		idBase:  uint64(time.Now().UnixNano()),
+		started: time.Now(),
 	}
 	s.counters.init()
 	for _, m := range cfg.Models {

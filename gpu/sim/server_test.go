@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"context"
+	"math"
 	"net/http"
 	"pitwall/gpu/sim/spec"
 	"runtime"
@@ -24,6 +26,8 @@ func TestStartRejectsConfigsWithWhatToChange(t *testing.T) {
 			Catalog: map[string]spec.Model{"a": {SizeGB: 16}, "b": {SizeGB: 16}}}, "vllm keeps every offered model resident"},
 		{"model twice", Config{Models: []string{"m", "m"}}, `model "m" offered twice`},
 		{"address taken", Config{Models: []string{"m"}, Addr: "127.0.0.1:-1"}, "listen on"},
+		{"negative time scale", Config{Models: []string{"m"}, TimeScale: -1}, "time scale -1 is not a number >= 0"},
+		{"time scale not a number", Config{Models: []string{"m"}, TimeScale: math.NaN()}, "time scale NaN is not a number >= 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := Start(tc.cfg)
@@ -147,6 +151,32 @@ func TestStartFleetClosesWhatItStartedOnFailure(t *testing.T) {
 			cfg := instant("a")
 			cfg.Addr = addr
 			start(t, cfg)
+		})
+	}
+}
+
+// time_scale = 0 means instant wherever it is read: a load of hours, a
+// first token after an hour and a token a minute answer at once.
+func TestTimeScaleZeroMakesEveryDelayZero(t *testing.T) {
+	for _, backend := range []string{BackendLMStudio, BackendOllama} {
+		t.Run(backend, func(t *testing.T) {
+			cfg := Config{Name: "t", Models: []string{"m"}, TimeScale: 0,
+				Spec:    spec.Server{Backend: backend, LoadGBps: 1e-3},
+				Catalog: map[string]spec.Model{"m": {TTFT: time.Hour, TokensPerSec: 1.0 / 60}}}
+			s := start(t, cfg)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := postCtx(ctx, client(t), s, body("m", "hi", nil)); err != nil {
+				t.Fatalf("a request under time scale 0 did not end at once: %v", err)
+			}
+			if st := s.Stats(); st.Served["m"] != 1 || st.Loads["m"] != 1 {
+				t.Errorf("stats %+v", st)
+			}
+			// Under instant a model never expires: Ollama's keep-alive is a
+			// retention, and a zero one would unload every model at once.
+			if got := s.State().Resident; len(got) != 1 {
+				t.Errorf("resident %v after the request", got)
+			}
 		})
 	}
 }

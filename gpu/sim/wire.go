@@ -15,6 +15,7 @@ import (
 type chatRequest struct {
 	Model               string          `json:"model"`
 	Messages            []wireMessage   `json:"messages"`
+	N                   *int            `json:"n"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       *streamOptions  `json:"stream_options"`
 	MaxTokens           *int            `json:"max_tokens"`
@@ -126,10 +127,12 @@ func contentText(raw json.RawMessage) (string, error) {
 	return b.String(), nil
 }
 
-// maxTokens is the request's completion budget, 0 when unbounded.
-func (r *chatRequest) maxTokens() int {
+// maxTokens is the request's completion budget, 0 when unbounded; a
+// server that does not read max_completion_tokens (Ollama) sees only
+// max_tokens.
+func (r *chatRequest) maxTokens(readsMaxCompletion bool) int {
 	switch {
-	case r.MaxCompletionTokens != nil && *r.MaxCompletionTokens > 0:
+	case readsMaxCompletion && r.MaxCompletionTokens != nil && *r.MaxCompletionTokens > 0:
 		return *r.MaxCompletionTokens
 	case r.MaxTokens != nil && *r.MaxTokens > 0:
 		return *r.MaxTokens
@@ -176,14 +179,19 @@ func (r *chatRequest) lastUser() string {
 // Replies.
 
 type chunk struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []chunkChoice `json:"choices"`
-	Usage   *usage        `json:"usage,omitempty"`
-	Timings *timings      `json:"timings,omitempty"`
+	ID                string        `json:"id"`
+	Object            string        `json:"object"`
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	ServiceTier       string        `json:"service_tier,omitempty"`
+	SystemFingerprint any           `json:"system_fingerprint"` // a string, or nil for null
+	Choices           []chunkChoice `json:"choices"`
+	Usage             any           `json:"usage,omitempty"` // *usage, jsonNull, or nil for none
+	Timings           *timings      `json:"timings,omitempty"`
 }
+
+// jsonNull marshals as null where a nil interface would be left out.
+var jsonNull = json.RawMessage("null")
 
 type chunkChoice struct {
 	Index        int       `json:"index"`
@@ -195,17 +203,20 @@ type chunkChoice struct {
 type delta struct {
 	Role      string         `json:"role,omitempty"`
 	Content   *string        `json:"content,omitempty"`
+	Refusal   any            `json:"refusal,omitempty"` // jsonNull on OpenAI's first chunk
 	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
 }
 
 type completion struct {
-	ID      string             `json:"id"`
-	Object  string             `json:"object"`
-	Created int64              `json:"created"`
-	Model   string             `json:"model"`
-	Choices []completionChoice `json:"choices"`
-	Usage   usage              `json:"usage"`
-	Timings *timings           `json:"timings,omitempty"`
+	ID                string             `json:"id"`
+	Object            string             `json:"object"`
+	Created           int64              `json:"created"`
+	Model             string             `json:"model"`
+	ServiceTier       string             `json:"service_tier,omitempty"`
+	SystemFingerprint any                `json:"system_fingerprint"`
+	Choices           []completionChoice `json:"choices"`
+	Usage             usage              `json:"usage"`
+	Timings           *timings           `json:"timings,omitempty"`
 }
 
 type completionChoice struct {
@@ -218,6 +229,7 @@ type completionChoice struct {
 type outMessage struct {
 	Role      string         `json:"role"`
 	Content   *string        `json:"content"`
+	Refusal   any            `json:"refusal,omitempty"` // jsonNull on OpenAI
 	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
 }
 

@@ -10,16 +10,20 @@ import (
 )
 
 // wrongReply gives a plausible wrong answer: now and then empty or a
-// refusal, otherwise a mistake of the kind the request invites.
+// refusal, otherwise a mistake of the kind the request invites. Where the
+// request forces a call, the mistake is in the call: servers that honour
+// tool_choice constrain the model to call, so text cannot come back.
 func wrongReply(ms spec.Model, a ask, ans Answer, rng *rand.Rand) reply {
-	switch v := rng.Float64(); {
-	case v < 0.07:
-		return reply{}
-	case v < 0.15:
-		return reply{content: refusal}
+	if !a.mustCall {
+		switch v := rng.Float64(); {
+		case v < 0.07:
+			return reply{}
+		case v < 0.15:
+			return reply{content: refusal}
+		}
 	}
 	switch {
-	case a.canCall && ans.ToolName != "":
+	case a.mayCall(ans.ToolName):
 		right := toolCall{name: ans.ToolName, args: marshalArgs(ans.ToolArgs)}
 		return wrongCall(a, right, ans.ToolArgs, rng)
 	case a.mustCall:
@@ -37,29 +41,43 @@ func wrongReply(ms spec.Model, a ask, ans Answer, rng *rand.Rand) reply {
 	return reply{content: content}
 }
 
+// The mistakes a call can make.
+const (
+	otherFunction   = iota // the wrong function, with the right arguments
+	wrongArguments         // the right function with wrong arguments
+	brokenArguments        // arguments that are not JSON
+	textInstead            // text where a call was needed
+)
+
 // wrongCall is a mistaken function call, or text where a call was needed.
+// It calls only functions that were offered, calls another function only
+// when tool_choice names none, and answers in text only when no call is
+// forced.
 func wrongCall(a ask, right toolCall, args map[string]any, rng *rand.Rand) reply {
-	switch rng.IntN(4) {
-	case 0: // the wrong function, with the right arguments
-		var others []string
+	var others []string
+	if a.forceFunc == "" {
 		for _, t := range a.req.Tools {
 			if n := t.Function.Name; n != right.name {
 				others = append(others, n)
 			}
 		}
-		name := "search_web"
-		if len(others) > 0 {
-			name = others[rng.IntN(len(others))]
-		} else if name == right.name {
-			name = "lookup"
-		}
-		return reply{calls: []toolCall{{name: name, args: right.args}}}
-	case 1: // the right function with wrong arguments
+	}
+	kinds := []int{wrongArguments, brokenArguments}
+	if len(others) > 0 {
+		kinds = append(kinds, otherFunction)
+	}
+	if !a.mustCall {
+		kinds = append(kinds, textInstead)
+	}
+	switch kinds[rng.IntN(len(kinds))] {
+	case otherFunction:
+		return reply{calls: []toolCall{{name: others[rng.IntN(len(others))], args: right.args}}}
+	case wrongArguments:
 		if args == nil {
 			_ = json.Unmarshal([]byte(right.args), &args)
 		}
 		return reply{calls: []toolCall{{name: right.name, args: marshalArgs(wrongArgs(args, rng))}}}
-	case 2: // arguments that are not JSON
+	case brokenArguments:
 		return reply{calls: []toolCall{{name: right.name, args: strings.TrimSuffix(right.args, "}")}}}
 	}
 	return reply{content: "To answer that I would need to use " + right.name +

@@ -4,11 +4,15 @@ import "time"
 
 // ServerState is the fleet panel's view of one server at an instant.
 type ServerState struct {
-	Name         string
-	Kind         string
-	URL          string
-	Up           bool
-	DownReason   string
+	Name       string
+	Kind       string
+	URL        string
+	Up         bool
+	DownReason string
+	DownSince  time.Time // when it went down; zero while up
+	// Stranded counts the queued jobs this server could run that no up
+	// server can: they wait for it (or another like it) to come back.
+	Stranded     int
 	Slots        int
 	Busy         int
 	Queue        int      // jobs waiting that could run here

@@ -24,6 +24,34 @@ import (
 //	not-refusal   the answer does not open with a refusal (see refusal.go)
 //	max-latency   the reply took at most Value, a Go duration such as "2s" or "1500ms"
 //
+// Checks for text, with lists in Args (checks_lists.go):
+//
+//	contains-any, icontains-any   the answer contains one of Args["values"] (icontains-: ignoring case)
+//	contains-all, icontains-all   the answer contains every one of Args["values"]
+//	contains-json  some JSON object or array is in the answer; with Schema, one that meets it
+//	levenshtein    the answer, trimmed, is within Args["threshold"] edits (default 5) of Value
+//	verdict        the answer's verdict ("verdict": "X" in JSON, or a VERDICT: X line) is Value
+//	response-type  Value is text (an answer and no tool call), tool_call (a call) or json (the answer is JSON)
+//
+// Checks for tool calls (checks_args.go); Name picks the calls to a tool
+// (all calls when empty), and a check passes when one such call meets it:
+//
+//	tool-call-any       some call names one of Args["names"]
+//	first-tool-call     the first call is named Name and its arguments contain Args (as tool-call)
+//	tool-call-count     the number of calls (to Name) is Value: "2", ">=1", "<=3"
+//	tool-args-enum      each argument named in Args has one of the values listed for it
+//	tool-args-required  the arguments listed in Args["params"] are present and not null
+//	tool-args-types     each argument named in Args has the JSON type given for it (string, number,
+//	                    integer, boolean, array, object, null), or, for an object, the nested types
+//	tool-args-pattern   each argument named in Args is a string that the pattern given for it matches
+//	tool-args-contains  each argument named in Args is a string containing the text given, ignoring case
+//	valid-tool-calls    there is a call, and every call names one of Args["tools"] (a map from name to
+//	                    its parameters schema) with arguments that meet that schema
+//
+// javascript runs Value, a promptfoo JavaScript assertion, with Args
+// (threshold, vars, prompt, test, config, module, function, test_id,
+// source, output): see checks_script.go.
+//
 // "not-" before any of them inverts it: not-contains, not-regex,
 // not-tool-call (no call to Name with Args), not-no-tool-call (some tool call
 // was made), not-not-refusal (the reply is a refusal, for tests that want one).
@@ -48,6 +76,11 @@ type reply struct {
 var baseCheckTypes = []string{
 	"equals", "contains", "icontains", "regex", "starts-with", "is-json",
 	"json-schema", "tool-call", "no-tool-call", "not-refusal", "max-latency",
+	"contains-any", "icontains-any", "contains-all", "icontains-all", "contains-json",
+	"levenshtein", "verdict", "response-type",
+	"tool-call-any", "first-tool-call", "tool-call-count", "tool-args-enum", "tool-args-required",
+	"tool-args-types", "tool-args-pattern", "tool-args-contains", "valid-tool-calls",
+	"javascript",
 }
 
 var checkKinds map[string]checkKind
@@ -66,6 +99,13 @@ func init() {
 		"not-refusal":  {label: noLabel, validate: noFields, run: runNotRefusal},
 		"max-latency":  {label: plainValue, validate: validLatency, run: runMaxLatency},
 	}
+	for name, k := range listKinds {
+		checkKinds[name] = k
+	}
+	for name, k := range argKinds {
+		checkKinds[name] = k
+	}
+	checkKinds["javascript"] = scriptKind
 }
 
 // ValidCheckTypes lists every check type a battery may use: the base types,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"pitwall/judge/scoring"
+	"pitwall/runner/compare"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 )
@@ -15,13 +16,19 @@ import (
 // Export is the JSON export of a run (the contract other tools read: fields
 // may be added, never renamed).
 type Export struct {
-	Run      ExportRun       `json:"run"`
-	Judge    string          `json:"judge"` // whose verdicts `verdict` holds ("" with no judge)
-	Models   []string        `json:"models"`
-	Tests    []string        `json:"tests"`
-	Cells    []ExportCell    `json:"cells"`
-	Requests []ExportRequest `json:"requests"`
-	Summary  ExportSummary   `json:"summary"`
+	Run    ExportRun `json:"run"`
+	Judge  string    `json:"judge"`  // whose verdicts `verdict` holds ("" with no judge)
+	Judges []string  `json:"judges"` // every judge of the run, in config order
+	Models []string  `json:"models"`
+	Tests  []string  `json:"tests"`
+	// Categories maps tests to their category, when the run's config in the
+	// ledger says (see testCategories).
+	Categories map[string]string `json:"categories,omitempty"`
+	Cells      []ExportCell      `json:"cells"`
+	Requests   []ExportRequest   `json:"requests"`
+	Summary    ExportSummary     `json:"summary"`
+	// Comparison ranks the run's models (runner/compare).
+	Comparison *compare.Report `json:"comparison,omitempty"`
 }
 
 // ExportRun is the run's header.
@@ -32,35 +39,49 @@ type ExportRun struct {
 	ScoringMode string     `json:"scoring_mode"`
 	StartedAt   time.Time  `json:"started_at"`
 	EndedAt     *time.Time `json:"ended_at"`
+	// Message says why the run ended as it did: a failed run's reason.
+	Message string `json:"message,omitempty"`
 }
 
 // ExportCell is one cell. Verdict is the judge's verdict on a completed
 // cell (pass with no judge), fail on a cell its checks failed, and null
 // otherwise.
 type ExportCell struct {
-	Model            string                   `json:"model"`
-	Test             string                   `json:"test"`
-	Repeat           int                      `json:"repeat"`
-	Status           string                   `json:"status"`
-	Verdict          *string                  `json:"verdict"`
-	Score            *float64                 `json:"score"`
-	Output           string                   `json:"output"`
-	ToolCalls        json.RawMessage          `json:"tool_calls,omitempty"`
-	Checks           json.RawMessage          `json:"checks,omitempty"`
-	LatencyMS        int64                    `json:"latency_ms"`
-	TTFTMS           int64                    `json:"ttft_ms"`
-	CompletionTokens int                      `json:"completion_tokens"`
-	Server           string                   `json:"server"`
-	ErrorClass       string                   `json:"error_class"`
-	Error            string                   `json:"error"`
-	Judgments        map[string]ExportVerdict `json:"judgments,omitempty"`
+	Model            string          `json:"model"`
+	Test             string          `json:"test"`
+	Category         string          `json:"category,omitempty"`
+	Repeat           int             `json:"repeat"`
+	Status           string          `json:"status"`
+	Outcome          string          `json:"outcome"` // pass | fail | warn | error | judge-error | none (runner/compare)
+	Verdict          *string         `json:"verdict"`
+	Score            *float64        `json:"score"`
+	Messages         json.RawMessage `json:"messages,omitempty"` // the prompt as last sent
+	Output           string          `json:"output"`
+	Reasoning        string          `json:"reasoning,omitempty"`
+	ToolCalls        json.RawMessage `json:"tool_calls,omitempty"`
+	Checks           json.RawMessage `json:"checks,omitempty"`
+	LatencyMS        int64           `json:"latency_ms"`
+	TTFTMS           int64           `json:"ttft_ms"`
+	TokensPerSec     float64         `json:"tokens_per_sec"`
+	PromptTokens     int             `json:"prompt_tokens"`
+	CompletionTokens int             `json:"completion_tokens"`
+	Attempts         int             `json:"attempts"`
+	Server           string          `json:"server"`
+	ErrorClass       string          `json:"error_class"`
+	Error            string          `json:"error"`
+	// Judgments by judge name (scoring.JuryName for a jury's aggregate).
+	Judgments map[string]ExportVerdict `json:"judgments,omitempty"`
 }
 
 // ExportVerdict is one judge's verdict on a cell.
 type ExportVerdict struct {
-	Verdict string  `json:"verdict"`
-	Score   float64 `json:"score"`
-	Error   string  `json:"error,omitempty"`
+	Verdict   string              `json:"verdict"`
+	Score     float64             `json:"score"`
+	Agreement float64             `json:"agreement"`
+	Error     string              `json:"error,omitempty"`
+	Source    string              `json:"source,omitempty"` // live | cache | ledger
+	Samples   []scoring.Sample    `json:"samples,omitempty"`
+	Jury      *scoring.JuryResult `json:"jury,omitempty"`
 }
 
 // ExportRequest is one ledger request.
@@ -70,13 +91,17 @@ type ExportRequest struct {
 	Server           string `json:"server"`
 	Model            string `json:"model"`
 	Test             string `json:"test,omitempty"`
+	Repeat           int    `json:"repeat"`
 	Judge            string `json:"judge,omitempty"`
+	Sample           int    `json:"sample"`
 	Attempt          int    `json:"attempt"`
 	Status           string `json:"status"`
 	LatencyMS        int64  `json:"latency_ms"`
+	TTFTMS           int64  `json:"ttft_ms"`
 	PromptTokens     int    `json:"prompt_tokens"`
 	CompletionTokens int    `json:"completion_tokens"`
 	ErrorClass       string `json:"error_class"`
+	Error            string `json:"error,omitempty"`
 }
 
 // ExportSummary counts cells by status and by verdict.
@@ -98,29 +123,40 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 	if err != nil {
 		return nil, err
 	}
-	if judgeName == "" {
-		plan, err := Plan(run)
-		if err != nil {
-			return nil, err
-		}
-		judgeName = plan.InView
+	plan, err := Plan(run)
+	if err != nil {
+		return nil, err
 	}
-	type ck struct {
-		m, t string
-		r    int
+	if judgeName == "" {
+		judgeName = plan.InView
 	}
 	byCell := map[ck]map[string]ExportVerdict{}
 	for _, v := range verdicts {
+		ev, err := exportVerdict(v)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", run.ID, err)
+		}
 		k := ck{v.Model, v.Test, v.Repeat}
 		if byCell[k] == nil {
 			byCell[k] = map[string]ExportVerdict{}
 		}
-		byCell[k][v.Judge] = ExportVerdict{Verdict: v.Verdict, Score: v.Score, Error: v.Error}
+		byCell[k][v.Judge] = ev
+	}
+	// The prompt of a cell is the input of its last inference attempt.
+	prompts := map[ck]json.RawMessage{}
+	for _, q := range reqs {
+		if q.Purpose == ledger.PurposeInference && json.Valid([]byte(q.Input)) {
+			prompts[ck{q.Model, q.Test, q.Repeat}] = json.RawMessage(q.Input)
+		}
 	}
 	x := &Export{
-		Run:   ExportRun{ID: run.ID, Name: run.Name, Status: run.Status, ScoringMode: run.ScoringMode, StartedAt: run.StartedAt},
-		Judge: judgeName, Models: run.Models, Tests: run.Tests,
-		Summary: ExportSummary{ByStatus: map[string]int{}, ByVerdict: map[string]int{}, Requests: map[string]int{}},
+		Run:   ExportRun{ID: run.ID, Name: run.Name, Status: run.Status, ScoringMode: run.ScoringMode, StartedAt: run.StartedAt, Message: run.Message},
+		Judge: judgeName, Judges: plan.Judges, Models: run.Models, Tests: run.Tests,
+		Categories: testCategories(run.ConfigJSON),
+		Summary:    ExportSummary{ByStatus: map[string]int{}, ByVerdict: map[string]int{}, Requests: map[string]int{}},
+	}
+	if x.Judges == nil {
+		x.Judges = []string{}
 	}
 	if !run.EndedAt.IsZero() {
 		e := run.EndedAt
@@ -144,9 +180,12 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 		return a.Repeat < b.Repeat
 	})
 	for _, c := range cells {
-		ec := ExportCell{Model: c.Model, Test: c.Test, Repeat: c.Repeat, Status: c.Status, Output: c.Output,
-			LatencyMS: c.Latency.Milliseconds(), TTFTMS: c.TTFT.Milliseconds(), CompletionTokens: c.CompletionTokens,
-			Server: c.Server, ErrorClass: c.ErrorClass, Error: c.Error, Judgments: byCell[ck{c.Model, c.Test, c.Repeat}]}
+		k := ck{c.Model, c.Test, c.Repeat}
+		ec := ExportCell{Model: c.Model, Test: c.Test, Category: x.Categories[c.Test], Repeat: c.Repeat, Status: c.Status,
+			Messages: prompts[k], Output: c.Output, Reasoning: c.Reasoning,
+			LatencyMS: c.Latency.Milliseconds(), TTFTMS: c.TTFT.Milliseconds(), TokensPerSec: c.TokensPerSec,
+			PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, Attempts: c.Attempts,
+			Server: c.Server, ErrorClass: c.ErrorClass, Error: c.Error, Judgments: byCell[k]}
 		if c.ToolCalls != "" {
 			ec.ToolCalls = json.RawMessage(c.ToolCalls)
 		}
@@ -163,6 +202,7 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 		case string(state.Failed):
 			ec.Verdict, ec.Score = ptr(string(scoring.Fail)), ptr(0.0)
 		}
+		ec.Outcome = string(outcome(&ec))
 		x.Cells = append(x.Cells, ec)
 		x.Summary.Cells++
 		x.Summary.ByStatus[c.Status]++
@@ -174,27 +214,70 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 	}
 	for _, q := range reqs {
 		x.Requests = append(x.Requests, ExportRequest{ID: q.ID, Purpose: q.Purpose, Server: q.Server, Model: q.Model,
-			Test: q.Test, Judge: q.Judge, Attempt: q.Attempt, Status: q.Status, LatencyMS: q.Latency.Milliseconds(),
-			PromptTokens: q.PromptTokens, CompletionTokens: q.CompletionTokens, ErrorClass: q.ErrorClass})
+			Test: q.Test, Repeat: q.Repeat, Judge: q.Judge, Sample: q.Sample, Attempt: q.Attempt, Status: q.Status,
+			LatencyMS: q.Latency.Milliseconds(), TTFTMS: q.TTFT.Milliseconds(),
+			PromptTokens: q.PromptTokens, CompletionTokens: q.CompletionTokens, ErrorClass: q.ErrorClass, Error: q.Error})
 		x.Summary.Requests[q.Purpose]++
 	}
 	return x, nil
 }
 
+// ck is a cell's key.
+type ck struct {
+	m, t string
+	r    int
+}
+
+// exportVerdict is a verdict row with its samples or jury decoded.
+func exportVerdict(v ledger.VerdictRow) (ExportVerdict, error) {
+	ev := ExportVerdict{Verdict: v.Verdict, Score: v.Score, Agreement: v.Agreement, Error: v.Error, Source: v.Source}
+	if v.Judge == scoring.JuryName {
+		var jr scoring.JuryResult
+		if err := decode(v.Detail, &jr); err != nil {
+			return ev, fmt.Errorf("jury verdict on %s/%s: %w", v.Model, v.Test, err)
+		}
+		if v.Detail != "" {
+			ev.Jury = &jr
+		}
+		return ev, nil
+	}
+	var res scoring.JudgeResult
+	if err := decode(v.Detail, &res); err != nil {
+		return ev, fmt.Errorf("verdict of %s on %s/%s: %w", v.Judge, v.Model, v.Test, err)
+	}
+	ev.Samples = res.Samples
+	return ev, nil
+}
+
 func ptr[T any](v T) *T { return &v }
 
-// WriteExport writes a run's export in a format (json for now).
+// CompareRun is the export as runner/compare reads it.
+func (x *Export) CompareRun() compare.Run {
+	r := compare.Run{ID: x.Run.ID, Name: x.Run.Name, Judge: x.Judge, Judges: x.Judges, Models: x.Models, Tests: x.Tests,
+		Categories: x.Categories}
+	for _, c := range x.Cells {
+		verdict, score := "", 0.0
+		if c.Verdict != nil {
+			verdict = *c.Verdict
+		}
+		if c.Score != nil {
+			score = *c.Score
+		}
+		cc := compare.Cell{Model: c.Model, Test: c.Test, Repeat: c.Repeat, Outcome: compare.OutcomeOf(c.Status, verdict),
+			Score: score, Latency: msDuration(c.LatencyMS), TTFT: msDuration(c.TTFTMS), TokensPerSec: c.TokensPerSec,
+			PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens}
+		if len(c.Judgments) > 0 {
+			cc.Verdicts = make(map[string]string, len(c.Judgments))
+			for j, v := range c.Judgments {
+				cc.Verdicts[j] = v.Verdict
+			}
+		}
+		r.Cells = append(r.Cells, cc)
+	}
+	return r
+}
+
+// WriteExport writes one run's export in a format (see Write).
 func WriteExport(w io.Writer, led *ledger.Ledger, id, judgeName, format string) error {
-	switch format {
-	case "", "json":
-	default:
-		return fmt.Errorf("export format %q is not supported yet (use json)", format)
-	}
-	x, err := BuildExport(led, id, judgeName)
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(x)
+	return Write(w, led, []string{id}, format, judgeName)
 }

@@ -39,7 +39,9 @@ func Scoring(run ledger.RunRow) (config.Scoring, error) {
 }
 
 // LoadSnapshot rebuilds a run's snapshot from the ledger alone, for `show`.
-// judgeName "" takes the run's own judge in view.
+// judgeName "" takes the run's own judge in view. Reading the run settles
+// it (ledger.Run): a run whose process died reads interrupted, ended at its
+// last heartbeat, and its unfinished cells cancelled.
 func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, error) {
 	run, cells, verdicts, err := readRun(led, id)
 	if err != nil {
@@ -95,6 +97,9 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, 
 		}
 		tokens += int64(row.CompletionTokens)
 	}
+	if run.Status == ledger.RunInterrupted {
+		stopDeadCells(rows, run)
+	}
 	for _, v := range verdicts {
 		c := cellAt(v.Test, v.Model, v.Repeat)
 		if c == nil {
@@ -125,6 +130,19 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, 
 		Models: run.Models, Tests: infos, Repeat: repeat, Rows: rows, Plan: plan,
 		Started: run.StartedAt, Ended: run.EndedAt, Counts: state.TallyRows(rows, plan.InView),
 		TokensGenerated: tokens, Final: true}, nil
+}
+
+// stopDeadCells shows the cells that an interrupted run left unfinished as
+// a stop leaves them (⊘), saying why: nothing is running them any more.
+func stopDeadCells(rows []*state.Row, run ledger.RunRow) {
+	why := fmt.Sprintf("interrupted: the process running run %s went away before this cell finished", run.ID)
+	for _, row := range rows {
+		for i := range row.Cells {
+			if c := &row.Cells[i]; !c.Status.Terminal() {
+				c.Status, c.ErrorClass, c.Error = state.Cancelled, chat.ClassCanceled, why
+			}
+		}
+	}
 }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

@@ -4,5 +4,8 @@
 // in WAL mode, so a crash at any point leaves a readable database and what
 // is marked completed is on disk. It uses modernc.org/sqlite (no cgo).
 //
-// It stores what it is given and answers queries; it decides nothing.
+// It stores what it is given and answers queries. It decides one thing
+// itself: whether the process running a run is gone (liveness.go), so that
+// a run killed mid-way reads interrupted instead of running forever
+// (reconcile.go), and can be resumed (resume.go).
 package ledger

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -47,6 +48,11 @@ var (
 	ErrNotOpen = errors.New("request is no longer open")
 	// ErrSecret: a run's config holds what looks like an API key.
 	ErrSecret = errors.New("refusing to store an API key")
+	// ErrHeld: ResumeRun of a run that a live process is running.
+	ErrHeld = errors.New("run is being run by a live process")
+	// ErrTakenOver: Heartbeat of a run that another process has resumed
+	// since: this process must stop sending for it.
+	ErrTakenOver = errors.New("run was taken over by another process")
 )
 
 // busyTimeoutMS bounds how long a statement waits for another process's
@@ -60,6 +66,7 @@ const readConns = 4
 // Ledger is an open ledger. Its methods are safe for concurrent use.
 type Ledger struct {
 	path string
+	abs  string
 	// w has exactly one connection, so every write is serialised in this
 	// process and no two of our own writes ever contend for SQLite's lock.
 	// It is nil for a ledger opened read-only.
@@ -69,12 +76,26 @@ type Ledger struct {
 	insertReq *sql.Stmt
 	startReq  *sql.Stmt
 	finishReq *sql.Stmt
+
+	// What liveness is judged with (see liveness.go); tests replace them.
+	self  Owner
+	now   func() time.Time
+	alive func(pid int) bool
+
+	// fix writes reconciles for a ledger opened read-only (see fixer).
+	fixMu     sync.Mutex
+	fix       *sql.DB
+	fixBusyMS int
+}
+
+func newLedger(path string) *Ledger {
+	return &Ledger{path: path, self: self(), now: time.Now, alive: pidAlive, fixBusyMS: fixerBusyMS}
 }
 
 // Open opens the ledger at path for reading and writing, creating it and
 // its parent folders if needed and migrating its schema to this build's.
 func Open(path string) (*Ledger, error) {
-	l := &Ledger{path: path}
+	l := newLedger(path)
 	if path == "" {
 		return nil, l.wrap("open", errors.New("empty path"))
 	}
@@ -87,6 +108,7 @@ func Open(path string) (*Ledger, error) {
 	if err != nil {
 		return nil, l.wrap("resolve path", err)
 	}
+	l.abs = abs
 	w, err := sql.Open("sqlite", dsn(abs, url.Values{
 		"_busy_timeout": {fmt.Sprint(busyTimeoutMS)},
 		"_journal_mode": {"WAL"},
@@ -131,8 +153,11 @@ func (l *Ledger) setUp(abs string) error {
 // OpenReadOnly opens an existing ledger for reading only, for `runs`,
 // `show` and `export` while another process may be writing to it. It never
 // creates or migrates: a missing file is an error wrapping fs.ErrNotExist.
+// Its write methods fail with ErrReadOnly. One thing is written all the
+// same: a run found interrupted is reconciled on disk where the file can
+// be written (reconcile.go), and only shown so where it cannot.
 func OpenReadOnly(path string) (*Ledger, error) {
-	l := &Ledger{path: path}
+	l := newLedger(path)
 	if _, err := os.Stat(path); err != nil {
 		return nil, l.wrap("open", err)
 	}
@@ -140,6 +165,7 @@ func OpenReadOnly(path string) (*Ledger, error) {
 	if err != nil {
 		return nil, l.wrap("resolve path", err)
 	}
+	l.abs = abs
 	if err := l.openReader(abs); err != nil {
 		return nil, err
 	}
@@ -199,6 +225,12 @@ func (l *Ledger) Close() error {
 	if l.r != nil {
 		errs = append(errs, l.r.Close())
 	}
+	l.fixMu.Lock()
+	if l.fix != nil {
+		errs = append(errs, l.fix.Close())
+		l.fix = nil
+	}
+	l.fixMu.Unlock()
 	if l.w != nil {
 		errs = append(errs, l.w.Close())
 	}
@@ -321,6 +353,31 @@ CREATE TABLE verdicts (
 `,
 	// 2: why a run ended as it did (a failed run's reason).
 	`ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT '';`,
+	// 3: the process running a run and its heartbeat, so a run whose
+	// process died can be told from one still running (liveness.go).
+	`
+ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN heartbeat_ms INTEGER;
+-- Runs left running by earlier builds get their last sign of life as a
+-- heartbeat and no owner, so rule 3 of goneWhy can close the dead ones.
+UPDATE runs SET heartbeat_ms = nullif(max(coalesce(started_ms, 0), coalesce((
+	SELECT max(max(coalesce(q.queued_ms, 0), coalesce(q.started_ms, 0), coalesce(q.ended_ms, 0)))
+	FROM requests q WHERE q.run_id = runs.id), 0)), 0)
+WHERE status = 'running';
+`,
+	// 4: a judge request names the cell it judges: the tested model beside
+	// test and repeat (model is the judge's), and the judging round.
+	`
+ALTER TABLE requests ADD COLUMN candidate_model TEXT NOT NULL DEFAULT '';
+ALTER TABLE requests ADD COLUMN round INTEGER NOT NULL DEFAULT 0;
+`,
+	// 5: the caches answer with the newest output, so the cache key index
+	// orders by end time.
+	`
+DROP INDEX requests_by_cache_key;
+CREATE INDEX requests_by_cache_key ON requests (cache_key, status, ended_ms) WHERE cache_key <> '';
+`,
 }
 
 // migrate brings the schema to schemaVersion in one transaction, so a crash

@@ -13,9 +13,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The crash test re-executes this binary as the writer it kills.
+	// The crash tests re-execute this binary as the writer they kill.
 	if path := os.Getenv(crashChildEnv); path != "" {
 		os.Exit(crashChild(path))
+	}
+	if path := os.Getenv(ownerChildEnv); path != "" {
+		os.Exit(ownerChild(path))
 	}
 	os.Exit(m.Run())
 }
@@ -238,6 +241,10 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 	}{
 		{"requests of a run", requestsOfRunSQL, "requests_by_run", []any{"r"}},
 		{"judge cache", cachedJudgeSQL, "requests_by_cache_key", []any{"k"}},
+		{"inference cache", cachedInferenceSQL, "requests_by_cache_key", []any{"k"}},
+		{"open requests of a run", openRequestsSQL, "requests_by_run", []any{"r"}},
+		{"completed requests of a run", completedSQL, "requests_by_run", []any{"r", PurposeJudge}},
+		{"a run's last sign of life", activitySQL, "requests_by_run", []any{"r"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

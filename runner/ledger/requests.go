@@ -10,7 +10,7 @@ import (
 const requestColumns = `id, run_id, purpose, server, model, test, repeat, judge, sample,
 	attempt, input, params, cache_key, batch_id, status, output, reasoning, tool_calls,
 	verdict, error_class, error, prompt_tokens, completion_tokens, ttft_us, latency_us,
-	queued_ms, started_ms, ended_ms`
+	queued_ms, started_ms, ended_ms, candidate_model, round`
 
 // The hot statements of a request's life, prepared once on the writer's
 // single connection.
@@ -20,8 +20,8 @@ const (
 	insertRequestSQL = `INSERT INTO requests (run_id, purpose, server, model, test, repeat,
 		judge, sample, attempt, input, params, cache_key, batch_id, status, output, reasoning,
 		tool_calls, verdict, error_class, error, prompt_tokens, completion_tokens, ttft_us,
-		latency_us, queued_ms, started_ms, ended_ms)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+		latency_us, queued_ms, started_ms, ended_ms, candidate_model, round)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 	// Only an open request starts: one that CancelOpen has already cancelled
 	// must not be sent.
@@ -41,10 +41,17 @@ const (
 
 	requestsOfRunSQL = `SELECT ` + requestColumns + ` FROM requests WHERE run_id = ? ORDER BY id`
 
-	// The cache_key <> '' term lets SQLite use the partial index.
+	// The cache_key <> '' term lets SQLite use the partial index, which
+	// holds the rows of a key in end order: the newest is read first, with
+	// no sort. Newest by end, not by id: a re-judge inserted before a cache
+	// hit copied the older answer still ends after it.
 	cachedJudgeSQL = `SELECT output FROM requests
 		WHERE cache_key = ? AND cache_key <> '' AND status = 'completed' AND purpose = 'judge'
-		ORDER BY id DESC LIMIT 1`
+		ORDER BY ended_ms DESC, id DESC LIMIT 1`
+
+	cachedInferenceSQL = `SELECT ` + requestColumns + ` FROM requests
+		WHERE cache_key = ? AND cache_key <> '' AND status = 'completed' AND purpose = 'inference'
+		ORDER BY ended_ms DESC, id DESC LIMIT 1`
 )
 
 func (l *Ledger) prepare() error {
@@ -69,6 +76,8 @@ var purposes = map[string]bool{
 	PurposeInference: true, PurposeJudge: true, PurposeWarmup: true, PurposeProbe: true,
 }
 
+// statuses are those a request can be inserted with; interrupted is only
+// ever written by a reconcile.
 var statuses = map[string]bool{
 	StatusQueued: true, StatusSubmitted: true, StatusRunning: true,
 	StatusCompleted: true, StatusError: true, StatusCanceled: true,
@@ -100,7 +109,7 @@ func (l *Ledger) InsertRequest(r *Request) (int64, error) {
 		r.Judge, r.Sample, r.Attempt, r.Input, r.Params, r.CacheKey, r.BatchID, r.Status,
 		r.Output, r.Reasoning, r.ToolCalls, r.Verdict, r.ErrorClass, r.Error, r.PromptTokens,
 		r.CompletionTokens, usFromDuration(r.TTFT), usFromDuration(r.Latency),
-		msOrNull(r.QueuedAt), msOrNull(r.StartedAt), msOrNull(r.EndedAt))
+		msOrNull(r.QueuedAt), msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.CandidateModel, r.Round)
 	if err != nil {
 		return 0, l.wrap("insert request", err)
 	}
@@ -202,30 +211,76 @@ func (l *Ledger) CancelOpen(runID string, at time.Time) (int, error) {
 	return int(n), nil
 }
 
-// Requests lists a run's requests in the order they were inserted.
+// Requests lists a run's requests in the order they were inserted. If it
+// finds requests open, their run is reconciled first (as in Run): a run
+// whose process is gone lists none open.
 func (l *Ledger) Requests(runID string) ([]Request, error) {
-	rows, err := l.r.Query(requestsOfRunSQL, runID)
+	return l.runRequests("requests of run "+runID, runID, requestsOfRunSQL, runID)
+}
+
+// runRequests runs a query of one run's requests, settling the run when
+// an open request shows up.
+func (l *Ledger) runRequests(op, runID, query string, args ...any) ([]Request, error) {
+	out, err := l.queryRequests(op, query, args...)
+	if err != nil || !anyOpen(out) {
+		return out, err
+	}
+	run, err := scanRun(l.r.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, runID))
+	if err != nil || run.Status != RunRunning {
+		return out, nil // no run row (a test, a tool): nothing to settle by
+	}
+	run = l.settle(run)
+	if run.Status != RunInterrupted {
+		return out, nil
+	}
+	if out, err = l.queryRequests(op, query, args...); err != nil {
+		return nil, err
+	}
+	// Rows the reconcile could not write (a read-only file) read as it
+	// would have written them.
+	for i := range out {
+		if isOpen[out[i].Status] {
+			out[i].Status, out[i].EndedAt = StatusInterrupted, run.EndedAt
+		}
+	}
+	return out, nil
+}
+
+var isOpen = map[string]bool{StatusQueued: true, StatusSubmitted: true, StatusRunning: true}
+
+func anyOpen(rs []Request) bool {
+	for _, r := range rs {
+		if isOpen[r.Status] {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *Ledger) queryRequests(op, query string, args ...any) ([]Request, error) {
+	rows, err := l.r.Query(query, args...)
 	if err != nil {
-		return nil, l.wrap("requests of run "+runID, err)
+		return nil, l.wrap(op, err)
 	}
 	defer rows.Close()
 	var out []Request
 	for rows.Next() {
 		r, err := scanRequest(rows)
 		if err != nil {
-			return nil, l.wrap("requests of run "+runID, err)
+			return nil, l.wrap(op, err)
 		}
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, l.wrap("requests of run "+runID, err)
+		return nil, l.wrap(op, err)
 	}
 	return out, nil
 }
 
-// CachedJudgeOutput returns the output of the latest completed judge
-// request with this cache key, from any run: the judge cache. A request that
-// errored or was cancelled is never a cache hit.
+// CachedJudgeOutput returns the output of the newest completed judge
+// request with this cache key (the one that ended last), from any run: the
+// judge cache. A re-judge that completed replaces what earlier requests
+// answered. A request that errored or was cancelled is never a cache hit.
 func (l *Ledger) CachedJudgeOutput(cacheKey string) (output string, ok bool, err error) {
 	if cacheKey == "" {
 		return "", false, nil
@@ -240,6 +295,26 @@ func (l *Ledger) CachedJudgeOutput(cacheKey string) (output string, ok bool, err
 	return output, true, nil
 }
 
+// CachedInference returns the newest completed inference request (the one
+// that ended last) with this cache key, from any run: the row an inference
+// reuse takes its output, reasoning, tool calls, tokens and timings from.
+// The key is the caller's: a hash of what makes the answer (server kind,
+// model, messages, tools, parameters, seed), written as the CacheKey of
+// every inference request that may be reused. ok is false on a miss.
+func (l *Ledger) CachedInference(cacheKey string) (r Request, ok bool, err error) {
+	if cacheKey == "" {
+		return Request{}, false, nil
+	}
+	r, err = scanRequest(l.r.QueryRow(cachedInferenceSQL, cacheKey))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Request{}, false, nil
+	case err != nil:
+		return Request{}, false, l.wrap("inference cache", err)
+	}
+	return r, true, nil
+}
+
 func scanRequest(s scanner) (Request, error) {
 	var (
 		r                       Request
@@ -249,7 +324,8 @@ func scanRequest(s scanner) (Request, error) {
 	err := s.Scan(&r.ID, &r.RunID, &r.Purpose, &r.Server, &r.Model, &r.Test, &r.Repeat,
 		&r.Judge, &r.Sample, &r.Attempt, &r.Input, &r.Params, &r.CacheKey, &r.BatchID,
 		&r.Status, &r.Output, &r.Reasoning, &r.ToolCalls, &r.Verdict, &r.ErrorClass, &r.Error,
-		&r.PromptTokens, &r.CompletionTokens, &ttft, &latency, &queued, &started, &closed)
+		&r.PromptTokens, &r.CompletionTokens, &ttft, &latency, &queued, &started, &closed,
+		&r.CandidateModel, &r.Round)
 	if err != nil {
 		return Request{}, err
 	}

@@ -58,6 +58,13 @@ func TestRequestRoundTripsThroughItsLife(t *testing.T) {
 				QueuedAt: queued, StartedAt: started, EndedAt: ended},
 		},
 		{
+			name: "judge naming the cell it judges",
+			insert: Request{RunID: "r1", Purpose: PurposeJudge, Model: "gemma-judge", CandidateModel: "qwen3-8b",
+				Test: "t1", Repeat: 1, Judge: "gemma", Sample: 2, Round: 3, Attempt: 1, QueuedAt: queued},
+			want: Request{RunID: "r1", Purpose: PurposeJudge, Model: "gemma-judge", CandidateModel: "qwen3-8b",
+				Test: "t1", Repeat: 1, Judge: "gemma", Sample: 2, Round: 3, Attempt: 1, Status: StatusQueued, QueuedAt: queued},
+		},
+		{
 			name:   "warm-up left queued",
 			insert: Request{RunID: "r1", Purpose: PurposeWarmup, Server: "gpu1", Model: "m", QueuedAt: queued},
 			want: Request{RunID: "r1", Purpose: PurposeWarmup, Server: "gpu1", Model: "m",
@@ -276,5 +283,68 @@ func TestCachedJudgeOutputOnlyHitsCompletedJudgeRequests(t *testing.T) {
 		if got != tt.want || ok != tt.wantOK {
 			t.Errorf("CachedJudgeOutput(%q) = %q, %v; want %q, %v", tt.key, got, ok, tt.want, tt.wantOK)
 		}
+	}
+}
+
+func TestCachedJudgeOutputIsTheNewestToEnd(t *testing.T) {
+	l := openTest(t)
+	at := func(s string) time.Time { return ms("2026-11-23T12:00:" + s + "Z") }
+	insert := func(r Request) int64 {
+		t.Helper()
+		r.RunID, r.Purpose, r.CacheKey = "r", PurposeJudge, "k"
+		id, err := l.InsertRequest(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	// Run 1 judged the cell 0.83.
+	insert(Request{Status: StatusCompleted, Output: "SCORE: 0.83", QueuedAt: at("00"), EndedAt: at("01")})
+	// A re-judge is sent; while it runs, run 2 takes 0.83 from the cache,
+	// written completed at once, with a larger id.
+	rejudge := insert(Request{QueuedAt: at("10")})
+	insert(Request{Status: StatusCompleted, Server: "(cache)", Output: "SCORE: 0.83", QueuedAt: at("11"), EndedAt: at("11")})
+	if err := l.FinishRequest(&Request{ID: rejudge, Status: StatusCompleted, Output: "SCORE: 0.98", EndedAt: at("20")}); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := l.CachedJudgeOutput("k")
+	if err != nil || !ok || got != "SCORE: 0.98" {
+		t.Errorf("CachedJudgeOutput = %q, %v, %v; want the re-judge's SCORE: 0.98", got, ok, err)
+	}
+}
+
+func TestCachedInferenceIsTheNewestCompletedInference(t *testing.T) {
+	l := openTest(t)
+	at := func(s string) time.Time { return ms("2026-11-23T12:00:" + s + "Z") }
+	add := func(purpose, key, status, output string, ended time.Time) Request {
+		t.Helper()
+		r := Request{RunID: "r", Purpose: purpose, Model: "m", Test: "t", CacheKey: key, Status: status,
+			Output: output, Reasoning: "why " + output, ToolCalls: `[{"name":"f"}]`, PromptTokens: 7,
+			CompletionTokens: 11, TTFT: time.Millisecond, Latency: time.Second, QueuedAt: ended, StartedAt: ended, EndedAt: ended}
+		if _, err := l.InsertRequest(&r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	add(PurposeInference, "k", StatusCompleted, "old", at("01"))
+	want := add(PurposeInference, "k", StatusCompleted, "new", at("05"))
+	add(PurposeInference, "k", StatusCompleted, "inserted later, ended earlier", at("03"))
+	add(PurposeInference, "k", StatusError, "newer but failed", at("09"))
+	add(PurposeInference, "k", StatusCanceled, "cancelled", at("10"))
+	add(PurposeJudge, "k", StatusCompleted, "a judge's", at("11"))
+	add(PurposeInference, "failed-only", StatusError, "x", at("01"))
+	add(PurposeInference, "", StatusCompleted, "no key", at("01"))
+
+	got, ok, err := l.CachedInference("k")
+	if err != nil || !ok || !reflect.DeepEqual(got, want) {
+		t.Errorf("CachedInference(k):\n got %+v, %v, %v\nwant %+v", got, ok, err, want)
+	}
+	for _, key := range []string{"failed-only", "", "absent"} {
+		if got, ok, err := l.CachedInference(key); err != nil || ok {
+			t.Errorf("CachedInference(%q) = %+v, %v, %v; want a miss", key, got, ok, err)
+		}
+	}
+	if out, ok, _ := l.CachedJudgeOutput("k"); !ok || out != "a judge's" {
+		t.Errorf("the judge cache read %q, %v: the two caches must not mix", out, ok)
 	}
 }

@@ -16,11 +16,16 @@ import (
 const LastRun = "last"
 
 const runColumns = `id, name, status, scoring_mode, config_json, scoring_json,
-	models_json, tests_json, repeat, started_ms, ended_ms, message`
+	models_json, tests_json, repeat, started_ms, ended_ms, message, pid, host, heartbeat_ms`
 
 // CreateRun records a new run. Its ID must be new (NewRunID); an empty
 // Status is stored as "running". ConfigJSON and ScoringJSON must be JSON (or
 // empty) and must not hold an API key: see checkNoSecrets.
+//
+// The process that will run it gives Owner = l.Self() and a Heartbeat (its
+// start), then calls Heartbeat every HeartbeatEvery until FinishRun: that
+// is how a reader tells it from a run whose process died. Every field is
+// stored as given.
 func (l *Ledger) CreateRun(r RunRow) error {
 	w, err := l.writer("create run")
 	if err != nil {
@@ -42,11 +47,15 @@ func (l *Ledger) CreateRun(r RunRow) error {
 	}
 	models, _ := json.Marshal(r.Models) // a []string always marshals
 	tests, _ := json.Marshal(r.Tests)
-	_, err = w.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err = w.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.Name, r.Status, r.ScoringMode, r.ConfigJSON, r.ScoringJSON,
-		string(models), string(tests), r.Repeat, msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.Message)
+		string(models), string(tests), r.Repeat, msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.Message,
+		r.Owner.PID, r.Owner.Host, msOrNull(r.Heartbeat))
 	if err != nil {
 		return l.wrap("create run "+r.ID, err)
+	}
+	if r.Status == RunRunning && r.Owner == l.self && !r.Heartbeat.IsZero() {
+		l.hold(r.ID)
 	}
 	return nil
 }
@@ -67,11 +76,25 @@ func (l *Ledger) FinishRun(id, status, message string, ended time.Time) error {
 	} else if n == 0 {
 		return l.wrap(fmt.Sprintf("finish run %q", id), ErrNotFound)
 	}
+	l.release(id)
 	return nil
 }
 
-// Runs lists runs, newest first; limit <= 0 lists them all.
+// Runs lists runs, newest first; limit <= 0 lists them all. A listed run
+// whose process is gone is reconciled first (reconcile.go), so it reads
+// interrupted, never running.
 func (l *Ledger) Runs(limit int) ([]RunRow, error) {
+	out, err := l.listRuns(limit)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i] = l.settle(out[i])
+	}
+	return out, nil
+}
+
+func (l *Ledger) listRuns(limit int) ([]RunRow, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
@@ -97,10 +120,19 @@ func (l *Ledger) Runs(limit int) ([]RunRow, error) {
 
 // Run finds one run by its id, by a prefix that only it has, or by "last"
 // (the newest). A miss wraps ErrNotFound; a prefix of several runs wraps
-// ErrAmbiguous and ErrNotFound, and names the runs it matches.
+// ErrAmbiguous and ErrNotFound, and names the runs it matches. A run whose
+// process is gone is reconciled first, as in Runs.
 func (l *Ledger) Run(id string) (RunRow, error) {
+	r, err := l.findRun(id)
+	if err != nil {
+		return r, err
+	}
+	return l.settle(r), nil
+}
+
+func (l *Ledger) findRun(id string) (RunRow, error) {
 	if id == LastRun {
-		runs, err := l.Runs(1)
+		runs, err := l.listRuns(1)
 		if err != nil {
 			return RunRow{}, err
 		}
@@ -163,12 +195,13 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanRun(s scanner) (RunRow, error) {
 	var (
-		r                RunRow
-		models, tests    string
-		started, stopped sql.NullInt64
+		r                           RunRow
+		models, tests               string
+		started, stopped, heartbeat sql.NullInt64
 	)
 	err := s.Scan(&r.ID, &r.Name, &r.Status, &r.ScoringMode, &r.ConfigJSON, &r.ScoringJSON,
-		&models, &tests, &r.Repeat, &started, &stopped, &r.Message)
+		&models, &tests, &r.Repeat, &started, &stopped, &r.Message,
+		&r.Owner.PID, &r.Owner.Host, &heartbeat)
 	if err != nil {
 		return RunRow{}, err
 	}
@@ -180,6 +213,7 @@ func scanRun(s scanner) (RunRow, error) {
 	}
 	r.StartedAt = timeFromMS(started)
 	r.EndedAt = timeFromMS(stopped)
+	r.Heartbeat = timeFromMS(heartbeat)
 	return r, nil
 }
 

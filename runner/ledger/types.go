@@ -23,13 +23,25 @@ const (
 	StatusCompleted = "completed"
 	StatusError     = "error"
 	StatusCanceled  = "canceled"
+	// StatusInterrupted closes a request that was open when the process
+	// running its run went away (see reconcile.go); it was never answered.
+	StatusInterrupted = "interrupted"
+)
+
+// Run statuses the ledger itself reads or writes; the runner also writes
+// completed, stopped and failed.
+const (
+	RunRunning = "running"
+	// RunInterrupted is a run whose process went away while it was running
+	// (SIGKILL, OOM, power loss): nobody finished it.
+	RunInterrupted = "interrupted"
 )
 
 // RunRow is one run.
 type RunRow struct {
 	ID          string
 	Name        string
-	Status      string // running | completed | stopped | failed
+	Status      string // running | completed | stopped | failed | interrupted
 	ScoringMode string
 	ConfigJSON  string // the resolved config, API keys never included
 	ScoringJSON string
@@ -39,24 +51,36 @@ type RunRow struct {
 	StartedAt   time.Time
 	EndedAt     time.Time // zero while running
 	Message     string    // why it ended as it did: a failed run's reason
+	// Owner is the process that runs (or last ran) it, and Heartbeat the
+	// last time that process said it was alive (Ledger.Heartbeat). A run
+	// with a zero Heartbeat has no owner the ledger can check, and is never
+	// reconciled.
+	Owner     Owner
+	Heartbeat time.Time
 }
 
 // Request is one request row.
 type Request struct {
-	ID       int64
-	RunID    string
-	Purpose  string
-	Server   string // "" until dispatched
-	Model    string
-	Test     string // the cell it serves
-	Repeat   int
-	Judge    string // judge name, for judge requests
-	Sample   int    // sample index, for judge requests
-	Attempt  int    // 1 for the first try
-	Input    string // the request messages as JSON
-	Params   string // temperature, seed, max_tokens, tools... as JSON
-	CacheKey string // judge requests: the verdict cache key
+	ID      int64
+	RunID   string
+	Purpose string
+	Server  string // "" until dispatched
+	Model   string // the model asked: for a judge request, the judge's model
+	Test    string // the cell it serves
+	Repeat  int
+	Judge   string // judge name, for judge requests
+	Sample  int    // sample index, for judge requests
+	Attempt int    // 1 for the first try
+	Input   string // the request messages as JSON
+	Params  string // temperature, seed, max_tokens, tools... as JSON
+	// CacheKey: for a judge request the verdict cache key, for an inference
+	// request the reuse key (CachedInference); "" when not cacheable.
+	CacheKey string
 	BatchID  string
+	// CandidateModel is, for a judge request, the tested model of the cell it
+	// judges (Model is the judge's); "" for other requests.
+	CandidateModel string
+	Round          int // judge requests: the judging round (0, then one more per re-judge)
 
 	Status           string
 	Output           string

@@ -12,6 +12,7 @@ import (
 	"pitwall/gpu/chat"
 	"pitwall/gpu/sim"
 	"pitwall/gpu/sim/spec"
+	"pitwall/internal/redact"
 	"pitwall/runner/ledger"
 )
 
@@ -31,7 +32,8 @@ func FleetServers(cfg *config.Config, getenv func(string) string) ([]gpu.ServerC
 				return nil, fmt.Errorf("%s: servers %q: api_key_env names %s, which is not set (export it, or remove api_key_env)", cfg.Path, s.Name, s.APIKeyEnv)
 			}
 		}
-		out = append(out, gpu.ServerConfig{Name: s.Name, URL: s.URL, Kind: s.Kind, Slots: s.Slots, GPUs: s.GPUs, APIKey: key, Models: s.Models})
+		out = append(out, gpu.ServerConfig{Name: s.Name, URL: s.URL, Kind: s.Kind, Slots: s.Slots, GPUs: s.GPUs, APIKey: key,
+			Models: s.Models, MaxReplyBytes: cfg.Run.MaxReplyBytes})
 	}
 	for _, j := range cfg.Scoring.Judges {
 		if j.Server != "" || j.URL == "" {
@@ -44,7 +46,8 @@ func FleetServers(cfg *config.Config, getenv func(string) string) ([]gpu.ServerC
 				return nil, fmt.Errorf("%s: scoring.judges %q: api_key_env names %s, which is not set (export it, or remove api_key_env)", cfg.Path, j.Name, j.APIKeyEnv)
 			}
 		}
-		out = append(out, gpu.ServerConfig{Name: j.FleetServer(), URL: j.URL, Kind: "openai", Slots: 4, APIKey: key, Models: []string{j.Model}})
+		out = append(out, gpu.ServerConfig{Name: j.FleetServer(), URL: j.URL, Kind: chat.KindOpenAI, Slots: 4, APIKey: key,
+			Models: []string{j.Model}, MaxReplyBytes: cfg.Run.MaxReplyBytes})
 	}
 	return out, nil
 }
@@ -102,21 +105,21 @@ func StartSims(cfg *config.Config, instant bool) (*sim.Fleet, error) {
 	var cfgs []sim.Config
 	var idx []int
 	for i, s := range cfg.Servers {
-		if s.Kind != "sim" {
+		if s.Kind != chat.KindSim {
 			continue
 		}
 		addr := "127.0.0.1:0"
 		if s.URL != "" {
 			u, err := url.Parse(s.URL)
 			if err != nil || u.Host == "" {
-				return nil, fmt.Errorf("%s: servers %q: url %q is not a URL (leave it out for a sim server)", cfg.Path, s.Name, s.URL)
+				return nil, fmt.Errorf("%s: servers %q: url %q is not a URL (leave it out for a sim server)", cfg.Path, s.Name, redact.URL(s.URL))
 			}
 			host := u.Hostname()
 			if host != "127.0.0.1" && host != "localhost" && !strings.HasPrefix(host, "127.") {
 				return nil, fmt.Errorf("%s: servers %q: a sim server listens on loopback only, not %q", cfg.Path, s.Name, u.Host)
 			}
 			if u.Port() == "" {
-				return nil, fmt.Errorf("%s: servers %q: url %q has no port: give one (http://127.0.0.1:8101/v1), or leave url out to get a free one", cfg.Path, s.Name, s.URL)
+				return nil, fmt.Errorf("%s: servers %q: url %q has no port: give one (http://127.0.0.1:8101/v1), or leave url out to get a free one", cfg.Path, s.Name, redact.URL(s.URL))
 			}
 			addr = u.Host
 		}

@@ -196,3 +196,15 @@ func DropJudgments(c *Cell, names ...string) {
 	}
 	c.Judgments = m
 }
+
+// Stranded lists the servers that are down with work waiting on them:
+// queued jobs that no up server can run.
+func (b *BatteryRun) Stranded() []telemetry.ServerState {
+	var out []telemetry.ServerState
+	for _, s := range b.Fleet {
+		if !s.Up && s.Stranded > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}

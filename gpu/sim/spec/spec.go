@@ -40,9 +40,9 @@ type Faults struct {
 // Server is the simulated hardware and behaviour of one server.
 type Server struct {
 	Backend   string        `toml:"backend" json:"backend"`       // lmstudio | ollama | llamacpp | vllm | openai (default openai)
-	GPUs      []GPU     `toml:"gpus" json:"gpus"`             // default one 24 GB GPU
+	GPUs      []GPU         `toml:"gpus" json:"gpus"`             // default one 24 GB GPU
 	LoadGBps  float64       `toml:"load_gbps" json:"load_gbps"`   // model load bandwidth (default 1 GB/s: a 5 GB model loads in 5 s)
 	Preload   []string      `toml:"preload" json:"preload"`       // models resident at start (vllm: all offered models)
-	KeepAlive time.Duration `toml:"keep_alive" json:"keep_alive"` // ollama: unload after idle (default 5m)
+	KeepAlive time.Duration `toml:"keep_alive" json:"keep_alive"` // ollama: unload after idle (default 5m; scaled, but not under 1s)
 	Faults    Faults        `toml:"faults" json:"faults"`
 }

@@ -1,9 +1,10 @@
-package main
+package cli
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -24,7 +25,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "pitwall")
+	// The binary is the root package's, as users build it.
 	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = ".."
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
@@ -93,7 +96,7 @@ func exportLast(t *testing.T, dir string) exportDoc {
 }
 
 func demoPath(t *testing.T) string {
-	p, err := filepath.Abs("examples/demo.toml")
+	p, err := filepath.Abs("../examples/demo.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,6 +215,81 @@ func TestInterruptStopsAHeadlessRunAndLeavesNothingOpen(t *testing.T) {
 	}
 }
 
+// A second interrupt quits at once, but through the same closing as the
+// first: the run records its end and the ledger is closed (its WAL folded
+// back into the database), where it used to be left running.
+func TestSecondInterruptQuitsAndStillClosesTheLedger(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "run", demoPath(t), "--headless")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PITWALL_SIM_TIME_SCALE=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = &bytes.Buffer{}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	for lines.Scan() {
+		if strings.HasPrefix(lines.Text(), "[1/") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+		if strings.HasPrefix(lines.Text(), "pitwall: stopping") {
+			break
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Fatal(err)
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	err = cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 1 && code != 130 {
+		t.Errorf("exit %d after two SIGINTs, want 1 or 130", code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".pitwall", "ledger.db-wal")); err == nil {
+		t.Errorf("the ledger's WAL is still there: the ledger was not closed")
+	}
+	x := exportLast(t, dir)
+	if x.Run.Status != "stopped" {
+		t.Errorf("run status %q, want stopped", x.Run.Status)
+	}
+	for _, q := range x.Requests {
+		if q.Status == "queued" || q.Status == "running" {
+			t.Errorf("a %s request is left %s after the second interrupt", q.Purpose, q.Status)
+		}
+	}
+}
+
+func TestMainInProcess(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := Main(nil, nil, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "Usage:") {
+		t.Errorf("no command: exit %d, stderr %q", code, errOut.String())
+	}
+	out.Reset()
+	if code := Main([]string{"version"}, nil, &out, &errOut); code != 0 || out.String() != "pitwall "+version+"\n" {
+		t.Errorf("version: exit %d, stdout %q", code, out.String())
+	}
+	errOut.Reset()
+	if code := Main([]string{"runs", "--db", filepath.Join(t.TempDir(), "none.db")}, nil, &out, &errOut); code != 2 ||
+		!strings.Contains(errOut.String(), "no ledger at") {
+		t.Errorf("runs without a ledger: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
 func TestValidateNamesTheFileLineAndField(t *testing.T) {
 	dir := t.TempDir()
 	battery := "[[tests]]\nid = \"a\"\nuser = \"hi\"\n\n[[tests]]\nid = \"a\"\nuser = \"again\"\n"
@@ -250,7 +328,7 @@ func TestValidateNamesTheFileLineAndField(t *testing.T) {
 }
 
 func TestEveryExampleValidates(t *testing.T) {
-	files, err := filepath.Glob("examples/*.toml")
+	files, err := filepath.Glob("../examples/*.toml")
 	if err != nil {
 		t.Fatal(err)
 	}

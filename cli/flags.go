@@ -1,10 +1,11 @@
-package main
+package cli
 
 import (
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"pitwall/config"
+	"pitwall/runner/ledger"
+	"pitwall/runner/state"
 )
 
 // commonFlags are the flags every command that loads a config takes.
@@ -27,7 +30,8 @@ type commonFlags struct {
 	db           string
 	strict       bool
 	timeout      time.Duration
-	timeScale    float64
+	timeScale    *float64       // nil: not given (0 is instant)
+	maxWait      *time.Duration // nil: not given
 	judgeRefresh bool
 }
 
@@ -54,13 +58,31 @@ func (c *commonFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&c.db, "db", "", "ledger path (default .pitwall/ledger.db)")
 	fs.BoolVar(&c.strict, "strict", false, "count WARN verdicts as failures for the exit code")
 	fs.Var(secondsOrDuration{&c.timeout}, "timeout", "per-request timeout, counted from dispatch (e.g. 90s, 5m; a bare number is seconds)")
-	fs.Float64Var(&c.timeScale, "time-scale", 0, "simulator time scale (0.01 makes a 30s load take 0.3s)")
+	fs.Func("time-scale", "simulator time scale: 1 real time, 0.01 makes a 30s load take 0.3s, 0 instant", func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			return fmt.Errorf("%q is not a time scale: give a number >= 0", v)
+		}
+		c.timeScale = &f
+		return nil
+	})
+	fs.Func("max-wait", "how long work waits for a server that is down before it ends unavailable (default 5m; 0 waits for ever)", func(v string) error {
+		var d time.Duration
+		if err := (secondsOrDuration{&d}).Set(v); err != nil {
+			return err
+		}
+		if d < 0 {
+			return fmt.Errorf("%q is negative: give a duration such as 5m, or 0 to wait for ever", v)
+		}
+		c.maxWait = &d
+		return nil
+	})
 	fs.BoolVar(&c.judgeRefresh, "judge-refresh", false, "ignore cached verdicts and judge again")
 }
 
 func (c *commonFlags) overrides(fs *flag.FlagSet) config.Overrides {
 	ov := config.Overrides{Tests: c.tests, Judge: c.judge, JudgeSamples: c.judgeSamples, Repeat: c.repeat,
-		DB: c.db, Timeout: c.timeout, TimeScale: c.timeScale}
+		DB: c.db, Timeout: c.timeout, TimeScale: c.timeScale, MaxWait: c.maxWaitOverride()}
 	if c.models != "" {
 		for _, m := range strings.Split(c.models, ",") {
 			if m = strings.TrimSpace(m); m != "" {
@@ -141,6 +163,40 @@ func parseConfig(fs *flag.FlagSet, cf *commonFlags, args []string, stderr io.Wri
 	return cfg, 0, true
 }
 
+// ledgerFlag is the --db flag of the commands that read the ledger alone.
+func ledgerFlag(fs *flag.FlagSet) *string {
+	def := os.Getenv("PITWALL_DB")
+	if def == "" {
+		def = ".pitwall/ledger.db"
+	}
+	return fs.String("db", def, "ledger path")
+}
+
+// openLedger opens --db's ledger for reading; a missing one says how to
+// make it.
+func openLedger(path string) (*ledger.Ledger, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no ledger at %s (run a battery first, or pass --db)", path)
+	}
+	return ledger.OpenReadOnly(path)
+}
+
+// oneRun parses the flags of a command that names one run and returns it.
+// When ok is false the command returns code.
+func oneRun(fs *flag.FlagSet, args []string, cmd string, stderr io.Writer) (id string, code int, ok bool) {
+	pos, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return "", 0, false
+	} else if err != nil {
+		return "", state.ExitSetup, false
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "pitwall %s: name one run (an id, a prefix, or \"last\"); `pitwall runs` lists them\n", cmd)
+		return "", state.ExitSetup, false
+	}
+	return pos[0], 0, true
+}
+
 // secondsOrDuration is a duration flag that also takes a bare number of
 // seconds, as PITWALL_TIMEOUT does.
 type secondsOrDuration struct{ d *time.Duration }
@@ -163,4 +219,16 @@ func (s secondsOrDuration) Set(v string) error {
 	}
 	*s.d = d
 	return nil
+}
+
+// maxWaitOverride is --max-wait as config.Overrides takes it: 0 when not
+// given, negative for an explicit 0 (wait for ever).
+func (c *commonFlags) maxWaitOverride() time.Duration {
+	switch {
+	case c.maxWait == nil:
+		return 0
+	case *c.maxWait == 0:
+		return -1
+	}
+	return *c.maxWait
 }

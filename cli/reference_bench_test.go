@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -20,14 +20,14 @@ import (
 //	x-virtual  real makespan ÷ (virtual makespan × time scale); the target is 0.75..1.25
 //	real-s     the real makespan in wall seconds
 //
-// go test -run xxx -bench BenchmarkReferenceFleetHeadless -benchtime 1x .
+// go test -run xxx -bench BenchmarkReferenceFleetHeadless -benchtime 1x ./cli/
 func BenchmarkReferenceFleetHeadless(b *testing.B) {
 	const scale = 0.01
 	virtual, err := des.Simulate(des.Reference(sim.StreamRate, false), placement.Default, des.JudgingTwoPhase)
 	if err != nil {
 		b.Fatal(err)
 	}
-	config, err := filepath.Abs("examples/reference-fleet.toml")
+	config, err := filepath.Abs("../examples/reference-fleet.toml")
 	if err != nil {
 		b.Fatal(err)
 	}

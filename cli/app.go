@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+
+	"pitwall/config"
+	"pitwall/gpu"
+	"pitwall/gpu/placement"
+	"pitwall/gpu/sim"
+	"pitwall/gpu/telemetry"
+	"pitwall/runner/ledger"
+	"pitwall/runner/setup"
+)
+
+// app is what a run needs around it, shared by `run` and `show`: the
+// ledger, a log file, the simulated servers, GPU telemetry and the fleet.
+// Close releases them.
+type app struct {
+	cfg     *config.Config
+	led     *ledger.Ledger
+	logFile *os.File
+	log     *slog.Logger
+	logPath string
+	runID   string
+	sims    *sim.Fleet
+	tel     *telemetry.Watcher
+	fleet   *gpu.Fleet
+	cancel  context.CancelFunc // telemetry's and discovery's context
+}
+
+// openApp opens the ledger and the log, starts simulated servers, builds
+// the fleet and asks every server what it offers. runID "" makes a new id.
+// Any error here stops the run before it starts (exit 2), and what was
+// opened is closed again; otherwise the caller closes the app.
+func openApp(cfg *config.Config, runID string, stderr io.Writer) (*app, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &app{cfg: cfg, cancel: cancel}
+	if err := a.open(ctx, runID, stderr); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *app) open(ctx context.Context, runID string, stderr io.Writer) error {
+	cfg := a.cfg
+	led, err := ledger.Open(cfg.DB)
+	if err != nil {
+		return fmt.Errorf("opening the ledger: %w", err)
+	}
+	a.led = led
+	a.logPath = filepath.Join(filepath.Dir(cfg.DB), "pitwall.log")
+	if f, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
+		a.logFile = f
+		a.log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	} else {
+		a.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	a.runID = runID
+	if a.runID == "" {
+		a.runID = ledger.NewRunID(time.Now())
+	}
+	a.log = a.log.With("run", a.runID)
+
+	if a.sims, err = setup.StartSims(cfg, false); err != nil {
+		return err
+	}
+	servers, err := setup.FleetServers(cfg, os.Getenv)
+	if err != nil {
+		return err
+	}
+	// GPU telemetry from nvidia-smi or rocm-smi, for real servers that say
+	// which GPUs they run on; simulated servers report their own.
+	for _, s := range servers {
+		if s.Kind != "sim" && len(s.GPUs) > 0 {
+			a.tel = telemetry.Start(ctx, telemetry.Options{Logger: a.log})
+			break
+		}
+	}
+	a.fleet = gpu.NewFleet(servers, gpu.Options{Logger: a.log, MaxWait: cfg.Run.MaxWait, Models: modelViews(cfg), JudgeModels: judgeModels(cfg),
+		Warmup: setup.RecordWarmups(led, a.runID), Telemetry: a.tel})
+	return a.discover(ctx, stderr)
+}
+
+// discover asks every server what it offers and checks that what the
+// config needs is offered by a server that answered.
+func (a *app) discover(ctx context.Context, stderr io.Writer) error {
+	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	errs := a.fleet.Discover(dctx)
+	names := make([]string, 0, len(errs))
+	for n := range errs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if errs[n] != nil {
+			fmt.Fprintf(stderr, "pitwall: server %s is unreachable: %v\n", n, errs[n])
+			a.log.Warn("server unreachable", "server", n, "err", errs[n])
+		}
+	}
+	if len(names) > 0 && countNil(errs) == 0 {
+		return fmt.Errorf("no server of %s answered; start one, or fix the urls in [[servers]]", a.cfg.Path)
+	}
+	// Only what reachable servers offer counts: a model (or a judge) whose
+	// servers are all down would leave its cells waiting for ever.
+	reachable := map[string][]string{}
+	for name, models := range a.fleet.Offered() {
+		if err, asked := errs[name]; !asked || err == nil {
+			reachable[name] = models
+		}
+	}
+	return config.CheckOffered(a.cfg, reachable)
+}
+
+// Close releases what openApp opened, in reverse order: the fleet (its
+// queued and in-flight work is cancelled), telemetry, the simulated
+// servers, the ledger, and last the log file, which records what failed to
+// close. A run on the app must be closed first. Close may be called again;
+// it does nothing more.
+func (a *app) Close() error {
+	var errs []error
+	if a.fleet != nil {
+		a.fleet.Close()
+		a.fleet = nil
+	}
+	if a.tel != nil {
+		a.tel.Close()
+		a.tel = nil
+	}
+	if a.sims != nil {
+		errs = append(errs, a.sims.Close())
+		a.sims = nil
+	}
+	if a.led != nil {
+		if err := a.led.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing the ledger: %w", err))
+		}
+		a.led = nil
+	}
+	if a.cancel != nil {
+		a.cancel()
+	}
+	err := errors.Join(errs...)
+	if err != nil && a.log != nil {
+		a.log.Error("closing", "err", err)
+	}
+	if a.logFile != nil {
+		errs = append(errs, a.logFile.Close())
+		a.logFile = nil
+		err = errors.Join(errs...)
+	}
+	return err
+}
+
+// modelViews is what the placement policy knows of the simulated models up
+// front: size, and load time on the sim servers that offer them (their mean
+// load bandwidth; the simulator's default is 1 GB/s).
+func modelViews(cfg *config.Config) map[string]placement.ModelView {
+	out := map[string]placement.ModelView{}
+	for _, m := range cfg.Sim.Models {
+		size := m.SizeGB
+		if size <= 0 {
+			size = 5 // the simulator's default
+		}
+		var bw float64
+		n := 0
+		for _, s := range cfg.Servers {
+			if s.Kind != "sim" || !slices.Contains(s.Models, m.Name) {
+				continue
+			}
+			g := 1.0
+			if s.Sim != nil && s.Sim.LoadGBps > 0 {
+				g = s.Sim.LoadGBps
+			}
+			bw += g
+			n++
+		}
+		v := placement.ModelView{SizeGB: size}
+		if n > 0 {
+			scale := cfg.SimTimeScale()
+			v.LoadTime = time.Duration(size / (bw / float64(n)) * scale * float64(time.Second))
+		}
+		out[m.Name] = v
+	}
+	return out
+}
+
+func judgeModels(cfg *config.Config) map[string]bool {
+	out := map[string]bool{}
+	for _, j := range cfg.Scoring.Judges {
+		out[j.Model] = true
+	}
+	return out
+}
+
+func countNil(m map[string]error) int {
+	n := 0
+	for _, err := range m {
+		if err == nil {
+			n++
+		}
+	}
+	return n
+}

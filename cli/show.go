@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"pitwall/config"
+	"pitwall/runner"
+	"pitwall/runner/history"
+	"pitwall/runner/ledger"
+	"pitwall/runner/state"
+	"pitwall/ui"
+)
+
+func cmdShow(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("show", "pitwall show RUN [--headless] [flags]",
+		"Opens a run from the ledger in the grid: browse, open cells, re-judge, switch judges, export.\n"+
+			"With --headless, or when stdout is not a terminal, prints its grid and summary instead.\n"+
+			"RUN is a run id, a unique prefix of one, or \"last\".", stderr)
+	db := ledgerFlag(fs)
+	judgeName := fs.String("judge", "", "whose verdicts to show (default: the run's own judge or jury)")
+	headless := fs.Bool("headless", false, "print the grid instead of opening it")
+	ascii := fs.Bool("ascii", false, "ASCII glyphs")
+	id, code, ok := oneRun(fs, args, "show", stderr)
+	if !ok {
+		return code
+	}
+	led, err := openLedger(*db)
+	if err != nil {
+		return failf(stderr, err)
+	}
+	b, err := history.LoadSnapshot(led, id, *judgeName)
+	if err != nil {
+		led.Close()
+		return failf(stderr, err)
+	}
+	exitCode := func(b *state.BatteryRun) int { return state.ExitCode(b, false) }
+	if *headless || !isTerminal(stdout) {
+		led.Close()
+		fmt.Fprint(stdout, ui.RenderGrid(b, b.Plan.InView, *ascii))
+		fmt.Fprintln(stdout)
+		fmt.Fprint(stdout, ui.Summary(b, b.Plan.InView, ui.Options{ASCII: *ascii, LedgerPath: *db, ExitCode: exitCode}))
+		return exitCode(b)
+	}
+	// Re-judging needs the run's config (the prompts, the judges, the
+	// fleet); without it the grid can still be browsed and exported.
+	cfgPath, err := history.ConfigPath(led, b.ID)
+	led.Close()
+	opts := ui.Options{ASCII: *ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
+		ExitCode: exitCode}
+	var snaps <-chan *state.BatteryRun
+	var ctrl ui.Controller
+	if err == nil {
+		var a *app
+		var run *runner.Run
+		if a, run, err = reopen(cfgPath, *db, b, *judgeName, stderr); err == nil {
+			defer a.Close()
+			defer run.Close() // before the app's Close: the run writes to its ledger
+			opts.LogPath, opts.Logger, opts.LedgerPath = a.logPath, a.log, *db
+			snaps, ctrl = run.Snapshots(), controller{run}
+		}
+	}
+	if err != nil {
+		snaps, ctrl = browseOnlySnapshot(b, err), browseOnly{db: *db, id: b.ID}
+	}
+	last, err := ui.RunTUI(context.Background(), snaps, ctrl, opts)
+	if err != nil {
+		return failf(stderr, err)
+	}
+	return exitCode(last)
+}
+
+// reopen brings run b back live from its config at cfgPath, with judge in
+// view (when not ""), on an app of its own. An error says why the run can
+// only be browsed; nothing is left open then.
+func reopen(cfgPath, db string, b *state.BatteryRun, judge string, stderr io.Writer) (*app, *runner.Run, error) {
+	cfg, err := config.Load(cfgPath, config.Overrides{DB: db}, os.Getenv)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := openApp(cfg, b.ID, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	run, err := runner.Reopen(cfg, b.ID, runner.Options{Fleet: a.fleet, Ledger: a.led, Logger: a.log})
+	if err != nil {
+		a.Close()
+		return nil, nil, err
+	}
+	if judge != "" && judge != b.Plan.InView {
+		if err := run.SwitchJudge(judge); err != nil {
+			run.Close()
+			a.Close()
+			return nil, nil, err
+		}
+	}
+	return a, run, nil
+}
+
+// browseOnlySnapshot is the one snapshot of a run that cannot be brought
+// back live, saying why.
+func browseOnlySnapshot(b *state.BatteryRun, why error) <-chan *state.BatteryRun {
+	b.Message = "browse only: " + why.Error()
+	snaps := make(chan *state.BatteryRun, 1)
+	snaps <- b
+	return snaps
+}
+
+// browseOnly is the controller of a run whose config cannot be loaded: it
+// exports, and does nothing else.
+type browseOnly struct{ db, id string }
+
+func (browseOnly) Stop()                           {}
+func (browseOnly) Rejudge([]state.CellRef, string) {}
+func (browseOnly) RejudgeAll(string)               {}
+func (browseOnly) SwitchJudge(string)              {}
+
+// Export writes the run's export beside the ledger, as runner.Run.Export
+// does for a live run.
+func (b browseOnly) Export() (string, error) {
+	led, err := ledger.OpenReadOnly(b.db)
+	if err != nil {
+		return "", err
+	}
+	defer led.Close()
+	return exportBeside(led, b.id, "")
+}

@@ -1,0 +1,162 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ModeAgent is Test.Mode for a tool loop; prompt-prix writes it "react".
+const ModeAgent = "agent"
+
+// DefaultMaxIterations is an agent test's MaxIterations when the battery
+// gives none (prompt-prix's default).
+const DefaultMaxIterations = 15
+
+// MockTools answers an agent test's tool calls, in prompt-prix's format: a
+// map from tool name to a map from a key to the observation. A key is one
+// of the call's argument values ("config.json" for read_file(path =
+// "config.json")), the call's whole arguments as JSON, or "_default".
+type MockTools map[string]map[string]string
+
+// NoMockPrefix starts the observation of a call that no mock answers; the
+// runner counts such a step as an invalid call.
+const NoMockPrefix = "Error: "
+
+// Observe returns the observation for a call to name with arguments (the
+// JSON text the model sent), looked up as prompt-prix does:
+//
+//  1. the whole arguments: a key that is a JSON object equal to them;
+//  2. an argument's value: a key equal to one of the values (strings as
+//     they are, numbers and booleans as JSON writes them), arguments taken
+//     in the order the model wrote them;
+//  3. "_default".
+//
+// Arguments that are not a JSON object match only "_default" (prompt-prix
+// answers such a call with a parse error; that is the loop's to say). ok is
+// false when nothing matches; the observation then says so, starting with
+// NoMockPrefix, as prompt-prix's does.
+func (m MockTools) Observe(name, arguments string) (observation string, ok bool) {
+	mocks := m[name]
+	args, order := decodeArgs(arguments)
+	if len(mocks) > 0 && args != nil {
+		for _, key := range sortedKeys(mocks) {
+			if strings.HasPrefix(strings.TrimSpace(key), "{") {
+				var want map[string]any
+				if json.Unmarshal([]byte(key), &want) == nil && jsonEqual(want, args) {
+					return mocks[key], true
+				}
+			}
+		}
+		for _, k := range order {
+			if s, ok := scalarText(args[k]); ok {
+				if obs, ok := mocks[s]; ok {
+					return obs, true
+				}
+			}
+		}
+	}
+	if obs, ok := mocks["_default"]; ok {
+		return obs, true
+	}
+	return fmt.Sprintf("%sNo mock response for %s(%s)", NoMockPrefix, name, strings.TrimSpace(arguments)), false
+}
+
+// decodeArgs decodes a call's arguments and lists their keys in the order
+// written; nil when they are not a JSON object.
+func decodeArgs(arguments string) (map[string]any, []string) {
+	if strings.TrimSpace(arguments) == "" {
+		return map[string]any{}, nil
+	}
+	var args map[string]any
+	if json.Unmarshal([]byte(arguments), &args) != nil {
+		return nil, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(arguments))
+	var order []string
+	if _, err := dec.Token(); err != nil {
+		return args, nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		k, _ := tok.(string)
+		order = append(order, k)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			break
+		}
+	}
+	return args, order
+}
+
+// scalarText writes an argument value as a mock key would: strings as they
+// are, numbers and booleans as JSON does (and Python's True/False are not
+// matched).
+func scalarText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return strconv.FormatInt(int64(x), 10), true
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64), true
+	case bool:
+		return strconv.FormatBool(x), true
+	}
+	return "", false
+}
+
+func jsonEqual(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// mockTools reads a battery's mock_tools: tool name → key → observation.
+// An observation that is not a string (a JSON object, a number) is kept as
+// its JSON text, which is what the model would be shown.
+func mockTools(v any) (MockTools, string) {
+	if v == nil {
+		return nil, ""
+	}
+	top, ok := jsonNormalize(v).(map[string]any)
+	if !ok {
+		return nil, "mock_tools must map each tool's name to its answers"
+	}
+	out := MockTools{}
+	for _, tool := range sortedKeys(top) {
+		answers, ok := top[tool].(map[string]any)
+		if !ok {
+			return nil, fmt.Sprintf("mock_tools.%s must map argument values (or \"_default\") to observations", tool)
+		}
+		out[tool] = map[string]string{}
+		for _, key := range sortedKeys(answers) {
+			switch obs := answers[key].(type) {
+			case string:
+				out[tool][key] = obs
+			default:
+				out[tool][key] = valueText(obs)
+			}
+		}
+	}
+	return out, ""
+}
+
+// normalizeMode folds the spellings of a test's mode: prompt-prix's
+// "react" is pitwall's "agent", and "single" or "" is one request.
+func normalizeMode(m string) string {
+	switch s := strings.ToLower(strings.TrimSpace(m)); s {
+	case "react", ModeAgent:
+		return ModeAgent
+	case "", "single", "single-shot", "none":
+		return ""
+	default:
+		return s
+	}
+}

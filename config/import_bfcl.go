@@ -1,0 +1,199 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"pitwall/gpu/chat"
+	"pitwall/judge/check"
+)
+
+// A BFCL (Berkeley Function Calling Leaderboard) entry is one line of
+// {"id", "question", "function"}, as prompt-prix also reads it:
+//
+//   - question is the conversation: a list of messages, or BFCL's list of
+//     turns, each a list of messages; only the first turn can be sent as
+//     one request (a later turn follows the model's reply), which is noted;
+//   - function is the tools, BFCL's bare {name, description, parameters}
+//     or OpenAI's {type, function}; BFCL's parameter types are translated
+//     as BFCL does for OpenAI models (dict → object, float → number,
+//     tuple → array, any → no type);
+//   - metadata.category and metadata.severity are kept; without a category
+//     the id's stem is one (simple_12 → simple);
+//   - ground_truth, when the line carries it (BFCL keeps it in a separate
+//     possible-answer file), becomes checks as BFCL's checker reads it: the
+//     number of calls, a call to each function, and each argument whose
+//     list of acceptable values has no "" (which marks it optional) holding
+//     one of them.
+var bfclKeys = []string{"id", "question", "function", "metadata", "ground_truth"}
+
+var bfclStem = regexp.MustCompile(`^(.*?)_\d+(?:[-_]\d+)*$`)
+
+func bfclTest(col *collector, n *notes, m map[string]any, fallbackID, at string) (Test, bool) {
+	t := Test{ID: fallbackID}
+	switch id := m["id"].(type) {
+	case string:
+		if strings.TrimSpace(id) != "" {
+			t.ID = strings.TrimSpace(id)
+		}
+	case json.Number:
+		t.ID = id.String()
+	}
+	before := len(col.errs)
+	msgs := bfclQuestion(col, n, m["question"], t.ID, joinPath(at, "question"))
+	switch {
+	case len(msgs) == 1 && msgs[0].Role == "user":
+		t.User = msgs[0].Content
+	case len(msgs) == 2 && msgs[0].Role == "system" && msgs[1].Role == "user":
+		t.System, t.User = msgs[0].Content, msgs[1].Content
+	default:
+		t.Messages = msgs
+	}
+	t.Tools = bfclTools(col, m["function"], t.ID, joinPath(at, "function"))
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		t.Category, _ = meta["category"].(string)
+		if sev, ok := meta["severity"].(string); ok {
+			t.Severity = strings.ToLower(strings.TrimSpace(sev))
+		}
+	}
+	if t.Category == "" {
+		if sm := bfclStem.FindStringSubmatch(t.ID); sm != nil {
+			t.Category = sm[1]
+		}
+	}
+	if gt, ok := m["ground_truth"]; ok {
+		checks, probs := bfclGroundTruth(jsonNormalize(gt))
+		t.Checks = checks
+		for _, p := range probs {
+			col.add(under(joinPath(at, "ground_truth"), p.field), p.hint, "test %q: %s", t.ID, p.msg)
+		}
+	}
+	for _, k := range sortedKeys(m) {
+		if !slices.Contains(bfclKeys, k) {
+			n.add(fmt.Sprintf("BFCL key %q is not read", k), t.ID)
+		}
+	}
+	return t, len(col.errs) == before
+}
+
+// bfclQuestion reads question: messages, or turns of messages.
+func bfclQuestion(col *collector, n *notes, q any, id, at string) []chat.Message {
+	list, ok := jsonNormalize(q).([]any)
+	if !ok || len(list) == 0 {
+		col.add(at, `write "question": [{"role": "user", "content": "..."}]`, "test %q: question must be a list of messages", id)
+		return nil
+	}
+	if turns, nested := list[0].([]any); nested {
+		if len(list) > 1 {
+			n.add("BFCL multi-turn question: only its first turn is sent, since each later turn follows the model's reply", id)
+		}
+		list = turns
+	}
+	msgs, probs, ok := decodeMessages(list)
+	if !ok {
+		col.add(at, `each message is {"role": "user", "content": "..."}`, "test %q: question holds something that is not a message", id)
+		return nil
+	}
+	for _, p := range probs {
+		col.add(under(at, strings.TrimPrefix(p.field, "messages")), p.hint, "test %q: %s", id, p.msg)
+	}
+	return msgs
+}
+
+// bfclTools reads function: one function or a list, in BFCL's shape or
+// OpenAI's.
+func bfclTools(col *collector, f any, id, at string) []chat.Tool {
+	v := jsonNormalize(f)
+	if v == nil {
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		list = []any{v}
+	}
+	var tools []chat.Tool
+	for i, e := range list {
+		fn, ok := e.(map[string]any)
+		if inner, wrapped := fn["function"].(map[string]any); wrapped {
+			fn = inner
+		}
+		name, _ := fn["name"].(string)
+		if !ok || strings.TrimSpace(name) == "" {
+			col.add(indexPath(at, i), `each function is {"name", "description", "parameters"}`, "test %q: function has no name", id)
+			continue
+		}
+		desc, _ := fn["description"].(string)
+		tools = append(tools, chat.Tool{Type: "function", Function: chat.FunctionDef{
+			Name: name, Description: desc, Parameters: bfclSchema(fn["parameters"]),
+		}})
+	}
+	return tools
+}
+
+// bfclTypes maps BFCL's parameter types onto JSON Schema's.
+var bfclTypes = map[string]string{"dict": "object", "float": "number", "tuple": "array"}
+
+// bfclSchema translates a BFCL parameters schema for OpenAI-compatible
+// servers; it copies what it changes.
+func bfclSchema(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			out[k] = bfclSchema(val)
+		}
+		if t, ok := x["type"].(string); ok {
+			switch {
+			case t == "any":
+				delete(out, "type")
+			case bfclTypes[t] != "":
+				out["type"] = bfclTypes[t]
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = bfclSchema(e)
+		}
+		return out
+	}
+	return v
+}
+
+// bfclGroundTruth reads [{"func": {"param": [acceptable values]}}, ...].
+func bfclGroundTruth(gt any) ([]check.Check, []problem) {
+	list, ok := gt.([]any)
+	if !ok {
+		return nil, []problem{{"", `write "ground_truth": [{"func": {"arg": ["acceptable", "values"]}}]`, "ground_truth must be a list of calls"}}
+	}
+	var out []check.Check
+	var probs []problem
+	checked(check.Check{Type: "tool-call-count", Value: fmt.Sprint(len(list))}, "", "", &out, &probs)
+	for i, e := range list {
+		call, ok := e.(map[string]any)
+		if !ok || len(call) != 1 {
+			probs = append(probs, problem{indexPath("", i), `each entry is {"func": {"arg": [values]}}`, "a ground-truth entry must name one function"})
+			continue
+		}
+		for _, name := range sortedKeys(call) {
+			params, _ := call[name].(map[string]any)
+			checked(check.Check{Type: "tool-call", Name: name}, indexPath("", i), "", &out, &probs)
+			required := map[string]any{}
+			for _, p := range sortedKeys(params) {
+				values, ok := params[p].([]any)
+				if !ok || len(values) == 0 || slices.Contains(values, any("")) {
+					continue // optional, or no list to hold it to
+				}
+				required[p] = values
+			}
+			if len(required) > 0 {
+				checked(check.Check{Type: "tool-args-enum", Name: name, Args: required}, indexPath("", i), "", &out, &probs)
+			}
+		}
+	}
+	return out, probs
+}

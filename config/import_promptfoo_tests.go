@@ -1,0 +1,401 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// pfBase is what every test of a promptfoo config shares.
+type pfBase struct {
+	path     string
+	n        *notes
+	col      *collector
+	prompts  []pfPrompt
+	def      pfTest
+	provider *pfRequest // the config's provider's request fields
+	defReq   *pfRequest // defaultTest's
+}
+
+// maxVarCombinations bounds the tests one promptfoo test may expand into
+// through list-valued vars.
+const maxVarCombinations = 1000
+
+// expand turns one promptfoo test into pitwall tests: one per combination
+// of its list-valued vars, times one per prompt.
+func (b *pfBase) expand(pt pfTest, i int, at string) []Test {
+	vars := map[string]any{}
+	for _, src := range []any{b.def.Vars, pt.Vars} {
+		m, ok := src.(map[string]any)
+		if !ok && src != nil {
+			b.col.add(joinPath(at, "vars"), "vars is a table of names and values", "vars must be a table, got %s", describe(src, "json"))
+			return nil
+		}
+		for k, v := range m {
+			vars[k] = v
+		}
+	}
+	b.readVarFiles(vars, at)
+	combos, err := varCombinations(vars)
+	if err == nil && len(combos)*len(b.prompts) > maxExpandedTests {
+		err = fmt.Errorf("its %d prompts × %d combinations of list-valued vars make more than %d tests", len(b.prompts), len(combos), maxExpandedTests)
+	}
+	if err != nil {
+		b.col.add(joinPath(at, "vars"), "split the test, or shorten its lists", "%v", err)
+		return nil
+	}
+	req := pfProviderRequest(b.col, b.n, pt.Options.Provider, joinPath(at, "options.provider"))
+	meta := map[string]any{}
+	for _, m := range []map[string]any{b.def.Metadata, pt.Metadata} {
+		for k, v := range m {
+			meta[k] = v
+		}
+	}
+	asserts := append(append([]pfAssert(nil), b.def.Assert...), pt.Assert...)
+	baseID := firstString(meta["test_id"], vars["test_id"], vars["id"], meta["id"])
+	if baseID == "" {
+		baseID = slug(pt.Description)
+	}
+	if baseID == "" {
+		baseID = fmt.Sprintf("test-%d", i+1)
+	}
+	var out []Test
+	for k, vs := range combos {
+		id := baseID
+		if len(combos) > 1 {
+			id = fmt.Sprintf("%s#%d", baseID, k+1)
+		}
+		pfRunNotes(b.n, pt, id)
+		for _, p := range b.prompts {
+			t := b.test(pt, vs, meta, p, id, asserts, at)
+			pfApplyRequest(&t, b.provider, b.defReq, req)
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// test builds the pitwall test for one combination of vars and one prompt.
+func (b *pfBase) test(pt pfTest, vars, meta map[string]any, p pfPrompt, id string, asserts []pfAssert, at string) Test {
+	t := Test{Name: pt.Description, ID: id}
+	if len(b.prompts) > 1 {
+		t.ID += "/" + p.id
+	}
+	t.Category = firstString(meta["category"], vars["category"])
+	t.Severity = strings.ToLower(firstString(meta["severity"], vars["severity"]))
+	t.Expect = strings.ToUpper(firstString(vars["expected_verdict"], meta["expected_verdict"], vars["expect"]))
+	prompt := b.render(p.text, vars, id)
+	if msgs, ok := chatMessages(prompt); ok {
+		t.Messages = msgs
+	} else {
+		t.User = strings.TrimRight(prompt, "\n")
+	}
+	ctx := pfContext{base: b, vars: vars, prompt: prompt, id: t.ID,
+		test: map[string]any{"description": pt.Description, "vars": vars, "metadata": meta}}
+	var criteria []string
+	for k, a := range asserts {
+		field := under(at, indexPath("assert", k))
+		if k < len(b.def.Assert) {
+			field = indexPath("defaultTest.assert", k)
+		}
+		m := ctx.assertion(a, field)
+		t.Checks = append(t.Checks, m.checks...)
+		if m.criteria != "" {
+			criteria = append(criteria, m.criteria)
+		}
+		if m.reference != "" {
+			t.Reference = m.reference
+		}
+	}
+	t.Criteria = strings.Join(criteria, "\n")
+	if t.Reference == "" {
+		t.Reference = firstString(vars["expected_response"])
+	}
+	return t
+}
+
+// pfRunNotes notes the parts of a test's options that change how promptfoo
+// runs it and that pitwall does not apply.
+func pfRunNotes(n *notes, pt pfTest, id string) {
+	o := pt.Options
+	if o.Transform != nil || o.Postprocess != nil {
+		n.add("options.transform is not applied: assertions read the reply as the model wrote it", id)
+	}
+	if o.Prefix != nil || o.Suffix != nil {
+		n.add("options.prefix and suffix are not added to the prompt", id)
+	}
+	if pt.Threshold != nil {
+		n.add("a test's threshold (a minimum share of weighted assertions) is not applied: every check must pass", id)
+	}
+}
+
+// varCombinations expands list-valued vars into one map per combination,
+// in promptfoo's order (the first var varies slowest).
+func varCombinations(vars map[string]any) ([]map[string]any, error) {
+	combos := []map[string]any{{}}
+	for _, k := range sortedKeys(vars) {
+		values, ok := vars[k].([]any)
+		if !ok || len(values) == 0 {
+			for _, c := range combos {
+				c[k] = vars[k]
+			}
+			continue
+		}
+		if len(combos)*len(values) > maxVarCombinations {
+			return nil, fmt.Errorf("its list-valued vars make more than %d tests", maxVarCombinations)
+		}
+		var next []map[string]any
+		for _, c := range combos {
+			for _, v := range values {
+				m := make(map[string]any, len(c)+1)
+				for ck, cv := range c {
+					m[ck] = cv
+				}
+				m[k] = v
+				next = append(next, m)
+			}
+		}
+		combos = next
+	}
+	return combos, nil
+}
+
+// readVarFiles replaces file:// var values with the file's content: text as
+// it is, .json and .yaml parsed, as promptfoo loads them.
+func (b *pfBase) readVarFiles(vars map[string]any, at string) {
+	for _, k := range sortedKeys(vars) {
+		s, ok := vars[k].(string)
+		ref, isFile := strings.CutPrefix(strings.TrimSpace(s), "file://")
+		if !ok || !isFile {
+			continue
+		}
+		v, err := pfDataFile(b.path, ref)
+		if err != nil {
+			b.col.add(joinPath(at, joinPath("vars", k)), "the path is relative to the promptfoo config", "%v", err)
+			continue
+		}
+		vars[k] = v
+	}
+}
+
+// maxScriptBytes caps what pitwall reads from a file:// reference: a
+// prompt, a var, a script. These are written by hand; a larger file is not
+// one of them.
+const maxScriptBytes = 1 << 20
+
+// pfFile reads a file:// reference relative to the config.
+func pfFile(config, ref string) ([]byte, string, error) {
+	p := ref
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(config), ref)
+	}
+	if strings.ContainsAny(ref, "*?[") {
+		return nil, p, fmt.Errorf("file://%s: globs are not read; name one file", ref)
+	}
+	data, err := readInput(p)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, p, fmt.Errorf("file://%s: no such file (looked for %s)", ref, p)
+	case err != nil:
+		return nil, p, fmt.Errorf("file://%s: %v", ref, err)
+	case len(data) > maxScriptBytes:
+		return nil, p, fmt.Errorf("file://%s is more than %d KiB", ref, maxScriptBytes>>10)
+	}
+	return data, p, nil
+}
+
+// pfDataFile reads a var's file: text, or parsed JSON or YAML.
+func pfDataFile(config, ref string) (any, error) {
+	data, p, err := pfFile(config, ref)
+	if err != nil {
+		return nil, err
+	}
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".json":
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("file://%s is not JSON: %s", ref, jsonDecodeError(p, data, 0, err).Msg)
+		}
+		return v, nil
+	case ".yaml", ".yml":
+		var v any
+		if err := yaml.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("file://%s: YAML: %s", ref, yamlMessage(err))
+		}
+		return jsonNormalize(v), nil
+	case ".js", ".cjs", ".mjs", ".py", ".rb":
+		return nil, fmt.Errorf("file://%s: vars computed by scripts are not run; write the value, or its file's text", ref)
+	}
+	return string(data), nil
+}
+
+// pfPromptFile reads a prompt file: text, or a JSON chat (kept as its text,
+// which the renderer reads as messages).
+func pfPromptFile(config, ref string) (string, error) {
+	data, p, err := pfFile(config, ref)
+	if err != nil {
+		return "", err
+	}
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".txt", ".md", ".json", ".j2", ".prompt", "":
+		return string(data), nil
+	}
+	return "", fmt.Errorf("file://%s: only text, Markdown and JSON chat prompts are read (not scripts or YAML)", ref)
+}
+
+// The templates promptfoo renders are Nunjucks. pitwall renders the part
+// batteries use: {{ name }}, {{ name.field }} and the filters dump, safe,
+// trim, upper and lower; anything else ({% if %}, other filters) is left
+// as written and noted.
+var (
+	pfVar      = regexp.MustCompile(`\{\{\s*([A-Za-z_][\w.]*)\s*((?:\|\s*\w+\s*)*)\}\}`)
+	pfTemplate = regexp.MustCompile(`\{%|\{\{`)
+)
+
+// render fills placeholders; unknown names are left as they are.
+func (b *pfBase) render(s string, vars map[string]any, id string) string {
+	out := pfRender(s, vars)
+	if pfTemplate.MatchString(out) && pfTemplate.MatchString(s) {
+		b.n.add("template syntax pitwall does not render ({% … %}, a filter, or an unknown var) is sent as written", id)
+	}
+	return out
+}
+
+func pfRender(s string, vars map[string]any) string {
+	return pfVar.ReplaceAllStringFunc(s, func(m string) string {
+		sm := pfVar.FindStringSubmatch(m)
+		v, ok := lookupVar(vars, sm[1])
+		if !ok {
+			return m
+		}
+		text := valueText(v)
+		for _, f := range strings.Split(sm[2], "|") {
+			switch strings.TrimSpace(f) {
+			case "":
+			case "dump":
+				b, err := json.Marshal(jsonNormalize(v))
+				if err != nil {
+					return m
+				}
+				text = string(b)
+			case "safe":
+			case "trim":
+				text = strings.TrimSpace(text)
+			case "upper":
+				text = strings.ToUpper(text)
+			case "lower":
+				text = strings.ToLower(text)
+			default:
+				return m
+			}
+		}
+		return text
+	})
+}
+
+// lookupVar finds a dotted name in vars.
+func lookupVar(vars map[string]any, name string) (any, bool) {
+	var cur any = vars
+	for part := range strings.SplitSeq(name, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// providersRequest reads the request fields of the config's providers: the
+// one provider's, or the first's when several have config (noted, since
+// pitwall sends every model the same request).
+func providersRequest(col *collector, n *notes, v any) *pfRequest {
+	var list []any
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		list = x
+	default:
+		list = []any{x}
+	}
+	var first *pfRequest
+	withConfig := 0
+	for i, p := range list {
+		r := pfProviderRequest(col, n, p, indexPath("providers", i))
+		if r == nil {
+			continue
+		}
+		withConfig++
+		if first == nil {
+			first = r
+		}
+	}
+	if withConfig > 1 {
+		n.add("several providers have config: pitwall sends every model the first one's tools, tool_choice and response_format", "")
+	}
+	n.add("providers are not run: pitwall runs the models of its own config", "")
+	return first
+}
+
+// pfProviderRequest reads tools, tool_choice and response_format from a
+// provider's config, when the provider is a table; other config keys are
+// noted.
+func pfProviderRequest(col *collector, n *notes, v any, at string) *pfRequest {
+	p, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	cfg, ok := p["config"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	var req pfRequest
+	b, err := json.Marshal(cfg)
+	if err == nil {
+		err = json.Unmarshal(b, &req)
+	}
+	if err != nil {
+		col.add(joinPath(at, "config"), "tools, tool_choice and response_format are written as OpenAI's API takes them",
+			"tools, tool_choice or response_format is not in OpenAI's shape: %s", jsonDecodeError(col.src.file, b, 0, err).Msg)
+		return nil
+	}
+	for _, k := range sortedKeys(cfg) {
+		switch k {
+		case "tools", "tool_choice", "response_format":
+		default:
+			n.add(fmt.Sprintf("provider config %q is not applied: pitwall's [run] settings shape every request", k), "")
+		}
+	}
+	return &req
+}
+
+// pfApplyRequest sets the request fields from the most specific provider
+// config that has each: the test's, defaultTest's, the config's.
+func pfApplyRequest(t *Test, reqs ...*pfRequest) {
+	rt := rawTest{}
+	for _, r := range reqs {
+		if r == nil {
+			continue
+		}
+		if r.Tools != nil {
+			rt.Tools = r.Tools
+		}
+		if r.ToolChoice != nil {
+			rt.ToolChoice = r.ToolChoice
+		}
+		if r.ResponseFormat != nil {
+			rt.ResponseFormat = r.ResponseFormat
+		}
+	}
+	conv := rt.toTest()
+	t.Tools, t.ToolChoice, t.ResponseFormat = conv.Tools, conv.ToolChoice, conv.ResponseFormat
+}

@@ -1,0 +1,96 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// maxInputBytes caps a config or battery file. A battery of 10,000 tests
+// with long prompts is a few MB; past this a file is not a battery, and the
+// decoders would hold several times its size.
+const maxInputBytes = 64 << 20
+
+// inputError says why a file was not read: it is not a regular file, or it
+// is too large. The callers add the file, the field and a hint.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string { return e.msg }
+
+// checkInput looks at path without opening it: it must be a regular file
+// (a symlink to one is fine) of at most maxInputBytes. Opening a FIFO
+// blocks until a writer comes, and reading /dev/zero never ends, so both
+// are refused on what Stat says alone.
+func checkInput(path string) (fs.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	return fi, checkMode(fi)
+}
+
+func checkMode(fi fs.FileInfo) error {
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		if fi.Size() > maxInputBytes {
+			return &inputError{fmt.Sprintf("is %d bytes, more than the %d MiB (%d bytes) pitwall reads",
+				fi.Size(), maxInputBytes>>20, maxInputBytes)}
+		}
+		return nil
+	case m.IsDir():
+		return &inputError{"is a directory, not a file"}
+	case m&fs.ModeNamedPipe != 0:
+		return &inputError{"is a named pipe (FIFO), not a file: pitwall reads only regular files"}
+	case m&fs.ModeCharDevice != 0:
+		return &inputError{"is a character device, not a file: pitwall reads only regular files"}
+	case m&fs.ModeDevice != 0:
+		return &inputError{"is a block device, not a file: pitwall reads only regular files"}
+	case m&fs.ModeSocket != 0:
+		return &inputError{"is a socket, not a file: pitwall reads only regular files"}
+	}
+	return &inputError{"is not a regular file: pitwall reads only regular files"}
+}
+
+// readInput reads a config or battery file once checkInput has passed it.
+// The file is opened without blocking and checked again through the open
+// handle, so a file swapped for a FIFO or a device between the two looks
+// is refused too; the read stops one byte past the cap whatever Stat said.
+func readInput(path string) ([]byte, error) {
+	before, err := checkInput(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMode(fi); err != nil {
+		return nil, err
+	}
+	if !os.SameFile(before, fi) {
+		return nil, &inputError{"changed while it was being opened"}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxInputBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxInputBytes {
+		return nil, &inputError{fmt.Sprintf("grew past the %d MiB pitwall reads", maxInputBytes>>20)}
+	}
+	return data, nil
+}
+
+// isInputError reports whether err is one of readInput's own refusals
+// rather than the system's.
+func isInputError(err error) bool {
+	var ie *inputError
+	return errors.As(err, &ie)
+}

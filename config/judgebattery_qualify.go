@@ -1,0 +1,146 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// LoadQualify reads a config for qualifying its judges: an ordinary
+// pitwall.toml whose battery is a judge battery (see LoadJudgeBattery). It
+// applies defaults, environment and overrides as Load does (--judge picks
+// the judges to qualify, --judge-samples the samples), needs no models
+// (none is run; models listed are checked as usual), needs a judge to
+// qualify (JudgeNames: the judge in view, or every judge of a jury), and
+// filters the judge battery by --tests. Tests stays empty: the
+// judge battery's tests come back apart.
+//
+// Every problem found is returned at once, as Errors.
+func LoadQualify(path string, ov Overrides, getenv func(string) string) (*Config, []JudgeTest, error) {
+	if path == "" {
+		path = DefaultPath
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, Errors{readError(path, err)}.err()
+	}
+	c, src, errs := decodeConfig(path, data)
+	env, envErrs := envOverrides(getenv)
+	errs = append(errs, envErrs...)
+	errs = append(errs, checkFlags(ov)...)
+	if c == nil {
+		return nil, nil, errs.err()
+	}
+	eff := mergeOverrides(env, ov)
+	c.meta = &meta{src: src, fileModels: c.Models}
+	errs = append(errs, eff.apply(c)...)
+	deriveScoring(c)
+	for _, e := range validate(c) {
+		// No model is run: a config without models is fine here.
+		if len(c.meta.fileModels) == 0 && e.Field == "models" {
+			continue
+		}
+		errs = append(errs, e)
+	}
+	if len(c.JudgeNames()) == 0 {
+		errs = append(errs, &Error{File: path, Line: src.line("scoring"), Field: "scoring.judges",
+			Msg:  "no judge to qualify",
+			Hint: "add a [[scoring.judges]] table (and do not pass --judge none)"})
+	}
+
+	var tests []JudgeTest
+	if c.Battery != "" {
+		var berrs Errors
+		tests, berrs = loadConfigJudgeBattery(c, src, eff)
+		errs = append(errs, berrs...)
+	}
+	if err := errs.err(); err != nil {
+		return nil, nil, err
+	}
+	return c, tests, nil
+}
+
+func loadConfigJudgeBattery(c *Config, src *source, eff *effective) ([]JudgeTest, Errors) {
+	p := c.BatteryPath()
+	if _, err := os.Stat(p); err != nil {
+		return nil, Errors{{
+			File: c.Path, Line: src.line("battery"), Field: "battery",
+			Msg:  fmt.Sprintf("judge battery file %s not found", c.Battery),
+			Hint: fmt.Sprintf("looked for %s: a battery path is relative to the config's folder", p),
+		}}
+	}
+	jts, err := LoadJudgeBattery(p)
+	if err != nil {
+		return nil, asErrors(err)
+	}
+	plain := make([]Test, len(jts))
+	for i := range jts {
+		plain[i] = jts[i].Test
+	}
+	kept, errs := eff.filterTests(plain)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	ids := make(map[string]bool, len(kept))
+	for _, t := range kept {
+		ids[t.ID] = true
+	}
+	out := jts[:0:0]
+	for _, jt := range jts {
+		if ids[jt.ID] {
+			out = append(out, jt)
+		}
+	}
+	return out, nil
+}
+
+// IsQualifyConfig reports whether the config at path names a judge battery
+// (a battery whose tests carry expect), so that a command given one to run
+// or validate can say so, or load it with LoadQualify, instead of reporting
+// every test's candidate and expect as unknown keys. Any problem reading
+// either file is false: Load will report it.
+func IsQualifyConfig(path string) bool {
+	var head struct {
+		Battery string `toml:"battery"`
+	}
+	if _, err := toml.DecodeFile(path, &head); err != nil || head.Battery == "" {
+		return false
+	}
+	c := &Config{Path: path, Battery: head.Battery}
+	data, err := os.ReadFile(c.BatteryPath())
+	if err != nil {
+		return false
+	}
+	var top any
+	switch strings.ToLower(filepath.Ext(c.Battery)) {
+	case ".toml":
+		var m map[string]any
+		if _, err := toml.Decode(string(data), &m); err != nil {
+			return false
+		}
+		top = m
+	case ".json":
+		if json.Unmarshal(data, &top) != nil {
+			return false
+		}
+	default:
+		return false
+	}
+	tests := top
+	if m, ok := top.(map[string]any); ok {
+		tests = m["tests"]
+	}
+	for _, t := range asList(tests) {
+		if m, ok := t.(map[string]any); ok && m["expect"] != nil {
+			return true
+		}
+	}
+	return false
+}

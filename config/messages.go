@@ -1,0 +1,157 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"pitwall/gpu/chat"
+)
+
+// rawMessage is a chat message as batteries write it: OpenAI's shape, with
+// content a string, null (an assistant turn that only calls tools) or a
+// list of parts.
+type rawMessage struct {
+	Role       string        `toml:"role" json:"role"`
+	Content    any           `toml:"content" json:"content"`
+	Name       string        `toml:"name" json:"name"`
+	ToolCalls  []rawToolCall `toml:"tool_calls" json:"tool_calls"`
+	ToolCallID string        `toml:"tool_call_id" json:"tool_call_id"`
+}
+
+// rawToolCall is a call in an assistant turn: OpenAI's
+// {"id", "type": "function", "function": {"name", "arguments"}}, or the
+// flat {"id", "name", "arguments"}. Arguments are JSON text, or an object
+// written inline (sent as its JSON text).
+type rawToolCall struct {
+	ID        string           `toml:"id" json:"id"`
+	Type      string           `toml:"type" json:"type"`
+	Name      string           `toml:"name" json:"name"`
+	Arguments any              `toml:"arguments" json:"arguments"`
+	Function  *rawFunctionCall `toml:"function" json:"function"`
+}
+
+type rawFunctionCall struct {
+	Name      string `toml:"name" json:"name"`
+	Arguments any    `toml:"arguments" json:"arguments"`
+}
+
+// problem is something wrong with one test as written, at field (a path
+// under the test, "" for the test itself).
+type problem struct {
+	field, hint, msg string
+}
+
+// toMessages converts written messages, saying what cannot be sent.
+func toMessages(raw []rawMessage) ([]chat.Message, []problem) {
+	var out []chat.Message
+	var probs []problem
+	for i, rm := range raw {
+		at := indexPath("messages", i)
+		m := chat.Message{Role: strings.ToLower(strings.TrimSpace(rm.Role)), Name: rm.Name, ToolCallID: rm.ToolCallID}
+		text, ok := messageText(rm.Content)
+		if !ok {
+			probs = append(probs, problem{joinPath(at, "content"),
+				`content is text, null, or a list of {"type": "text", "text": "..."} parts`,
+				"message content is neither text nor a list of text parts"})
+		}
+		m.Content = text
+		for k, tc := range rm.ToolCalls {
+			call, prob := tc.toCall()
+			if prob != "" {
+				probs = append(probs, problem{indexPath(joinPath(at, "tool_calls"), k),
+					`write {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{...}"}}`, prob})
+			}
+			m.ToolCalls = append(m.ToolCalls, call)
+		}
+		if len(rm.ToolCalls) > 0 && m.Role != "assistant" {
+			probs = append(probs, problem{joinPath(at, "tool_calls"), "only assistant messages carry tool_calls",
+				fmt.Sprintf("a %q message has tool_calls", m.Role)})
+		}
+		out = append(out, m)
+	}
+	return out, probs
+}
+
+// toCall reads either shape of a call; the message says what is missing.
+func (tc rawToolCall) toCall() (chat.ToolCall, string) {
+	call := chat.ToolCall{ID: tc.ID, Name: tc.Name}
+	args := tc.Arguments
+	if f := tc.Function; f != nil {
+		if f.Name != "" {
+			call.Name = f.Name
+		}
+		if f.Arguments != nil {
+			args = f.Arguments
+		}
+	}
+	switch a := args.(type) {
+	case nil:
+	case string:
+		call.Arguments = a
+	default:
+		b, err := json.Marshal(jsonNormalize(a))
+		if err != nil {
+			return call, "its arguments cannot be written as JSON"
+		}
+		call.Arguments = string(b)
+	}
+	switch {
+	case strings.TrimSpace(call.Name) == "":
+		return call, "tool call has no function name"
+	case tc.Type != "" && tc.Type != "function":
+		return call, fmt.Sprintf("tool call type %q is not \"function\"", tc.Type)
+	}
+	return call, ""
+}
+
+// messageText reads a content: text, null, or text parts (other parts,
+// images, are not sent; ok is false when there is no text part to send in
+// place of them).
+func messageText(v any) (string, bool) {
+	switch c := v.(type) {
+	case nil:
+		return "", true
+	case string:
+		return c, true
+	case []any:
+		var parts []string
+		for _, p := range c {
+			m, ok := p.(map[string]any)
+			if !ok {
+				return "", false
+			}
+			if s, ok := m["text"].(string); ok {
+				parts = append(parts, s)
+			}
+		}
+		return strings.Join(parts, "\n"), len(parts) > 0 || len(c) == 0
+	}
+	return "", false
+}
+
+// decodeMessages reads messages from generic decoded data (inspect's
+// input, a promptfoo chat prompt, BFCL's question) through rawMessage, so
+// every format reads tool calls alike.
+func decodeMessages(v any) ([]chat.Message, []problem, bool) {
+	b, err := json.Marshal(jsonNormalize(v))
+	if err != nil {
+		return nil, nil, false
+	}
+	var raw []rawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, nil, false
+	}
+	msgs, probs := toMessages(raw)
+	return msgs, probs, true
+}
+
+// lastUser is the text of the last user turn of msgs.
+func lastUser(msgs []chat.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}

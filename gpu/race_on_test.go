@@ -1,0 +1,7 @@
+//go:build race
+
+package gpu
+
+// raceBuild is set when the tests run under -race, whose shadow memory
+// counts in the resident set.
+const raceBuild = true

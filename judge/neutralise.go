@@ -1,0 +1,156 @@
+package judge
+
+import (
+	"bytes"
+	"encoding/json"
+	"pitwall/gpu/chat"
+	"pitwall/judge/check"
+	"regexp"
+	"strings"
+)
+
+// How a candidate's reply reaches a judge. Everything the candidate
+// controls (its text, the names and arguments of its tool calls) goes
+// through RenderCandidate and nothing else, so that nothing it writes can
+// pass for what the judge writes, or close the block it sits in:
+//
+//  1. Inline thinking is cut (check.Answer): the judge grades the answer.
+//     The reasoning a server sends apart never reaches the judge either.
+//  2. Every line break (CR, LF, CRLF, and the rarer VT, FF, NEL, U+2028
+//     and U+2029) becomes LF, and each line that could be read as a
+//     verdict, a score, a tag, a tool call or one of these marks (see
+//     suspect: matched after folding look-alike letters such as fullwidth
+//     ＶＥＲＤＩＣＴ or Cyrillic "VЕRDICT") begins with candidateMark, and
+//     its angle brackets (and their look-alikes) are written &lt; and
+//     &gt;. Parse drops every line that begins with the mark, so a judge
+//     that echoes the candidate echoes nothing it reads; and no tag of the
+//     candidate's closes <candidate_output> or opens a <think> in the
+//     judge's answer.
+//  3. Each tool call is one line, `[tool call] name({"a":1})`. A name that
+//     is not a plain identifier is written as a JSON string. Arguments that
+//     are JSON are compacted with <, > and their look-alikes \u-escaped (the
+//     same JSON to a reader, no tag to a parser); arguments that are not
+//     JSON are kept, with line breaks written \n and brackets escaped, so
+//     the judge still sees that they are broken.
+
+// candidateMark begins a candidate's line that looks like something a judge
+// writes. The built-in templates tell the judge what it means.
+const candidateMark = "[candidate wrote]"
+
+// RenderCandidate is a candidate's reply as a judge reads it: the answer
+// text and then one line per tool call, neutralised as described above. It
+// is the only way candidate text enters a judge prompt.
+func RenderCandidate(content string, calls []chat.ToolCall) string {
+	var b strings.Builder
+	text := strings.TrimSpace(lineBreaks.Replace(check.Answer(content)))
+	for i, line := range strings.Split(text, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(neutraliseLine(line))
+	}
+	for _, c := range calls {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("[tool call] ")
+		b.WriteString(toolName(c.Name))
+		b.WriteByte('(')
+		b.WriteString(toolArgs(c.Arguments))
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// lineBreaks are what a reader may take for a new line: each starts one
+// that is neutralised on its own.
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\v", "\n", "\f", "\n",
+	"\u0085", "\n", "\u2028", "\n", "\u2029", "\n")
+
+// neutraliseLine marks one line of the candidate's text when it is suspect.
+func neutraliseLine(line string) string {
+	if !suspect(line) {
+		return line
+	}
+	return candidateMark + " " + escapeBrackets(line)
+}
+
+var (
+	// Matched against fold(line), which is lower case ASCII where the line
+	// imitates ASCII.
+	verdictWordRE = regexp.MustCompile(`verdict|score[ \t*_"']*(?:[:=-]|is\b)|reason(?:ing)?[ \t*_"']*:|"pass(?:ed)?"|\\u[0-9a-f]{4}`)
+	tagRE         = regexp.MustCompile(`<[ \t]*/?[ \t]*(?:think|task|criteria|reference|candidate_output)`)
+	markRE        = regexp.MustCompile("^[ \\t>*#_|`-]*\\[(?:tool call|candidate wrote)\\]")
+)
+
+// suspect reports whether a line of candidate text could be read as judge
+// output: the word verdict anywhere, a score or reason label, a "pass" JSON
+// key or a \u escape (which could spell one), a think or block tag, or a
+// tool-call line or a mark at its start. It errs towards marking: a marked
+// line loses nothing but its place in what Parse reads.
+func suspect(line string) bool {
+	f := fold(line)
+	return verdictWordRE.MatchString(f) || tagRE.MatchString(f) || markRE.MatchString(f)
+}
+
+// escapeBrackets writes every angle bracket of s, and every look-alike of
+// one, as &lt; or &gt;.
+func escapeBrackets(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch bracket(r) {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+var plainName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+
+func toolName(name string) string {
+	if plainName.MatchString(name) {
+		return name
+	}
+	return jsonEscapeBrackets(mustMarshal(name))
+}
+
+func toolArgs(args string) string {
+	if strings.TrimSpace(args) == "" {
+		return ""
+	}
+	if json.Valid([]byte(args)) {
+		var b bytes.Buffer
+		if err := json.Compact(&b, []byte(args)); err == nil {
+			return jsonEscapeBrackets(b.String())
+		}
+	}
+	return escapeBrackets(strings.ReplaceAll(lineBreaks.Replace(args), "\n", `\n`))
+}
+
+// jsonEscapeBrackets \u-escapes the angle brackets and their look-alikes
+// in JSON text. Outside strings JSON has none, so the value is unchanged.
+func jsonEscapeBrackets(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if bracket(r) != 0 {
+			b.WriteString(`\u`)
+			const hex = "0123456789abcdef"
+			for shift := 12; shift >= 0; shift -= 4 {
+				b.WriteByte(hex[(r>>shift)&0xf])
+			}
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func mustMarshal(s string) string {
+	out, _ := json.Marshal(s) // a string always marshals
+	return string(out)
+}

@@ -1,0 +1,100 @@
+package compare
+
+import (
+	"time"
+
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
+)
+
+// Outcome is what a cell came to, for counting.
+type Outcome string
+
+const (
+	Pass       Outcome = "pass"
+	Fail       Outcome = "fail"        // the judge said FAIL, or a check failed
+	Warn       Outcome = "warn"        // a split vote or a jury that disagrees
+	Error      Outcome = "error"       // the model's request errored (timeout, HTTP, malformed reply)
+	JudgeError Outcome = "judge-error" // the judge could not be run or parsed
+	None       Outcome = "none"        // not run, cancelled, or not judged
+)
+
+// Decided reports whether an outcome counts as a trial in a pass rate. The
+// rule is the grid's: a cell is decided once it failed, errored, or has a
+// PASS, FAIL or WARN; a judge error or a cancel leaves it out (neither says
+// anything about the model). WARN and errors count as not passed.
+func (o Outcome) Decided() bool { return o == Pass || o == Fail || o == Warn || o == Error }
+
+// OutcomeOf is the outcome of a cell from its status and the verdict its
+// judge in view gave ("" when none), as runner/history's export holds them:
+// a failed cell is Fail with or without a verdict, a completed cell with no
+// judge run is judged by its checks alone and carries "pass".
+func OutcomeOf(status, verdict string) Outcome {
+	switch state.CellStatus(status) {
+	case state.Failed:
+		return Fail
+	case state.Errored:
+		return Error
+	case state.Completed:
+		switch scoring.Verdict(verdict) {
+		case scoring.Pass:
+			return Pass
+		case scoring.Fail:
+			return Fail
+		case scoring.Warn:
+			return Warn
+		case scoring.Error:
+			return JudgeError
+		}
+	}
+	return None
+}
+
+// Cell is one (model, test, repeat) of a run as compare reads it.
+type Cell struct {
+	Model   string
+	Test    string
+	Repeat  int
+	Outcome Outcome
+	// Score is the cell's score in [0, 1] for the judge in view: the
+	// judge's score, 1 for a completed cell with no judge, 0 for a failed
+	// or errored one.
+	Score float64
+
+	Latency, TTFT                  time.Duration // zero when unknown
+	TokensPerSec                   float64
+	PromptTokens, CompletionTokens int
+
+	// Verdicts by judge (each judge's own, not the jury's), for agreement.
+	Verdicts map[string]string
+}
+
+// Run is one run's cells and what is known of its battery.
+type Run struct {
+	ID     string
+	Name   string
+	Judge  string   // the judge in view ("" when checks alone decide)
+	Judges []string // every judge of the run, in config order
+	Models []string
+	Tests  []string
+	// Categories maps a test to its category; a test without one is in
+	// NoCategory.
+	Categories map[string]string
+	Cells      []Cell
+}
+
+// NoCategory is the category of a test whose category is unknown.
+const NoCategory = "—"
+
+func (r *Run) category(test string) string {
+	if c := r.Categories[test]; c != "" {
+		return c
+	}
+	return NoCategory
+}
+
+// cellKey is a cell's place in a run, with or without its model.
+type cellKey struct {
+	model, test string
+	repeat      int
+}

@@ -1,0 +1,302 @@
+package ledger
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+)
+
+// Reconciling: a run whose status is running but whose process is gone
+// (goneWhy) is closed the first time anyone reads it (Run, Runs, Requests
+// and what calls them): status interrupted, ended at its last sign of life
+// (its last heartbeat, or a later request row), its open requests closed
+// as interrupted at that time. One transaction, which changes nothing
+// unless the run still reads as the reader saw it (running, same owner,
+// same heartbeat): a heartbeat written in between is the owner proving it
+// lives, and a second reader finds the run already closed. Where the file
+// cannot be written (a read-only ledger on a read-only file), the reader
+// is shown the same end without writing it.
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryRow(query string, args ...any) *sql.Row
+}
+
+// activitySQL is the latest time any request of a run was queued, started
+// or ended: its last sign of life besides the heartbeat.
+const activitySQL = `SELECT coalesce(max(max(coalesce(queued_ms, 0), coalesce(started_ms, 0),
+	coalesce(ended_ms, 0))), 0) FROM requests WHERE run_id = ?1`
+
+const openStatuses = `('queued', 'submitted', 'running')`
+
+// settle returns r as it stands once reconciled: interrupted if its
+// process is gone, unchanged otherwise. Failures to look or to write leave
+// the run as read, or shown interrupted: a read never fails for it.
+func (l *Ledger) settle(r RunRow) RunRow {
+	if r.Status != RunRunning || r.Heartbeat.IsZero() {
+		return r
+	}
+	why, last, err := l.diagnose(l.r, r)
+	if err != nil || why == "" {
+		return r
+	}
+	cur, err := l.interrupt(r, why)
+	if err != nil {
+		r.Status, r.EndedAt, r.Message = RunInterrupted, last, interruptedMessage(r.ID, why)
+		return r
+	}
+	return cur
+}
+
+// diagnose says why r's process is gone ("" if it may be alive) and when
+// it was last heard from.
+func (l *Ledger) diagnose(q querier, r RunRow) (why string, last time.Time, err error) {
+	var activity time.Time
+	noOwner := r.Owner == (Owner{})
+	if noOwner && r.Status == RunRunning {
+		if activity, err = lastActivity(q, r.ID); err != nil {
+			return "", time.Time{}, l.wrap("run "+r.ID, err)
+		}
+	}
+	why = goneWhy(r, activity, l.self, l.holds(r), l.now(), l.alive)
+	if why == "" {
+		return "", time.Time{}, nil
+	}
+	if !noOwner {
+		if activity, err = lastActivity(q, r.ID); err != nil {
+			return "", time.Time{}, l.wrap("run "+r.ID, err)
+		}
+	}
+	last = r.Heartbeat
+	if activity.After(last) {
+		last = activity
+	}
+	return why, last, nil
+}
+
+func lastActivity(q querier, runID string) (time.Time, error) {
+	var ms int64
+	if err := q.QueryRow(activitySQL, runID).Scan(&ms); err != nil {
+		return time.Time{}, err
+	}
+	if ms == 0 {
+		return time.Time{}, nil
+	}
+	return time.UnixMilli(ms), nil
+}
+
+func interruptedMessage(id, why string) string {
+	return fmt.Sprintf("interrupted: %s. `pitwall resume %s` continues it", why, id)
+}
+
+// interrupt writes the end of a run seen gone, and returns the run as it
+// then stands (already closed, or alive after all, when another process
+// got there first).
+func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
+	op := "reconcile run " + seen.ID
+	db, err := l.fixer()
+	if err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	// The end is computed under the write lock, so no request row of the
+	// run can begin after it.
+	res, err := tx.Exec(`UPDATE runs SET status = 'interrupted', message = ?2,
+		ended_ms = max(heartbeat_ms, (`+activitySQL+`))
+		WHERE id = ?1 AND status = 'running' AND pid = ?3 AND host = ?4 AND heartbeat_ms = ?5`,
+		seen.ID, interruptedMessage(seen.ID, why), seen.Owner.PID, seen.Owner.Host, seen.Heartbeat.UnixMilli())
+	if err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	if n == 1 {
+		_, err = tx.Exec(`UPDATE requests SET status = 'interrupted',
+			ended_ms = (SELECT ended_ms FROM runs WHERE id = ?1)
+			WHERE run_id = ?1 AND status IN `+openStatuses, seen.ID)
+		if err != nil {
+			return RunRow{}, l.wrap(op, err)
+		}
+	}
+	cur, err := scanRun(tx.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, seen.ID))
+	if err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	return cur, nil
+}
+
+// fixerBusyMS bounds a reconcile's wait for another process's write lock:
+// shorter than a writer's, since the next reader can write it instead.
+const fixerBusyMS = 2000
+
+// fixer is what reconciles are written through: the writer, or for a
+// ledger opened read-only a connection of its own, opened on first need
+// (most reads find nothing to reconcile) and never creating the file.
+func (l *Ledger) fixer() (*sql.DB, error) {
+	if l.w != nil {
+		return l.w, nil
+	}
+	l.fixMu.Lock()
+	defer l.fixMu.Unlock()
+	if l.fix != nil {
+		return l.fix, nil
+	}
+	if l.r == nil {
+		return nil, errors.New("ledger is closed")
+	}
+	db, err := sql.Open("sqlite", dsn(l.abs, url.Values{
+		"mode":          {"rw"},
+		"_busy_timeout": {fmt.Sprint(l.fixBusyMS)},
+		"_txlock":       {"immediate"},
+	}))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	l.fix = db
+	return db, nil
+}
+
+// Heartbeat says that this process (l.Self()) still runs the run: the
+// process running a run calls it every HeartbeatEvery from CreateRun or
+// ResumeRun until FinishRun. One indexed update.
+//
+// If readers closed the run as interrupted while this process was stalled
+// (stopped, suspended, its writes blocked), it takes the run back: running
+// again, and the requests closed with it reopened (queued, submitted or
+// running, by what their row shows). If another process has resumed the
+// run since, it wraps ErrTakenOver: stop sending for it. After FinishRun it
+// does nothing.
+func (l *Ledger) Heartbeat(runID string, at time.Time) error {
+	w, err := l.writer("heartbeat")
+	if err != nil {
+		return err
+	}
+	res, err := w.Exec(`UPDATE runs SET heartbeat_ms = ? WHERE id = ? AND status = 'running' AND pid = ? AND host = ?`,
+		at.UnixMilli(), runID, l.self.PID, l.self.Host)
+	if err != nil {
+		return l.wrap("heartbeat of run "+runID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return l.wrap("heartbeat of run "+runID, err)
+	} else if n == 1 {
+		return nil
+	}
+	return l.reclaim(runID, at)
+}
+
+func (l *Ledger) reclaim(id string, at time.Time) error {
+	op := "heartbeat of run " + id
+	tx, err := l.w.Begin()
+	if err != nil {
+		return l.wrap(op, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	cur, err := scanRun(tx.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return l.wrap(op, ErrNotFound)
+	case err != nil:
+		return l.wrap(op, err)
+	case cur.Owner != l.self:
+		return l.wrap(op, fmt.Errorf("%w: %s runs it now", ErrTakenOver, cur.Owner))
+	case cur.Status != RunInterrupted || !l.holds(cur):
+		return nil // finished: nothing to keep alive
+	}
+	// Only the rows that the reconcile closed: they ended with the run.
+	_, err = tx.Exec(`UPDATE requests SET ended_ms = NULL, status = CASE
+			WHEN started_ms IS NOT NULL THEN 'running'
+			WHEN batch_id <> '' THEN 'submitted'
+			ELSE 'queued' END
+		WHERE run_id = ? AND status = 'interrupted' AND ended_ms IS ?`, id, msOrNull(cur.EndedAt))
+	if err != nil {
+		return l.wrap(op, err)
+	}
+	_, err = tx.Exec(`UPDATE runs SET status = 'running', ended_ms = NULL, message = '', heartbeat_ms = ?
+		WHERE id = ?`, at.UnixMilli(), id)
+	if err != nil {
+		return l.wrap(op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return l.wrap(op, err)
+	}
+	return nil
+}
+
+// ResumeRun makes this process the owner of a run, to continue it: id as
+// in Run ("last", a prefix); the run is read (and reconciled) first. It
+// becomes running again with Owner = l.Self(), Heartbeat = at, no end and
+// no message, and any request still open (a run that failed mid-write) is
+// closed as interrupted, so that every open request is this process's
+// own. It returns the run as it now stands. Any status can be resumed
+// (interrupted, stopped, failed, completed for a retry), but not a run
+// that a live process runs: that wraps ErrHeld and says which process.
+// A run this process already holds comes back as it is.
+func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
+	w, err := l.writer("resume run")
+	if err != nil {
+		return RunRow{}, err
+	}
+	run, err := l.Run(id)
+	if err != nil {
+		return RunRow{}, err
+	}
+	if run.Status == RunRunning && l.holds(run) {
+		return run, nil
+	}
+	op := "resume run " + run.ID
+	tx, err := w.Begin()
+	if err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	cur, err := scanRun(tx.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, run.ID))
+	if err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	if cur.Status == RunRunning {
+		why, _, err := l.diagnose(tx, cur)
+		if err != nil {
+			return RunRow{}, err
+		}
+		if why == "" {
+			return RunRow{}, l.wrap(op, heldBy(cur, l.now()))
+		}
+	}
+	_, err = tx.Exec(`UPDATE requests SET status = 'interrupted', ended_ms = ?
+		WHERE run_id = ? AND status IN `+openStatuses, at.UnixMilli(), cur.ID)
+	if err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	_, err = tx.Exec(`UPDATE runs SET status = 'running', pid = ?, host = ?, heartbeat_ms = ?,
+		ended_ms = NULL, message = '' WHERE id = ?`, l.self.PID, l.self.Host, at.UnixMilli(), cur.ID)
+	if err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	l.hold(cur.ID)
+	cur.Status, cur.Owner, cur.Heartbeat = RunRunning, l.self, time.UnixMilli(at.UnixMilli())
+	cur.EndedAt, cur.Message = time.Time{}, ""
+	return cur, nil
+}
+
+func heldBy(r RunRow, now time.Time) error {
+	if r.Heartbeat.IsZero() {
+		return fmt.Errorf("%w: it is marked running by %s, so nothing shows whether it is alive", ErrHeld, r.Owner)
+	}
+	return fmt.Errorf("%w: %s runs it (last heartbeat %s ago); stop that pitwall or wait for it to end",
+		ErrHeld, r.Owner, now.Sub(r.Heartbeat).Truncate(time.Second))
+}
