@@ -84,8 +84,9 @@ func (r *Run) loop() {
 		case <-flush.C:
 			armed = false
 		case <-beat.C:
-			// The fleet panel moves while work is in flight.
-			if e.life.live() || e.jinflight > 0 {
+			// The fleet panel moves while the run is open, after its end
+			// too: GPUs and servers go on changing.
+			if e.life != idle {
 				e.dirty = true
 			}
 		}

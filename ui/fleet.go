@@ -62,8 +62,14 @@ func (f *fleet) line(s *telemetry.ServerState, nameW int, telemetry bool) string
 		sb.WriteString(" ")
 		sb.WriteString(f.c.fit(s.Name, nameW))
 		sb.WriteString("  down")
+		if !s.DownSince.IsZero() {
+			sb.WriteString(" " + clock(max(f.c.now().Sub(s.DownSince), 0)))
+		}
 		if s.DownReason != "" {
 			sb.WriteString(": " + s.DownReason)
+		}
+		if s.Stranded > 0 {
+			sb.WriteString(" · " + strconv.Itoa(s.Stranded) + " waiting for it")
 		}
 		return sb.String()
 	}
@@ -78,7 +84,10 @@ func (f *fleet) line(s *telemetry.ServerState, nameW int, telemetry bool) string
 	sb.WriteString(f.c.fit(f.models(s), 24))
 	sb.WriteString("  ")
 	sb.WriteString(f.c.fit("slots "+strconv.Itoa(s.Busy)+"/"+strconv.Itoa(s.Slots), 10))
-	sb.WriteString(f.c.fit("queue "+strconv.Itoa(s.Queue), 10))
+	// The queue is this server's (jobs it could run), and as wide as it
+	// needs: a long one never runs into the rate.
+	queue := "queue " + strconv.Itoa(s.Queue)
+	sb.WriteString(f.c.fit(queue, max(11, len(queue)+1)))
 	// The rate is of the last decode; an idle server is not decoding.
 	if s.Busy > 0 && s.TokensPerSec > 0 {
 		sb.WriteString(strconv.FormatFloat(s.TokensPerSec, 'f', 0, 64) + " tok/s")

@@ -130,3 +130,14 @@ func TestFleetShowsRatesOfBusyServersOnly(t *testing.T) {
 		})
 	}
 }
+
+func TestFleetKeepsALongQueueApartFromTheRate(t *testing.T) {
+	snap := sceneMidInference()
+	snap.Fleet[0].Queue = 43742
+	m := testModel(140, 30, Options{}, nil)
+	show(m, snap)
+	got := drawn(m)
+	if !strings.Contains(got, "queue 43742 42 tok/s") {
+		t.Fatalf("a five-digit queue runs into the rate:\n%s", got)
+	}
+}
