@@ -12,7 +12,8 @@
 // holds is history's, what the screen shows is ui's. A function here that
 // grows a rule (rather than wiring) belongs in one of those packages.
 //
-// One file per command (run.go, show.go, export.go, runs.go, servers.go,
-// sim.go, validate.go); flags.go has the flag parsing they share and app.go
-// the wiring shared by run and show.
+// cli.go has Main, which picks the command; then one file per command
+// (run.go, show.go, export.go, runs.go, servers.go, sim.go, validate.go);
+// flags.go has the flag parsing they share and app.go the wiring shared by
+// run and show.
 package cli

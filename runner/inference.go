@@ -26,6 +26,7 @@ type attempt struct {
 	row         *ledger.Request // its ledger row, once written
 	started     bool            // the ledger knows it was dispatched
 	timer       *time.Timer     // while it waits out a backoff
+	key         string          // a judge request's cache key
 }
 
 // buildRequest turns a test into the chat request every model gets.

@@ -174,16 +174,29 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 		// Votes at temperature 0 would all be the same answer.
 		temp = 0.7
 	}
-	seed := r.cfg.Run.Seed + j.sample + 1000*j.round
+	// A re-judge draws fresh samples (another seed), but its verdict is
+	// kept under the same key as the first: the newest answer of a judge
+	// configuration is the one later runs reuse.
+	baseSeed := r.cfg.Run.Seed + j.sample
+	seed := baseSeed + 1000*j.round
 	req := chat.Request{Model: jc.Model, Messages: judge.Render(tpl, in), Temperature: &temp, Seed: &seed, MaxTokens: jc.MaxTokens}
 	key := judge.CacheKey(judge.KeyInput{BaseURL: e.judgeEndpoint(jc), Model: jc.Model, TemplateID: tpl.ID,
 		TemplateVersion: tpl.Version, TemplateHash: tpl.Hash(), Temperature: temp, MaxTokens: jc.MaxTokens,
-		Seed: seed, Sample: j.sample, Input: in})
+		Seed: baseSeed, Sample: j.sample, Input: in})
 	a.row = &ledger.Request{RunID: r.id, Purpose: ledger.PurposeJudge, Model: jc.Model, Test: t.ID, Repeat: j.rep,
 		Judge: j.judge, Sample: j.sample, Attempt: a.n, Input: mustJSON(req.Messages), Params: requestParams(req),
 		CacheKey: key, Status: ledger.StatusQueued, QueuedAt: r.now()}
 
-	if !j.refresh && !r.opts.RefreshJudges && a.n == 1 {
+	a.key = key
+	// Paid for once: an identical request in flight is shared, not sent
+	// again. A re-judge shares only with another fresh request.
+	if lead := e.shared[key]; lead != nil && lead != a && (!j.refresh || lead.judge.refresh) {
+		e.followers[lead] = append(e.followers[lead], a)
+		return nil
+	}
+	// A retry looks in the ledger too: another cell may have paid for the
+	// same answer meanwhile.
+	if !j.refresh && !r.opts.RefreshJudges {
 		out, hit, err := r.led.CachedJudgeOutput(key)
 		if err == nil && hit {
 			// A verdict already paid for: recorded, not sent again.
@@ -203,6 +216,7 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 		e.judgeSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
 		return nil
 	}
+	e.shared[key] = a
 	return &readyJudge{a: a, req: req, pin: jc.FleetServer()}
 }
 
@@ -259,14 +273,84 @@ func (e *engine) retryJudge(a *attempt) {
 		e.judgeSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
 		return
 	}
-	next := &attempt{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, judge: a.judge, ctx: a.ctx}
-	if fj := e.judgeRequest(next); fj != nil {
-		e.sendJudging(a.ctx, []*readyJudge{fj})
+	// The retry leads whatever waited on the attempt before it.
+	fs := e.followers[a]
+	delete(e.followers, a)
+	if e.shared[a.key] == a {
+		delete(e.shared, a.key)
 	}
+	next := &attempt{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, judge: a.judge, ctx: a.ctx}
+	ready := []*readyJudge{e.judgeRequest(next)}
+	if ready[0] != nil {
+		e.followers[next] = append(e.followers[next], fs...)
+	} else {
+		// Answered from the ledger: so are the followers.
+		ready = ready[:0]
+		for _, f := range fs {
+			if rj := e.judgeRequest(f); rj != nil {
+				ready = append(ready, rj)
+			}
+		}
+	}
+	e.sendJudging(a.ctx, slices.DeleteFunc(ready, func(rj *readyJudge) bool { return rj == nil }))
 }
 
 func (e *engine) judgeSettled(a *attempt, res chat.Result, err error) {
 	e.judgeSettledAs(a, res, err, "live")
+	e.settleFollowers(a, res, err)
+}
+
+// settleFollowers gives the requests that waited on a's answer the same
+// answer, recorded as taken from it (source cache, server "(shared)"). When
+// a was cancelled and a follower's own work was not, the first such
+// follower is sent in its place and leads the rest.
+func (e *engine) settleFollowers(a *attempt, res chat.Result, err error) {
+	if e.shared[a.key] == a {
+		delete(e.shared, a.key)
+	}
+	fs := e.followers[a]
+	delete(e.followers, a)
+	if len(fs) == 0 {
+		return
+	}
+	if chat.ClassOf(err) == chat.ClassCanceled {
+		var live []*attempt
+		for _, f := range fs {
+			if f.ctx.Err() == nil {
+				live = append(live, f)
+			} else {
+				e.judgeSettledAs(f, chat.Result{}, err, "live")
+			}
+		}
+		if len(live) > 0 {
+			lead := live[0]
+			if rj := e.judgeRequest(lead); rj != nil {
+				e.followers[lead] = append(e.followers[lead], live[1:]...)
+				e.sendJudging(lead.ctx, []*readyJudge{rj})
+			} else {
+				for _, f := range live[1:] {
+					e.judgeSettledAs(f, res, err, "live")
+				}
+			}
+		}
+		return
+	}
+	for _, f := range fs {
+		if err == nil && f.row != nil {
+			now := e.r.now()
+			f.row.Server, f.row.Status, f.row.Output, f.row.Reasoning = "(shared)", ledger.StatusCompleted, res.Content, res.Reasoning
+			f.row.StartedAt, f.row.EndedAt = now, now
+			if _, lerr := e.r.led.InsertRequest(f.row); lerr != nil {
+				e.fail(lerr)
+			}
+		}
+		f.row = nil
+		source := "cache"
+		if err != nil {
+			source = "live"
+		}
+		e.judgeSettledAs(f, res, err, source)
+	}
 }
 
 // judgeSettledAs takes one finished judge sample from source (live or

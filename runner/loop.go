@@ -43,6 +43,10 @@ type engine struct {
 	tallies   map[tallyKey]*tally
 	// pendingJury is a jury verdict a re-judge being planned replaces.
 	pendingJury map[tallyKey]*state.Judgment
+	// shared maps a judge cache key to the request in flight for it, and
+	// followers lists the requests waiting on that one's answer.
+	shared    map[string]*attempt
+	followers map[*attempt][]*attempt
 
 	phaseCtx    context.Context // the run's phases; Stop cancels it
 	phaseCancel context.CancelFunc
@@ -58,7 +62,8 @@ func newEngine(r *Run, table *cellTable, plan scoring.Plan) *engine {
 	e := &engine{r: r, table: table, plan: plan, wanted: map[string]bool{},
 		life: idle, phase: state.PhaseInference, status: state.RunRunning,
 		retrying: map[*attempt]bool{}, failovers: map[[3]int]int{}, round: map[state.CellRef]int{},
-		tallies: map[tallyKey]*tally{}, pendingJury: map[tallyKey]*state.Judgment{}}
+		tallies: map[tallyKey]*tally{}, pendingJury: map[tallyKey]*state.Judgment{},
+		shared: map[string]*attempt{}, followers: map[*attempt][]*attempt{}}
 	for _, n := range plan.Running() {
 		e.wanted[n] = true
 	}
