@@ -29,6 +29,7 @@ type commonFlags struct {
 	repeat       int
 	db           string
 	strict       bool
+	reuse        bool
 	timeout      time.Duration
 	timeScale    *float64       // nil: not given (0 is instant)
 	maxWait      *time.Duration // nil: not given
@@ -57,6 +58,7 @@ func (c *commonFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&c.repeat, "repeat", 0, "consistency runs per cell")
 	fs.StringVar(&c.db, "db", "", "ledger path (default .pitwall/ledger.db)")
 	fs.BoolVar(&c.strict, "strict", false, "count WARN verdicts as failures for the exit code")
+	fs.BoolVar(&c.reuse, "reuse", false, "take a cell's output from the ledger when the same request already completed at temperature 0")
 	fs.Var(secondsOrDuration{&c.timeout}, "timeout", "per-request timeout, counted from dispatch (e.g. 90s, 5m; a bare number is seconds)")
 	fs.Func("time-scale", "simulator time scale: 1 real time, 0.01 makes a 30s load take 0.3s, 0 instant", func(v string) error {
 		f, err := strconv.ParseFloat(v, 64)
@@ -82,7 +84,7 @@ func (c *commonFlags) define(fs *flag.FlagSet) {
 
 func (c *commonFlags) overrides(fs *flag.FlagSet) config.Overrides {
 	ov := config.Overrides{Tests: c.tests, Judge: c.judge, JudgeSamples: c.judgeSamples, Repeat: c.repeat,
-		DB: c.db, Timeout: c.timeout, TimeScale: c.timeScale, MaxWait: c.maxWaitOverride()}
+		DB: c.db, Timeout: c.timeout, TimeScale: c.timeScale, MaxWait: c.maxWaitOverride(), Reuse: c.reuse}
 	if c.models != "" {
 		for _, m := range strings.Split(c.models, ",") {
 			if m = strings.TrimSpace(m); m != "" {

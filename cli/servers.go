@@ -11,6 +11,7 @@ import (
 	"pitwall/gpu/telemetry"
 	"pitwall/runner/setup"
 	"pitwall/runner/state"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -63,6 +64,17 @@ func probeAll(ctx context.Context, servers []gpu.ServerConfig) []gpu.ProbeResult
 		wg.Go(func() { results[i] = gpu.Probe(ctx, hc, s) })
 	}
 	wg.Wait()
+	for i := range results {
+		r := &results[i]
+		// A server that does not say how many requests it runs at once
+		// (Ollama has no endpoint for OLLAMA_NUM_PARALLEL) runs what the
+		// config says it does.
+		if r.Slots == 0 {
+			r.Slots = servers[i].Slots
+		}
+		slices.Sort(r.Models)
+		slices.Sort(r.Resident)
+	}
 	return results
 }
 

@@ -20,6 +20,7 @@ type Overrides struct {
 	Repeat       int           // --repeat N
 	DB           string        // --db PATH
 	Strict       *bool         // --strict
+	Reuse        bool          // --reuse (reuse_inference)
 	Timeout      time.Duration // --timeout (per request)
 	MaxWait      time.Duration // --max-wait; negative means 0 (wait for ever)
 	TimeScale    *float64      // --time-scale (sim time scale; 0 is instant)
@@ -213,6 +214,7 @@ func mergeOverrides(env, flags Overrides) *effective {
 		func() { o.DB = flags.DB }, func() { o.DB = env.DB })
 	pick("strict", "--strict", EnvStrict, flags.Strict != nil, env.Strict != nil,
 		func() { o.Strict = flags.Strict }, func() { o.Strict = env.Strict })
+	o.Reuse = flags.Reuse
 	pick("timeout", "--timeout", EnvTimeout, flags.Timeout > 0, env.Timeout > 0,
 		func() { o.Timeout = flags.Timeout }, func() { o.Timeout = env.Timeout })
 	pick("max_wait", "--max-wait", EnvMaxWait, flags.MaxWait != 0, env.MaxWait != 0,
@@ -284,6 +286,9 @@ func (e *effective) apply(c *Config) Errors {
 	}
 	if e.Strict != nil {
 		c.Run.Strict = *e.Strict
+	}
+	if e.Reuse {
+		c.Run.ReuseInference = true
 	}
 	if e.MaxWait != 0 {
 		c.Run.MaxWait = max(e.MaxWait, 0)

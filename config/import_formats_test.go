@@ -153,3 +153,87 @@ func TestMessagesNameNoGoTypes(t *testing.T) {
 		})
 	}
 }
+
+func TestPromptPrixTestsAreTakenAsPromptPrixSendsThem(t *testing.T) {
+	body := `{"prompts": [
+  {"id": "plain", "user": "hi"},
+  {"id": "with-messages", "system": "ignored by prompt-prix", "user": "u",
+   "messages": [{"role": "user", "content": "u"}], "notes_for_me": "x"},
+  {"id": "react-with-messages", "user": "go", "mode": "react",
+   "tools": [{"type": "function", "function": {"name": "f"}}],
+   "messages": [{"role": "user", "content": "earlier"}]},
+  {"id": "formatted", "user": "JSON please", "severity": "Critical",
+   "response_format": {"type": "json_schema", "json_schema": {"name": "city", "schema": {"type": "object"}}},
+   "expected_response": "{\"city\": \"Paris\"}", "expected": {"response_type": "json"}}
+]}`
+	p := writeFile(t, t.TempDir(), "pp.json", body)
+	tests, warnings, err := loadBattery(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := byID(tests)
+	if c := m["plain"].Conversation(); len(c) != 2 || c[0].Content != promptPrixSystem {
+		t.Errorf("without system, prompt-prix's default is sent: %+v", c)
+	}
+	if c := m["with-messages"].Conversation(); len(c) != 1 || c[0].Content != "u" {
+		t.Errorf("messages are sent as written: %+v", c)
+	}
+	if r := m["react-with-messages"]; r.Mode != ModeAgent || len(r.Messages) != 0 || r.User != "go" {
+		t.Errorf("react starts from system and user: %+v", r)
+	}
+	f := m["formatted"]
+	if f.Severity != "critical" || f.ResponseFormat == nil || f.ResponseFormat.Name != "city" || !strings.HasPrefix(f.Reference, `{"city": "Paris"}`) {
+		t.Errorf("test = %+v", f)
+	}
+	joined := strings.Join(warnings, "\n")
+	for _, w := range []string{"1× test with messages and system: prompt-prix sends the messages as written",
+		"1× react test with messages", `1× prompt-prix key "notes_for_me" is not read`} {
+		if !strings.Contains(joined, w) {
+			t.Errorf("warnings lack %q:\n%s", w, joined)
+		}
+	}
+}
+
+// A key of expected that cannot be checked as written is an error at that
+// key, in prompt-prix's words, not at a check the file never wrote.
+func TestPromptPrixExpectedProblemsNameTheirKey(t *testing.T) {
+	body := `{"prompts": [{"id": "bad-expected", "user": "x", "tools": [{"type": "function", "function": {"name": "f"}}],
+  "expected": {"tool_name": "f",
+    "params_enum_valid": {"a": "not a list"},
+    "params_types": [1],
+    "tool_calls_count": "two",
+    "match_mode": "fuzzy"}}]}`
+	p := writeFile(t, t.TempDir(), "pp.json", body)
+	_, err := LoadBattery(p)
+	wantErr(t, err, p, lineOf(t, p, "params_enum_valid", 1), "prompts[0].expected.params_enum_valid", `test "bad-expected"`, "args.a: must list the allowed values")
+	wantErr(t, err, p, lineOf(t, p, "params_types", 1), "prompts[0].expected.params_types", "must be an object naming arguments")
+	wantErr(t, err, p, lineOf(t, p, "tool_calls_count", 1), "prompts[0].expected.tool_calls_count", `count "two" is not a number of calls`)
+}
+
+func TestInspectToolCallsAreRead(t *testing.T) {
+	line := `{"id": "s1", "input": [{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "function": "get_weather", "arguments": {"city": "Oslo"}, "type": "function"}]}, {"role": "tool", "tool_call_id": "c1", "content": "Rain"}, {"role": "user", "content": "Umbrella?"}], "target": "yes"}` + "\n"
+	p := writeFile(t, t.TempDir(), "s.jsonl", line)
+	tests, err := LoadBattery(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := tests[0].Messages[1].ToolCalls
+	if len(calls) != 1 || calls[0].Name != "get_weather" || calls[0].Arguments != `{"city":"Oslo"}` {
+		t.Errorf("tool calls = %+v", calls)
+	}
+}
+
+// A script that throws says which test it belongs to, where it is written.
+func TestAThrowingScriptNamesItsTest(t *testing.T) {
+	body := "prompts: [\"{{q}}\"]\ntests:\n  - metadata: {test_id: weather}\n    vars: {q: x}\n    assert:\n      - type: javascript\n        value: JSON.parse(output).city\n"
+	p := writeFile(t, t.TempDir(), "pf.yaml", body)
+	tests, err := LoadBattery(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := check.RunChecks(tests[0].Checks, check.Output{Content: "not JSON"})[0]
+	want := `test "weather" (` + p + `:3): javascript assertion: threw SyntaxError`
+	if r.Pass || !strings.Contains(r.Reason, want) {
+		t.Errorf("reason = %q, want it to contain %q", r.Reason, want)
+	}
+}

@@ -36,6 +36,18 @@ type rawFunctionCall struct {
 	Arguments any    `toml:"arguments" json:"arguments"`
 }
 
+// UnmarshalJSON also reads inspect's call, whose "function" is the name
+// itself ({"id", "function": "get_weather", "arguments": {...}}).
+func (f *rawFunctionCall) UnmarshalJSON(b []byte) error {
+	var name string
+	if json.Unmarshal(b, &name) == nil {
+		f.Name = name
+		return nil
+	}
+	type plain rawFunctionCall
+	return json.Unmarshal(b, (*plain)(f))
+}
+
 // problem is something wrong with one test as written, at field (a path
 // under the test, "" for the test itself).
 type problem struct {

@@ -47,6 +47,11 @@ type Run struct {
 	Retries     int             `toml:"retries" json:"retries"` // transient errors only (default 2)
 	Judging     scoring.Judging `toml:"judging" json:"judging"` // two-phase | pipelined
 	Strict      bool            `toml:"strict" json:"strict"`   // WARN counts as failure for the exit code
+	// ReuseInference takes a cell's output from the ledger when the exact
+	// request (model, messages, tools, parameters, seed) already completed
+	// at temperature 0, instead of calling a server (default off: timing
+	// runs need real calls).
+	ReuseInference bool `toml:"reuse_inference" json:"reuse_inference"`
 	// MaxReplyBytes caps one response body as it arrives (SSE framing
 	// included); a reply past it ends ⚠️ too_large, keeping what came before
 	// (default 8 MiB, about 30,000 streamed tokens).

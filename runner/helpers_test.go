@@ -10,6 +10,7 @@ import (
 	"pitwall/config"
 	"pitwall/gpu"
 	"pitwall/gpu/sim"
+	"pitwall/gpu/sim/spec"
 	"pitwall/runner/history"
 	"pitwall/runner/ledger"
 	"pitwall/runner/setup"
@@ -189,3 +190,6 @@ func loadConfig(t testing.TB, path string) *config.Config {
 	}
 	return cfg
 }
+
+func specFaultsAll500() spec.Faults { return spec.Faults{ErrorRate: 1} }
+func specNoFaults() spec.Faults     { return spec.Faults{} }

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"time"
@@ -46,6 +48,22 @@ func requestParams(req chat.Request) string {
 	})
 }
 
+// inferenceKey names an inference request's answer for reuse: everything
+// that makes it (model, messages, tools and their choice, response format,
+// temperature, seed, max_tokens), hashed. Only requests at temperature 0
+// have one: at any other, the same request may rightly answer otherwise.
+func inferenceKey(req chat.Request) string {
+	if req.Temperature == nil || *req.Temperature != 0 {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(mustJSON(map[string]any{
+		"v": "pitwall-inference-v1", "model": req.Model, "messages": req.Messages, "tools": req.Tools,
+		"tool_choice": req.ToolChoice, "response_format": req.ResponseFormat, "temperature": 0,
+		"seed": req.Seed, "max_tokens": req.MaxTokens,
+	})))
+	return hex.EncodeToString(sum[:])
+}
+
 // mustJSON renders values pitwall built itself (never user input that JSON
 // cannot hold), so an error is a bug.
 func mustJSON(v any) string {
@@ -69,7 +87,11 @@ func (e *engine) submitInference(batch []*attempt) {
 		a.ctx = e.phaseCtx
 		a.row = &ledger.Request{
 			RunID: r.id, Purpose: ledger.PurposeInference, Model: model, Test: t.ID, Repeat: a.rep, Attempt: a.n,
-			Input: mustJSON(req.Messages), Params: requestParams(req), Status: ledger.StatusQueued, QueuedAt: r.now(),
+			Input: mustJSON(req.Messages), Params: requestParams(req), CacheKey: inferenceKey(req),
+			Status: ledger.StatusQueued, QueuedAt: r.now(),
+		}
+		if e.reused(a) {
+			continue
 		}
 		if _, err := r.led.InsertRequest(a.row); err != nil {
 			e.fail(err)
@@ -87,6 +109,36 @@ func (e *engine) submitInference(batch []*attempt) {
 	if len(jobs) > 0 {
 		r.fleet.SubmitAll(e.phaseCtx, jobs)
 	}
+}
+
+// reused settles a from an identical request that completed before, when
+// the run reuses inference ([run] reuse_inference, --reuse): its row is
+// recorded as served from the ledger, and nothing is sent.
+func (e *engine) reused(a *attempt) bool {
+	r := e.r
+	if !r.cfg.Run.ReuseInference || a.row.CacheKey == "" {
+		return false
+	}
+	prev, ok, err := r.led.CachedInference(a.row.CacheKey)
+	if err != nil || !ok {
+		return false
+	}
+	res := chat.Result{Server: ledger.ServerCache, Content: prev.Output, Reasoning: prev.Reasoning,
+		PromptTokens: prev.PromptTokens, CompletionTokens: prev.CompletionTokens, TTFT: prev.TTFT, Latency: prev.Latency,
+		FinishReason: "stop"}
+	if prev.ToolCalls != "" {
+		if err := json.Unmarshal([]byte(prev.ToolCalls), &res.ToolCalls); err != nil {
+			return false
+		}
+	}
+	a.row.StartedAt = a.row.QueuedAt
+	a.row.End(a.row.QueuedAt, res, nil)
+	if _, err := r.led.InsertRequest(a.row); err != nil {
+		e.fail(err)
+	}
+	a.row = nil
+	e.inferenceSettled(a, res, nil)
+	return true
 }
 
 // job is the fleet's job for an attempt; its callbacks only post events.

@@ -184,6 +184,7 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 		TemplateVersion: tpl.Version, TemplateHash: tpl.Hash(), Temperature: temp, MaxTokens: jc.MaxTokens,
 		Seed: baseSeed, Sample: j.sample, Input: in})
 	a.row = &ledger.Request{RunID: r.id, Purpose: ledger.PurposeJudge, Model: jc.Model, Test: t.ID, Repeat: j.rep,
+		CandidateModel: r.models[j.mi], Round: j.round,
 		Judge: j.judge, Sample: j.sample, Attempt: a.n, Input: mustJSON(req.Messages), Params: requestParams(req),
 		CacheKey: key, Status: ledger.StatusQueued, QueuedAt: r.now()}
 
@@ -200,7 +201,7 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 		out, hit, err := r.led.CachedJudgeOutput(key)
 		if err == nil && hit {
 			// A verdict already paid for: recorded, not sent again.
-			a.row.Server, a.row.Status, a.row.Output = "(cache)", ledger.StatusCompleted, out
+			a.row.Server, a.row.Status, a.row.Output = ledger.ServerCache, ledger.StatusCompleted, out
 			a.row.StartedAt, a.row.EndedAt = a.row.QueuedAt, a.row.QueuedAt
 			if _, err := r.led.InsertRequest(a.row); err != nil {
 				e.fail(err)
@@ -338,7 +339,7 @@ func (e *engine) settleFollowers(a *attempt, res chat.Result, err error) {
 	for _, f := range fs {
 		if err == nil && f.row != nil {
 			now := e.r.now()
-			f.row.Server, f.row.Status, f.row.Output, f.row.Reasoning = "(shared)", ledger.StatusCompleted, res.Content, res.Reasoning
+			f.row.Server, f.row.Status, f.row.Output, f.row.Reasoning = ledger.ServerShared, ledger.StatusCompleted, res.Content, res.Reasoning
 			f.row.StartedAt, f.row.EndedAt = now, now
 			if _, lerr := e.r.led.InsertRequest(f.row); lerr != nil {
 				e.fail(lerr)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,6 +37,9 @@ type engine struct {
 	jinflight int // judge samples not settled, waiting retries included
 	// closeWanted is Close's request, carried out once the run has ended.
 	closeWanted bool
+	// disowned: another process resumed the run, so its end is that
+	// process's to record, not this one's.
+	disowned bool
 
 	retrying  map[*attempt]bool // attempts waiting out their backoff
 	failovers map[[3]int]int    // inference attempts a cell lost to servers going away
@@ -77,6 +81,10 @@ func (r *Run) loop() {
 	e := r.e
 	beat := time.NewTicker(r.opts.Heartbeat)
 	defer beat.Stop()
+	// alive tells the ledger this process still runs the run, so that a
+	// reader can tell a run in progress from one whose process died.
+	alive := time.NewTicker(ledger.HeartbeatEvery)
+	defer alive.Stop()
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
 	armed := false
@@ -88,6 +96,10 @@ func (r *Run) loop() {
 			}
 		case <-flush.C:
 			armed = false
+		case <-alive.C:
+			if e.life.live() {
+				e.heartbeat()
+			}
 		case <-beat.C:
 			// The fleet panel moves while the run is open, after its end
 			// too: GPUs and servers go on changing.
@@ -256,18 +268,35 @@ func (e *engine) finish() {
 			status, msg = state.RunFailed, why
 		}
 	}
-	if n, err := r.led.CancelOpen(r.id, e.ended); err != nil {
-		status, msg = state.RunFailed, e.ledgerFailure(err)
-	} else if n > 0 {
-		r.log.Warn("ledger: requests left open at the end were marked canceled", "n", n)
-	}
-	if err := r.led.FinishRun(r.id, string(status), msg, e.ended); err != nil {
-		status, msg = state.RunFailed, e.ledgerFailure(err)
+	if !e.disowned {
+		if n, err := r.led.CancelOpen(r.id, e.ended); err != nil {
+			status, msg = state.RunFailed, e.ledgerFailure(err)
+		} else if n > 0 {
+			r.log.Warn("ledger: requests left open at the end were marked canceled", "n", n)
+		}
+		if err := r.led.FinishRun(r.id, string(status), msg, e.ended); err != nil {
+			status, msg = state.RunFailed, e.ledgerFailure(err)
+		}
 	}
 	e.status, e.message, e.phase = status, msg, state.PhaseDone
 	e.move(ended)
 	e.publish()
 	close(r.done)
+}
+
+// heartbeat tells the ledger the run's process is alive. Another process
+// that resumed the run meanwhile owns it now: this one stops sending.
+func (e *engine) heartbeat() {
+	err := e.r.led.Heartbeat(e.r.id, e.r.now())
+	switch {
+	case err == nil:
+	case errors.Is(err, ledger.ErrTakenOver):
+		e.failure = fmt.Sprintf("another process resumed run %s: this one stopped sending (%v)", e.r.id, err)
+		e.disowned = true
+		e.stop(state.RunFailed, e.failure)
+	default:
+		e.fail(err)
+	}
 }
 
 // fail records a ledger write that failed: the run stops sending, ends as
@@ -321,6 +350,7 @@ func (e *engine) start() error {
 		ID: r.id, Name: r.cfg.Name, Status: string(state.RunRunning), ScoringMode: string(e.plan.Mode),
 		ConfigJSON: r.cfg.RedactedJSON(), ScoringJSON: mustJSON(r.cfg.Scoring.Redacted()),
 		Models: r.models, Tests: ids, Repeat: r.repeat, StartedAt: e.started,
+		Owner: r.led.Self(), Heartbeat: e.started,
 	}
 	if err := r.led.CreateRun(row); err != nil {
 		return fmt.Errorf("recording run: %w", err)

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -278,39 +277,16 @@ func Reopen(cfg *config.Config, id string, opts Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string]config.Test{}
-	for _, t := range cfg.Tests {
-		byID[t.ID] = t
-	}
-	tests := make([]config.Test, 0, len(row.Tests))
-	for _, tid := range row.Tests {
-		t, ok := byID[tid]
-		if !ok {
-			return nil, fmt.Errorf("run %s: test %q is no longer in %s, so it cannot be judged again", row.ID, tid, cfg.Battery)
-		}
-		tests = append(tests, t)
-	}
-	again := *cfg
-	again.Tests, again.Models = tests, row.Models
-	// The run is judged as it was: its scoring, not the file's today.
-	stored, err := history.Scoring(row)
+	again, err := restoredConfig(cfg, row)
 	if err != nil {
 		return nil, err
 	}
-	// The ledger keeps judge urls masked: their credentials come from the
-	// config as it is now.
-	sc, masked := stored.Unmasked(cfg.Scoring)
-	again.Scoring = sc
-	if len(masked) > 0 {
-		return nil, fmt.Errorf("run %s: the url of judge %s held credentials the ledger does not keep, and %s no longer has that judge: add it back to judge the run again", row.ID, strings.Join(masked, ", "), cfg.Path)
-	}
-	again.Run.Repeat = max(row.Repeat, 1)
 	opts.RunID = row.ID
 	snap, err := history.LoadSnapshot(opts.Ledger, row.ID, "")
 	if err != nil {
 		return nil, err
 	}
-	r, err := New(&again, opts)
+	r, err := New(again, opts)
 	if err != nil {
 		return nil, err
 	}

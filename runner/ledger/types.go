@@ -166,3 +166,11 @@ func (r *Request) End(at time.Time, res chat.Result, err error) {
 		r.Status = StatusCanceled
 	}
 }
+
+// Servers a request row names when no server answered it: its answer was
+// taken from an earlier request with the same cache key (ServerCache), or
+// from an identical request in flight at the same time (ServerShared).
+const (
+	ServerCache  = "(cache)"
+	ServerShared = "(shared)"
+)
