@@ -12,17 +12,28 @@ const usage = `pitwall — a pit wall for LLM batteries
 
 Usage:
   pitwall run [CONFIG]             run a battery (the live grid on a terminal; plain progress with --headless or when not a TTY)
+  pitwall resume RUN               finish a stopped or interrupted run; completed requests are never sent again
+  pitwall retry RUN                run a finished run's ⚠️ and ⊘ cells again (--errors, --cancelled)
+  pitwall rejudge RUN              judge a finished run again (--judge NAME|jury, --only failed|warn|all), no inference
+  pitwall qualify CONFIG           measure the config's judges on a judge battery: accuracy, κ, consistency, cost
   pitwall sim [CONFIG]             serve the simulated fleet of CONFIG on loopback for other clients
   pitwall validate [CONFIG...]     check configs and their batteries and print what would run
   pitwall servers [CONFIG]         probe the fleet: reachable, models, slots, GPU telemetry
-  pitwall runs                     list runs in the ledger
+  pitwall init                     write a starter pitwall.toml from the servers found on this machine
+  pitwall runs                     list runs in the ledger, with their results
   pitwall show RUN                 open a finished run in the grid (or print it with --headless)
-  pitwall export RUN --format json print a run's export (RUN may be "last")
+  pitwall compare RUN [RUN...]     rank models with intervals and tell real differences from noise
+  pitwall export RUN [RUN...]      write a run's report: --format json|csv|md|html|junit|text [-o FILE]
 
-CONFIG defaults to pitwall.toml. Run "pitwall COMMAND --help" for a command's flags.
+CONFIG defaults to pitwall.toml; RUN is a run id, a unique prefix of one, or "last".
+Run "pitwall COMMAND --help" for a command's flags.
 
-Exit codes: 0 all passed; 1 a test failed or errored (WARN too with --strict), or the run
-was stopped; 2 config, setup or runtime error; 130 interrupted.
+Exit codes:
+  0    every cell passed (with --fail-under / --fail-on: every gate passed); qualify: every judge qualified
+  1    a test failed or errored (WARN too with --strict), a gate failed, or the run was stopped;
+       qualify: a judge is below --min-accuracy or gave no verdict
+  2    config, setup or runtime error (unreadable config, missing API key, no reachable server)
+  130  interrupted (SIGINT or SIGTERM)
 `
 
 const version = "0.1.0-dev"
@@ -42,6 +53,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch cmd {
 	case "run":
 		return cmdRun(rest, stdin, stdout, stderr)
+	case "resume":
+		return cmdResume(rest, stdin, stdout, stderr)
+	case "retry":
+		return cmdRetry(rest, stdin, stdout, stderr)
+	case "rejudge":
+		return cmdRejudge(rest, stdin, stdout, stderr)
+	case "qualify":
+		return cmdQualify(rest, stdout, stderr)
 	case "sim":
 		return cmdSim(rest, stdout, stderr)
 	case "validate":
@@ -52,8 +71,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdRuns(rest, stdout, stderr)
 	case "show":
 		return cmdShow(rest, stdout, stderr)
+	case "compare":
+		return cmdCompare(rest, stdout, stderr)
 	case "export":
 		return cmdExport(rest, stdout, stderr)
+	case "init":
+		return cmdInit(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return state.ExitOK

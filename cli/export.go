@@ -2,24 +2,47 @@ package cli
 
 import (
 	"bytes"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"pitwall/runner/history"
 	"pitwall/runner/ledger"
+	"pitwall/runner/state"
 )
 
 func cmdExport(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("export", "pitwall export RUN [--format json] [-o FILE] [flags]",
-		"Prints a run's export. RUN is a run id, a unique prefix of one, or \"last\".", stderr)
+	fs := newFlagSet("export", "pitwall export RUN [RUN...] [--format FORMAT] [-o FILE] [flags]",
+		"Writes a run's report. RUN is a run id, a unique prefix of one, or \"last\"; several runs give\n"+
+			"each run's report and their comparison (each later run against the first).\n\n"+
+			"Formats (--format, or the extension of -o's file; json when neither says):\n"+
+			"  json   the whole run: cells, verdicts, requests, summary, and the comparison (.json)\n"+
+			"  csv    one row per cell, and per judge when a run has several (.csv)\n"+
+			"  md     the ranking with intervals, the summary and the grid, for a pull request (.md)\n"+
+			"  html   one self-contained page: the grid, filters, each cell on click; no network (.html)\n"+
+			"  junit  JUnit XML: a testsuite per model, a testcase per test and repeat, for CI (.xml)\n"+
+			"  text   the comparison as plain tables, as `pitwall compare` prints it (.txt)", stderr)
 	db := ledgerFlag(fs)
-	format := fs.String("format", "json", "export format: json")
+	format := fs.String("format", "", "export format: "+strings.Join(history.Formats(), ", ")+" (default json, or -o's extension)")
 	out := fs.String("o", "", "write to FILE instead of stdout")
-	judgeName := fs.String("judge", "", "whose verdicts to export (default: the run's own judge or jury)")
-	id, code, ok := oneRun(fs, args, "export", stderr)
-	if !ok {
-		return code
+	judgeName := fs.String("judge", "", "whose verdicts to export (default: each run's own judge or jury)")
+	ids, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	} else if err != nil {
+		return state.ExitSetup
+	}
+	if len(ids) == 0 {
+		fmt.Fprintln(stderr, "pitwall export: name one run or more (an id, a prefix, or \"last\"); `pitwall runs` lists them")
+		return state.ExitSetup
+	}
+	f, err := outputFormat(*format, *out, history.FormatJSON)
+	if err != nil {
+		return failf(stderr, err)
 	}
 	led, err := openLedger(*db)
 	if err != nil {
@@ -29,18 +52,10 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	// Build it whole before touching -o's file: a bad run id or format
 	// must not leave an earlier export emptied.
 	var buf bytes.Buffer
-	if err := history.WriteExport(&buf, led, id, *judgeName, *format); err != nil {
+	if err := history.Write(&buf, led, ids, f, *judgeName); err != nil {
 		return failf(stderr, err)
 	}
-	if *out == "" {
-		_, err = stdout.Write(buf.Bytes())
-	} else {
-		err = writeFileAtomic(*out, buf.Bytes())
-	}
-	if err != nil {
-		return failf(stderr, err)
-	}
-	return 0
+	return emit(buf.Bytes(), *out, stdout, stderr)
 }
 
 // exportBeside writes run id's JSON export, with judge's verdicts ("" for

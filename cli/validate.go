@@ -34,6 +34,18 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 			code = state.ExitSetup
 			continue
 		}
+		if config.IsQualifyConfig(path) {
+			cfg, tests, err := config.LoadQualify(path, cf.overrides(fs), os.Getenv)
+			if err == nil {
+				_, err = setup.FleetServers(cfg, os.Getenv)
+			}
+			if err != nil {
+				code = failf(stderr, err)
+				continue
+			}
+			qualifyPlan(stdout, cfg, tests)
+			continue
+		}
 		cfg, err := config.Load(path, cf.overrides(fs), os.Getenv)
 		if err != nil {
 			code = failf(stderr, err)

@@ -41,7 +41,9 @@ func (c *Config) ModelSpec(name string) (spec.Model, bool) {
 // Plan is the run's scoring plan: which judges it has, which run, and
 // whose verdicts are in view (Scoring.Active, which --judge NAME sets).
 func (c *Config) Plan() scoring.Plan {
-	return scoring.NewPlan(c.Scoring.Mode, c.allJudgeNames(), c.Scoring.Active, c.Run.Judging)
+	p := scoring.NewPlan(c.Scoring.Mode, c.allJudgeNames(), c.Scoring.Active, c.Run.Judging)
+	p.Samples = max(c.Scoring.Samples, 1)
+	return p
 }
 
 // JudgeNames returns the judges that score this run, in config order:

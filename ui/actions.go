@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"pitwall/judge/scoring"
 	"pitwall/runner/state"
 	"strconv"
 
@@ -26,6 +27,9 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		if q == askQuit {
 			return m.act.stopAndQuit()
 		}
+		if q == askRejudge {
+			return m.rejudgeNow()
+		}
 		m.stopping = true
 		m.say("stopping…", false)
 		return m.act.stop()
@@ -36,6 +40,11 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if !m.exporting && !m.stopping {
 		// A message stays until the next key, unless its answer is pending.
 		m.say("", false)
+	}
+	if m.rejudging() && m.screen == screenGrid && (key.Matches(msg, k.Stop) || msg.String() == "esc") {
+		// Cancelling a re-judge costs nothing: the earlier verdicts come back.
+		m.say("cancelling the re-judge: the earlier verdicts come back", false)
+		return m.act.stop()
 	}
 	if key.Matches(msg, k.Quit) {
 		if m.running() && m.ctrl != nil {
@@ -187,8 +196,13 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.rejudgeCell(t, mm)
 		}
 	case key.Matches(msg, k.RejudgeAll):
-		m.sayJudging("re-judging the run with " + m.judge + "…")
-		return m.act.rejudgeAll(m.judge)
+		var refs []state.CellRef
+		for t := range m.run.Tests {
+			for mi := range m.run.Models {
+				refs = append(refs, completedRefs(m.run, t, mi)...)
+			}
+		}
+		m.askRejudge(refs, true)
 	case key.Matches(msg, k.Judge):
 		m.openPicker()
 	case key.Matches(msg, k.Export):
@@ -225,8 +239,82 @@ func (m *model) rejudgeCell(t, mi int) tea.Cmd {
 		m.say("nothing to re-judge: this cell's inference did not complete", true)
 		return nil
 	}
-	m.sayJudging("re-judging " + refs[0].Model + " " + m.c.glyphs.times + " " + refs[0].Test + " with " + m.judge + "…")
-	return m.act.rejudge(refs, m.judge)
+	m.askRejudge(refs, false)
+	return nil
+}
+
+// asking is what a pending re-judge question is about.
+type asking struct {
+	refs []state.CellRef
+	all  bool // the whole run (R)
+}
+
+// askRejudge asks before spending judge calls: how many it will make, and
+// how many verdicts the judge in view has on those cells now.
+func (m *model) askRejudge(refs []state.CellRef, all bool) {
+	if len(refs) == 0 {
+		m.say("nothing to re-judge: no cell's inference completed", true)
+		return
+	}
+	m.asking = asking{refs: refs, all: all}
+	m.ask = askRejudge
+}
+
+// rejudgeQuestion names the cost of the pending re-judge.
+func (m *model) rejudgeQuestion() string {
+	refs := m.asking.refs
+	judges := 1
+	if m.judge == scoring.JuryName && m.run != nil {
+		judges = max(len(m.run.Plan.Judges), 1)
+	}
+	samples := 1
+	if m.run != nil {
+		samples = max(m.run.Plan.Samples, 1)
+	}
+	have := 0
+	if m.run != nil {
+		idx := map[string]int{}
+		for i, t := range m.run.Tests {
+			idx["t"+t.ID] = i
+		}
+		for i, mo := range m.run.Models {
+			idx["m"+mo] = i
+		}
+		for _, r := range refs {
+			if c := m.run.Cell(idx["t"+r.Test], idx["m"+r.Model], r.Repeat); c != nil {
+				if j := c.Judgment(m.judge); j != nil && j.Status == state.JudgmentDone {
+					have++
+				}
+			}
+		}
+	}
+	what := itoa(len(refs)) + " cells"
+	if len(refs) == 1 {
+		what = refs[0].Model + " " + m.c.glyphs.times + " " + refs[0].Test
+	}
+	return "Re-judge " + what + " with " + m.judge + "? " + itoa(len(refs)*judges*samples) + " judge calls; " +
+		itoa(have) + " verdicts now, kept until the new ones are in. [y/N]"
+}
+
+// rejudgeNow sends the re-judge the user said yes to.
+func (m *model) rejudgeNow() tea.Cmd {
+	a := m.asking
+	m.asking = asking{}
+	if a.all {
+		m.sayJudging("re-judging the run with " + m.judge + "… (s cancels)")
+		return m.act.rejudgeAll(m.judge)
+	}
+	m.sayJudging("re-judging " + itoa(len(a.refs)) + " cells with " + m.judge + "… (s cancels)")
+	if len(a.refs) == 1 {
+		m.sayJudging("re-judging " + a.refs[0].Model + " " + m.c.glyphs.times + " " + a.refs[0].Test + " with " + m.judge + "… (s cancels)")
+	}
+	return m.act.rejudge(a.refs, m.judge)
+}
+
+// rejudging reports whether judge work runs after the run's end: a
+// re-judge or a judge switch, which s cancels.
+func (m *model) rejudging() bool {
+	return m.run != nil && m.run.Final && m.run.JudgeInFlight > 0 && m.ctrl != nil
 }
 
 func completedRefs(run *state.BatteryRun, t, mi int) []state.CellRef {
@@ -259,7 +347,7 @@ func (m *model) refreshKeys() {
 		b.SetEnabled(have)
 	}
 	k.Detail.SetEnabled(onCell)
-	k.Stop.SetEnabled(ctrl && m.running() && !m.stopping)
+	k.Stop.SetEnabled(ctrl && (m.running() && !m.stopping || m.rejudging()))
 	k.ClearFilter.SetEnabled(have && m.screen == screenGrid && m.grid.query != "")
 	k.Rejudge.SetEnabled(judging && onCell && len(completedRefs(m.run, cellT, cellM)) > 0)
 	k.RejudgeAll.SetEnabled(judging && m.board.counts.Completed > 0)

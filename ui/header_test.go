@@ -47,8 +47,8 @@ func TestJudgeWorkStatusEndsWithTheWork(t *testing.T) {
 		keys []string
 		want string
 	}{
-		{name: "re-judge all", keys: []string{"R"}, want: "re-judging the whole run with jury"},
-		{name: "re-judge a cell", keys: []string{"r"}, want: "re-judging the cell with jury"},
+		{name: "re-judge all", keys: []string{"R", "y"}, want: "re-judging the whole run with jury"},
+		{name: "re-judge a cell", keys: []string{"r", "y"}, want: "re-judging the cell with jury"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

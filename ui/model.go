@@ -26,6 +26,7 @@ const (
 	askNothing question = iota
 	askStop
 	askQuit
+	askRejudge // m.asking holds the cells and the judge
 )
 
 const (
@@ -56,6 +57,7 @@ type model struct {
 	screen    screen
 	back      screen // where help and the picker return to
 	ask       question
+	asking    asking // what a pending askRejudge is about
 	filtering bool
 	typed     string // the filter being typed
 
@@ -316,6 +318,8 @@ func (m *model) headerState() headerState {
 		s.status, s.alert = "Stop the run? In-flight work is cancelled. [y/N]", true
 	case m.ask == askQuit:
 		s.status, s.alert = "Quit? The run is still going and will be stopped. [y/N]", true
+	case m.ask == askRejudge:
+		s.status, s.alert = m.rejudgeQuestion(), true
 	case m.filtering:
 		cursor := "█"
 		if m.c.opts.ASCII {

@@ -231,7 +231,7 @@ func TestRejudgeCell(t *testing.T) {
 			m := testModel(100, 30, Options{}, ctrl)
 			show(m, snap)
 			press(m, tt.keys...)
-			run(m, press(m, "r"))
+			run(m, press(m, "r", "y"))
 			if tt.wantCells == nil {
 				if len(ctrl.rejudged) != 0 {
 					t.Fatalf("re-judged %v, want nothing", ctrl.rejudged)
@@ -268,7 +268,7 @@ func TestRejudgeAllUsesJudgeInView(t *testing.T) {
 	ctrl := newFakeCtrl(snap)
 	m := testModel(100, 30, Options{}, ctrl)
 	show(m, snap)
-	run(m, press(m, "R"))
+	run(m, press(m, "R", "y"))
 	if len(ctrl.rjJudges) != 1 || ctrl.rjJudges[0] != scoring.JuryName {
 		t.Fatalf("RejudgeAll judges = %v, want [jury]", ctrl.rjJudges)
 	}
@@ -482,5 +482,39 @@ func TestCountsAreForTheJudgeInView(t *testing.T) {
 	show(m, snap)
 	if got := drawn(m); strings.Contains(got, "999") || !strings.Contains(got, "PASS 5 FAIL 5 WARN 6 J-ERR 4") {
 		t.Fatalf("header does not count the jury's verdicts:\n%s", got)
+	}
+}
+
+func TestRejudgeAsksWithTheCostAndSCancelsIt(t *testing.T) {
+	snap := sceneJudged()
+	ctrl := newFakeCtrl(snap)
+	m := testModel(160, 30, Options{}, ctrl)
+	show(m, snap)
+
+	press(m, "R")
+	got := drawn(m)
+	completed, judged := m.board.counts.Completed, m.board.counts.Judged
+	want := "Re-judge " + itoa(completed) + " cells with jury? " + itoa(completed*2) + " judge calls; " + itoa(judged) + " verdicts now"
+	if !strings.Contains(got, want) || !strings.Contains(got, "[y/N]") {
+		t.Fatalf("R does not ask with the cost (want %q):\n%s", want, got)
+	}
+	run(m, press(m, "n"))
+	if len(ctrl.rjJudges) != 0 || strings.Contains(drawn(m), "[y/N]") {
+		t.Fatalf("n re-judged %v or kept asking:\n%s", ctrl.rjJudges, drawn(m))
+	}
+
+	run(m, press(m, "R", "y"))
+	if len(ctrl.rjJudges) != 1 {
+		t.Fatalf("y did not re-judge: %v", ctrl.rjJudges)
+	}
+	busy := next(<-ctrl.out)
+	busy.JudgeInFlight = 5
+	show(m, busy)
+	if !strings.Contains(drawn(m), "s cancels") {
+		t.Fatalf("a re-judge in progress does not say s cancels it:\n%s", drawn(m))
+	}
+	run(m, press(m, "s"))
+	if ctrl.stops != 1 {
+		t.Fatalf("s during a re-judge sent %d stops, want 1 (no question: cancelling costs nothing)", ctrl.stops)
 	}
 }

@@ -120,6 +120,7 @@ func TestProgramDrivesASimulatedRun(t *testing.T) {
 
 	// r re-judges the cell under the cursor with llama; its verdict changes.
 	tm.Type("r")
+	tm.Type("y")
 	ctrl.waitCall(t, "rejudge")
 	w.waitFor(t, "the re-judged verdict", func(s string) bool {
 		return strings.Contains(s, "FAIL 0.25") && strings.Count(s, "PASS 0.88") == 1

@@ -187,6 +187,7 @@ func TestProgramOnARealRunFillsSwitchesJudgeAndRejudges(t *testing.T) {
 	// r re-judges the cell under the cursor: one more judge request.
 	before := judgeRequests(t, led, run.ID())
 	tm.Type("r")
+	tm.Type("y")
 	w.waitFor(t, "a re-judge request in the ledger", func(string) bool {
 		return judgeRequests(t, led, run.ID()) == before+1 && run.Wait(context.Background()).JudgeInFlight == 0
 	})

@@ -41,6 +41,7 @@ type Plan struct {
 	Judges  []string `json:"judges"`  // configured judges, in config order
 	InView  string   `json:"in_view"` // a judge, JuryName, or "" (checks alone)
 	Judging Judging  `json:"judging"`
+	Samples int      `json:"samples"` // votes per judge per cell
 }
 
 // NewPlan decides a plan from what a config says: mode "" takes

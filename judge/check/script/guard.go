@@ -45,15 +45,18 @@ type stopped struct{ why string }
 
 func (s stopped) Error() string { return s.why }
 
-// guard watches one runtime: it interrupts the run when it passes Timeout
-// or MemoryBudget. The returned func ends the watch.
+// guard watches one runtime: it interrupts the run when it passes the
+// time or the memory bound. The returned func ends the watch and returns
+// once the watcher has stopped, so no watcher outlives its run.
 func guard(vm *goja.Runtime) func() {
-	done := make(chan struct{})
+	timeout, budget := bounds.timeout, bounds.memory
+	done, finished := make(chan struct{}), make(chan struct{})
 	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(sample)
 	start := sample[0].Value.Uint64()
 	go func() {
-		deadline := time.NewTimer(bounds.timeout)
+		defer close(finished)
+		deadline := time.NewTimer(timeout)
 		defer deadline.Stop()
 		tick := time.NewTicker(pollEvery)
 		defer tick.Stop()
@@ -62,18 +65,21 @@ func guard(vm *goja.Runtime) func() {
 			case <-done:
 				return
 			case <-deadline.C:
-				vm.Interrupt(stopped{fmt.Sprintf("the script ran longer than %v and was stopped", bounds.timeout)})
+				vm.Interrupt(stopped{fmt.Sprintf("the script ran longer than %v and was stopped", timeout)})
 				return
 			case <-tick.C:
 				metrics.Read(sample)
-				if sample[0].Value.Uint64()-start > bounds.memory {
-					vm.Interrupt(stopped{fmt.Sprintf("the script allocated more than %d MiB and was stopped", bounds.memory>>20)})
+				if sample[0].Value.Uint64()-start > budget {
+					vm.Interrupt(stopped{fmt.Sprintf("the script allocated more than %d MiB and was stopped", budget>>20)})
 					return
 				}
 			}
 		}
 	}()
-	return func() { close(done) }
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // preludeSource guards the one-step allocators and returns the function

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"pitwall/runner/compare"
+	"pitwall/runner/history"
+	"pitwall/runner/state"
+)
+
+func cmdCompare(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("compare", "pitwall compare RUN [RUN...] [--by rate|score] [--format text|json|md|html] [-o FILE] [flags]",
+		"Ranks each run's models by pass rate with 95% Wilson intervals (or by mean score, with bootstrap\n"+
+			"intervals over tests), with per-category rates, latency, TTFT and tok/s medians and p95, tokens\n"+
+			"and judge agreement. Models whose intervals overlap are tied (rank \"=N\"). Two runs or more:\n"+
+			"each later run against the first, the cells that changed (fixed, broke, flipped) and McNemar's\n"+
+			"paired test on the cells both share, which says whether a difference may be noise.\n"+
+			"RUN is a run id, a unique prefix of one, or \"last\".\n\n"+
+			"--format json prints the comparison alone; md and html the reports of every run with it\n"+
+			"(as `pitwall export RUN RUN --format md|html`).", stderr)
+	db := ledgerFlag(fs)
+	by := fs.String("by", compare.ByRate, "rank by pass rate (rate) or mean score (score)")
+	level := fs.Float64("level", 0.95, "confidence level of the intervals and tests")
+	format := fs.String("format", "", "text (default), json, md or html; from -o's extension when not given")
+	out := fs.String("o", "", "write to FILE instead of stdout")
+	judgeName := fs.String("judge", "", "whose verdicts to compare (default: each run's own judge or jury)")
+	ids, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	} else if err != nil {
+		return state.ExitSetup
+	}
+	if len(ids) == 0 {
+		fmt.Fprintln(stderr, "pitwall compare: name one run or more (an id, a prefix, or \"last\"); `pitwall runs` lists them")
+		return state.ExitSetup
+	}
+	f, err := outputFormat(*format, *out, history.FormatText)
+	if err != nil {
+		return failf(stderr, err)
+	}
+	switch f {
+	case history.FormatText, history.FormatJSON, history.FormatMarkdown, history.FormatHTML:
+	default:
+		return failf(stderr, fmt.Errorf("compare --format %s: use text, json, md or html (`pitwall export` writes csv and junit)", f))
+	}
+	led, err := openLedger(*db)
+	if err != nil {
+		return failf(stderr, err)
+	}
+	defer led.Close()
+	xs, rep, err := history.Exports(led, ids, *judgeName, compare.Options{By: *by, Level: *level})
+	if err != nil {
+		return failf(stderr, err)
+	}
+	var buf bytes.Buffer
+	if f == history.FormatJSON {
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	} else {
+		err = history.Render(&buf, f, xs, rep)
+	}
+	if err != nil {
+		return failf(stderr, err)
+	}
+	return emit(buf.Bytes(), *out, stdout, stderr)
+}
+
+// outputFormat is the format a command writes: --format when given, else
+// the extension of -o's file, else def.
+func outputFormat(format, out, def string) (string, error) {
+	switch {
+	case format != "":
+		return history.ParseFormat(format)
+	case out != "":
+		return history.FormatFromPath(out)
+	}
+	return def, nil
+}
+
+// emit writes a finished report to stdout, or to the file out whole (an
+// earlier file is replaced only by a complete one).
+func emit(data []byte, out string, stdout, stderr io.Writer) int {
+	var err error
+	if out == "" {
+		_, err = stdout.Write(data)
+	} else {
+		err = writeFileAtomic(out, data)
+	}
+	if err != nil {
+		return failf(stderr, err)
+	}
+	return 0
+}

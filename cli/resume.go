@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"pitwall/config"
+	"pitwall/runner"
+	"pitwall/runner/history"
+	"pitwall/runner/ledger"
+)
+
+// continueFlags are the common flags of the commands that go on with a run
+// in the ledger (resume, retry, rejudge): those that change how it is
+// shown or how long requests may take, never which cells or judges run.
+// The ledger is --db's, not the config's: the run goes on where it is.
+var continueFlags = []string{"headless", "ascii", "strict", "timeout", "time-scale", "max-wait"}
+
+func cmdResume(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("resume", "pitwall resume RUN|last [--headless] [flags]",
+		"Continues a run that was stopped, or whose process died, under the same id: inference that\n"+
+			"completed is taken from the ledger and never sent again; cells that were queued, running or\n"+
+			"cancelled are sent; judge samples already answered come from the ledger. The run then ends\n"+
+			"as if it had never stopped, in the live grid or headless, with the exit codes of `run`.\n"+
+			"RUN is a run id, a unique prefix of one, or \"last\"; the run's config is loaded again from\n"+
+			"where it was (its battery must still hold the run's tests).", stderr)
+	var cf commonFlags
+	cf.register(fs, continueFlags...)
+	db := ledgerFlag(fs)
+	id, code, ok := oneRun(fs, args, "resume", stderr)
+	if !ok {
+		return code
+	}
+	return continueRun(fs, &cf, *db, id, runner.Again{Cancelled: true}, stdin, stdout, stderr)
+}
+
+func cmdRetry(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("retry", "pitwall retry RUN|last [--errors] [--cancelled] [flags]",
+		"Runs again, into the same run, the cells of a finished run that ended ⚠️ (--errors) or ⊘\n"+
+			"(--cancelled); neither flag means both. The new attempts stand beside the old ones in the\n"+
+			"ledger; completed cells are not sent again. Then judges what completed, as `run` does.", stderr)
+	var cf commonFlags
+	cf.register(fs, continueFlags...)
+	db := ledgerFlag(fs)
+	errs := fs.Bool("errors", false, "run the ⚠️ cells again (server or transport errors)")
+	cancelled := fs.Bool("cancelled", false, "run the ⊘ cells again (cancelled by a stop)")
+	id, code, ok := oneRun(fs, args, "retry", stderr)
+	if !ok {
+		return code
+	}
+	again := runner.Again{Errors: *errs, Cancelled: *cancelled}
+	if !*errs && !*cancelled {
+		again = runner.Again{Errors: true, Cancelled: true}
+	}
+	return continueRun(fs, &cf, *db, id, again, stdin, stdout, stderr)
+}
+
+// continueRun resumes run id of ledger db with again, on the fleet of its
+// config, and shows it to its end as `run` does. fs holds cf's flags.
+func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.Again, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, row, err := runConfig(db, id, cf.overrides(fs))
+	if err != nil {
+		return failf(stderr, err)
+	}
+	a, err := openApp(cfg, row.ID, stderr)
+	if err != nil {
+		return failf(stderr, err)
+	}
+	defer a.Close()
+	run, err := runner.Resume(cfg, row.ID, again, runner.Options{RunID: row.ID, Fleet: a.fleet, Ledger: a.led, Logger: a.log})
+	if errors.Is(err, ledger.ErrHeld) {
+		return failf(stderr, err) // it names the run, the process and what to do
+	} else if err != nil {
+		return failf(stderr, fmt.Errorf("continuing run %s: %w", row.ID, err))
+	}
+	defer run.Close() // before the app's Close: the run writes to its ledger
+	a.log.Info("continuing run", "status", row.Status, "errors", again.Errors, "cancelled", again.Cancelled)
+	return drive(run, a, cf, stdin, stdout, stderr)
+}
+
+// runConfig finds run id in ledger db (reading it settles a run whose
+// process died) and loads the config it came from again, with ov and that
+// ledger.
+func runConfig(db, id string, ov config.Overrides) (*config.Config, ledger.RunRow, error) {
+	led, err := openLedger(db)
+	if err != nil {
+		return nil, ledger.RunRow{}, err
+	}
+	row, err := led.Run(id)
+	if err != nil {
+		led.Close()
+		return nil, row, err
+	}
+	path, err := history.ConfigPath(led, row.ID)
+	led.Close()
+	if err != nil {
+		return nil, row, err
+	}
+	ov.DB = db
+	cfg, err := config.Load(path, ov, os.Getenv)
+	if err != nil {
+		return nil, row, fmt.Errorf("run %s came from %s, which does not load now: %w", row.ID, path, err)
+	}
+	return cfg, row, nil
+}
+
+// interruptedScan bounds how far back noteInterrupted looks for the
+// config's last run: it reads one row per run it passes.
+const interruptedScan = 50
+
+// noteInterrupted prints one line on w when the last run of the config at
+// path (among the newest interruptedScan runs) was interrupted, saying how
+// to resume it. `run` calls it before it starts a new run: reading the
+// ledger is also what settles a run whose process died.
+func noteInterrupted(led *ledger.Ledger, path string, w io.Writer) {
+	runs, err := led.Runs(interruptedScan)
+	if err != nil {
+		return
+	}
+	for _, r := range runs {
+		if p, err := history.ConfigPath(led, r.ID); err != nil || p != path {
+			continue
+		}
+		if r.Status == ledger.RunInterrupted {
+			fmt.Fprintf(w, "pitwall: the last run of this config, %s, was interrupted; `pitwall resume %s` continues it (starting a new run)\n", r.ID, r.ID)
+		}
+		return
+	}
+}
