@@ -102,7 +102,7 @@ func qualify(cfg *config.Config, tests []config.JudgeTest, minAcc float64, asJSO
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	q := &qualification{cfg: cfg, tests: tests, judges: judges, fleet: a.fleet, led: a.led, runID: a.runID,
-		backoff: func(n int) time.Duration { return time.Duration(n) * 500 * time.Millisecond }}
+		backoff: func(n int) time.Duration { return min(250*time.Millisecond<<(n-1), 5*time.Second) }}
 	calls, runErr := q.run(ctx)
 	interrupted := ctx.Err() != nil && runErr == nil
 	if interrupted {

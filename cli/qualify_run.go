@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -149,7 +150,7 @@ func (q *qualification) run(ctx context.Context) ([]judge.QualifyCall, error) {
 			default:
 				call := q.call(qj, ev.res, ev.err)
 				q.record(qj, ev.res, ev.err, call, fail)
-				if ev.err != nil && chat.ClassOf(ev.err).Transient() && qj.attempt <= q.cfg.Run.Retries && ctx.Err() == nil {
+				if q.retryable(qj, ev.err) && ctx.Err() == nil {
 					time.AfterFunc(q.backoff(qj.attempt), func() { events <- qualifyEvent{job: qj, retry: true} })
 					continue
 				}
@@ -164,6 +165,13 @@ func (q *qualification) run(ctx context.Context) ([]judge.QualifyCall, error) {
 		}
 	}
 	return kept, ledgerErr
+}
+
+// retryable says whether an attempt that ended with err is sent again:
+// transient failures, [run] retries times, as a run retries them; a job
+// that waited max_wait for a server is not.
+func (q *qualification) retryable(qj *qualifyJob, err error) bool {
+	return err != nil && chat.ClassOf(err).Transient() && !errors.Is(err, gpu.ErrGaveUp) && qj.attempt <= q.cfg.Run.Retries
 }
 
 // call is what one attempt's answer (or failure) counts as.

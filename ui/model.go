@@ -146,7 +146,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.cells > 0 {
 			what = "the cell"
 		}
-		m.sayJudging("re-judging " + what + " with " + msg.judge)
+		m.sayJudging("re-judging " + what + " with " + msg.judge + " (s cancels)")
 	case judgeSwitchedMsg:
 		m.sayJudging("judge in view: " + msg.judge + "; it judges what it has not judged yet")
 	case exportedMsg:

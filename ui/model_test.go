@@ -507,7 +507,7 @@ func TestRejudgeAsksWithTheCostAndSCancelsIt(t *testing.T) {
 	if len(ctrl.rjJudges) != 1 {
 		t.Fatalf("y did not re-judge: %v", ctrl.rjJudges)
 	}
-	busy := next(<-ctrl.out)
+	busy := next(snap)
 	busy.JudgeInFlight = 5
 	show(m, busy)
 	if !strings.Contains(drawn(m), "s cancels") {
