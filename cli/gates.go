@@ -158,8 +158,10 @@ func (g *gates) exitCode(b *state.BatteryRun, code int) int {
 	if !g.active() || b == nil || (code != state.ExitOK && code != state.ExitFail) || !complete(b) {
 		return code
 	}
-	if len(g.verdicts(b)) > 0 {
-		return state.ExitFail
+	for _, r := range g.results(b) {
+		if r.failed {
+			return state.ExitFail
+		}
 	}
 	return state.ExitOK
 }
@@ -178,38 +180,30 @@ type gateResult struct {
 	says   string
 }
 
-// verdicts lists the gates a run fails (all of them, failed or not, when
-// all is set).
-func (g *gates) verdicts(b *state.BatteryRun, all ...bool) []gateResult {
-	every := len(all) > 0 && all[0]
+// results is every gate's verdict on a run, in the order the flags name
+// them.
+func (g *gates) results(b *state.BatteryRun) []gateResult {
 	var out []gateResult
-	add := func(r gateResult) {
-		if r.failed || every {
-			out = append(out, r)
-		}
-	}
 	if g.overall != nil {
-		c := outcomeCounts(b, "")
-		add(rateGate("--fail-under "+pct(*g.overall), "pass rate", c, *g.overall))
+		out = append(out, rateGate("--fail-under "+pct(*g.overall), "pass rate", outcomeCounts(b, ""), *g.overall))
 	}
 	for _, m := range g.order {
 		name, ok := chat.MatchModel(b.Models, m)
 		if !ok {
-			add(gateResult{gate: "--fail-under " + m, failed: true, says: fmt.Sprintf("the run has no model %q", m)})
+			out = append(out, gateResult{gate: "--fail-under " + m, failed: true, says: fmt.Sprintf("the run has no model %q", m)})
 			continue
 		}
-		c := outcomeCounts(b, name)
-		add(rateGate(fmt.Sprintf("--fail-under %s=%s", m, pct(g.perModel[m])), name+"'s pass rate", c, g.perModel[m]))
+		out = append(out, rateGate(fmt.Sprintf("--fail-under %s=%s", m, pct(g.perModel[m])), name+"'s pass rate",
+			outcomeCounts(b, name), g.perModel[m]))
 	}
 	if g.failOn != "" {
 		bad := g.failedAtSeverity(b)
-		r := gateResult{gate: "--fail-on " + g.failOn, failed: len(bad) > 0}
+		r := gateResult{gate: "--fail-on " + g.failOn, failed: len(bad) > 0,
+			says: fmt.Sprintf("every test of severity %s or above passed", g.failOn)}
 		if r.failed {
 			r.says = fmt.Sprintf("%s of severity %s or above did not pass: %s", plural(len(bad), "test"), g.failOn, strings.Join(bad, ", "))
-		} else {
-			r.says = fmt.Sprintf("every test of severity %s or above passed", g.failOn)
 		}
-		add(r)
+		out = append(out, r)
 	}
 	return out
 }
@@ -261,7 +255,7 @@ func (g *gates) report(w io.Writer, b *state.BatteryRun) {
 		fmt.Fprintf(w, "pitwall: gates not applied: the run is %s, not complete\n", b.Status)
 		return
 	}
-	for _, r := range g.verdicts(b, true) {
+	for _, r := range g.results(b) {
 		word := "passed"
 		if r.failed {
 			word = "FAILED"

@@ -102,7 +102,7 @@ func qualify(cfg *config.Config, tests []config.JudgeTest, minAcc float64, asJSO
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	q := &qualification{cfg: cfg, tests: tests, judges: judges, fleet: a.fleet, led: a.led, runID: a.runID,
-		backoff: func(n int) time.Duration { return min(250*time.Millisecond<<(n-1), 5*time.Second) }}
+		backoff: qualifyBackoff}
 	calls, runErr := q.run(ctx)
 	interrupted := ctx.Err() != nil && runErr == nil
 	if interrupted {
@@ -169,6 +169,15 @@ func qualify(cfg *config.Config, tests []config.JudgeTest, minAcc float64, asJSO
 		return state.ExitFail
 	}
 	return state.ExitOK
+}
+
+// qualifyBackoff is the wait before retry n (1-based) of a transient
+// failure: a run's, 250ms doubling up to 5s.
+func qualifyBackoff(n int) time.Duration {
+	if n > 5 {
+		return 5 * time.Second
+	}
+	return min(250*time.Millisecond<<max(n-1, 0), 5*time.Second)
 }
 
 // everyJudgeAnswered reports whether every judge answered case id at

@@ -3,7 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -138,5 +140,80 @@ func TestQualifyRefusesWhatIsNotAJudgeQualification(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tc.want)
 			}
 		})
+	}
+}
+
+// A judge's server that fails now and then: each transient failure is
+// recorded and sent again ([run] retries), so the judge's figures count
+// only its answers, every one of them right, and no J-ERR.
+func TestQualifyRetriesTransientFailures(t *testing.T) {
+	battery, err := filepath.Abs("../examples/judge-battery.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "qualify.toml")
+	text := `name = "flaky"
+battery = ` + strconv.Quote(battery) + `
+[run]
+retries = 8
+[[sim.models]]
+name = "judge-exact"
+judge_error_rate = 0.0
+[[servers]]
+name = "gpu0"
+kind = "sim"
+slots = 4
+models = ["judge-exact"]
+  [servers.sim]
+  faults = { error_rate = 0.2 }
+[scoring]
+samples = 3
+[[scoring.judges]]
+name = "exact"
+model = "judge-exact"
+server = "gpu0"
+`
+	if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "ledger.db")
+	code, out, stderr := inproc(t, "qualify", cfgPath, "--format", "json", "--time-scale", "0", "--db", db)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	var got qualifyOutput
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	q := got.Report.Judges[0]
+	if q.Verdicts != 72 || q.Errors != 0 || q.Accuracy != 1 {
+		t.Errorf("%d verdicts, %d J-ERR, accuracy %.3f; want 72, none, 1 (every failure retried)", q.Verdicts, q.Errors, q.Accuracy)
+	}
+	led, err := ledger.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer led.Close()
+	reqs, err := led.Requests(got.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed, retried := 0, 0
+	for _, r := range reqs {
+		if r.Purpose != ledger.PurposeJudge {
+			continue
+		}
+		if r.Status == ledger.StatusError {
+			failed++
+		}
+		if r.Attempt > 1 {
+			retried++
+		}
+	}
+	// With a fault rate of 0.2 over 72 first attempts, no failure at all
+	// has a chance of 0.8^72, about 1e-7.
+	if failed == 0 || retried != failed {
+		t.Errorf("%d failed attempts and %d retries in the ledger; want some, one retry per failure", failed, retried)
 	}
 }

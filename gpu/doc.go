@@ -6,6 +6,7 @@
 //
 // It knows nothing of cells, tests, judges or the ledger: a Job is a chat
 // request for a model, and a result is what the server said and how fast.
-// Errors are classified here, once, at the edge where they are born. It
-// imports only its own sub-packages (chat, placement, telemetry).
+// Errors are classified here, once, at the edge where they are born, and
+// every URL or credential in them is masked (internal/redact). It imports
+// only its own sub-packages (chat, placement, telemetry) and internal/redact.
 package gpu

@@ -7,6 +7,6 @@
 // the verdict types are judge/scoring.
 //
 // It is pure: it renders requests and reads replies, and leaves sending them,
-// retrying and recording them to the runner. It imports only gpu/chat, for
-// the message and tool-call types.
+// retrying and recording them to the runner. It imports only vocabulary:
+// gpu/chat, judge/check, judge/scoring and internal/textutil.
 package judge

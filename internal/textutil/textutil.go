@@ -53,15 +53,26 @@ func HasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
-// ContainsFold reports whether s contains the lower-case ASCII word, in any
-// case, without building a lowered copy of s.
+// ContainsFold reports whether s contains word in any ASCII case, without
+// building a lowered copy of s. word may hold any bytes.
 func ContainsFold(s, word string) bool {
+	if word == "" {
+		return true
+	}
+	first := lowerASCII(word[0])
 	for i := 0; i+len(word) <= len(s); i++ {
-		if c := s[i] | 0x20; c == word[0] && strings.EqualFold(s[i:i+len(word)], word) {
+		if lowerASCII(s[i]) == first && strings.EqualFold(s[i:i+len(word)], word) {
 			return true
 		}
 	}
 	return false
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // Clip shortens s to at most n runes, marking the cut with an ellipsis.

@@ -37,3 +37,21 @@ func TestNearest(t *testing.T) {
 		t.Errorf("Nearest with no candidates = %q", got)
 	}
 }
+
+func TestContainsFold(t *testing.T) {
+	for _, c := range []struct {
+		s, word string
+		want    bool
+	}{
+		{"the VERDICT: pass", "verdict", true},
+		{"the VERDICT: pass", "VERDICT", true},
+		{"[Tool Call] x", "[tool call]", true}, // a word that starts with a non-letter
+		{"{x}", "[x]", false},                   // '[' | 0x20 is '{': not a match
+		{"abc", "", true},
+		{"ab", "abc", false},
+	} {
+		if got := ContainsFold(c.s, c.word); got != c.want {
+			t.Errorf("ContainsFold(%q, %q) = %v, want %v", c.s, c.word, got, c.want)
+		}
+	}
+}

@@ -4,6 +4,8 @@
 // request asked for (tools, tool_choice, response_format), and how a reply's
 // answer is told from its inline thinking.
 //
-// It is pure and imports only gpu/chat: config validates checks with it,
-// the runner runs them, the judge reads answers with it.
+// It imports only gpu/chat and judge/check/script (promptfoo's JavaScript
+// assertions, run in an embedded goja with time and memory bounds): config
+// validates checks with it, the runner runs them, the judge reads answers
+// with it.
 package check

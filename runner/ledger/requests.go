@@ -47,6 +47,7 @@ const (
 	// hit copied the older answer still ends after it.
 	cachedJudgeSQL = `SELECT output FROM requests
 		WHERE cache_key = ? AND cache_key <> '' AND status = 'completed' AND purpose = 'judge'
+		AND verdict <> 'error'
 		ORDER BY ended_ms DESC, id DESC LIMIT 1`
 
 	cachedInferenceSQL = `SELECT ` + requestColumns + ` FROM requests
