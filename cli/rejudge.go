@@ -122,7 +122,7 @@ func (q rejudgeRequest) run(a *app, run *runner.Run, stdin io.Reader, stdout, st
 		opts.ExitCode = s.exitCode
 		return s.live(opts, stdout, stderr)
 	}
-	w := &rejudgeWatch{run: run, app: a, view: q.view, before: judgmentsOf(before, refs, q.names)}
+	w := &rejudgeWatch{run: run, app: a, view: q.view, refs: refs, before: judgmentsOf(before, refs, q.names)}
 	last := w.plain(before, opts, stdout, stderr)
 	if w.interrupted.Load() {
 		return exitInterrupted
@@ -208,7 +208,8 @@ type rejudgeWatch struct {
 	run    *runner.Run
 	app    *app
 	view   string
-	before map[verdictOf]*state.Judgment
+	refs   []state.CellRef               // the cells re-judged
+	before map[verdictOf]*state.Judgment // their judgments before
 	// interrupted: a signal cancelled the re-judge (the earlier verdicts
 	// come back) and the command exits 130.
 	interrupted atomic.Bool
@@ -226,12 +227,8 @@ func (w *rejudgeWatch) over(b *state.BatteryRun) bool {
 	if w.interrupted.Load() {
 		return true
 	}
-	idx := map[state.CellRef]*state.Cell{}
-	refs := make([]state.CellRef, 0, len(w.before))
-	for k := range w.before {
-		refs = append(refs, k.cell)
-	}
-	for _, c := range cellsOf(b, refs) {
+	idx := make(map[state.CellRef]*state.Cell, len(w.refs))
+	for _, c := range cellsOf(b, w.refs) {
 		idx[state.CellRef{Test: c.Test, Model: c.Model, Repeat: c.Repeat}] = c
 	}
 	for k, old := range w.before {

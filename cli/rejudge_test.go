@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"pitwall/judge/scoring"
 	"pitwall/runner/ledger"
+	"pitwall/runner/state"
 )
 
 // demoOverHTTP is examples/demo.toml's run pointed at the demo's fleet as
@@ -226,5 +228,84 @@ func TestRejudgeOnlyPicksCellsByTheVerdictInView(t *testing.T) {
 	}
 	if n := strings.Count(stderr, "(large)"); n != len(failed) {
 		t.Errorf("%d judge lines for %d FAIL cells:\n%s", n, len(failed), stderr)
+	}
+}
+
+// grid is a finished one-model run of the given cells, judge "a" in view.
+func grid(cells ...state.Cell) *state.BatteryRun {
+	b := &state.BatteryRun{Models: []string{"m"}, Repeat: 1, Final: true,
+		Plan: scoring.Plan{Mode: scoring.ModeJudge, Judges: []string{"a"}, InView: "a"}}
+	for _, c := range cells {
+		c.Model = "m"
+		b.Tests = append(b.Tests, state.TestInfo{ID: c.Test})
+		b.Rows = append(b.Rows, &state.Row{Cells: []state.Cell{c}})
+	}
+	return b
+}
+
+func judged(test string, status state.CellStatus, v scoring.Verdict) state.Cell {
+	c := state.Cell{Test: test, Status: status}
+	if v != "" {
+		c.Judgments = map[string]*state.Judgment{"a": {Judge: "a", Status: state.JudgmentDone, Verdict: v}}
+	}
+	return c
+}
+
+func TestPickCellsByTheVerdictInView(t *testing.T) {
+	b := grid(judged("pass", state.Completed, scoring.Pass), judged("fail", state.Completed, scoring.Fail),
+		judged("warn", state.Completed, scoring.Warn), judged("jerr", state.Completed, scoring.Error),
+		judged("unjudged", state.Completed, ""), judged("checks", state.Failed, ""), judged("down", state.Errored, ""))
+	for only, want := range map[string]string{
+		onlyAll:    "pass fail warn jerr unjudged",
+		onlyFailed: "fail",
+		onlyWarn:   "warn",
+	} {
+		var got []string
+		for _, r := range pickCells(b, only) {
+			got = append(got, r.Test)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("--only %s picks %v, want %s", only, got, want)
+		}
+	}
+}
+
+// The output of a re-judge ends when every verdict asked for is new and
+// done, not at the first snapshot with nothing in flight: a snapshot from
+// before the re-judge has nothing in flight either.
+func TestRejudgeIsOverWhenEveryVerdictIsNew(t *testing.T) {
+	was := grid(judged("x", state.Completed, scoring.Pass), judged("y", state.Completed, scoring.Fail))
+	refs := pickCells(was, onlyAll)
+	w := &rejudgeWatch{view: "a", refs: refs, before: judgmentsOf(was, refs, []string{"a"})}
+	redo := func(inFlight int, statuses ...state.JudgmentStatus) *state.BatteryRun {
+		b := grid(judged("x", state.Completed, ""), judged("y", state.Completed, ""))
+		b.JudgeInFlight = inFlight
+		for i, s := range statuses {
+			b.Rows[i].Cells[0].Judgments = map[string]*state.Judgment{"a": {Judge: "a", Status: s, Verdict: scoring.Pass}}
+		}
+		return b
+	}
+	cases := []struct {
+		name string
+		b    *state.BatteryRun
+		want bool
+	}{
+		{"the run as it was", was, false},
+		{"in flight", redo(1, state.JudgmentDone, state.JudgmentQueued), false},
+		{"one cell not judged yet", redo(0, state.JudgmentDone), false},
+		{"one verdict queued", redo(0, state.JudgmentDone, state.JudgmentQueued), false},
+		{"all new and done", redo(0, state.JudgmentDone, state.JudgmentDone), true},
+	}
+	for _, tc := range cases {
+		if got := w.over(tc.b); got != tc.want {
+			t.Errorf("%s: over = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	w.interrupted.Store(true)
+	if !w.over(was) {
+		t.Errorf("a cancelled re-judge with nothing in flight is not over")
+	}
+	if w.over(redo(2)) {
+		t.Errorf("a cancelled re-judge with judge requests in flight is over")
 	}
 }

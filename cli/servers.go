@@ -57,7 +57,11 @@ func cmdServers(args []string, stdout, stderr io.Writer) int {
 
 // probeAll probes every server at once.
 func probeAll(ctx context.Context, servers []gpu.ServerConfig) []gpu.ProbeResult {
-	hc := &http.Client{Timeout: 5 * time.Second}
+	return probeAllWith(ctx, &http.Client{Timeout: 5 * time.Second}, servers)
+}
+
+// probeAllWith probes every server at once with hc.
+func probeAllWith(ctx context.Context, hc *http.Client, servers []gpu.ServerConfig) []gpu.ProbeResult {
 	results := make([]gpu.ProbeResult, len(servers))
 	var wg sync.WaitGroup
 	for i, s := range servers {

@@ -11,6 +11,7 @@ import (
 
 	"pitwall/config"
 	"pitwall/gpu/sim"
+	"pitwall/internal/redact"
 	"pitwall/runner/setup"
 )
 
@@ -28,7 +29,7 @@ func cmdSim(args []string, stdout, stderr io.Writer) int {
 	defer sims.Close()
 	for _, s := range cfg.Servers {
 		if s.Kind == "sim" {
-			fmt.Fprintf(stdout, "%-10s %s  models: %s\n", s.Name, s.URL, strings.Join(s.Models, ", "))
+			fmt.Fprintf(stdout, "%-10s %s  models: %s\n", s.Name, redact.URL(s.URL), strings.Join(s.Models, ", "))
 		}
 	}
 	fmt.Fprintln(stdout, "serving; interrupt (ctrl+c) to stop")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"pitwall/config"
+	"pitwall/internal/redact"
 	"pitwall/runner/setup"
 	"pitwall/runner/state"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("validate", "pitwall validate [CONFIG...] [flags]",
-		"Checks each config and its battery and prints what would run. Nothing is sent to any server.", stderr)
+		"Checks each config and its battery, asks its servers what models they offer (nothing is run on them), and prints what would run.", stderr)
 	var cf commonFlags
 	cf.register(fs, "models", "tests", "judge", "judge-samples", "repeat", "db", "strict", "timeout", "time-scale")
 	pos, err := parseArgs(fs, args)
@@ -51,7 +52,13 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 			code = failf(stderr, err)
 			continue
 		}
-		if _, err := setup.FleetServers(cfg, os.Getenv); err != nil {
+		servers, err := setup.FleetServers(cfg, os.Getenv)
+		if err != nil {
+			code = failf(stderr, err)
+			continue
+		}
+		printWarnings(stderr, cfg)
+		if err := checkServing(cfg, servers, stderr); err != nil {
 			code = failf(stderr, err)
 			continue
 		}
@@ -67,6 +74,11 @@ func isBattery(path string) bool {
 	case ".json", ".jsonl", ".yaml", ".yml":
 		return true
 	case ".toml":
+		// Only a regular file of a sane size is read: a FIFO or a device
+		// is no battery, and Load says so properly.
+		if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() > 64<<20 {
+			return false
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return false
@@ -87,11 +99,15 @@ func printPlan(w io.Writer, cfg *config.Config) {
 	fmt.Fprintf(w, "  cells    %d (%s × %s × %d repeat)\n", len(cfg.Models)*len(cfg.Tests)*repeat,
 		plural(len(cfg.Models), "model"), plural(len(cfg.Tests), "test"), repeat)
 	for _, s := range cfg.Servers {
-		where := s.URL
+		where := redact.URL(s.URL)
 		if s.Kind == "sim" && where == "" {
 			where = "simulated, on loopback"
 		}
-		fmt.Fprintf(w, "  server   %s (%s, %s) %s\n", s.Name, s.Kind, plural(s.Slots, "slot"), where)
+		kind := string(s.Kind)
+		if kind == "" {
+			kind = "kind detected when run"
+		}
+		fmt.Fprintf(w, "  server   %s (%s, %s) %s\n", s.Name, kind, plural(s.Slots, "slot"), where)
 	}
 	fmt.Fprintf(w, "  scoring  %s", cfg.Scoring.Mode)
 	for _, j := range cfg.Scoring.Judges {

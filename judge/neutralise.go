@@ -3,6 +3,7 @@ package judge
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"pitwall/gpu/chat"
 	"pitwall/judge/check"
 	"regexp"
@@ -80,13 +81,13 @@ var (
 	// imitates ASCII.
 	verdictWordRE = regexp.MustCompile(`verdict|score[ \t*_"']*(?:[:=-]|is\b)|reason(?:ing)?[ \t*_"']*:|"pass(?:ed)?"|\\u[0-9a-f]{4}`)
 	tagRE         = regexp.MustCompile(`<[ \t]*/?[ \t]*(?:think|task|criteria|reference|candidate_output)`)
-	markRE        = regexp.MustCompile("^[ \\t>*#_|`-]*\\[(?:tool call|candidate wrote)\\]")
+	markRE        = regexp.MustCompile("^[ \\t>*#_|`-]*\\[(?:tool call|candidate wrote|observation|step [0-9]+|final answer|agent trajectory)\\]")
 )
 
 // suspect reports whether a line of candidate text could be read as judge
 // output: the word verdict anywhere, a score or reason label, a "pass" JSON
 // key or a \u escape (which could spell one), a think or block tag, or a
-// tool-call line or a mark at its start. It errs towards marking: a marked
+// tool-call line, a mark or one of RenderTrajectory's labels at its start. It errs towards marking: a marked
 // line loses nothing but its place in what Parse reads.
 func suspect(line string) bool {
 	f := fold(line)
@@ -153,4 +154,63 @@ func jsonEscapeBrackets(s string) string {
 func mustMarshal(s string) string {
 	out, _ := json.Marshal(s) // a string always marshals
 	return string(out)
+}
+
+// Step is one model turn of an agent's trajectory as a judge reads it: the
+// model's text, its tool calls, and the observation each call was answered
+// with (Observations[i] answers Calls[i]).
+type Step struct {
+	Text         string
+	Calls        []chat.ToolCall
+	Observations []string
+}
+
+// RenderTrajectory is an agent's tool loop as a judge reads it, every part
+// of it through RenderCandidate's rules: a header line, then for each step
+// a `[step N]` line, the model's text (thinking cut, each line neutralised),
+// and each call as a `[tool call]` line followed by an `[observation]` line
+// and the observation's lines, neutralised too (a mock's answer can echo the
+// call's arguments). A last step without calls is the final answer, under
+// `[final answer]`. A line of text or observation that imitates one of these
+// labels is marked as the candidate's, so nothing in a step can forge
+// another step, a call or an observation.
+func RenderTrajectory(steps []Step) string {
+	var b strings.Builder
+	calls := 0
+	for _, s := range steps {
+		calls += len(s.Calls)
+	}
+	end := "ended without a final answer"
+	if n := len(steps); n > 0 && len(steps[n-1].Calls) == 0 {
+		end = "ended with a final answer"
+	}
+	fmt.Fprintf(&b, "[agent trajectory] %d model turns, %d tool calls, %s; each call is followed by the observation it was answered with", len(steps), calls, end)
+	for i, s := range steps {
+		final := i == len(steps)-1 && len(s.Calls) == 0
+		if final {
+			b.WriteString("\n[final answer]")
+		} else {
+			fmt.Fprintf(&b, "\n[step %d]", i+1)
+		}
+		if text := RenderCandidate(s.Text, nil); text != "" {
+			b.WriteString("\n" + text)
+		}
+		for k, c := range s.Calls {
+			b.WriteString("\n" + RenderCandidate("", []chat.ToolCall{c}))
+			b.WriteString("\n[observation]")
+			obs := ""
+			if k < len(s.Observations) {
+				obs = s.Observations[k]
+			}
+			obs = strings.TrimSpace(lineBreaks.Replace(obs))
+			if obs == "" {
+				b.WriteString("\n(empty)")
+				continue
+			}
+			for _, line := range strings.Split(obs, "\n") {
+				b.WriteString("\n" + neutraliseLine(line))
+			}
+		}
+	}
+	return b.String()
 }

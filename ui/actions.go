@@ -11,28 +11,36 @@ import (
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// key routes a key press: a pending y/N first, then the filter being typed,
-// then the screen in front.
+// key routes a key press: ctrl+c first, then a pending y/N, then the filter
+// being typed, then the screen in front.
 func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
+	interrupt := key.Matches(msg, k.Interrupt)
 	if m.ask != askNothing {
 		q := m.ask
 		m.ask = askNothing
-		// A second ctrl+c while asking to quit means it.
-		yes := key.Matches(msg, k.Yes) || q == askQuit && msg.String() == "ctrl+c"
-		if !yes {
-			m.say("", false)
+		// A second ctrl+c while asking to quit or interrupt means yes.
+		yes := key.Matches(msg, k.Yes) || interrupt && (q == askQuit || q == askInterrupt)
+		switch {
+		case yes && (q == askInterrupt || interrupt):
+			return m.act.stopAndInterrupt()
+		case yes && q == askQuit:
+			return m.act.stopAndQuit()
+		case yes && q == askRejudge:
+			return m.rejudgeNow()
+		case yes:
+			m.stopping = true
+			m.say("stopping…", false)
+			return m.act.stop()
+		}
+		m.say("", false)
+		if !interrupt {
 			return nil
 		}
-		if q == askQuit {
-			return m.act.stopAndQuit()
-		}
-		if q == askRejudge {
-			return m.rejudgeNow()
-		}
-		m.stopping = true
-		m.say("stopping…", false)
-		return m.act.stop()
+		// ctrl+c answering another question is a ctrl+c of its own.
+	}
+	if interrupt {
+		return m.interrupt()
 	}
 	if m.filtering {
 		return m.filterKey(msg)
@@ -62,6 +70,19 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.detailKey(msg)
 	}
 	return m.gridKey(msg)
+}
+
+// interrupt is ctrl+c: what SIGINT does, from the keyboard. While the run
+// goes it asks, like q, and then stops the run and ends the program with
+// tea.ErrInterrupted, which the caller turns into exit 130. With nothing
+// left to stop it quits as q does, and the run's own exit code stands (as a
+// headless interrupt after the run's end changes nothing).
+func (m *model) interrupt() tea.Cmd {
+	if m.running() && m.ctrl != nil {
+		m.ask = askInterrupt
+		return nil
+	}
+	return tea.Quit
 }
 
 // filterKey edits the name filter; the grid follows every keystroke.

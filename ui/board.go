@@ -7,7 +7,10 @@ import "pitwall/runner/state"
 // the rows whose pointer changed, so its cost follows what changed rather
 // than the size of the grid.
 type board struct {
-	judge   string
+	judge string
+	// settled says no verdict is on its way: the run is over and no judge
+	// work is in flight. Until then a rate waits for its whole line.
+	settled bool
 	tests   int
 	models  int
 	repeat  int
@@ -39,14 +42,15 @@ func (p *passCount) addCount(q passCount, sign int) {
 	p.awaiting += sign * q.awaiting
 }
 
-// rate formats p for the board's judge. Under a judge a rate waits for the
-// judge's first verdict on one of its cells: until then only failed checks
-// and errors are decided, and a row of one ❌ and unjudged ✓ read 0%.
+// rate formats p for the board's judge. A rate is of a line's decided
+// repeats, so while any repeat on the line awaits its decision (inference,
+// or the judge in view) the rate waits too ("—"): the ❌ and errors come
+// first and the judge's PASS later, and a rate of what is decided so far
+// reads low (0% for a ❌ beside a ✓ being judged). Once the run is settled
+// nothing more will be decided: the rate is of what was, and "—" where the
+// judge in view decided nothing on the line.
 func (b *board) rate(p passCount, g *glyphs) string {
-	// Until the judge has spoken on a line, its ✓ cells are undecided: a
-	// rate from the ❌ alone would read 0%. A line with nothing to judge
-	// has its rate at once.
-	if b.judge != "" && p.verdicts == 0 && p.awaiting > 0 {
+	if p.awaiting > 0 && (!b.settled || b.judge != "" && p.verdicts == 0) {
 		return g.dash
 	}
 	return rate(p.pass, p.decided, g)
@@ -79,6 +83,7 @@ func (b *board) apply(run *state.BatteryRun, judge string) (changed []int, all b
 	if run == nil {
 		return nil, false
 	}
+	b.settled = run.Final && run.JudgeInFlight == 0
 	nt, nm, nr := len(run.Tests), len(run.Models), max(run.Repeat, 1)
 	if judge != b.judge || nt != b.tests || nm != b.models || nr != b.repeat {
 		b.reset(run, judge)
@@ -98,6 +103,7 @@ func (b *board) reset(run *state.BatteryRun, judge string) {
 	nt, nm := len(run.Tests), len(run.Models)
 	*b = board{
 		judge:   judge,
+		settled: b.settled,
 		tests:   nt,
 		models:  nm,
 		repeat:  max(run.Repeat, 1),

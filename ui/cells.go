@@ -288,8 +288,11 @@ func meanFigure(cells []state.Cell, fig figure) (string, bool) {
 type tally struct {
 	pass, decided uint16
 	verdicts      uint16 // decided by the judge in view: PASS, FAIL or WARN
-	awaiting      uint16 // not yet decided: still running, or completed and not yet judged by the judge in view
-	flags         cellFlag
+	// awaiting repeats are not decided yet: their inference is not over,
+	// or they completed and the judge in view has not given its verdict
+	// (not asked yet, queued, or at work).
+	awaiting uint16
+	flags    cellFlag
 }
 
 // cellFlag marks what a status filter looks for.
@@ -306,17 +309,18 @@ const (
 // share and flags. A repeat is decided once it failed, errored, or has the
 // judge's PASS, FAIL or WARN (or, with no judge, once it completed); a judge
 // error or a cancel leaves it out of the rate. With no judge a completed
-// repeat passed: the checks alone decide.
+// repeat passed: the checks alone decide. Every other repeat awaits a
+// decision: one still in inference, or a completed one the judge in view
+// has not judged, is judging, or has queued.
 func tallyCell(cells []state.Cell, judge string, c *state.Tally) tally {
 	var t tally
 	for i := range cells {
 		cell := &cells[i]
 		c.Add(cell, judge, 1)
 		k := repeatKind(cell, judge)
-		if judge != "" && !cell.Status.Terminal() {
-			t.awaiting++
-		}
 		switch k {
+		case kindPending, kindQueued, kindLoading, kindRunning, kindJudging:
+			t.awaiting++
 		case kindPass:
 			t.pass++
 			t.decided++

@@ -80,6 +80,16 @@ func (a actions) stopAndQuit() tea.Cmd {
 	}
 }
 
+// stopAndInterrupt stops the run, then ends the program as SIGINT would:
+// Run returns tea.ErrInterrupted.
+func (a actions) stopAndInterrupt() tea.Cmd {
+	return func() tea.Msg {
+		a.log.Info("ui: interrupt")
+		a.ctrl.Stop()
+		return tea.InterruptMsg{}
+	}
+}
+
 func (a actions) rejudge(cells []state.CellRef, judge string) tea.Cmd {
 	return func() tea.Msg {
 		a.log.Info("ui: re-judge cells", "cells", len(cells), "judge", judge)

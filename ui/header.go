@@ -19,27 +19,99 @@ type header struct {
 	c     *common
 	width int
 
-	// The current phase and where it started, for the ETA: the rate is what
-	// was observed since then.
+	// The current phase, when it started and how far it had got then: the
+	// ETA and the per-minute rate are of what was done since.
 	phase     state.Phase
 	phaseAt   time.Time
 	phaseDone int
+
+	// tokens are TokensGenerated as snapshots brought it, oldest first,
+	// for tok/s over the last tokWindow.
+	tokens []tokenSample
+}
+
+// tokWindow is how far back tok/s looks: long enough to span a few cells'
+// completions (tokens are counted as a cell completes), short enough that
+// the figure falls to nothing soon after generation stops.
+const tokWindow = 10 * time.Second
+
+type tokenSample struct {
+	at     time.Time
+	tokens int64
 }
 
 // SetSize sets the header's width.
 func (h *header) SetSize(w int) { h.width = w }
 
-// observe notes phase changes as snapshots arrive.
+// observe notes phase changes and token counts as snapshots arrive.
 func (h *header) observe(run *state.BatteryRun, counts state.Tally) {
-	if run == nil || run.Phase == h.phase {
+	if run == nil {
+		return
+	}
+	now := h.c.now()
+	h.observeTokens(run, now)
+	if run.Phase == h.phase {
 		return
 	}
 	h.phase = run.Phase
-	h.phaseAt = h.c.now()
+	h.phaseAt = now
 	h.phaseDone = progressOf(run, counts)
 	if run.Phase == state.PhaseInference && !run.Started.IsZero() {
 		h.phaseAt, h.phaseDone = run.Started, 0
 	}
+}
+
+// observeTokens keeps the samples tok/s needs: those inside the window and
+// the last one before it, which says how many tokens there were when the
+// window began.
+func (h *header) observeTokens(run *state.BatteryRun, now time.Time) {
+	if n := len(h.tokens); n > 0 && run.TokensGenerated < h.tokens[n-1].tokens {
+		h.tokens = h.tokens[:0] // another run, or a count that went back
+	}
+	if len(h.tokens) == 0 && !run.Started.IsZero() && now.Sub(run.Started) <= tokWindow {
+		// A run that began inside the window had no tokens then.
+		h.tokens = append(h.tokens, tokenSample{run.Started, 0})
+	}
+	h.tokens = append(h.tokens, tokenSample{now, run.TokensGenerated})
+	drop := 0
+	for drop+1 < len(h.tokens) && !h.tokens[drop+1].at.After(now.Add(-tokWindow)) {
+		drop++
+	}
+	h.tokens = append(h.tokens[:0], h.tokens[drop:]...)
+}
+
+// tokensPerSec is the rate of generation over the last tokWindow: the tokens
+// counted since the window began over the time since then, or since the
+// first sample when the UI has watched for less. It needs two samples, or
+// time passed since the one: a first snapshot alone says nothing of a rate.
+func (h *header) tokensPerSec(now time.Time) (float64, bool) {
+	if len(h.tokens) == 0 {
+		return 0, false
+	}
+	// The window begins with the last sample before it: the count then.
+	base, last := h.tokens[0], h.tokens[len(h.tokens)-1]
+	for _, s := range h.tokens[1:] {
+		if s.at.After(now.Add(-tokWindow)) {
+			break
+		}
+		base = s
+	}
+	span := min(now.Sub(base.at), tokWindow)
+	if span < time.Second {
+		return 0, false
+	}
+	return float64(last.tokens-base.tokens) / span.Seconds(), true
+}
+
+// phaseRate is the progress the current phase made per minute since it
+// began (or since the UI first saw it), once there has been time enough
+// to tell.
+func (h *header) phaseRate(now time.Time, done int) (float64, bool) {
+	since := now.Sub(h.phaseAt)
+	if h.phaseAt.IsZero() || since < 2*time.Second {
+		return 0, false
+	}
+	return float64(done-h.phaseDone) / since.Minutes(), true
 }
 
 // progressOf is the count the current phase advances.
@@ -148,13 +220,20 @@ func (h *header) progress(run *state.BatteryRun, counts state.Tally, judge strin
 	} else if eta, ok := h.eta(now, done, total); ok {
 		parts = append(parts, "ETA "+clock(eta))
 	}
-	if mins := elapsed.Minutes(); mins > 0 {
+	// Throughput is of the phase in front: verdicts per minute since
+	// judgment began, not over inference that judged nothing; tok/s over
+	// the last few seconds, and none once no inference runs.
+	if r, ok := h.phaseRate(now, done); ok {
+		unit := " cells/min"
 		if run.Phase == state.PhaseJudgment {
-			parts = append(parts, strconv.FormatFloat(float64(counts.Judged)/mins, 'f', 1, 64)+" verdicts/min")
-		} else {
-			parts = append(parts, strconv.FormatFloat(float64(counts.Done())/mins, 'f', 1, 64)+" cells/min")
+			unit = " verdicts/min"
 		}
-		parts = append(parts, strconv.FormatFloat(float64(run.TokensGenerated)/elapsed.Seconds(), 'f', 0, 64)+" tok/s")
+		parts = append(parts, strconv.FormatFloat(r, 'f', 1, 64)+unit)
+	}
+	if run.Phase == state.PhaseInference {
+		if tps, ok := h.tokensPerSec(now); ok && (tps > 0 || counts.Running > 0) {
+			parts = append(parts, strconv.FormatFloat(tps, 'f', 0, 64)+" tok/s")
+		}
 	}
 	if run.Phase == state.PhaseInference && (counts.Judged > 0 || run.JudgeInFlight > 0) {
 		parts = append(parts, "judged "+strconv.Itoa(counts.Judged)+"/"+strconv.Itoa(counts.ToJudge))
@@ -164,12 +243,11 @@ func (h *header) progress(run *state.BatteryRun, counts state.Tally, judge strin
 
 // eta extrapolates the rate observed since the phase began.
 func (h *header) eta(now time.Time, done, total int) (time.Duration, bool) {
-	since := now.Sub(h.phaseAt)
-	n := done - h.phaseDone
-	if h.phaseAt.IsZero() || since <= 0 || n <= 0 || done >= total {
+	r, ok := h.phaseRate(now, done)
+	if !ok || r <= 0 || done >= total {
 		return 0, false
 	}
-	return time.Duration(float64(since) / float64(n) * float64(total-done)), true
+	return time.Duration(float64(total-done) / r * float64(time.Minute)), true
 }
 
 func (h *header) summary(run *state.BatteryRun, c state.Tally, judge string, elapsed time.Duration) string {

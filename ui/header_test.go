@@ -1,9 +1,12 @@
 package ui
 
 import (
-	"pitwall/runner/state"
 	"strings"
 	"testing"
+	"time"
+
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
 )
 
 func TestChecksOnlyRunPicksNoJudge(t *testing.T) {
@@ -139,5 +142,81 @@ func TestFleetKeepsALongQueueApartFromTheRate(t *testing.T) {
 	got := drawn(m)
 	if !strings.Contains(got, "queue 43742 42 tok/s") {
 		t.Fatalf("a five-digit queue runs into the rate:\n%s", got)
+	}
+}
+
+// clocked is a model whose clock the test moves.
+func clocked(w, h int) (*model, *time.Time) {
+	now := t0
+	m := testModel(w, h, Options{}, nil)
+	m.c.now = func() time.Time { return now }
+	return m, &now
+}
+
+// progressLine is the header's second line.
+func progressLine(m *model) string { return strings.Split(drawn(m), "\n")[1] }
+
+func TestVerdictsPerMinuteAreOfJudgment(t *testing.T) {
+	// Ten minutes of inference judge nothing; then 12 verdicts in 3s.
+	m, now := clocked(160, 30)
+	snap := next(makeRun(4, 10, 1, "gemma"))
+	show(m, snap)
+	*now = t0.Add(10 * time.Minute)
+	done := next(snap)
+	for tt := range 10 {
+		for mm := range 4 {
+			set(done, tt, mm, 0, completed(time.Second, 30))
+		}
+	}
+	done.Phase = state.PhaseJudgment
+	show(m, done)
+	*now = now.Add(3 * time.Second)
+	judging := next(done)
+	for i := range 12 {
+		set(judging, i/4, i%4, 0, judged("gemma", scoring.Pass, 0.9))
+	}
+	show(m, judging)
+	got := progressLine(m)
+	// 12 in 3s is 240 a minute, and 28 to go take 7s; over the whole run
+	// it read 1.2 verdicts/min.
+	for _, want := range []string{"Judgment 12/40", "ETA 7s", "240.0 verdicts/min"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("header lacks %q: %q", want, got)
+		}
+	}
+	if strings.Contains(got, "tok/s") {
+		t.Errorf("header shows tok/s while no inference runs: %q", got)
+	}
+}
+
+func TestTokensPerSecondAreRecent(t *testing.T) {
+	m, now := clocked(160, 30)
+	snap := next(makeRun(4, 10, 1, "gemma"))
+	set(snap, 0, 0, 0, status(state.Running))
+	show(m, snap)
+	// 500 tokens a second for 20s.
+	for i := 1; i <= 20; i++ {
+		*now = t0.Add(time.Duration(i) * time.Second)
+		s := next(snap)
+		s.TokensGenerated = int64(500 * i)
+		show(m, s)
+		snap = s
+	}
+	if got := progressLine(m); !strings.Contains(got, " 500 tok/s") {
+		t.Errorf("after 20s at 500 tok/s the header reads %q", got)
+	}
+	// Then nothing for 15s while a cell still runs: the rate is 0, where
+	// the average over the run read 286.
+	*now = t0.Add(35 * time.Second)
+	m.Update(tickMsg(*now))
+	if got := progressLine(m); !strings.Contains(got, " 0 tok/s") {
+		t.Errorf("15s with no tokens, the header reads %q", got)
+	}
+	// Nothing runs and nothing was generated lately: no figure at all.
+	idle := next(snap)
+	set(idle, 0, 0, 0, completed(time.Second, 30))
+	show(m, idle)
+	if got := progressLine(m); strings.Contains(got, "tok/s") {
+		t.Errorf("nothing runs, yet the header reads %q", got)
 	}
 }

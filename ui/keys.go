@@ -15,9 +15,13 @@ type keyMap struct {
 
 	Stop, Rejudge, RejudgeAll, Judge, Export key.Binding
 
-	Help, Quit key.Binding
+	Help, Quit, Interrupt key.Binding
 
 	Yes key.Binding
+
+	// What the footer lists while a / filter is typed, where the other
+	// keys go into the filter.
+	FilterKeep, FilterDrop, FilterErase key.Binding
 }
 
 func newKeyMap() *keyMap {
@@ -46,8 +50,12 @@ func newKeyMap() *keyMap {
 		Judge:        b([]string{"J"}, "J", "judge"),
 		Export:       b([]string{"e"}, "e", "export"),
 		Help:         b([]string{"?"}, "?", "help"),
-		Quit:         b([]string{"q", "ctrl+c"}, "q", "quit"),
+		Quit:         b([]string{"q"}, "q", "quit"),
+		Interrupt:    b([]string{"ctrl+c"}, "ctrl+c", "interrupt"),
 		Yes:          b([]string{"y", "Y"}, "y", "yes"),
+		FilterKeep:   b([]string{"enter"}, "enter", "keep"),
+		FilterDrop:   b([]string{"esc"}, "esc", "clear"),
+		FilterErase:  b([]string{"ctrl+u"}, "ctrl+u", "erase"),
 	}
 }
 
@@ -61,9 +69,20 @@ func (k *keyMap) DetailHelp() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.PageDown, k.Back, k.Rejudge, k.Judge, k.Help, k.Quit}
 }
 
-// OverlayHelp is the footer of the full help and the judge picker.
+// OverlayHelp is the footer of the judge picker.
 func (k *keyMap) OverlayHelp() []key.Binding {
 	return []key.Binding{k.Back, k.Up, k.Down, k.Quit}
+}
+
+// KeysHelp is the footer of the full key map, which scrolls.
+func (k *keyMap) KeysHelp() []key.Binding {
+	return []key.Binding{k.Back, k.Up, k.Down, k.PageDown, k.Top, k.Bottom, k.Quit}
+}
+
+// FilterHelp is the footer while a / filter is typed: every other key
+// types into it.
+func (k *keyMap) FilterHelp() []key.Binding {
+	return []key.Binding{k.FilterKeep, k.FilterDrop, k.FilterErase, k.Interrupt}
 }
 
 // FullHelp is the key map `?` shows, a column per group.
@@ -71,7 +90,7 @@ func (k *keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Left, k.Right, k.Top, k.Bottom, k.PageUp, k.PageDown},
 		{k.Detail, k.Back, k.Figures, k.Transpose, k.Filter, k.ClearFilter, k.StatusFilter},
-		{k.Stop, k.Rejudge, k.RejudgeAll, k.Judge, k.Export, k.Help, k.Quit},
+		{k.Stop, k.Rejudge, k.RejudgeAll, k.Judge, k.Export, k.Help, k.Quit, k.Interrupt},
 	}
 }
 
@@ -89,14 +108,15 @@ var longHelp = map[string]string{
 	"re-judge all": "re-judge the whole run",
 	"judge":        "switch the judge in view",
 	"export":       "write the JSON export",
-	"quit":         "quit (y/N while running)",
+	"quit":         "quit (y/N while running: the run stops, exit 1)",
+	"interrupt":    "stop the run, exit 130 (y/N while running)",
 }
 
 // footerRank orders keys by how much a footer too narrow for all of them
 // misses each: the highest rank goes first. Help and quit (0) always stay,
 // since ? lists the rest; a key not listed goes before any that is.
 var footerRank = map[string]int{
-	"?": 0, "q": 0,
+	"?": 0, "q": 0, "ctrl+c": 0,
 	"enter": 1, "esc": 1,
 	"s": 2, "/": 3, "r": 4, "J": 5, "f": 6, "e": 7, "t": 8, "x": 9,
 	"↑/k": 10, "↓/j": 10, "pgdn": 11,

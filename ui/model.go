@@ -26,7 +26,8 @@ const (
 	askNothing question = iota
 	askStop
 	askQuit
-	askRejudge // m.asking holds the cells and the judge
+	askInterrupt // ctrl+c while the run goes: stop it and exit 130
+	askRejudge   // m.asking holds the cells and the judge
 )
 
 const (
@@ -318,6 +319,8 @@ func (m *model) headerState() headerState {
 		s.status, s.alert = "Stop the run? In-flight work is cancelled. [y/N]", true
 	case m.ask == askQuit:
 		s.status, s.alert = "Quit? The run is still going and will be stopped. [y/N]", true
+	case m.ask == askInterrupt:
+		s.status, s.alert = "Interrupt? The run is still going; it stops and pitwall exits 130. [y/N, ctrl+c: y]", true
 	case m.ask == askRejudge:
 		s.status, s.alert = m.rejudgeQuestion(), true
 	case m.filtering:

@@ -284,8 +284,9 @@ func (p *plain) verdict(name string, j *state.Judgment) string {
 // the verdicts of judge, the pass rate of each model, the ledger, how to
 // export and the exit code (with opts.ExitCode). judge "" scores by the
 // checks alone: a completed cell passed, and there is no verdict line.
-// Under a judge, a model reads — until the judge has decided one of its
-// cells. It returns "" for a nil run.
+// A model reads "— (nothing decided)" where its rate has nothing to be of:
+// all its repeats cancelled, or none judged by judge. It returns "" for a
+// nil run.
 func Summary(run *state.BatteryRun, judge string, opts Options) string {
 	if run == nil {
 		return ""
@@ -323,11 +324,18 @@ func Summary(run *state.BatteryRun, judge string, opts Options) string {
 	}
 	for i, m := range run.Models {
 		pc := b.modSum[i]
+		r := b.rate(pc, g)
 		counted := "(" + n(pc.pass) + "/" + n(pc.decided) + ")"
-		if judge != "" && pc.verdicts == 0 && pc.awaiting > 0 {
-			counted = "(no verdicts)"
+		switch {
+		case r != g.dash:
+		case !b.settled && pc.awaiting > 0:
+			counted = "(" + n(pc.awaiting) + " awaiting)"
+		default:
+			// One wording whatever left the rate empty: every repeat
+			// cancelled, or none judged by the judge in view.
+			counted = "(nothing decided)"
 		}
-		sb.WriteString("  " + c.fit(m, nameW) + "  " + c.fitRight(b.rate(pc, g), rateW) + "  " + counted + "\n")
+		sb.WriteString("  " + c.fit(m, nameW) + "  " + c.fitRight(r, rateW) + "  " + counted + "\n")
 	}
 	if opts.LedgerPath != "" {
 		sb.WriteString("ledger   " + opts.LedgerPath + "\n")

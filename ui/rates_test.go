@@ -39,6 +39,7 @@ func TestPassRatesWaitForTheJudgeInView(t *testing.T) {
 	// json_schema_reply two ✓ that the judge may have judged.
 	scene := func(verdicts ...scoring.Verdict) *state.BatteryRun {
 		run := next(makeRun(2, 2, 1, "large"))
+		run.Phase = state.PhaseJudgment
 		set(run, 0, 0, 0, failed("regex", "no match"))
 		set(run, 0, 1, 0, completed(time.Second, 30))
 		set(run, 1, 0, 0, completed(time.Second, 30))
@@ -48,11 +49,15 @@ func TestPassRatesWaitForTheJudgeInView(t *testing.T) {
 		}
 		return run
 	}
-	stopped := func() *state.BatteryRun {
-		run := scene()
-		set(run, 1, 1, 0, status(state.Cancelled))
-		finish(run, state.RunStopped)
-		return run
+	stopped := func(verdicts ...scoring.Verdict) func() *state.BatteryRun {
+		return func() *state.BatteryRun {
+			run := scene(verdicts...)
+			if len(verdicts) < 2 {
+				set(run, 1, 1, 0, status(state.Cancelled))
+			}
+			finish(run, state.RunStopped)
+			return run
+		}
 	}
 	tests := []struct {
 		name     string
@@ -62,14 +67,37 @@ func TestPassRatesWaitForTheJudgeInView(t *testing.T) {
 	}{
 		{name: "a failed check and unjudged cells wait for a verdict", run: func() *state.BatteryRun { return scene() },
 			wantRows: map[string]string{"basic_tool_call": "—", "json_schema_reply": "—"}, wantFoot: []string{"—", "—", "—"}},
-		{name: "after a stop nothing judged reads —", run: stopped,
+		// Judgment 0/N: a ❌ beside a ✓ the judge is at work on read 0%.
+		{name: "a ✓ being judged waits", run: func() *state.BatteryRun {
+			r := scene()
+			set(r, 0, 1, 0, judging("large", state.JudgmentRunning))
+			set(r, 1, 0, 0, judging("large", state.JudgmentQueued))
+			set(r, 1, 1, 0, judging("large", state.JudgmentQueued))
+			r.JudgeInFlight = 3
+			return r
+		}, wantRows: map[string]string{"basic_tool_call": "—", "json_schema_reply": "—"}, wantFoot: []string{"—", "—", "—"}},
+		{name: "after a stop nothing judged reads —", run: stopped(),
 			wantRows: map[string]string{"basic_tool_call": "—", "json_schema_reply": "—"}, wantFoot: []string{"—", "—", "—"}},
-		{name: "one verdict opens the rate of its row and column", run: func() *state.BatteryRun { return scene(scoring.Pass) },
+		// A partial rate read 37% where the final one was 60%.
+		{name: "a line waits until all of it is decided", run: func() *state.BatteryRun { return scene(scoring.Pass) },
+			wantRows: map[string]string{"basic_tool_call": "—", "json_schema_reply": "—"}, wantFoot: []string{"—", "50%", "—"}},
+		{name: "every verdict in opens every rate", run: func() *state.BatteryRun {
+			r := scene(scoring.Pass, scoring.Fail)
+			set(r, 0, 1, 0, judged("large", scoring.Pass, 0.75))
+			return r
+		}, wantRows: map[string]string{"basic_tool_call": "50%", "json_schema_reply": "50%"}, wantFoot: []string{"50%", "50%", "50%"}},
+		{name: "after a stop a line rates what was decided", run: stopped(scoring.Pass),
 			wantRows: map[string]string{"basic_tool_call": "—", "json_schema_reply": "100%"}, wantFoot: []string{"50%", "50%", "—"}},
 		{name: "a judge error is no verdict", run: func() *state.BatteryRun { return scene(scoring.Error, scoring.Fail) },
-			wantRows: map[string]string{"basic_tool_call": "—", "json_schema_reply": "0%"}, wantFoot: []string{"0%", "0%", "0%"}}, // qwen3-8b: a ❌ and a judge error, nothing left to wait for
+			wantRows: map[string]string{"basic_tool_call": "—", "json_schema_reply": "0%"}, wantFoot: []string{"—", "0%", "—"}}, // qwen3-8b: a ❌ and a judge error, nothing left to wait for
 		{name: "checks only: ✓ passes, ❌ does not", run: func() *state.BatteryRun { r := scene(); checksOnly(r); return r },
 			wantRows: map[string]string{"basic_tool_call": "50%", "json_schema_reply": "100%"}, wantFoot: []string{"75%", "50%", "100%"}},
+		{name: "checks only: a line waits for its inference", run: func() *state.BatteryRun {
+			r := scene()
+			checksOnly(r)
+			set(r, 1, 1, 0, status(state.Running))
+			return r
+		}, wantRows: map[string]string{"basic_tool_call": "50%", "json_schema_reply": "—"}, wantFoot: []string{"—", "50%", "—"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -46,7 +46,7 @@ func TestContainsFold(t *testing.T) {
 		{"the VERDICT: pass", "verdict", true},
 		{"the VERDICT: pass", "VERDICT", true},
 		{"[Tool Call] x", "[tool call]", true}, // a word that starts with a non-letter
-		{"{x}", "[x]", false},                   // '[' | 0x20 is '{': not a match
+		{"{x}", "[x]", false},                  // '[' | 0x20 is '{': not a match
 		{"abc", "", true},
 		{"ab", "abc", false},
 	} {

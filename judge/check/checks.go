@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"pitwall/internal/textutil"
@@ -152,6 +153,9 @@ func ValidateCheck(c Check) error {
 	if err := k.validate(c); err != nil {
 		return fmt.Errorf("check %s: %w", strings.TrimSpace(c.Type), err)
 	}
+	if _, err := scopeOf(c); err != nil {
+		return fmt.Errorf("check %s: %w", strings.TrimSpace(c.Type), err)
+	}
 	return nil
 }
 
@@ -178,10 +182,14 @@ func runCheck(c Check, r reply) CheckResult {
 	if l := k.label(c); l != "" {
 		name += " " + l
 	}
-	if err := k.validate(c); err != nil {
+	sc, serr := scopeOf(c)
+	if sc != scopeTrajectory {
+		name += " [" + string(sc) + "]"
+	}
+	if err := cmp.Or(k.validate(c), serr); err != nil {
 		return CheckResult{Name: name, Reason: "invalid check: " + err.Error()}
 	}
-	pass, found, err := k.run(c, r)
+	pass, found, err := runScoped(k, c, sc, r)
 	if err != nil {
 		return CheckResult{Name: name, Reason: "invalid check: " + err.Error()}
 	}

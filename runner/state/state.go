@@ -95,8 +95,40 @@ type Cell struct {
 	CompletionTokens int
 	TokensPerSec     float64
 
+	// Steps is an agent test's trajectory, one step per model turn, in
+	// order; nil for a test of one request. For an agent cell, Output is
+	// the final answer, ToolCalls every call of every step, and the usage
+	// and latency fields the sums over its steps (TTFT the first step's).
+	Steps []Step
+
 	// Judgments by judge name; scoring.JuryName holds the aggregate when scoring is a jury.
 	Judgments map[string]*Judgment
+}
+
+// Step is one model turn of an agent test's tool loop: one inference
+// request, what the model said, and the calls it made with what each was
+// answered. A published step is never changed.
+type Step struct {
+	Content      string // the model's text: its thought, or on the last step its final answer
+	Reasoning    string // reasoning the server sent apart
+	Calls        []StepCall
+	FinishReason string
+	Server       string
+
+	TTFT             time.Duration
+	Latency          time.Duration
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// StepCall is one tool call of a step and the observation it was answered
+// with.
+type StepCall struct {
+	chat.ToolCall
+	Observation string
+	// Mocked is true when one of the test's mock_tools answered the call;
+	// otherwise Observation is the error the model was shown instead.
+	Mocked bool
 }
 
 // Judgment returns the cell's judgment by name, or nil.

@@ -1,0 +1,109 @@
+package importrun
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+)
+
+// Parse reads a finished run from data, telling its kind from the content:
+//
+//  1. an object with "aggregates" is prompt-prix's consistency export;
+//  2. one whose "results" are objects with test_id and model_id, or that
+//     lists "models" beside "results" and string "tests", is prompt-prix's
+//     results export;
+//  3. one with "evalId", or whose "results" is an object holding a
+//     "results" array (promptfoo's summary), is promptfoo's eval output;
+//  4. one with an "eval" object beside "samples", "results" or "stats" is
+//     an inspect eval log.
+//
+// These are config's rules for telling a results file from a battery
+// (config/sniff.go), so a file `pitwall validate` calls a results export
+// is one Parse reads. Anything else is refused with a message that says
+// what the file looks like, when it can.
+func Parse(data []byte) (*Source, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("the file is empty")
+	}
+	if bytes.HasPrefix(data, []byte("PK\x03\x04")) {
+		return nil, errors.New("this is an inspect .eval log (a zip archive): write it as JSON with " +
+			"`inspect log convert FILE --to json --output-dir DIR` and import the .json file")
+	}
+	v, err := decodeJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	top, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New(notAResultsFile("its JSON is " + jsonKind(v) + ", not an object"))
+	}
+	o := obj{m: top}
+	results, _ := top["results"].([]any)
+	resultsObj, _ := top["results"].(map[string]any)
+	_, promptfooSummary := resultsObj["results"].([]any)
+	evalObj, _ := top["eval"].(map[string]any)
+	switch {
+	case o.has("aggregates"):
+		return readConsistency(o)
+	case len(results) > 0 && recordHas(results[0], "test_id", "model_id"),
+		o.has("results") && o.has("models") && allStrings(top["tests"]):
+		return readPromptPrix(o)
+	case o.has("evalId") || promptfooSummary:
+		return readPromptfoo(o)
+	case evalObj != nil && (o.has("samples") || o.has("results") || o.has("stats")):
+		return readInspect(o)
+	case o.has("prompts") || o.has("tests"):
+		return nil, errors.New("this looks like a battery, not a finished run: give it as --battery, " +
+			"or run it with `pitwall run`")
+	case o.has("run") && o.has("cells"):
+		return nil, errors.New("this is a pitwall export: its run is in the ledger it came from (`pitwall show RUN`)")
+	}
+	return nil, errors.New(notAResultsFile("it has " + keyList(top)))
+}
+
+func notAResultsFile(why string) string {
+	return "not a finished run pitwall can import (" + why + "): pitwall imports a prompt-prix results or " +
+		"consistency export, the JSON of `promptfoo eval -o results.json`, or an inspect eval log written as JSON"
+}
+
+func recordHas(v any, keys ...string) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func allStrings(v any) bool {
+	list, ok := v.([]any)
+	if !ok || len(list) == 0 {
+		return false
+	}
+	for _, e := range list {
+		if _, ok := e.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// keyList names an object's keys for a message: the keys a, b and c.
+func keyList(m map[string]any) string {
+	if len(m) == 0 {
+		return "no keys"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	if len(keys) > 6 {
+		keys = append(keys[:6], "…")
+	}
+	return "the keys " + strings.Join(keys, ", ")
+}
