@@ -14,7 +14,12 @@ import (
 // given, otherwise progress lines on stderr and the final grid on stdout.
 // `run`, `resume` and `retry` end the same way through it.
 func drive(run *runner.Run, a *app, cf *commonFlags, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := &session{run: run, app: a, strict: a.cfg.Run.Strict}
+	return driveGated(run, a, cf, nil, stdin, stdout, stderr)
+}
+
+// driveGated is drive with the CI gates of `run` deciding the exit code.
+func driveGated(run *runner.Run, a *app, cf *commonFlags, g *gates, stdin io.Reader, stdout, stderr io.Writer) int {
+	s := &session{run: run, app: a, strict: a.cfg.Run.Strict, gates: g}
 	opts := uiOptions(a, cf.ascii, s.exitCode)
 	if !cf.headless && isTerminal(stdout) && isTerminal(stdin) {
 		return s.live(opts, stdout, stderr)

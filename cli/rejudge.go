@@ -64,8 +64,12 @@ func cmdRejudge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf(stderr, fmt.Errorf("--judge %q: %w; run %s has %s", *judgeName, err, row.ID, judgeChoices(plan)))
 	}
-	if k := max(plan.Samples, 1); *samples != 0 && *samples != k {
-		return failf(stderr, fmt.Errorf("--samples %d: run %s was judged with %d sample(s) per judge, and re-judging with another number is not supported yet", *samples, row.ID, k))
+	if *samples < 0 {
+		return failf(stderr, fmt.Errorf("--samples %d: give 1 or more votes per judge per cell", *samples))
+	}
+	k := max(plan.Samples, 1)
+	if *samples > 0 {
+		k = *samples
 	}
 	view := *judgeName
 	if view == "" {
@@ -76,13 +80,13 @@ func cmdRejudge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return failf(stderr, err)
 	}
 	defer a.Close()
-	run, err := runner.Reopen(cfg, row.ID, runner.Options{Fleet: a.fleet, Ledger: a.led, Logger: a.log})
+	run, err := runner.Reopen(cfg, row.ID, runner.Options{Fleet: a.fleet, Ledger: a.led, Logger: a.log, JudgeSamples: *samples})
 	if err != nil {
 		return failf(stderr, fmt.Errorf("reopening run %s: %w", row.ID, err))
 	}
 	defer run.Close() // before the app's Close: the run writes to its ledger
 
-	req := rejudgeRequest{judge: *judgeName, view: view, only: *only, names: names, samples: max(plan.Samples, 1),
+	req := rejudgeRequest{judge: *judgeName, view: view, only: *only, names: names, samples: k,
 		headless: cf.headless, ascii: cf.ascii, strict: cfg.Run.Strict}
 	return req.run(a, run, stdin, stdout, stderr)
 }

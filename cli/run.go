@@ -29,15 +29,22 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"is not a terminal, one line per finished cell goes to stderr and the final grid to stdout.", stderr)
 	var cf commonFlags
 	cf.register(fs)
+	var g gates
+	registerGates(fs, &g)
 	cfg, code, ok := parseConfig(fs, &cf, args, stderr)
 	if !ok {
 		return code
 	}
+	if err := g.check(cfg); err != nil {
+		return failf(stderr, err)
+	}
+	printWarnings(stderr, cfg)
 	a, err := openApp(cfg, "", stderr)
 	if err != nil {
 		return failf(stderr, err)
 	}
 	defer a.Close()
+	noteInterrupted(a.led, cfg.Path, stderr)
 	run, err := runner.New(cfg, runner.Options{RunID: a.runID, Fleet: a.fleet, Ledger: a.led, Logger: a.log,
 		RefreshJudges: cf.judgeRefresh})
 	if err != nil {
@@ -47,14 +54,8 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return failf(stderr, err)
 	}
 	defer run.Close() // before the app's Close: the run writes to its ledger
-
-	s := &session{run: run, app: a, strict: cfg.Run.Strict}
-	opts := ui.Options{ASCII: cf.ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
-		LogPath: a.logPath, LedgerPath: cfg.DB, Logger: a.log, ExitCode: s.exitCode}
-	if !cf.headless && isTerminal(stdout) && isTerminal(stdin) {
-		return s.live(opts, stdout, stderr)
-	}
-	return s.exitCode(s.plain(opts, stdout, stderr))
+	code = driveGated(run, a, &cf, &g, stdin, stdout, stderr)
+	return g.finish(a.led, run.Wait(context.Background()), code, stderr)
 }
 
 // session is a started run and what its end depends on: whether a signal
@@ -63,6 +64,7 @@ type session struct {
 	run         *runner.Run
 	app         *app
 	strict      bool
+	gates       *gates      // nil: the run's own exit code
 	interrupted atomic.Bool // the UI reads it too, for "q exits N"
 }
 
@@ -70,7 +72,7 @@ func (s *session) exitCode(b *state.BatteryRun) int {
 	if s.interrupted.Load() {
 		return exitInterrupted
 	}
-	return state.ExitCode(b, s.strict)
+	return s.gates.exitCode(b, state.ExitCode(b, s.strict))
 }
 
 // live runs the grid until the user quits, then prints the summary. SIGINT

@@ -48,6 +48,11 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	// fleet); without it the grid can still be browsed and exported.
 	cfgPath, err := history.ConfigPath(led, b.ID)
 	led.Close()
+	if err == nil && b.Status == state.RunRunning {
+		// Reading it did not find its process gone: that process judges
+		// it, and a second writer of its verdicts would undo the first's.
+		err = fmt.Errorf("run %s is still running in another pitwall; re-judge it once it has ended", b.ID)
+	}
 	opts := ui.Options{ASCII: *ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
 		ExitCode: exitCode}
 	var snaps <-chan *state.BatteryRun

@@ -29,6 +29,7 @@ type attempt struct {
 	started     bool            // the ledger knows it was dispatched
 	timer       *time.Timer     // while it waits out a backoff
 	key         string          // a judge request's cache key
+	loop        *agentLoop      // an agent test's tool loop (agent.go)
 }
 
 // buildRequest turns a test into the chat request every model gets.
@@ -83,11 +84,11 @@ func (e *engine) submitInference(batch []*attempt) {
 	for i, a := range batch {
 		t := r.tests[a.ti]
 		model := r.models[a.mi]
-		req := buildRequest(t, model, r.cfg.Run)
+		req, params := e.inferenceRequest(a)
 		a.ctx = e.phaseCtx
 		a.row = &ledger.Request{
 			RunID: r.id, Purpose: ledger.PurposeInference, Model: model, Test: t.ID, Repeat: a.rep, Attempt: a.n,
-			Input: mustJSON(req.Messages), Params: requestParams(req), CacheKey: inferenceKey(req),
+			Input: mustJSON(req.Messages), Params: params, CacheKey: inferenceKey(req),
 			Status: ledger.StatusQueued, QueuedAt: r.now(),
 		}
 		if e.reused(a) {
@@ -194,7 +195,7 @@ func (e *engine) inferenceDone(a *attempt, res chat.Result, err error) {
 	cell := [3]int{a.ti, a.mi, a.rep}
 	// Work the fleet gave up on (no server came back within max_wait) is
 	// not retried: the run goes on with what it has.
-	if err != nil && e.life == inferring && !errors.Is(err, gpu.ErrGaveUp) && mayRetry(class, a.n, e.failovers[cell], e.r.cfg.Run.Retries) {
+	if err != nil && e.life == inferring && !errors.Is(err, gpu.ErrGaveUp) && mayRetry(class, a.try(), e.failovers[cell], e.r.cfg.Run.Retries) {
 		if class == chat.ClassUnavailable {
 			e.failovers[cell]++
 		}
@@ -224,12 +225,15 @@ func (e *engine) retryInference(a *attempt) {
 		e.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
 		return
 	}
-	e.submitInference([]*attempt{{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1}})
+	e.submitInference([]*attempt{{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, loop: a.loop}})
 }
 
 // inferenceSettled decides a cell from its last attempt, records it, and
 // plans its judging when judging is pipelined.
 func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
+	if e.agentContinues(a, res, err) {
+		return // an agent cell's next step is on its way
+	}
 	r := e.r
 	t := r.tests[a.ti]
 	e.inflight--
@@ -261,6 +265,7 @@ func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
 		out := check.Output{Content: res.Content, ToolCalls: res.ToolCalls, Latency: res.Latency}
 		checks := check.Validate(check.Expect{ToolChoice: t.ToolChoice, HasTools: len(t.Tools) > 0, ResponseFormat: t.ResponseFormat}, out)
 		c.Checks = append(checks, check.RunChecks(t.Checks, out)...)
+		e.agentSettled(a, c)
 		c.Status = state.Failed
 		if check.Passed(c.Checks) {
 			c.Status = state.Completed

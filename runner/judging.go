@@ -179,10 +179,11 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 	// configuration is the one later runs reuse.
 	baseSeed := r.cfg.Run.Seed + j.sample
 	seed := baseSeed + 1000*j.round
-	req := chat.Request{Model: jc.Model, Messages: judge.Render(tpl, in), Temperature: &temp, Seed: &seed, MaxTokens: jc.MaxTokens}
-	key := judge.CacheKey(judge.KeyInput{BaseURL: e.judgeEndpoint(jc), Model: jc.Model, TemplateID: tpl.ID,
+	steps := judgeSteps(c)
+	req := chat.Request{Model: jc.Model, Messages: judgeMessages(tpl, in, steps), Temperature: &temp, Seed: &seed, MaxTokens: jc.MaxTokens}
+	key := judgeCacheKey(judge.KeyInput{BaseURL: e.judgeEndpoint(jc), Model: jc.Model, TemplateID: tpl.ID,
 		TemplateVersion: tpl.Version, TemplateHash: tpl.Hash(), Temperature: temp, MaxTokens: jc.MaxTokens,
-		Seed: baseSeed, Sample: j.sample, Input: in})
+		Seed: baseSeed, Sample: j.sample, Input: in}, steps)
 	a.row = &ledger.Request{RunID: r.id, Purpose: ledger.PurposeJudge, Model: jc.Model, Test: t.ID, Repeat: j.rep,
 		CandidateModel: r.models[j.mi], Round: j.round,
 		Judge: j.judge, Sample: j.sample, Attempt: a.n, Input: mustJSON(req.Messages), Params: requestParams(req),

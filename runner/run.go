@@ -46,6 +46,10 @@ type Options struct {
 	ExportDir string
 	// RefreshJudges ignores cached verdicts (--judge-refresh).
 	RefreshJudges bool
+	// JudgeSamples, when above 0, is the votes per judge per cell of what a
+	// reopened run judges from now on (pitwall rejudge --samples); the
+	// verdicts it already has keep theirs.
+	JudgeSamples int
 }
 
 // Run is one battery run: phase 1 inference, phase 2 judgment, and the
@@ -280,6 +284,9 @@ func Reopen(cfg *config.Config, id string, opts Options) (*Run, error) {
 	again, err := restoredConfig(cfg, row)
 	if err != nil {
 		return nil, err
+	}
+	if opts.JudgeSamples > 0 {
+		again.Scoring.Samples = opts.JudgeSamples
 	}
 	opts.RunID = row.ID
 	snap, err := history.LoadSnapshot(opts.Ledger, row.ID, "")

@@ -110,19 +110,24 @@ func (m *model) filterKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// helpKey scrolls the key map with the keys that move in the grid.
 func (m *model) helpKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys
+	k, h := m.c.keys, &m.help
 	switch {
 	case key.Matches(msg, k.Help, k.Back):
 		m.screen = m.back
-	case msg.String() == "down" || msg.String() == "j":
-		m.help.scroll(1)
-	case msg.String() == "up" || msg.String() == "k":
-		m.help.scroll(-1)
-	case msg.String() == "pgdown":
-		m.help.scroll(m.help.height)
-	case msg.String() == "pgup":
-		m.help.scroll(-m.help.height)
+	case key.Matches(msg, k.Down):
+		h.scroll(1)
+	case key.Matches(msg, k.Up):
+		h.scroll(-1)
+	case key.Matches(msg, k.PageDown):
+		h.scroll(h.page())
+	case key.Matches(msg, k.PageUp):
+		h.scroll(-h.page())
+	case key.Matches(msg, k.Top):
+		h.off = 0
+	case key.Matches(msg, k.Bottom):
+		h.toBottom()
 	}
 	return nil
 }
@@ -139,10 +144,15 @@ func (m *model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 	case msg.String() == "enter":
 		m.screen = m.back
 		name := m.picker.selected()
-		if name == "" || name == m.judge {
+		if name == m.judge {
 			return nil
 		}
 		m.setJudge(name)
+		if name == "" {
+			// A view of what is there: the runner has nothing to do.
+			m.say("no judge in view: the checks alone decide, "+m.c.glyphs.ok+" is a pass", false)
+			return nil
+		}
 		m.sayJudging("switching to " + name + "…")
 		return m.act.switchJudge(name)
 	}
@@ -363,15 +373,19 @@ func (m *model) refreshKeys() {
 	if m.screen == screenDetail {
 		cellT, cellM, onCell = m.detail.t, m.detail.m, have
 	}
-	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.Left, &k.Right, &k.Top, &k.Bottom, &k.PageUp, &k.PageDown,
-		&k.Figures, &k.Transpose, &k.Filter, &k.StatusFilter} {
+	for _, b := range []*key.Binding{&k.Left, &k.Right, &k.Figures, &k.Transpose, &k.Filter, &k.StatusFilter} {
 		b.SetEnabled(have)
+	}
+	// The moves scroll the key map too, run or not.
+	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.Top, &k.Bottom, &k.PageUp, &k.PageDown} {
+		b.SetEnabled(have || m.screen == screenHelp)
 	}
 	k.Detail.SetEnabled(onCell)
 	k.Stop.SetEnabled(ctrl && (m.running() && !m.stopping || m.rejudging()))
 	k.ClearFilter.SetEnabled(have && m.screen == screenGrid && m.grid.query != "")
 	k.Rejudge.SetEnabled(judging && onCell && len(completedRefs(m.run, cellT, cellM)) > 0)
 	k.RejudgeAll.SetEnabled(judging && m.board.counts.Completed > 0)
-	k.Judge.SetEnabled(judges && (len(m.run.Plan.Choices()) > 1 || m.run.Plan.Choices()[0] != m.judge))
+	// The picker always has another choice: a judge, or none.
+	k.Judge.SetEnabled(judges)
 	k.Export.SetEnabled(have && ctrl && !m.exporting)
 }

@@ -126,6 +126,14 @@ func (w *detailWriter) para(indent int, text string) {
 	}
 }
 
+// names writes a line of names (a test id, a model), wrapped at spaces and
+// at the marks names are made of, so that a long id breaks between its
+// parts rather than leaving "Test" alone on its line.
+func (w *detailWriter) names(text string) {
+	w.sb.WriteString(w.c.wm.Wrap(text, max(w.width, 10), "_-/.:"))
+	w.sb.WriteString("\n")
+}
+
 func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width int) string {
 	if run == nil || t >= len(run.Tests) || m >= len(run.Models) {
 		return ""
@@ -141,8 +149,9 @@ func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width
 	if test.Category != "" {
 		head += " · category " + test.Category
 	}
-	w.line(0, head)
-	w.line(0, "Model "+run.Models[m])
+	// The grid cuts long names; here they are whole, wrapped.
+	w.names(head)
+	w.names("Model " + run.Models[m])
 
 	w.section("Prompt")
 	if test.System != "" {

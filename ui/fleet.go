@@ -23,20 +23,70 @@ func (f *fleet) lines(servers []telemetry.ServerState, most int) int {
 	return min(len(servers), most)
 }
 
+// fleetCols are the widths of the fields that grow with the screen.
+type fleetCols struct {
+	name, gpu, models int
+	telemetry         bool // some server reports its GPUs
+}
+
+// Widths of the fleet line's fields: the growing ones start at these, the
+// others keep theirs. The rate is "1234 tok/s".
+const (
+	fleetNameW   = 14
+	fleetGPUW    = 16
+	fleetModelsW = 24
+	utilBarW     = 8
+	fleetRest    = 3 + 2 + 2 + 10 + 11 + 10 // mark and spaces, gaps, slots, queue, rate
+	gpuRest      = 2 + 1 + utilBarW + 5 + 1 + 11
+)
+
+// columns lays the fields out: each starts at its usual width, and what the
+// screen has beyond the line goes to the server names, then the GPU names,
+// then the models, up to what shows each whole. A wide terminal shows
+// "Simulated RTX 4090" where a narrow one cuts it.
+func (f *fleet) columns(servers []telemetry.ServerState) fleetCols {
+	var want fleetCols
+	want.name = 4
+	for i := range servers {
+		s := &servers[i]
+		want.name = max(want.name, f.c.sw(s.Name))
+		if len(s.GPUs) > 0 {
+			want.telemetry = true
+			want.gpu = max(want.gpu, f.c.sw(gpuName(s.GPUs)))
+		}
+		if s.Up {
+			want.models = max(want.models, f.c.sw(f.models(s)))
+		}
+	}
+	c := fleetCols{name: min(want.name, fleetNameW), gpu: fleetGPUW, models: fleetModelsW, telemetry: want.telemetry}
+	used := fleetRest + c.name + c.models
+	if c.telemetry {
+		used += c.gpu + gpuRest
+	}
+	spare := f.width - used
+	grow := func(w *int, wanted int) {
+		if n := min(max(wanted-*w, 0), max(spare, 0)); n > 0 {
+			*w += n
+			spare -= n
+		}
+	}
+	grow(&c.name, want.name)
+	if c.telemetry {
+		grow(&c.gpu, want.gpu)
+	}
+	grow(&c.models, want.models)
+	return c
+}
+
 // View draws the panel in at most height lines.
 func (f *fleet) View(servers []telemetry.ServerState) string {
 	if f.height <= 0 || len(servers) == 0 {
 		return ""
 	}
-	nameW, telemetry := 4, false
-	for i := range servers {
-		nameW = max(nameW, f.c.sw(servers[i].Name))
-		telemetry = telemetry || len(servers[i].GPUs) > 0
-	}
-	nameW = min(nameW, 14)
 	if f.height == 1 && len(servers) > 1 {
 		return f.c.cut(f.summary(servers), f.width)
 	}
+	cols := f.columns(servers)
 	show := servers
 	more := 0
 	if len(servers) > f.height {
@@ -45,7 +95,7 @@ func (f *fleet) View(servers []telemetry.ServerState) string {
 	}
 	out := make([]string, 0, f.height)
 	for i := range show {
-		out = append(out, f.c.cut(f.line(&show[i], nameW, telemetry), f.width))
+		out = append(out, f.c.cut(f.line(&show[i], cols), f.width))
 	}
 	if more > 0 {
 		out = append(out, f.c.styles.dim.Render(" +"+strconv.Itoa(more)+" more servers"))
@@ -53,14 +103,14 @@ func (f *fleet) View(servers []telemetry.ServerState) string {
 	return strings.Join(out, "\n")
 }
 
-func (f *fleet) line(s *telemetry.ServerState, nameW int, telemetry bool) string {
+func (f *fleet) line(s *telemetry.ServerState, cols fleetCols) string {
 	st, g := f.c.styles, f.c.glyphs
 	var sb strings.Builder
 	sb.WriteString(" ")
 	if !s.Up {
 		sb.WriteString(st.kind[kindFailed].Render(g.down))
 		sb.WriteString(" ")
-		sb.WriteString(f.c.fit(s.Name, nameW))
+		sb.WriteString(f.c.fit(s.Name, cols.name))
 		sb.WriteString("  down")
 		if !s.DownSince.IsZero() {
 			sb.WriteString(" " + clock(max(f.c.now().Sub(s.DownSince), 0)))
@@ -75,13 +125,13 @@ func (f *fleet) line(s *telemetry.ServerState, nameW int, telemetry bool) string
 	}
 	sb.WriteString(st.kind[kindOK].Render(g.up))
 	sb.WriteString(" ")
-	sb.WriteString(f.c.fit(s.Name, nameW))
-	if telemetry {
+	sb.WriteString(f.c.fit(s.Name, cols.name))
+	if cols.telemetry {
 		sb.WriteString("  ")
-		sb.WriteString(f.gpus(s.GPUs))
+		sb.WriteString(f.gpus(s.GPUs, cols.gpu))
 	}
 	sb.WriteString("  ")
-	sb.WriteString(f.c.fit(f.models(s), 24))
+	sb.WriteString(f.c.fit(f.models(s), cols.models))
 	sb.WriteString("  ")
 	sb.WriteString(f.c.fit("slots "+strconv.Itoa(s.Busy)+"/"+strconv.Itoa(s.Slots), 10))
 	// The queue is this server's (jobs it could run), and as wide as it
@@ -95,18 +145,23 @@ func (f *fleet) line(s *telemetry.ServerState, nameW int, telemetry bool) string
 	return sb.String()
 }
 
-// gpus is the telemetry block: name (×count), utilisation bar, VRAM. A zero
-// field is unknown and is left blank rather than shown as zero.
-func (f *fleet) gpus(gs []telemetry.GPUState) string {
-	const nameW, utilBarW = 16, 8
-	if len(gs) == 0 {
-		return strings.Repeat(" ", nameW+1+utilBarW+5+1+11)
-	}
-	// The vendor says little in a panel that has sixteen columns for it.
+// gpuName is what the panel calls a server's GPUs: the first one's name
+// without the vendor (it says little), with their count.
+func gpuName(gs []telemetry.GPUState) string {
 	name := strings.TrimPrefix(strings.TrimPrefix(gs[0].Name, "NVIDIA "), "AMD ")
 	if len(gs) > 1 {
 		name = strconv.Itoa(len(gs)) + "×" + name
 	}
+	return name
+}
+
+// gpus is the telemetry block: name (×count) in nameW, utilisation bar,
+// VRAM. A zero field is unknown and is left blank rather than shown as zero.
+func (f *fleet) gpus(gs []telemetry.GPUState, nameW int) string {
+	if len(gs) == 0 {
+		return strings.Repeat(" ", nameW+1+utilBarW+5+1+11)
+	}
+	name := gpuName(gs)
 	var util, used, total float64
 	utilKnown := false
 	for _, g := range gs {

@@ -57,9 +57,10 @@ func TestFooterDropsLeastNeededKeysFirst(t *testing.T) {
 		w    int
 		want string
 	}{
-		{120, " enter detail • s stop • r re-judge • t figures • x transpose • / filter • f status • e export • ? help • q quit"},
-		{100, " enter detail • s stop • r re-judge • t figures • / filter • f status • e export • ? help • q quit"},
-		{80, " enter detail • s stop • r re-judge • / filter • f status • ? help • q quit"},
+		// J is there with one judge: it can put none in view.
+		{120, " enter detail • s stop • r re-judge • J judge • t figures • / filter • f status • e export • ? help • q quit"},
+		{100, " enter detail • s stop • r re-judge • J judge • / filter • f status • e export • ? help • q quit"},
+		{80, " enter detail • s stop • r re-judge • J judge • / filter • ? help • q quit"},
 		{60, " enter detail • s stop • / filter • ? help • q quit"},
 	}
 	for _, tt := range tests {
@@ -126,6 +127,31 @@ func TestHelpSaysEscClearsTheFilter(t *testing.T) {
 	for _, want := range []string{"esc    clear the / filter", "esc clears it"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("help lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestFooterWhileTypingAFilter(t *testing.T) {
+	for _, w := range []int{60, 120} {
+		m := testModel(w, 30, Options{}, newFakeCtrl(nil))
+		show(m, sceneJudged())
+		press(m, "/", "g", "e")
+		got := footer(m)
+		// The keys that edit the filter, and the one that still gets out.
+		for _, want := range []string{"enter keep", "esc clear", "ctrl+u erase", "ctrl+c interrupt"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("at %d the footer lacks %q while typing: %q", w, want, got)
+			}
+		}
+		// t, x, f, e, q, ? and / type into the filter now.
+		for _, gone := range []string{"figures", "transpose", "status", "export", "quit", "help", "/ filter"} {
+			if strings.Contains(got, gone) {
+				t.Errorf("at %d the footer lists %q, a key that types into the filter: %q", w, gone, got)
+			}
+		}
+		press(m, "enter")
+		if got := footer(m); !strings.Contains(got, "q quit") {
+			t.Errorf("once the filter is kept the grid's keys are back: %q", got)
 		}
 	}
 }

@@ -9,11 +9,13 @@ import (
 
 // Grid geometry. Every cell of a frame has the same width whatever its
 // glyph, so the separators line up: a column is a separator, a space and
-// cellW columns. Columns widen past minCellW to show their names in full
-// when the screen has room for all of them that wide.
+// cellW columns. The row names take up to maxNameW and the columns up to
+// maxCellW; when every column fits at that, what the screen has left
+// goes to the names first and then to the columns, until each is whole.
 const (
 	minCellW = 10 // "FAIL 0.25", "✓ … 1/3"
 	maxCellW = 24
+	maxNameW = 32
 	rateW    = 4 // "100%"
 	// gutter (cursor mark), spaces around the rate, closing separator
 	rowChrome = 4
@@ -242,10 +244,7 @@ func (g *grid) fix() {
 			g.rowNameMax = max(g.rowNameMax, g.c.sw(g.rowName(i)))
 		}
 	}
-	g.nameW = min(max(g.rowNameMax, 8), 32, max(g.width/3, 8))
-	avail := g.width - g.nameW - rateW - rowChrome
-	g.cellW = g.columnWidth(avail)
-	g.ncols = max(avail/(g.cellW+2), 1)
+	g.layoutColumns()
 	g.bodyH = max(g.height-2, 1)
 
 	rows, cols := g.rows(), g.cols()
@@ -255,11 +254,15 @@ func (g *grid) fix() {
 	g.left = scrollTo(g.left, g.curCol, g.ncols, len(cols))
 }
 
-// columnWidth is the cell width for avail columns of screen: the widest
-// visible column name (at most maxCellW) when every column fits that wide,
-// else as wide as lets them all fit, and never under minCellW, where a grid
-// wider than the screen keeps as many columns in view as it can.
-func (g *grid) columnWidth(avail int) int {
+// layoutColumns sets the widths of the row names and of the cells, and how
+// many columns are in view. At first the names take at most maxNameW (and a
+// third of the screen) and the cells the widest visible column name, at
+// most maxCellW. When the columns do not all fit that wide, they narrow to
+// fit, never under minCellW, where a grid wider than the screen keeps as
+// many in view as it can. When they fit with room to spare, the spare goes
+// to the names and then to the columns, up to what shows them whole: a
+// wide terminal shows long ids and model names that a narrow one cuts.
+func (g *grid) layoutColumns() {
 	cols := g.cols()
 	if g.colNameMax < 0 {
 		g.colNameMax = 0
@@ -267,10 +270,23 @@ func (g *grid) columnWidth(avail int) int {
 			g.colNameMax = max(g.colNameMax, g.c.sw(g.colName(j)))
 		}
 	}
+	n := max(len(cols), 1)
+	nameWant := max(g.rowNameMax, 8)
 	// One column more than the name, so that it does not touch the next
 	// separator.
-	want := min(max(g.colNameMax+1, minCellW), maxCellW)
-	return max(min(want, avail/max(len(cols), 1)-2), minCellW)
+	cellWant := max(g.colNameMax+1, minCellW)
+	g.nameW = min(nameWant, maxNameW, max(g.width/3, 8))
+	avail := g.width - g.nameW - rateW - rowChrome
+	g.cellW = min(cellWant, maxCellW)
+	if spare := avail - n*(g.cellW+2); spare > 0 {
+		grow := min(nameWant-g.nameW, spare)
+		g.nameW += grow
+		avail -= grow
+		g.cellW += min(cellWant-g.cellW, (spare-grow)/n)
+	} else {
+		g.cellW = max(min(g.cellW, avail/n-2), minCellW)
+	}
+	g.ncols = max(avail/(g.cellW+2), 1)
 }
 
 // scrollTo is the first visible position that keeps cur in a window of n

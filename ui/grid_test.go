@@ -225,8 +225,11 @@ func TestColumnsWidenToTheirNames(t *testing.T) {
 			wantCols: []string{"qwen3-8b", "granite-4.0-micro", "gemma-3-12b", "llama-3.1-8b-instruct"}, wantW: 22},
 		{name: "room for most of them", w: 120, run: sceneMidInference,
 			wantCols: []string{"qwen3-8b", "granite-4.0-micro", "gemma-3-12b", "llama-3.1-8b-inst…"}, wantW: 18},
-		{name: "a long name stops at the most", w: 200, run: long,
+		{name: "a long name stops at the most", w: 144, run: long,
 			wantCols: []string{"qwen3-8b", "granite-4.0-micro", "gemma-3-12b", "a-model-whose-name-goes…"}, wantW: maxCellW},
+		// With the test ids whole (38), what is left widens the columns.
+		{name: "a wide screen gives it more", w: 200, run: long,
+			wantCols: []string{"qwen3-8b", "granite-4.0-micro", "gemma-3-12b", "a-model-whose-name-goes-on-and-on-a…"}, wantW: 36},
 		{name: "too many columns to widen", w: 120, run: sceneWarnings, wantW: minCellW},
 	}
 	for _, tt := range tests {

@@ -33,8 +33,9 @@ func TestChecksOnlyRunPicksNoJudge(t *testing.T) {
 	if !k.Judge.Enabled() {
 		t.Fatal("J cannot pick the configured judge")
 	}
-	// J picks the configured judge, which then judges the run.
-	run(m, press(m, "J", "enter"))
+	// J opens on none, in view; k picks the configured judge, which then
+	// judges the run.
+	run(m, press(m, "J", "k", "enter"))
 	if len(ctrl.switched) != 1 || ctrl.switched[0] != "gemma" {
 		t.Fatalf("switched = %v, want [gemma]", ctrl.switched)
 	}

@@ -16,8 +16,18 @@ type help struct {
 	off           int // first line shown, when the key map is taller than the screen
 }
 
-// scroll moves the full help by n lines.
-func (h *help) scroll(n int) { h.off = max(h.off+n, 0) }
+// scroll moves the full help by n lines, no further than its end.
+func (h *help) scroll(n int) { h.off = min(max(h.off+n, 0), h.last()) }
+
+// last is the offset that shows the key map's end.
+func (h *help) last() int { return max(len(h.lines())-h.height, 0) }
+
+// page is how far pgup and pgdn move: a screen, less the line that says
+// there is more, so that no line is skipped.
+func (h *help) page() int { return max(h.height-1, 1) }
+
+// toBottom scrolls to the end.
+func (h *help) toBottom() { h.off = h.last() }
 
 // SetSize gives the full help its part of the screen.
 func (h *help) SetSize(w, ht int) { h.width, h.height = w, ht }
@@ -77,8 +87,29 @@ func (h *help) short(bindings []key.Binding) string {
 	return h.c.cut(sb.String(), h.width)
 }
 
-// View draws the full key map, a legend of the glyphs and where logs go.
+// View draws the full key map, a legend of the glyphs and where logs go,
+// from the scroll offset.
 func (h *help) View() string {
+	st, g := h.c.styles, h.c.glyphs
+	lines := h.lines()
+	if len(lines) > h.height {
+		h.off = min(h.off, len(lines)-h.height)
+		more := h.off+h.height < len(lines)
+		lines = lines[h.off : h.off+h.height]
+		if more {
+			lines[len(lines)-1] = st.dim.Render(" " + g.ellipsis + " more below (↓/j, pgdn, G)")
+		}
+	} else {
+		h.off = 0
+	}
+	for len(lines) < h.height {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lines is the whole key map and legend, laid out for the width.
+func (h *help) lines() []string {
 	st := h.c.styles
 	groups := h.c.keys.FullHelp()
 	cols := make([][]string, len(groups))
@@ -133,6 +164,9 @@ func (h *help) View() string {
 		{"filter", "/word keeps tests and models whose name has it; m:word models only, t:word tests only; esc clears it; f cycles all, failures, errors, disagreements. " +
 			"Pass rates are of what the filters keep"},
 		{"figures", "t cycles verdicts, latency, time to first token, tokens/s"},
+		// ctrl+c has no row above: its word is here, where there is room.
+		{"quitting", "q while the run goes asks, then stops it: exit 1 (stopped). ctrl+c is SIGINT: it asks the same " +
+			"(ctrl+c again means yes), then stops the run: exit 130. Once the run is over both quit with its exit code"},
 	}
 	if h.c.opts.LogPath != "" {
 		legend = append(legend, struct{ title, text string }{"logs", h.c.opts.LogPath})
@@ -150,20 +184,7 @@ func (h *help) View() string {
 	for i, l := range lines {
 		lines[i] = h.c.cut(l, h.width)
 	}
-	if len(lines) > h.height {
-		h.off = min(h.off, len(lines)-h.height)
-		more := h.off+h.height < len(lines)
-		lines = lines[h.off : h.off+h.height]
-		if more {
-			lines[len(lines)-1] = st.dim.Render(" " + g.ellipsis + " more below (↓/j)")
-		}
-	} else {
-		h.off = 0
-	}
-	for len(lines) < h.height {
-		lines = append(lines, "")
-	}
-	return strings.Join(lines, "\n")
+	return lines
 }
 
 // sideBySide lays columns out next to each other.

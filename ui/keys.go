@@ -90,7 +90,7 @@ func (k *keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Left, k.Right, k.Top, k.Bottom, k.PageUp, k.PageDown},
 		{k.Detail, k.Back, k.Figures, k.Transpose, k.Filter, k.ClearFilter, k.StatusFilter},
-		{k.Stop, k.Rejudge, k.RejudgeAll, k.Judge, k.Export, k.Help, k.Quit, k.Interrupt},
+		{k.Stop, k.Rejudge, k.RejudgeAll, k.Judge, k.Export, k.Help, k.Quit},
 	}
 }
 
@@ -108,8 +108,7 @@ var longHelp = map[string]string{
 	"re-judge all": "re-judge the whole run",
 	"judge":        "switch the judge in view",
 	"export":       "write the JSON export",
-	"quit":         "quit (y/N while running: the run stops, exit 1)",
-	"interrupt":    "stop the run, exit 130 (y/N while running)",
+	"quit":         "quit (y/N while running)",
 }
 
 // footerRank orders keys by how much a footer too narrow for all of them

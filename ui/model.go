@@ -63,7 +63,7 @@ type model struct {
 	typed     string // the filter being typed
 
 	judge       string // the judge in view
-	judgeChosen bool   // the user chose it; snapshots no longer move it
+	judgeChosen bool   // the user chose it (none included); snapshots no longer move it
 	message     string // the UI's own status: export path, errors, what was asked
 	alert       bool   // message is an error
 	// message is about judge work: it goes once a snapshot shows the work
@@ -194,7 +194,7 @@ func (m *model) apply(run *state.BatteryRun) {
 			m.say("", false)
 		}
 	}
-	if !m.judgeChosen || m.judge == "" {
+	if !m.judgeChosen {
 		m.judge = defaultJudge(run)
 	}
 	judgeChanged := m.grid.judge != m.judge
@@ -207,8 +207,11 @@ func (m *model) apply(run *state.BatteryRun) {
 		m.say("", false) // the header's summary says it now
 	}
 	m.layout()
-	if m.screen == screenDetail {
+	switch m.screen {
+	case screenDetail:
 		m.detail.refresh(run, m.judge)
+	case screenPicker:
+		m.picker.follow(run, m.judge, m.board.counts.Completed)
 	}
 }
 
@@ -301,13 +304,19 @@ func (m *model) frame() string {
 		sb.WriteString("\n")
 	}
 	sb.WriteString("\n")
-	switch m.screen {
-	case screenDetail:
-		sb.WriteString(m.help.short(m.c.keys.DetailHelp()))
-	case screenHelp, screenPicker:
-		sb.WriteString(m.help.short(m.c.keys.OverlayHelp()))
+	k := m.c.keys
+	switch {
+	case m.filtering:
+		// Every other key types into the filter: list what does not.
+		sb.WriteString(m.help.short(k.FilterHelp()))
+	case m.screen == screenDetail:
+		sb.WriteString(m.help.short(k.DetailHelp()))
+	case m.screen == screenHelp:
+		sb.WriteString(m.help.short(k.KeysHelp()))
+	case m.screen == screenPicker:
+		sb.WriteString(m.help.short(k.OverlayHelp()))
 	default:
-		sb.WriteString(m.help.short(m.c.keys.ShortHelp()))
+		sb.WriteString(m.help.short(k.ShortHelp()))
 	}
 	return sb.String()
 }

@@ -181,15 +181,24 @@ func TestQuit(t *testing.T) {
 		name      string
 		final     bool
 		keys      []string
-		wantQuit  bool
+		want      tea.Msg // the message the last key's command ends with
 		wantStops int
+		wantAsk   string
 	}{
-		{name: "quits at once when the run is over", final: true, keys: []string{"q"}, wantQuit: true},
-		{name: "asks while running", keys: []string{"q"}},
+		{name: "quits at once when the run is over", final: true, keys: []string{"q"}, want: tea.QuitMsg{}},
+		{name: "asks while running", keys: []string{"q"}, wantAsk: "Quit?"},
 		{name: "stays on n", keys: []string{"q", "n"}},
-		{name: "stops the run and quits on y", keys: []string{"q", "y"}, wantQuit: true, wantStops: 1},
-		{name: "ctrl+c asks too", keys: []string{"ctrl+c"}},
-		{name: "a second ctrl+c means it", keys: []string{"ctrl+c", "ctrl+c"}, wantQuit: true, wantStops: 1},
+		{name: "stops the run and quits on y", keys: []string{"q", "y"}, want: tea.QuitMsg{}, wantStops: 1},
+		// ctrl+c is SIGINT from the keyboard: the same y/N, then the run
+		// stops and the program ends interrupted (exit 130), not quit (1).
+		{name: "ctrl+c asks too", keys: []string{"ctrl+c"}, wantAsk: "Interrupt?"},
+		{name: "ctrl+c stays on n", keys: []string{"ctrl+c", "n"}},
+		{name: "ctrl+c interrupts on y", keys: []string{"ctrl+c", "y"}, want: tea.InterruptMsg{}, wantStops: 1},
+		{name: "a second ctrl+c means it", keys: []string{"ctrl+c", "ctrl+c"}, want: tea.InterruptMsg{}, wantStops: 1},
+		{name: "ctrl+c answers q's question too", keys: []string{"q", "ctrl+c"}, want: tea.InterruptMsg{}, wantStops: 1},
+		{name: "ctrl+c while typing a filter", keys: []string{"/", "a", "ctrl+c"}, wantAsk: "Interrupt?"},
+		{name: "ctrl+c on another question asks its own", keys: []string{"s", "ctrl+c"}, wantAsk: "Interrupt?"},
+		{name: "ctrl+c quits as q once the run is over", final: true, keys: []string{"ctrl+c"}, want: tea.QuitMsg{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,12 +210,21 @@ func TestQuit(t *testing.T) {
 			m := testModel(100, 30, Options{}, ctrl)
 			show(m, snap)
 			msg := run(m, press(m, tt.keys...))
-			_, quit := msg.(tea.QuitMsg)
-			if quit != tt.wantQuit {
-				t.Errorf("quit = %v (%#v), want %v", quit, msg, tt.wantQuit)
+			if _, ok := msg.(snapshotMsg); ok || msg == nil {
+				msg = nil
+			}
+			if msg != tt.want {
+				t.Errorf("the keys end with %#v, want %#v", msg, tt.want)
 			}
 			if ctrl.stops != tt.wantStops {
 				t.Errorf("stops = %d, want %d", ctrl.stops, tt.wantStops)
+			}
+			status := strings.Split(drawn(m), "\n")[2]
+			if tt.wantAsk != "" && !strings.Contains(status, tt.wantAsk) {
+				t.Errorf("status line %q does not ask %q", status, tt.wantAsk)
+			}
+			if tt.wantAsk == "" && strings.Contains(status, "[y/N") {
+				t.Errorf("status line still asks: %q", status)
 			}
 		})
 	}
@@ -315,8 +333,9 @@ func TestKeysThatCannotActAreDisabled(t *testing.T) {
 		ctrl bool
 		want map[string]bool
 	}{
+		// J can put none in view: the checks alone.
 		{name: "running, one judge, on a completed cell", run: oneJudge, ctrl: true,
-			want: map[string]bool{"s": true, "r": true, "R": true, "J": false, "e": true, "enter": true}},
+			want: map[string]bool{"s": true, "r": true, "R": true, "J": true, "e": true, "enter": true}},
 		{name: "on a cell still running", run: oneJudge, ctrl: true, keys: []string{"j", "l", "l"},
 			want: map[string]bool{"r": false, "enter": true}},
 		{name: "finished jury run", run: sceneJudged, ctrl: true,

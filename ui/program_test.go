@@ -257,3 +257,74 @@ func TestRunTUIEndsWithItsContext(t *testing.T) {
 		t.Fatal("RunTUI did not return when its context was cancelled")
 	}
 }
+
+// TestCtrlCExitsInterrupted types ctrl+c into a running program as a
+// terminal in raw mode sends it (a byte, not a signal): the first asks, the
+// second stops the run and RunTUI returns ErrInterrupted, which the caller
+// turns into exit 130 as for SIGINT. Quitting with exit 1 ("stopped")
+// disagreed with the README.
+func TestCtrlCExitsInterrupted(t *testing.T) {
+	snaps := make(chan *state.BatteryRun, 1)
+	in, keys := io.Pipe()
+	t.Cleanup(func() { keys.Close() })
+	type result struct {
+		last *state.BatteryRun
+		err  error
+	}
+	out := make(chan result, 1)
+	// One filter (a program has one) reports the snapshots and ctrl+c it is
+	// about to apply.
+	applied := make(chan *state.BatteryRun, 16)
+	pressed := make(chan struct{}, 4)
+	filter := tea.WithFilter(func(_ tea.Model, msg tea.Msg) tea.Msg {
+		switch msg := msg.(type) {
+		case snapshotMsg:
+			applied <- msg.run
+		case tea.KeyPressMsg:
+			if msg.String() == "ctrl+c" {
+				pressed <- struct{}{}
+			}
+		}
+		return msg
+	})
+	first := sceneMidInference()
+	ctrl := newFakeCtrl(first)
+	go func() {
+		last, err := runTUI(context.Background(), snaps, ctrl, Options{}, filter,
+			tea.WithInput(in), tea.WithOutput(io.Discard), tea.WithWindowSize(100, 30), tea.WithoutSignals())
+		out <- result{last, err}
+	}()
+	snaps <- first
+	waitSeen(t, applied, first)
+	ctrlC := func() {
+		t.Helper()
+		if _, err := keys.Write([]byte{0x03}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-pressed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the program never read ctrl+c")
+		}
+	}
+	ctrlC()
+	// A snapshot sent after the key is applied after it: the program is
+	// still there to take it, so one ctrl+c did not end it.
+	second := next(first)
+	snaps <- second
+	waitSeen(t, applied, second)
+	ctrlC()
+	select {
+	case r := <-out:
+		if !errors.Is(r.err, ErrInterrupted) {
+			t.Fatalf("RunTUI returned %v after ctrl+c twice, want ErrInterrupted", r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunTUI did not return after ctrl+c twice")
+	}
+	ctrl.mu.Lock()
+	defer ctrl.mu.Unlock()
+	if ctrl.stops != 1 {
+		t.Fatalf("stops = %d, want 1: an interrupt stops the run", ctrl.stops)
+	}
+}

@@ -167,3 +167,18 @@ func sceneRepeats() *state.BatteryRun {
 	run.Phase = state.PhaseJudgment
 	return run
 }
+
+// sceneWide is sceneMidInference on a fleet whose names are long, as the
+// simulator's are: a 200-column screen has room for them whole.
+func sceneWide() *state.BatteryRun {
+	run := sceneMidInference()
+	run.Fleet = []telemetry.ServerState{
+		{Name: "sim-lmstudio-gpu0", Kind: "lmstudio", Up: true, Slots: 2, Busy: 2, Queue: 5,
+			Resident: []string{"qwen/qwen3-8b", "google/gemma-3-12b"}, TokensPerSec: 41.5,
+			GPUs: []telemetry.GPUState{{Name: "Simulated RTX 4090", UtilPct: 87, MemUsedMiB: 18500, MemTotalMiB: 24564}}},
+		{Name: "sim-vllm-gpu1", Kind: "vllm", Up: true, Slots: 4, Busy: 1, Loading: "meta-llama/llama-3.1-8b-instruct",
+			Resident: []string{"granite-4.0-micro"}, TokensPerSec: 12,
+			GPUs: []telemetry.GPUState{{Name: "NVIDIA Simulated A100-SXM4-80GB", UtilPct: 40, MemUsedMiB: 30000, MemTotalMiB: 81920}}},
+	}
+	return run
+}

@@ -38,9 +38,11 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// ErrInterrupted is what RunTUI returns when the program got SIGINT (ctrl+c
-// from outside the keyboard, e.g. kill -INT): the caller stops the run as a
-// headless interrupt would.
+// ErrInterrupted is what RunTUI returns when the program was interrupted:
+// SIGINT from outside (kill -INT), or ctrl+c at the keyboard while the run
+// went on (after its y/N; the run was asked to stop before the program
+// ended). The caller stops the run as a headless interrupt would and exits
+// 130. A ctrl+c once nothing is left to stop quits as q does, with no error.
 var ErrInterrupted = tea.ErrInterrupted
 
 // RunTUI runs the program until the user quits and returns the last snapshot

@@ -47,6 +47,13 @@ func TestViewGolden(t *testing.T) {
 		{name: "ascii", w: 80, h: 24, opts: Options{ASCII: true}, run: sceneMidInference},
 		{name: "ascii_judged", w: 80, h: 20, opts: Options{ASCII: true, ExitCode: exit1}, run: sceneJudged},
 		{name: "warn_alignment", w: 160, h: 20, run: sceneWarnings},
+		// The width goes to the names: test ids, models, servers, GPUs.
+		{name: "wide", w: 200, h: 20, run: sceneWide},
+		{name: "wide_cut", w: 120, h: 20, run: sceneWide},
+		{name: "detail_long_id", w: 80, h: 24, run: sceneLongID, keys: []string{"enter"}},
+		{name: "picker_none", w: 100, h: 16, run: sceneJudged, keys: []string{"J", "j"}},
+		{name: "confirm_interrupt", w: 100, h: 16, run: sceneMidInference, keys: []string{"ctrl+c"}},
+		{name: "help_bottom", w: 100, h: 24, run: sceneMidInference, keys: []string{"?", "G"}},
 		{name: "too_small", w: 50, h: 12, run: sceneMidInference},
 		{name: "smallest", w: 60, h: 15, run: sceneMidInference},
 		{name: "figures_latency", w: 120, h: 20, run: sceneMidInference, keys: []string{"t"}},

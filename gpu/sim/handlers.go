@@ -19,6 +19,8 @@ func (s *Server) routes(g *generation) http.Handler {
 	mux.HandleFunc("GET /sim/gpus", s.handleGPUs)
 	mux.HandleFunc("GET /sim/state", s.handleState)
 	switch s.cfg.Spec.Backend {
+	case BackendOpenAI:
+		s.batchRoutes(mux) // batch.go
 	case BackendLMStudio:
 		s.lmstudioRoutes(mux)
 	case BackendOllama:

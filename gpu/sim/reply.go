@@ -82,6 +82,9 @@ func (s *Server) compose(ms spec.Model, req *chatRequest, choice int) reply {
 		return judgeReply(ms, t, rng)
 	}
 	a := newAsk(req, dialectOf(s.cfg.Spec.Backend))
+	if r, ok := agentTurn(ms, a, s.cfg.Answers[last], rng); ok {
+		return r
+	}
 	ans, ok := s.cfg.Answers[last]
 	if !ok {
 		return genericReply(ms, a, last, rng)

@@ -71,6 +71,8 @@ type ExportCell struct {
 	Error            string          `json:"error"`
 	// Judgments by judge name (scoring.JuryName for a jury's aggregate).
 	Judgments map[string]ExportVerdict `json:"judgments,omitempty"`
+	// Steps is an agent test's trajectory, one model turn each (trajectory.go).
+	Steps []ExportStep `json:"steps,omitempty"`
 }
 
 // ExportVerdict is one judge's verdict on a cell.
@@ -149,6 +151,7 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 			prompts[ck{q.Model, q.Test, q.Repeat}] = json.RawMessage(q.Input)
 		}
 	}
+	trajs := trajectories(reqs)
 	x := &Export{
 		Run:   ExportRun{ID: run.ID, Name: run.Name, Status: run.Status, ScoringMode: run.ScoringMode, StartedAt: run.StartedAt, Message: run.Message},
 		Judge: judgeName, Judges: plan.Judges, Models: run.Models, Tests: run.Tests,
@@ -191,6 +194,9 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 		}
 		if c.Checks != "" {
 			ec.Checks = json.RawMessage(c.Checks)
+		}
+		if steps := trajs[k]; len(steps) > 0 {
+			ec.Steps = exportSteps(steps)
 		}
 		switch c.Status {
 		case string(state.Completed):

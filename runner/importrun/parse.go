@@ -3,6 +3,7 @@ package importrun
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 )
 
@@ -13,7 +14,8 @@ import (
 //     lists "models" beside "results" and string "tests", is prompt-prix's
 //     results export;
 //  3. one with "evalId", or whose "results" is an object holding a
-//     "results" array (promptfoo's summary), is promptfoo's eval output;
+//     "results" array (promptfoo's summary), is promptfoo's eval output,
+//     and so is an older output whose top is that summary itself;
 //  4. one with an "eval" object beside "samples", "results" or "stats" is
 //     an inspect eval log.
 //
@@ -48,7 +50,8 @@ func Parse(data []byte) (*Source, error) {
 	case len(results) > 0 && recordHas(results[0], "test_id", "model_id"),
 		o.has("results") && o.has("models") && allStrings(top["tests"]):
 		return readPromptPrix(o)
-	case o.has("evalId") || promptfooSummary:
+	case o.has("evalId") || promptfooSummary,
+		len(results) > 0 && recordHas(results[0], "testIdx", "promptIdx") && (o.has("table") || o.has("stats")):
 		return readPromptfoo(o)
 	case evalObj != nil && (o.has("samples") || o.has("results") || o.has("stats")):
 		return readInspect(o)
@@ -101,7 +104,7 @@ func keyList(m map[string]any) string {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	sortStrings(keys)
+	slices.Sort(keys)
 	if len(keys) > 6 {
 		keys = append(keys[:6], "…")
 	}

@@ -18,11 +18,24 @@ type Source struct {
 	// Results holds what the file answered, at most one per (model, test,
 	// repeat); a cell with none was not finished in the other tool.
 	Results []Result
+	// Refs, when set, says how each of Tests is found in the battery
+	// (Tests[i] is then only what messages call it); without it, Tests
+	// are the battery's ids.
+	Refs []TestRef
 	// RanAt is when the file says the run happened; zero when it does not say.
 	RanAt time.Time
 	// Notes say what the reader read differently from the file's own
 	// meaning, or left out, once per kind.
 	Notes []string
+}
+
+// TestRef finds a test of the file in the battery: by ID when the battery
+// has it, else by place (Pos, 0-based; -1 for none). Hint is an id the
+// file gives the test at Pos, which the battery's must agree with.
+type TestRef struct {
+	ID   string
+	Pos  int
+	Hint string
 }
 
 // Outcome is what became of one request in the other tool.

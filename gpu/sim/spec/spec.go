@@ -35,6 +35,15 @@ type Faults struct {
 	MalformedRate float64       `toml:"malformed_rate" json:"malformed_rate"`   // a chunk that is not JSON
 	CrashAfter    int           `toml:"crash_after" json:"crash_after"`         // close the listener after N requests (0 = never)
 	RestartAfter  time.Duration `toml:"restart_after" json:"restart_after"`     // listen again on the same port after a crash (0 = stay down)
+
+	// The Batch API's faults (backend openai), per batch, counted over the
+	// batches the server creates from 1: the first BatchFail fail
+	// validation; the next BatchExpire expire with half their requests
+	// never run. BatchHold keeps every batch in_progress, running nothing,
+	// for as long as it is set (SetFaults lifts it).
+	BatchFail   int  `toml:"batch_fail" json:"batch_fail"`
+	BatchExpire int  `toml:"batch_expire" json:"batch_expire"`
+	BatchHold   bool `toml:"batch_hold" json:"batch_hold"`
 }
 
 // Server is the simulated hardware and behaviour of one server.

@@ -1,0 +1,375 @@
+package runner
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"pitwall/config"
+	"pitwall/gpu/chat"
+	"pitwall/internal/textutil"
+	"pitwall/judge"
+	"pitwall/judge/check"
+	"pitwall/runner/state"
+)
+
+// An agent test (config.ModeAgent) is a tool loop, one inference request
+// per model turn. Each reply's tool calls are answered from the test's
+// mock_tools and sent back as tool messages, after the assistant message
+// that made them, until the loop ends:
+//
+//  1. answered: a reply makes no tool call. The cell is then checked as
+//     any other (check.ValidateTrajectory, and the test's checks over the
+//     trajectory), ✓ or ❌.
+//  2. invalid call: a call names a tool the test does not offer, or its
+//     arguments are not a JSON object. ❌ at once: the model broke the
+//     protocol, and what it would do next says nothing more.
+//  3. stagnation: the calls so far end with the same cycle of calls (name
+//     and arguments, one call or several) three times over. ❌.
+//  4. max iterations: MaxIterations turns have passed and the last one
+//     still called a tool. ❌.
+//
+// A call that no mock answers is not an ending: the model is shown the
+// error observation (config.MockTools.Observe) and may recover, as in
+// prompt-prix. Each step is its own ledger row (attempt numbers go on
+// across the cell's steps; params say "agent_step"), is retried like any
+// attempt on a transient error (the retry budget counts per step), and the
+// cell carries the trajectory as it grows. Stop cancels the loop between
+// or during steps, and the cell ends cancelled with the steps it made.
+
+// stagnationRepeats is how many times a cycle of calls must repeat for the
+// loop to count as stagnant (prompt-prix's cycle_min_repetitions).
+const stagnationRepeats = 3
+
+// agentLoop is one agent cell's loop. The attempts of its steps carry it;
+// only the engine's goroutine touches it.
+type agentLoop struct {
+	test    config.Test
+	max     int
+	offered map[string]bool
+	conv    []chat.Message // what the next step sends
+	steps   []state.Step
+	sigs    []string // every call so far as name(canonical arguments)
+	// base is the attempt number before the current step's first try: the
+	// retry budget counts the step's own tries.
+	base int
+	end  loopEnd
+	why  string // how it ended, for the cell's agent-loop check
+}
+
+type loopEnd int
+
+const (
+	loopRunning loopEnd = iota
+	loopAnswered
+	loopInvalidCall
+	loopStagnation
+	loopMaxIterations
+)
+
+func newAgentLoop(t config.Test, base int) *agentLoop {
+	lp := &agentLoop{test: t, max: t.MaxIterations, offered: map[string]bool{}, conv: t.Conversation(), base: base}
+	if lp.max <= 0 {
+		lp.max = config.DefaultMaxIterations
+	}
+	for _, tool := range t.Tools {
+		lp.offered[tool.Function.Name] = true
+	}
+	return lp
+}
+
+// try is which try of its step an attempt is (1 for the first), which the
+// retry budget counts; for a test of one request, its attempt number.
+func (a *attempt) try() int {
+	if a.loop != nil {
+		return a.n - a.loop.base
+	}
+	return a.n
+}
+
+// inferenceRequest is the request an inference attempt sends and its
+// ledger params. An agent test's attempt sends its loop's conversation so
+// far (the loop begins with the first step), with tool_choice on the first
+// step only: a loop under "required" could never end.
+func (e *engine) inferenceRequest(a *attempt) (chat.Request, string) {
+	t := e.r.tests[a.ti]
+	req := buildRequest(t, e.r.models[a.mi], e.r.cfg.Run)
+	if t.Mode != config.ModeAgent {
+		return req, requestParams(req)
+	}
+	if a.loop == nil {
+		a.loop = newAgentLoop(t, a.n-1)
+	}
+	lp := a.loop
+	req.Messages = slices.Clone(lp.conv)
+	if len(lp.steps) > 0 {
+		req.ToolChoice = nil
+	}
+	var params map[string]any
+	_ = json.Unmarshal([]byte(requestParams(req)), &params) // mustJSON wrote it
+	params["agent_step"], params["max_iterations"] = len(lp.steps)+1, lp.max
+	return req, mustJSON(params)
+}
+
+// agentContinues takes a completed step of an agent cell: it records the
+// step on the cell and sends the next one, and reports true, unless the
+// loop has ended (false: the cell settles as usual, agentSettled deciding
+// it). A test of one request, or an error, is not its business.
+func (e *engine) agentContinues(a *attempt, res chat.Result, err error) bool {
+	t := e.r.tests[a.ti]
+	if t.Mode != config.ModeAgent || err != nil {
+		return false
+	}
+	if e.life != inferring {
+		// The run is stopping: a step that completed meanwhile is recorded,
+		// and the loop goes no further.
+		if a.loop != nil {
+			if a.loop.take(res) != loopRunning {
+				return false
+			}
+			e.showSteps(a)
+		}
+		e.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped mid-loop"})
+		return true
+	}
+	if a.loop == nil {
+		// A step's answer taken from the ledger when a run is resumed: its
+		// place in a loop is not known, so the loop runs again from the start.
+		e.submitInference([]*attempt{{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1}})
+		return true
+	}
+	if a.loop.take(res) != loopRunning {
+		return false
+	}
+	e.showSteps(a)
+	e.tokens += int64(res.CompletionTokens)
+	delete(e.failovers, [3]int{a.ti, a.mi, a.rep})
+	a.loop.base = a.n
+	e.submitInference([]*attempt{{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, loop: a.loop}})
+	return true
+}
+
+// showSteps puts the loop's trajectory so far on its cell.
+func (e *engine) showSteps(a *attempt) {
+	c := e.table.edit(a.ti, a.mi, a.rep)
+	c.Steps = slices.Clone(a.loop.steps)
+	e.dirty = true
+}
+
+// agentSettled decides an agent cell whose loop has ended: the cell's
+// output is the trajectory's (final answer, every call, summed usage), and
+// its checks are the loop's ending, the trajectory's validation and the
+// test's checks over the trajectory. Other cells are left as they are.
+func (e *engine) agentSettled(a *attempt, c *state.Cell) {
+	lp := a.loop
+	if lp == nil || len(lp.steps) == 0 {
+		return
+	}
+	t := lp.test
+	c.Steps = slices.Clone(lp.steps)
+	last := lp.steps[len(lp.steps)-1]
+	c.Output, c.Reasoning, c.FinishReason = last.Content, last.Reasoning, last.FinishReason
+	c.ToolCalls = nil
+	c.TTFT = lp.steps[0].TTFT
+	c.Latency, c.PromptTokens, c.CompletionTokens = 0, 0, 0
+	var decoding time.Duration
+	for _, s := range lp.steps {
+		for _, call := range s.Calls {
+			c.ToolCalls = append(c.ToolCalls, call.ToolCall)
+		}
+		c.Latency += s.Latency
+		decoding += s.Latency - s.TTFT
+		c.PromptTokens += s.PromptTokens
+		c.CompletionTokens += s.CompletionTokens
+	}
+	c.TokensPerSec = 0
+	if decoding > 0 {
+		c.TokensPerSec = float64(c.CompletionTokens) / decoding.Seconds()
+	}
+	out := lp.output()
+	checks := []check.CheckResult{lp.result()}
+	checks = append(checks, check.ValidateTrajectory(check.Expect{ToolChoice: t.ToolChoice, HasTools: len(t.Tools) > 0,
+		ResponseFormat: t.ResponseFormat}, out)...)
+	c.Checks = append(checks, check.RunChecks(t.Checks, out)...)
+}
+
+// take records a completed step: its calls answered, and whether the loop
+// ends here.
+func (lp *agentLoop) take(res chat.Result) loopEnd {
+	n := len(lp.steps) + 1
+	step := state.Step{Content: res.Content, Reasoning: res.Reasoning, FinishReason: res.FinishReason, Server: res.Server,
+		TTFT: res.TTFT, Latency: res.Latency, PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens}
+	if len(res.ToolCalls) == 0 {
+		lp.steps = append(lp.steps, step)
+		lp.end, lp.why = loopAnswered, ""
+		return lp.end
+	}
+	said := chat.Message{Role: "assistant", Content: res.Content}
+	var answers []chat.Message
+	invalid := ""
+	for i, call := range res.ToolCalls {
+		if call.ID == "" {
+			// The tool message must name the call it answers.
+			call.ID = fmt.Sprintf("call_%d_%d", n, i+1)
+		}
+		sc := state.StepCall{ToolCall: call}
+		switch {
+		case !lp.offered[call.Name]:
+			sc.Observation = fmt.Sprintf("%s%q is not a tool offered here (offered: %s)", config.NoMockPrefix, call.Name, strings.Join(lp.toolNames(), ", "))
+			invalid = cmp.Or(invalid, fmt.Sprintf("invalid call at step %d: %s is not one of the test's tools", n, quoteName(call.Name)))
+		case !argsObject(call.Arguments):
+			sc.Observation = config.NoMockPrefix + "the arguments are not a JSON object: " + textutil.Clip(call.Arguments, 200)
+			invalid = cmp.Or(invalid, fmt.Sprintf("invalid call at step %d: %s arguments are not a JSON object: %s", n, call.Name, textutil.Clip(call.Arguments, 60)))
+		default:
+			sc.Observation, sc.Mocked = lp.test.MockTools.Observe(call.Name, call.Arguments)
+		}
+		step.Calls = append(step.Calls, sc)
+		said.ToolCalls = append(said.ToolCalls, call)
+		answers = append(answers, chat.Message{Role: "tool", Content: sc.Observation, ToolCallID: call.ID})
+		lp.sigs = append(lp.sigs, signature(call))
+	}
+	lp.steps = append(lp.steps, step)
+	lp.conv = append(append(lp.conv, said), answers...)
+	switch p := cycle(lp.sigs, stagnationRepeats); {
+	case invalid != "":
+		lp.end, lp.why = loopInvalidCall, invalid
+	case p > 0:
+		lp.end, lp.why = loopStagnation, stagnationWhy(lp.sigs[len(lp.sigs)-p:], n)
+	case n >= lp.max:
+		lp.end, lp.why = loopMaxIterations, fmt.Sprintf("max iterations: %d model turns and still calling tools, no final answer", n)
+	}
+	return lp.end
+}
+
+// result is the loop's ending as a check: passed when it ended with an
+// answer.
+func (lp *agentLoop) result() check.CheckResult {
+	r := check.CheckResult{Name: "agent-loop", Pass: lp.end == loopAnswered, Reason: lp.why}
+	if lp.end == loopRunning {
+		r.Reason = "the loop did not end"
+	}
+	return r
+}
+
+// output is the trajectory as checks read it.
+func (lp *agentLoop) output() check.Output {
+	var out check.Output
+	for _, s := range lp.steps {
+		o := check.Output{Content: s.Content, Latency: s.Latency}
+		for _, c := range s.Calls {
+			o.ToolCalls = append(o.ToolCalls, c.ToolCall)
+		}
+		out.ToolCalls = append(out.ToolCalls, o.ToolCalls...)
+		out.Latency += s.Latency
+		out.Steps = append(out.Steps, o)
+	}
+	if n := len(lp.steps); n > 0 {
+		out.Content = lp.steps[n-1].Content
+	}
+	return out
+}
+
+func (lp *agentLoop) toolNames() []string {
+	names := make([]string, 0, len(lp.test.Tools))
+	for _, t := range lp.test.Tools {
+		names = append(names, t.Function.Name)
+	}
+	return names
+}
+
+// argsObject reports whether a call's arguments are a JSON object; servers
+// send "" for a call without arguments, which is one.
+func argsObject(args string) bool {
+	if strings.TrimSpace(args) == "" {
+		return true
+	}
+	var m map[string]any
+	return json.Unmarshal([]byte(args), &m) == nil && m != nil
+}
+
+// signature is a call as stagnation compares calls: its name and its
+// arguments with keys sorted and spacing dropped, so that a model
+// reordering the same arguments still repeats itself.
+func signature(c chat.ToolCall) string {
+	args := strings.TrimSpace(c.Arguments)
+	var v any
+	if args == "" {
+		args = "{}"
+	} else if json.Unmarshal([]byte(args), &v) == nil {
+		args = mustJSON(v)
+	}
+	return c.Name + "(" + args + ")"
+}
+
+// cycle is the shortest period p such that sigs ends with the same p calls
+// repeated times times over, or 0 when it does not.
+func cycle(sigs []string, times int) int {
+	for p := 1; p*times <= len(sigs); p++ {
+		tail := sigs[len(sigs)-p:]
+		same := true
+		for r := 2; r <= times && same; r++ {
+			same = slices.Equal(sigs[len(sigs)-r*p:len(sigs)-(r-1)*p], tail)
+		}
+		if same {
+			return p
+		}
+	}
+	return 0
+}
+
+func stagnationWhy(pattern []string, step int) string {
+	for i, s := range pattern {
+		pattern[i] = textutil.Clip(s, 80)
+	}
+	if len(pattern) == 1 {
+		return fmt.Sprintf("stagnation at step %d: the model called %s %d times in a row", step, pattern[0], stagnationRepeats)
+	}
+	return fmt.Sprintf("stagnation at step %d: the model repeated the calls %s %d times over", step, strings.Join(pattern, " → "), stagnationRepeats)
+}
+
+// quoteName shows a tool name a model made up, quoted when it is not plain.
+func quoteName(name string) string {
+	if name == "" {
+		return "a call with no name"
+	}
+	return fmt.Sprintf("%q", name)
+}
+
+// judgeSteps is an agent cell's trajectory as a judge reads it; nil for a
+// cell of one request, or one read back without its steps.
+func judgeSteps(c *state.Cell) []judge.Step {
+	if len(c.Steps) == 0 {
+		return nil
+	}
+	out := make([]judge.Step, 0, len(c.Steps))
+	for _, s := range c.Steps {
+		js := judge.Step{Text: s.Content}
+		for _, call := range s.Calls {
+			js.Calls = append(js.Calls, call.ToolCall)
+			js.Observations = append(js.Observations, call.Observation)
+		}
+		out = append(out, js)
+	}
+	return out
+}
+
+// judgeMessages is the judge's prompt for a cell: its trajectory as the
+// candidate output for an agent cell, else its reply.
+func judgeMessages(tpl judge.Template, in judge.Input, steps []judge.Step) []chat.Message {
+	if steps == nil {
+		return judge.Render(tpl, in)
+	}
+	return judge.RenderAgent(tpl, in, steps)
+}
+
+// judgeCacheKey is the cache key of a judge sample of a cell, matching
+// judgeMessages.
+func judgeCacheKey(k judge.KeyInput, steps []judge.Step) string {
+	if steps == nil {
+		return judge.CacheKey(k)
+	}
+	return judge.AgentCacheKey(k, steps)
+}

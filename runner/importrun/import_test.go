@@ -1,0 +1,357 @@
+package importrun
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"pitwall/config"
+	"pitwall/gpu/chat"
+	"pitwall/runner/history"
+	"pitwall/runner/ledger"
+	"pitwall/runner/state"
+)
+
+var fixedNow = func() time.Time { return time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC) }
+
+func openLedger(t *testing.T, dir string) *ledger.Ledger {
+	t.Helper()
+	led, err := ledger.Open(filepath.Join(dir, ".pitwall", "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { led.Close() })
+	return led
+}
+
+// importFixture imports the 6 × 15 fixture and returns the ledger and the
+// summary.
+func importFixture(t *testing.T) (*ledger.Ledger, *Summary, []fxCell) {
+	t.Helper()
+	dir := t.TempDir()
+	battery := fxBattery(t, dir)
+	cells := fxCells()
+	file := fxExport(t, filepath.Join(dir, "results.json"), cells)
+	led := openLedger(t, dir)
+	sum, err := Import(led, file, Options{Battery: battery, Now: fixedNow})
+	if err != nil {
+		t.Fatalf("Import: %v", err)
+	}
+	return led, sum, cells
+}
+
+func TestImportPromptPrixShowsEveryCell(t *testing.T) {
+	led, sum, cells := importFixture(t)
+	b, err := history.LoadSnapshot(led, sum.RunID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantModels := []string{"qwen3-8b", "lfm2-1.2b-tool", "gemma-3-12b", "llama-3.1-8b", "mistral-7b", "phi-4-mini"}
+	if !slices.Equal(b.Models, wantModels) {
+		t.Errorf("models = %q, want the server prefixes cleaned: %q", b.Models, wantModels)
+	}
+	if len(b.Tests) != 15 || b.Repeat != 1 {
+		t.Fatalf("%d tests × %d repeats, want 15 × 1", len(b.Tests), b.Repeat)
+	}
+	tindex := map[string]int{}
+	for i, ti := range b.Tests {
+		tindex[ti.ID] = i
+	}
+	want := map[state.CellStatus]int{}
+	for _, fc := range cells {
+		want[fc.want]++
+		mi := slices.Index(fxModels, fc.model)
+		c := b.Cell(tindex[fc.test], mi, 0)
+		if c == nil {
+			t.Fatalf("no cell %s × %s", fc.model, fc.test)
+		}
+		name := fc.model + " × " + fc.test
+		if c.Status != fc.want {
+			t.Errorf("%s: status %s, want %s (checks %+v, error %q)", name, c.Status, fc.want, c.Checks, c.Error)
+		}
+		if !sameCalls(c.ToolCalls, fc.wantCalls) {
+			t.Errorf("%s: tool calls %+v, want %+v", name, c.ToolCalls, fc.wantCalls)
+		}
+		if fc.want == state.Completed || fc.want == state.Failed {
+			if strings.Contains(c.Output, "Tool Call") || strings.Contains(c.Output, "tool_call") {
+				t.Errorf("%s: the calls' markup is left in the output: %q", name, c.Output)
+			}
+			if len(c.Checks) == 0 {
+				t.Errorf("%s: a reply with no checks run", name)
+			}
+		}
+		if fc.want == state.Errored && (c.Error != fc.err || c.Server != ServerImported) {
+			t.Errorf("%s: error %q on %q, want %q on %q", name, c.Error, c.Server, fc.err, ServerImported)
+		}
+	}
+	for s, n := range want {
+		if sum.Cells[s] != n {
+			t.Errorf("summary: %d %s cells, want %d", sum.Cells[s], s, n)
+		}
+	}
+	if b.Counts.Cells() != 90 {
+		t.Errorf("tally counts %d cells, want 90", b.Counts.Cells())
+	}
+	if b.Status != state.RunStopped || sum.Status != string(state.RunStopped) {
+		t.Errorf("status %s / %s: a run with ⊘ cells reads stopped", b.Status, sum.Status)
+	}
+}
+
+func TestImportPromptPrixTimingAndErrorClass(t *testing.T) {
+	led, sum, _ := importFixture(t)
+	b, err := history.LoadSnapshot(led, sum.RunID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		model, test string
+		class       chat.ErrorClass
+	}{
+		{"llama-3.1-8b", "weather_01", chat.ClassTimeout},
+		{"llama-3.1-8b", "parallel_15", chat.ClassHTTP5xx},
+		{"phi-4-mini", "weather_09", chat.ClassCanceled},
+		{"phi-4-mini", "weather_10", chat.ClassCanceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model+"/"+tt.test, func(t *testing.T) {
+			c := cellOf(t, b, tt.model, tt.test)
+			if c.ErrorClass != tt.class {
+				t.Errorf("class %q, want %q (error %q)", c.ErrorClass, tt.class, c.Error)
+			}
+		})
+	}
+	if c := cellOf(t, b, "qwen3-8b", "weather_01"); c.Latency < 100*time.Millisecond || c.Latency > 200*time.Millisecond {
+		t.Errorf("latency %s, want the export's latency_ms", c.Latency)
+	}
+}
+
+func cellOf(t *testing.T, b *state.BatteryRun, model, test string) *state.Cell {
+	t.Helper()
+	mi := slices.Index(b.Models, model)
+	ti := slices.IndexFunc(b.Tests, func(x state.TestInfo) bool { return x.ID == test })
+	c := b.Cell(ti, mi, 0)
+	if c == nil {
+		t.Fatalf("no cell %s × %s", model, test)
+	}
+	return c
+}
+
+func sameCalls(got, want []chat.ToolCall) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i].Name != want[i].Name || !jsonEqual(got[i].Arguments, want[i].Arguments) {
+			return false
+		}
+	}
+	return true
+}
+
+func jsonEqual(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return a == b
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
+}
+
+func TestImportPromptPrixExports(t *testing.T) {
+	led, sum, _ := importFixture(t)
+	x, err := history.BuildExport(led, sum.RunID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Cells) != 90 {
+		t.Fatalf("%d cells exported, want 90", len(x.Cells))
+	}
+	if len(x.Requests) != 0 || len(x.Summary.Requests) != 0 {
+		t.Errorf("an imported run sent no request, but the export lists %d", len(x.Requests))
+	}
+	if x.Categories["weather_01"] != "tools" || x.Categories["greet_11"] != "text" {
+		t.Errorf("categories %v, want the battery's", x.Categories)
+	}
+	i := slices.IndexFunc(x.Cells, func(c history.ExportCell) bool { return c.Model == "lfm2-1.2b-tool" && c.Test == "weather_01" })
+	var calls []chat.ToolCall
+	if err := json.Unmarshal(x.Cells[i].ToolCalls, &calls); err != nil || !sameCalls(calls, []chat.ToolCall{call("Tokyo")}) {
+		t.Errorf("exported tool calls %s (%v)", x.Cells[i].ToolCalls, err)
+	}
+	if x.Cells[i].Outcome != "pass" {
+		t.Errorf("outcome %q, want pass (checks only)", x.Cells[i].Outcome)
+	}
+	for _, format := range []string{"json", "csv", "md", "html", "junit"} {
+		var b strings.Builder
+		if err := history.WriteExport(&b, led, sum.RunID, "", format); err != nil {
+			t.Errorf("export %s: %v", format, err)
+		}
+	}
+}
+
+func TestImportRecordsWhereItCameFrom(t *testing.T) {
+	led, sum, _ := importFixture(t)
+	row, err := led.Run(sum.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := led.Requests(sum.RunID)
+	if err != nil || len(reqs) != 0 {
+		t.Errorf("%d request rows (%v): pitwall sent nothing", len(reqs), err)
+	}
+	path, err := history.ConfigPath(led, sum.RunID)
+	if err != nil || path != sum.ConfigPath {
+		t.Fatalf("ConfigPath = %q (%v), want the written config %q", path, err, sum.ConfigPath)
+	}
+	// The config loads as it is, from any folder, and holds the run's tests
+	// and models: what a reopen needs.
+	cfg, err := config.Load(path, config.Overrides{}, func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("the run's config does not load: %v", err)
+	}
+	if !slices.Equal(cfg.Models, row.Models) || len(cfg.Tests) != len(row.Tests) {
+		t.Errorf("config models %q tests %d, run %q %d", cfg.Models, len(cfg.Tests), row.Models, len(row.Tests))
+	}
+	var rec struct {
+		Imported struct {
+			Format, File, SHA256, Battery string
+		} `json:"imported"`
+	}
+	if err := json.Unmarshal([]byte(row.ConfigJSON), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Imported.Format != "prompt-prix results export" || !filepath.IsAbs(rec.Imported.File) || len(rec.Imported.SHA256) != 64 {
+		t.Errorf("imported record %+v", rec.Imported)
+	}
+	if row.ScoringMode != "deterministic" || !row.StartedAt.Equal(fixedNow()) || row.EndedAt.IsZero() {
+		t.Errorf("run row: mode %q started %s ended %s", row.ScoringMode, row.StartedAt, row.EndedAt)
+	}
+}
+
+func TestImportComparesVerdicts(t *testing.T) {
+	_, sum, _ := importFixture(t)
+	text := strings.Join(sum.Verdicts, "\n")
+	for _, want := range []string{
+		"prompt-prix failed 10 repl(ies); pitwall's checks pass 2 of them (mistral-7b × weather_05; mistral-7b × weather_06)",
+		"pitwall's checks fail 3 of them",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("verdict comparison lacks %q:\n%s", want, text)
+		}
+	}
+	if !slices.ContainsFunc(sum.Notes, func(n string) bool { return strings.Contains(n, "cancelled") }) {
+		t.Errorf("notes %q say nothing of the cancelled cell", sum.Notes)
+	}
+}
+
+func TestImportConsistencyExportIsRepeats(t *testing.T) {
+	dir := t.TempDir()
+	battery := fxBattery(t, dir)
+	res := func(status, resp string) map[string]any {
+		return map[string]any{"status": status, "response": resp, "latency_ms": 120.5, "error": nil, "failure_reason": nil}
+	}
+	good, bad := renderPP(call("Tokyo")), "It is warm in Tokyo."
+	file := writeJSON(t, filepath.Join(dir, "consistency.json"), map[string]any{
+		"tests": []string{"weather_01", "greet_11"}, "models": []string{"1: a-model", "b-model"}, "runs_total": 3,
+		"aggregates": []map[string]any{
+			{"test_id": "weather_01", "model_id": "1: a-model", "status": "inconsistent", "passes": 2, "total": 3, "avg_latency_ms": 120.5,
+				"results": []any{res("completed", good), res("semantic_failure", bad), res("completed", good)}},
+			{"test_id": "weather_01", "model_id": "b-model", "status": "consistent_pass", "passes": 2, "total": 2,
+				"results": []any{res("completed", good), map[string]any{"status": "error", "error": "Connection refused"}}},
+			{"test_id": "greet_11", "model_id": "1: a-model", "status": "consistent_pass",
+				"results": []any{res("completed", "apple"), res("completed", "apple"), res("completed", "pear")}},
+		},
+	})
+	led := openLedger(t, dir)
+	sum, err := Import(led, file, Options{Battery: battery, Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := history.LoadSnapshot(led, sum.RunID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Repeat != 3 || !slices.Equal(b.Models, []string{"a-model", "b-model"}) {
+		t.Fatalf("repeat %d models %q, want 3 runs of a-model and b-model", b.Repeat, b.Models)
+	}
+	want := map[string][]state.CellStatus{
+		"weather_01/a-model": {state.Completed, state.Failed, state.Completed},
+		"weather_01/b-model": {state.Completed, state.Errored, state.Cancelled}, // the third run is not in the file
+		"greet_11/a-model":   {state.Completed, state.Completed, state.Failed},
+		"greet_11/b-model":   {state.Cancelled, state.Cancelled, state.Cancelled},
+	}
+	for ti, info := range b.Tests {
+		for mi, m := range b.Models {
+			for rep := range 3 {
+				got := b.Cell(ti, mi, rep).Status
+				if w := want[info.ID+"/"+m][rep]; got != w {
+					t.Errorf("%s × %s run %d: %s, want %s", m, info.ID, rep+1, got, w)
+				}
+			}
+		}
+	}
+	if c := b.Cell(0, 1, 1); c.ErrorClass != chat.ClassUnavailable {
+		t.Errorf("connection refused: class %q", c.ErrorClass)
+	}
+}
+
+func TestImportRefusesWithReasons(t *testing.T) {
+	dir := t.TempDir()
+	battery := fxBattery(t, dir)
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name, file, battery string
+		want                []string
+	}{
+		{"a test the battery lacks", write("a.json", `{"tests":["weather_1"],"models":["m"],"results":[{"test_id":"weather_1","model_id":"m","status":"completed","response":"x"}]}`),
+			battery, []string{`"weather_1"`, `did you mean "weather_01"`, "--battery"}},
+		{"not JSON", write("b.json", "{\n\"tests\": [,]}"), battery, []string{"b.json", "line 2", "not JSON"}},
+		{"cut off", write("c.json", `{"tests": ["a"`), battery, []string{"ends before the JSON does"}},
+		{"a battery given as the run", battery, battery, []string{"looks like a battery", "--battery"}},
+		{"a wrong type", write("d.json", `{"tests":["weather_01"],"models":["m"],"results":[{"test_id":"weather_01","model_id":"m","latency_ms":"fast"}]}`),
+			battery, []string{"results[0].latency_ms", "a string where a number belongs"}},
+		{"too many runs", write("e.json", `{"tests":["weather_01"],"models":["m"],"runs_total":5000,"aggregates":[]}`),
+			battery, []string{"5000 runs per cell", "more than pitwall imports (1000)"}},
+		{"an inspect .eval zip", write("f.eval", "PK\x03\x04rest"), battery, []string{"inspect log convert"}},
+		{"no battery", write("g.json", `{"tests":["weather_01"],"models":["m"],"results":[]}`), "", []string{"--battery"}},
+		{"a missing battery", write("h.json", `{"tests":["weather_01"],"models":["m"],"results":[]}`), filepath.Join(dir, "nope.json"),
+			[]string{"nope.json"}},
+		{"an empty file", write("i.json", " \n"), battery, []string{"empty"}},
+	}
+	led := openLedger(t, dir)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Import(led, tt.file, Options{Battery: tt.battery, Now: fixedNow})
+			if err == nil {
+				t.Fatal("imported")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q: %v", w, err)
+				}
+			}
+			for _, goWords := range []string{"Go struct", "map[string]", "interface {}", "[]string", "json: cannot unmarshal"} {
+				if strings.Contains(err.Error(), goWords) {
+					t.Errorf("error speaks Go (%q): %v", goWords, err)
+				}
+			}
+		})
+	}
+	runs, err := led.Runs(0)
+	if err != nil || len(runs) != 0 {
+		t.Errorf("%d runs left behind by refused imports (%v)", len(runs), err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".pitwall", "imports", "*.toml")); len(left) != 0 {
+		t.Errorf("configs left behind: %q", left)
+	}
+}

@@ -1,0 +1,73 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// helpBody is the full help's part of the screen, between the header and
+// the footer.
+func helpBody(m *model) []string {
+	lines := strings.Split(drawn(m), "\n")
+	return lines[headerH : len(lines)-footerH]
+}
+
+func TestHelpScrolls(t *testing.T) {
+	open := func() (*model, []string) {
+		m := testModel(60, 20, Options{LogPath: "/home/me/.pitwall/pitwall.log"}, newFakeCtrl(nil))
+		show(m, sceneMidInference())
+		all := m.help.lines()
+		for i, l := range all {
+			all[i] = ansi.Strip(l)
+		}
+		return m, all
+	}
+	m, all := open()
+	if len(all) <= m.help.height {
+		t.Fatalf("the key map (%d lines) fits in %d: nothing to scroll", len(all), m.help.height)
+	}
+	tests := []struct {
+		name  string
+		keys  []string
+		first int // the index in all of the first line shown
+	}{
+		{name: "opens at the top", keys: []string{"?"}, first: 0},
+		{name: "j goes a line", keys: []string{"?", "j"}, first: 1},
+		// The last line of a screen says there is more: pgdn starts with it.
+		{name: "pgdn goes a screen", keys: []string{"?", "pgdown"}, first: m.help.height - 1},
+		{name: "pgup comes back", keys: []string{"?", "pgdown", "pgup"}, first: 0},
+		{name: "G goes to the end", keys: []string{"?", "G"}, first: len(all) - m.help.height},
+		{name: "end too", keys: []string{"?", "end"}, first: len(all) - m.help.height},
+		{name: "k from the end goes up a line", keys: []string{"?", "G", "k"}, first: len(all) - m.help.height - 1},
+		{name: "g back to the top", keys: []string{"?", "G", "g"}, first: 0},
+		{name: "pgdn stops at the end", keys: []string{"?", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown"}, first: len(all) - m.help.height},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, _ := open()
+			press(m, tt.keys...)
+			body := helpBody(m)
+			if body[0] != all[tt.first] {
+				t.Fatalf("first line %q, want line %d %q\n%s", body[0], tt.first, all[tt.first], drawn(m))
+			}
+			atEnd := tt.first == len(all)-m.help.height
+			if last := body[len(body)-1]; atEnd != (last == all[len(all)-1]) {
+				t.Errorf("last line %q; at the end: %v", last, atEnd)
+			}
+		})
+	}
+}
+
+func TestHelpFooterListsItsKeys(t *testing.T) {
+	m := testModel(100, 20, Options{}, newFakeCtrl(nil))
+	show(m, sceneMidInference())
+	press(m, "?")
+	got := footer(m)
+	for _, want := range []string{"pgdn page down", "G last row"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("help's footer lacks %q: %q", want, got)
+		}
+	}
+}
