@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"pitwall/runner/importrun"
 	"pitwall/runner/ledger"
@@ -62,8 +61,11 @@ func printImport(w io.Writer, s *importrun.Summary, file string) {
 	if s.Repeat > 1 {
 		shape += fmt.Sprintf(" × %d runs", s.Repeat)
 	}
-	fmt.Fprintf(w, "  %s: %d ✓ %d ❌ %d ⚠️ %d ⊘, checked by pitwall; no judge yet\n", shape,
+	fmt.Fprintf(w, "  %s: %d ✓ %d ❌ %d ⚠️ %d ⊘ by pitwall's checks; not judged yet\n", shape,
 		s.Cells[state.Completed], s.Cells[state.Failed], s.Cells[state.Errored], s.Cells[state.Cancelled])
+	if s.Status != string(state.RunCompleted) {
+		fmt.Fprintf(w, "  the run reads %s: %d cell(s) have no finished result in the file\n", s.Status, s.Cells[state.Cancelled])
+	}
 	for _, line := range s.Verdicts {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
@@ -72,11 +74,4 @@ func printImport(w io.Writer, s *importrun.Summary, file string) {
 	}
 	fmt.Fprintf(w, "  its config (battery and models): %s\n", s.ConfigPath)
 	fmt.Fprintf(w, "next: pitwall show %s · pitwall export %s --format html -o report.html\n", s.RunID, s.RunID)
-	if s.Status != string(state.RunCompleted) {
-		fmt.Fprintf(w, "  the run reads %s: %s\n", s.Status, strings.TrimSpace(stoppedWhy(s)))
-	}
-}
-
-func stoppedWhy(s *importrun.Summary) string {
-	return fmt.Sprintf("%d cell(s) have no finished result in the file", s.Cells[state.Cancelled])
 }

@@ -87,6 +87,7 @@ func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error
 	cl := &callInfo{temperature: req.Temperature, maxReply: c.cfg.MaxReplyBytes, watch: wd}
 	stream, err := c.api.CreateChatCompletionStream(withCall(ctx, cl), oreq)
 	if err != nil {
+		res.Latency = time.Since(start) // how long the failure took
 		return res, c.fail(ctx, req, err, cl)
 	}
 	defer func() { _ = stream.Close() }()

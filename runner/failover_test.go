@@ -148,3 +148,25 @@ func TestAHangEndsAtTheTimeout(t *testing.T) {
 		}
 	}
 }
+
+func TestAFailedRequestKeepsItsTiming(t *testing.T) {
+	cfg := testConfig(t, simFleet+"\n")
+	cfg.Run.Retries = 0
+	cfg.Servers[0].Sim = &spec.Server{Faults: spec.Faults{CutRate: 1}}
+	h := newHarness(t, cfg, false)
+	b := h.finish(t)
+	if b.Counts.Errored == 0 {
+		t.Fatalf("no cut stream: %+v", b.Counts)
+	}
+	x := h.export(t)
+	for _, c := range x.Cells {
+		if c.Status == "error" && c.LatencyMS <= 0 && c.TTFTMS <= 0 {
+			t.Errorf("%s × %s: a cut stream exported with no timing", c.Model, c.Test)
+		}
+	}
+	for _, q := range x.Requests {
+		if q.Purpose == "inference" && q.Status == "error" && q.LatencyMS <= 0 && q.TTFTMS <= 0 {
+			t.Errorf("request %d: a cut stream exported with latency 0", q.ID)
+		}
+	}
+}

@@ -252,6 +252,8 @@ func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
 		c.Status, c.ErrorClass, c.Error = state.Cancelled, class, ""
 	case err != nil:
 		c.Status, c.ErrorClass, c.Error = state.Errored, class, chat.MessageOf(err)
+		// A failed request took time too: a stream cut after 500 ms says so.
+		c.TTFT, c.Latency, c.CompletionTokens = res.TTFT, res.Latency, res.CompletionTokens
 		if a.row != nil {
 			c.Server = a.row.Server
 		}
