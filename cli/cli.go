@@ -33,7 +33,7 @@ Exit codes:
   1    a test failed or errored (WARN too with --strict), a gate failed, or the run was stopped;
        qualify: a judge is below --min-accuracy or gave no verdict
   2    config, setup or runtime error (unreadable config, missing API key, no reachable server)
-  130  interrupted (SIGINT or SIGTERM)
+  130  interrupted (SIGINT or SIGTERM, or ctrl+c in the live grid)
 `
 
 const version = "0.1.0-dev"

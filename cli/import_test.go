@@ -71,7 +71,7 @@ func TestImportThenShowAndExport(t *testing.T) {
 		t.Fatalf("no run id in %q", out)
 	}
 	id := m[1]
-	for _, want := range []string{"prompt-prix results export", "2 models × 3 tests: 3 ✓ 2 ❌ 1 ⚠️ 0 ⊘",
+	for _, want := range []string{"prompt-prix results export", "2 models × 3 tests: 4 ✓ 1 ❌ 1 ⚠️ 0 ⊘",
 		"prompt-prix failed 1 repl(ies); pitwall's checks pass 1 of them (lfm2-1.2b × tokyo)",
 		"prompt-prix passed 4 repl(ies); pitwall's checks fail 1 of them (qwen3-8b × paris)",
 		filepath.Join(dir, "ledger", "imports", id+".toml"), "pitwall show " + id} {

@@ -131,14 +131,17 @@ func (e *engine) agentContinues(a *attempt, res chat.Result, err error) bool {
 				return false
 			}
 			e.showSteps(a)
+			e.tokens += int64(res.CompletionTokens)
 		}
 		e.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped mid-loop"})
 		return true
 	}
 	if a.loop == nil {
 		// A step's answer taken from the ledger when a run is resumed: its
-		// place in a loop is not known, so the loop runs again from the start.
-		e.submitInference([]*attempt{{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1}})
+		// place in a loop is not known, so the loop runs again from the
+		// start, its attempts numbered after every earlier one.
+		n := max(a.n, e.table.at(a.ti, a.mi, a.rep).Attempts) + 1
+		e.submitInference([]*attempt{{ti: a.ti, mi: a.mi, rep: a.rep, n: n}})
 		return true
 	}
 	if a.loop.take(res) != loopRunning {
@@ -233,6 +236,9 @@ func (lp *agentLoop) take(res chat.Result) loopEnd {
 	}
 	lp.steps = append(lp.steps, step)
 	lp.conv = append(append(lp.conv, said), answers...)
+	if invalid != "" && res.FinishReason == "length" {
+		invalid += " (the reply was cut at max_tokens)"
+	}
 	switch p := cycle(lp.sigs, stagnationRepeats); {
 	case invalid != "":
 		lp.end, lp.why = loopInvalidCall, invalid
@@ -321,13 +327,14 @@ func cycle(sigs []string, times int) int {
 }
 
 func stagnationWhy(pattern []string, step int) string {
+	shown := make([]string, len(pattern))
 	for i, s := range pattern {
-		pattern[i] = textutil.Clip(s, 80)
+		shown[i] = textutil.Clip(s, 80)
 	}
-	if len(pattern) == 1 {
-		return fmt.Sprintf("stagnation at step %d: the model called %s %d times in a row", step, pattern[0], stagnationRepeats)
+	if len(shown) == 1 {
+		return fmt.Sprintf("stagnation at step %d: the model called %s %d times in a row", step, shown[0], stagnationRepeats)
 	}
-	return fmt.Sprintf("stagnation at step %d: the model repeated the calls %s %d times over", step, strings.Join(pattern, " → "), stagnationRepeats)
+	return fmt.Sprintf("stagnation at step %d: the model repeated the calls %s %d times over", step, strings.Join(shown, " → "), stagnationRepeats)
 }
 
 // quoteName shows a tool name a model made up, quoted when it is not plain.

@@ -151,7 +151,7 @@ func (e *engine) submitJudging(jobs []judgeJob) {
 			fleetJobs = append(fleetJobs, fj)
 		}
 	}
-	e.sendJudging(ctx, fleetJobs)
+	e.sendJudging(ctx, e.batchJudging(ctx, fleetJobs)) // batch judges: batch.go
 }
 
 // judgeRequest writes a judge attempt's ledger row and returns its fleet

@@ -72,17 +72,16 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	return m.gridKey(msg)
 }
 
-// interrupt is ctrl+c: what SIGINT does, from the keyboard. While the run
-// goes it asks, like q, and then stops the run and ends the program with
-// tea.ErrInterrupted, which the caller turns into exit 130. With nothing
-// left to stop it quits as q does, and the run's own exit code stands (as a
-// headless interrupt after the run's end changes nothing).
+// interrupt is ctrl+c: what SIGINT does, from the keyboard. The program
+// ends with tea.ErrInterrupted, which the caller turns into exit 130, as it
+// does for SIGINT from outside. While the run goes it asks first, like q,
+// and stops the run before it ends.
 func (m *model) interrupt() tea.Cmd {
 	if m.running() && m.ctrl != nil {
 		m.ask = askInterrupt
 		return nil
 	}
-	return tea.Quit
+	return tea.Interrupt
 }
 
 // filterKey edits the name filter; the grid follows every keystroke.

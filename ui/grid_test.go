@@ -50,8 +50,9 @@ func TestGridColumnsLineUp(t *testing.T) {
 		name string
 		keys []string
 	}{{"plain", nil}, {"scrolled", []string{"l", "l", "l", "l", "l", "l", "l", "l", "j", "j"}}, {"transposed", []string{"x"}}, {"figures", []string{"t"}}}
-	// At 160 columns the cells widen to their names; at 90 they do not.
-	for _, width := range []int{90, 160} {
+	// At 160 columns the cells widen to their names; at 90 they do not;
+	// at 220 the names take what is left.
+	for _, width := range []int{90, 160, 220} {
 		for _, wm := range methods {
 			for _, ascii := range []bool{false, true} {
 				for _, sc := range scenes {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"pitwall/judge/scoring"
 	"pitwall/runner/state"
 )
@@ -219,5 +221,27 @@ func TestTokensPerSecondAreRecent(t *testing.T) {
 	show(m, idle)
 	if got := progressLine(m); strings.Contains(got, "tok/s") {
 		t.Errorf("nothing runs, yet the header reads %q", got)
+	}
+}
+
+func TestFleetGrowsWithTheScreen(t *testing.T) {
+	whole := []string{"sim-lmstudio-gpu0", "Simulated RTX 4090", "Simulated A100-SXM4-80GB", "loading llama-3.1-8b-instruct…"}
+	for _, w := range []int{60, 80, 120, 160, 200, 240} {
+		m := testModel(w, 30, Options{}, nil)
+		show(m, sceneWide())
+		got := drawn(m)
+		for i, l := range strings.Split(got, "\n") {
+			if lw := ansi.StringWidth(l); lw > w {
+				t.Errorf("at %d line %d is %d wide: %q", w, i+1, lw, l)
+			}
+		}
+		if w < 200 {
+			continue
+		}
+		for _, name := range whole {
+			if !strings.Contains(got, name) {
+				t.Errorf("at %d the fleet cuts %q:\n%s", w, name, got)
+			}
+		}
 	}
 }

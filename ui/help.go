@@ -165,8 +165,8 @@ func (h *help) lines() []string {
 			"Pass rates are of what the filters keep"},
 		{"figures", "t cycles verdicts, latency, time to first token, tokens/s"},
 		// ctrl+c has no row above: its word is here, where there is room.
-		{"quitting", "q while the run goes asks, then stops it: exit 1 (stopped). ctrl+c is SIGINT: it asks the same " +
-			"(ctrl+c again means yes), then stops the run: exit 130. Once the run is over both quit with its exit code"},
+		{"quitting", "q quits with the run's exit code; while the run goes it asks, then stops it (exit 1, stopped). " +
+			"ctrl+c is SIGINT: exit 130; while the run goes it asks the same (ctrl+c again means yes), then stops it"},
 	}
 	if h.c.opts.LogPath != "" {
 		legend = append(legend, struct{ title, text string }{"logs", h.c.opts.LogPath})

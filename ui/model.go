@@ -329,7 +329,7 @@ func (m *model) headerState() headerState {
 	case m.ask == askQuit:
 		s.status, s.alert = "Quit? The run is still going and will be stopped. [y/N]", true
 	case m.ask == askInterrupt:
-		s.status, s.alert = "Interrupt? The run is still going; it stops and pitwall exits 130. [y/N, ctrl+c: y]", true
+		s.status, s.alert = "Interrupt? The run stops and pitwall exits 130. [y/N]", true
 	case m.ask == askRejudge:
 		s.status, s.alert = m.rejudgeQuestion(), true
 	case m.filtering:

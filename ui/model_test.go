@@ -198,7 +198,7 @@ func TestQuit(t *testing.T) {
 		{name: "ctrl+c answers q's question too", keys: []string{"q", "ctrl+c"}, want: tea.InterruptMsg{}, wantStops: 1},
 		{name: "ctrl+c while typing a filter", keys: []string{"/", "a", "ctrl+c"}, wantAsk: "Interrupt?"},
 		{name: "ctrl+c on another question asks its own", keys: []string{"s", "ctrl+c"}, wantAsk: "Interrupt?"},
-		{name: "ctrl+c quits as q once the run is over", final: true, keys: []string{"ctrl+c"}, want: tea.QuitMsg{}},
+		{name: "ctrl+c is an interrupt once the run is over too", final: true, keys: []string{"ctrl+c"}, want: tea.InterruptMsg{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -262,7 +262,7 @@ func TestSummary(t *testing.T) {
 		{name: "a model the judge has not judged reads —", judge: "large",
 			want: []string{
 				"verdicts 1 PASS · 0 FAIL · 0 WARN · 0 J-ERR (judge large)",
-				"  qwen/qwen3-8b         —  (no verdicts)\n",
+				"  qwen/qwen3-8b         —  (nothing decided)\n",
 				"  granite-4.0-micro  100%  (1/1)\n",
 			},
 			wantNot: []string{"0%  (0/1)"}},
@@ -277,11 +277,14 @@ func TestSummary(t *testing.T) {
 			opts: Options{LedgerPath: "/tmp/l.db", ExitCode: func(*state.BatteryRun) int { return 0 }},
 			want: []string{"ledger   /tmp/l.db\n", "export   pitwall export 20261121-100000-ab12 --format json\n", "exit     0\n"}},
 		{name: "ASCII", judge: "large", opts: Options{ASCII: true},
-			want: []string{"run 20261121-100000-ab12 - tool-competence - completed in 12m03s\n", "  qwen/qwen3-8b         -  (no verdicts)\n"}},
+			want: []string{"run 20261121-100000-ab12 - tool-competence - completed in 12m03s\n", "  qwen/qwen3-8b         -  (nothing decided)\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Summary(scene(), tt.judge, tt.opts)
+			if strings.Contains(got, "no verdicts") || strings.Contains(got, "(0/0)") {
+				t.Errorf("summary words nothing decided another way:\n%s", got)
+			}
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("summary lacks %q:\n%s", w, got)
@@ -293,6 +296,30 @@ func TestSummary(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStoppedSummaryWordsNothingDecidedOneWay: a model whose cells were all
+// cancelled read "— (0/0)" and one the judge never reached "— (no
+// verdicts)".
+func TestStoppedSummaryWordsNothingDecidedOneWay(t *testing.T) {
+	run := next(makeRun(3, 2, 1, "large"))
+	// qwen3-8b: judged; granite: completed, never judged; gemma: cancelled.
+	for tt := range 2 {
+		set(run, tt, 0, 0, completed(time.Second, 30), judged("large", scoring.Pass, 0.9))
+		set(run, tt, 1, 0, completed(time.Second, 30))
+		set(run, tt, 2, 0, status(state.Cancelled))
+	}
+	finish(run, state.RunStopped)
+	got := Summary(run, "large", Options{})
+	for _, want := range []string{
+		"  qwen/qwen3-8b       100%  (2/2)\n",
+		"  granite-4.0-micro      —  (nothing decided)\n",
+		"  google/gemma-3-12b     —  (nothing decided)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
 	}
 }
 

@@ -39,10 +39,10 @@ type Options struct {
 }
 
 // ErrInterrupted is what RunTUI returns when the program was interrupted:
-// SIGINT from outside (kill -INT), or ctrl+c at the keyboard while the run
-// went on (after its y/N; the run was asked to stop before the program
+// SIGINT from outside (kill -INT), or ctrl+c at the keyboard (after a y/N
+// while the run goes, and then the run was asked to stop before the program
 // ended). The caller stops the run as a headless interrupt would and exits
-// 130. A ctrl+c once nothing is left to stop quits as q does, with no error.
+// 130: ctrl+c is SIGINT, one way.
 var ErrInterrupted = tea.ErrInterrupted
 
 // RunTUI runs the program until the user quits and returns the last snapshot

@@ -307,7 +307,7 @@ func waitStatus(t *testing.T, bc *batchClient, id, status string) {
 	}
 }
 
-func TestTheCompletionWindowPassesUnderTheTimeScale(t *testing.T) {
+func TestABatchExpiresWhenItsWindowPassesUnderTheTimeScale(t *testing.T) {
 	cfg := instant("m")
 	// 24 h at 1e-5 is 0.86 s; the requests hang, so the window ends them.
 	cfg.Instant, cfg.TimeScale = false, 1e-5

@@ -53,6 +53,10 @@ import (
 // (threshold, vars, prompt, test, config, module, function, test_id,
 // source, output): see checks_script.go.
 //
+// On an agent test's trajectory, a check reads the whole loop unless its
+// scope says "final" (the last model turn) or "any-step" (each turn on its
+// own): see trajectory.go.
+//
 // "not-" before any of them inverts it: not-contains, not-regex,
 // not-tool-call (no call to Name with Args), not-no-tool-call (some tool call
 // was made), not-not-refusal (the reply is a refusal, for tests that want one).

@@ -24,7 +24,9 @@
 // FinishRun) and has no request rows: the ledger's requests are what
 // pitwall sent, and it sent nothing. Beside the ledger it writes a small
 // config (imports/RUN.toml) naming the battery and the models, which the
-// run's record points at, so that reading the run back finds its tests.
+// run's record points at, so that reading the run back finds its tests;
+// the record also says where the run came from (Imported), which a command
+// that would send the run's requests again asks first.
 //
 // Every reader bounds what it reads (limits.go): a file past MaxFileBytes,
 // or more models, tests, repeats or cells than the limits, is refused with

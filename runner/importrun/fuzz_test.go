@@ -27,10 +27,10 @@ var parseSeeds = []string{
 	``,
 }
 
-// FuzzParse: no input makes a reader panic, and what one returns holds
+// FuzzImportParse: no input makes a reader panic, and what one returns holds
 // together: every result names a model and a test of the run and a repeat
 // within it, and the run is within the limits.
-func FuzzParse(f *testing.F) {
+func FuzzImportParse(f *testing.F) {
 	for _, s := range parseSeeds {
 		f.Add([]byte(s))
 	}
@@ -62,9 +62,9 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// FuzzToolCallsInText: no reply makes the reader panic; a reply with no
+// FuzzImportToolCallsInText: no reply makes the reader panic; a reply with no
 // call comes back as it was; every call has a name of a sane length.
-func FuzzToolCallsInText(f *testing.F) {
+func FuzzImportToolCallsInText(f *testing.F) {
 	for _, s := range []string{
 		"plain", renderPP(call("Tokyo"), call("Rome")), renderFragments(call("Oslo")), renderLFM("a", "b"), renderHermes("x"),
 		"**Tool Call:** `", "**tool call:** `f`\n```", "<|tool_call_start|>[f(a=[{", "<tool_call>{\"name\":1}</tool_call>",
@@ -88,8 +88,8 @@ func FuzzToolCallsInText(f *testing.F) {
 	})
 }
 
-// FuzzParsePyCalls: what parses is JSON, whatever the model wrote.
-func FuzzParsePyCalls(f *testing.F) {
+// FuzzImportPyCalls: what parses is JSON, whatever the model wrote.
+func FuzzImportPyCalls(f *testing.F) {
 	for _, s := range []string{
 		`[f(a=1)]`, `f(a="x", b='y\'z', c=[1, 2.5e3, None], d={"k": (True, False)}, e=-0.5)`, `[a(), b(x={1: 2})]`,
 		`f(a="\u00e9\x41\U0001F600")`, `f(a=1_000)`, `f(a=` + strings.Repeat("[", 70), `f(a="\xff")`,
@@ -112,7 +112,7 @@ func FuzzParsePyCalls(f *testing.F) {
 	})
 }
 
-func TestLimitsRefuseBeforeAllocating(t *testing.T) {
+func TestImportLimitsRefuseBeforeAllocating(t *testing.T) {
 	tests := []struct {
 		name                   string
 		models, tests, repeats int
@@ -150,7 +150,7 @@ func TestLimitsRefuseBeforeAllocating(t *testing.T) {
 	}
 }
 
-func TestReadFileRefusesPastTheLimit(t *testing.T) {
+func TestImportReadFileRefusesPastTheLimit(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "big.json")
 	f, err := os.Create(p)
 	if err != nil {

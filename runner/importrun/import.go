@@ -72,6 +72,9 @@ func Import(led *ledger.Ledger, file string, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
+	if len(src.Models) == 0 || len(src.Tests) == 0 {
+		return nil, fmt.Errorf("%s: the %s holds no results: there is nothing to import", file, src.Format)
+	}
 	if opts.Battery == "" {
 		return nil, errors.New("name the battery the run ran: --battery BATTERY")
 	}
@@ -259,9 +262,13 @@ func (r *record) cells() (status, msg string, err error) {
 		answers[key{res.Model, res.Test, res.Repeat}] = res
 	}
 	var cmp verdicts
+	var agents int
 	beat := r.now()
 	for _, test := range r.src.Tests {
 		t := byTest[test]
+		if t.Mode == config.ModeAgent {
+			agents++
+		}
 		for _, m := range r.src.Models {
 			for rep := range max(r.src.Repeat, 1) {
 				res := answers[key{m, test, rep}]
@@ -288,6 +295,10 @@ func (r *record) cells() (status, msg string, err error) {
 		}
 	}
 	r.sum.Verdicts = cmp.lines(toolOf(r.src.Format))
+	if agents > 0 {
+		r.sum.Notes = append(r.sum.Notes, fmt.Sprintf("%d agent test(s): the file keeps only a final reply, not the tool loop, "+
+			"so each is checked as a loop of one turn", agents))
+	}
 	if n := r.sum.Cells[state.Cancelled]; n > 0 {
 		return string(state.RunStopped), fmt.Sprintf("%d cell(s) have no finished result in %s: the run it came from was stopped or cut short", n, r.file), nil
 	}

@@ -44,8 +44,25 @@ func importFixture(t *testing.T) (*ledger.Ledger, *Summary, []fxCell) {
 	return led, sum, cells
 }
 
-func TestImportPromptPrixShowsEveryCell(t *testing.T) {
+// TestImportPromptPrixFixture imports the 6 × 15 fixture once and reads it
+// back as show, export and a reopen do.
+func TestImportPromptPrixFixture(t *testing.T) {
 	led, sum, cells := importFixture(t)
+	for _, tt := range []struct {
+		name string
+		fn   func(*testing.T, *ledger.Ledger, *Summary, []fxCell)
+	}{
+		{"shows every cell", showsEveryCell},
+		{"timing and error class", timingAndErrorClass},
+		{"exports", exports},
+		{"records where it came from", recordsWhereItCameFrom},
+		{"compares verdicts", comparesVerdicts},
+	} {
+		t.Run(tt.name, func(t *testing.T) { tt.fn(t, led, sum, cells) })
+	}
+}
+
+func showsEveryCell(t *testing.T, led *ledger.Ledger, sum *Summary, cells []fxCell) {
 	b, err := history.LoadSnapshot(led, sum.RunID, "")
 	if err != nil {
 		t.Fatal(err)
@@ -101,8 +118,7 @@ func TestImportPromptPrixShowsEveryCell(t *testing.T) {
 	}
 }
 
-func TestImportPromptPrixTimingAndErrorClass(t *testing.T) {
-	led, sum, _ := importFixture(t)
+func timingAndErrorClass(t *testing.T, led *ledger.Ledger, sum *Summary, _ []fxCell) {
 	b, err := history.LoadSnapshot(led, sum.RunID, "")
 	if err != nil {
 		t.Fatal(err)
@@ -162,8 +178,7 @@ func jsonEqual(a, b string) bool {
 	return string(xb) == string(yb)
 }
 
-func TestImportPromptPrixExports(t *testing.T) {
-	led, sum, _ := importFixture(t)
+func exports(t *testing.T, led *ledger.Ledger, sum *Summary, _ []fxCell) {
 	x, err := history.BuildExport(led, sum.RunID, "")
 	if err != nil {
 		t.Fatal(err)
@@ -193,8 +208,7 @@ func TestImportPromptPrixExports(t *testing.T) {
 	}
 }
 
-func TestImportRecordsWhereItCameFrom(t *testing.T) {
-	led, sum, _ := importFixture(t)
+func recordsWhereItCameFrom(t *testing.T, led *ledger.Ledger, sum *Summary, _ []fxCell) {
 	row, err := led.Run(sum.RunID)
 	if err != nil {
 		t.Fatal(err)
@@ -216,24 +230,22 @@ func TestImportRecordsWhereItCameFrom(t *testing.T) {
 	if !slices.Equal(cfg.Models, row.Models) || len(cfg.Tests) != len(row.Tests) {
 		t.Errorf("config models %q tests %d, run %q %d", cfg.Models, len(cfg.Tests), row.Models, len(row.Tests))
 	}
-	var rec struct {
-		Imported struct {
-			Format, File, SHA256, Battery string
-		} `json:"imported"`
+	prov, ok := Imported(row)
+	if !ok || prov.Format != "prompt-prix results export" || !filepath.IsAbs(prov.File) || len(prov.SHA256) != 64 ||
+		!strings.HasSuffix(prov.Battery, "battery.json") {
+		t.Errorf("Imported = %+v, %v", prov, ok)
 	}
-	if err := json.Unmarshal([]byte(row.ConfigJSON), &rec); err != nil {
-		t.Fatal(err)
-	}
-	if rec.Imported.Format != "prompt-prix results export" || !filepath.IsAbs(rec.Imported.File) || len(rec.Imported.SHA256) != 64 {
-		t.Errorf("imported record %+v", rec.Imported)
+	for _, other := range []ledger.RunRow{{}, {ConfigJSON: `{"path":"pitwall.toml"}`}, {ConfigJSON: "not json"}} {
+		if _, ok := Imported(other); ok {
+			t.Errorf("a run pitwall ran (%q) reads as imported", other.ConfigJSON)
+		}
 	}
 	if row.ScoringMode != "deterministic" || !row.StartedAt.Equal(fixedNow()) || row.EndedAt.IsZero() {
 		t.Errorf("run row: mode %q started %s ended %s", row.ScoringMode, row.StartedAt, row.EndedAt)
 	}
 }
 
-func TestImportComparesVerdicts(t *testing.T) {
-	_, sum, _ := importFixture(t)
+func comparesVerdicts(t *testing.T, _ *ledger.Ledger, sum *Summary, _ []fxCell) {
 	text := strings.Join(sum.Verdicts, "\n")
 	for _, want := range []string{
 		"prompt-prix failed 10 repl(ies); pitwall's checks pass 2 of them (mistral-7b × weather_05; mistral-7b × weather_06)",
@@ -327,6 +339,8 @@ func TestImportRefusesWithReasons(t *testing.T) {
 		{"a missing battery", write("h.json", `{"tests":["weather_01"],"models":["m"],"results":[]}`), filepath.Join(dir, "nope.json"),
 			[]string{"nope.json"}},
 		{"an empty file", write("i.json", " \n"), battery, []string{"empty"}},
+		{"an export of nothing", write("j.json", `{"tests":[],"models":[],"results":[]}`), battery,
+			[]string{"prompt-prix results export holds no results"}},
 	}
 	led := openLedger(t, dir)
 	for _, tt := range tests {

@@ -51,6 +51,8 @@ func checkShape(models, tests, repeat int) error {
 	return nil
 }
 
+var tooLarge = fmt.Errorf("the file is larger than %d MiB, more than pitwall imports: split it", MaxFileBytes>>20)
+
 // ReadFile reads path whole, refusing a file larger than MaxFileBytes
 // without reading past the limit.
 func ReadFile(path string) ([]byte, error) {
@@ -59,15 +61,22 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
 		return nil, errors.New("not a regular file: give the path of an exported results file")
+	}
+	if st.Size() > MaxFileBytes {
+		return nil, tooLarge
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("the file is larger than %d MiB, more than pitwall imports: split it", MaxFileBytes>>20)
+	if len(data) > MaxFileBytes { // it grew while it was read
+		return nil, tooLarge
 	}
 	return data, nil
 }

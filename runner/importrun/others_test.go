@@ -170,7 +170,7 @@ func TestImportInspectLog(t *testing.T) {
 			"error": map[string]any{"message": "RuntimeError: the sandbox died", "traceback": "…"}},
 	}
 	file := writeJSON(t, filepath.Join(dir, "log.json"), map[string]any{"version": 2, "status": "success",
-		"eval": map[string]any{"task": "capitals", "model": "openai/gpt-4o", "created": "2026-01-02T03:04:05+00:00"},
+		"eval":    map[string]any{"task": "capitals", "model": "openai/gpt-4o", "created": "2026-01-02T03:04:05+00:00"},
 		"samples": samples, "results": map[string]any{}, "stats": map[string]any{}})
 	led := openLedger(t, dir)
 	sum, err := Import(led, file, Options{Battery: battery, Now: fixedNow})

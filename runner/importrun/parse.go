@@ -48,7 +48,7 @@ func Parse(data []byte) (*Source, error) {
 	case o.has("aggregates"):
 		return readConsistency(o)
 	case len(results) > 0 && recordHas(results[0], "test_id", "model_id"),
-		o.has("results") && o.has("models") && allStrings(top["tests"]):
+		o.has("results") && o.has("models") && (allStrings(top["tests"]) || isEmptyList(top["tests"])):
 		return readPromptPrix(o)
 	case o.has("evalId") || promptfooSummary,
 		len(results) > 0 && recordHas(results[0], "testIdx", "promptIdx") && (o.has("table") || o.has("stats")):
@@ -93,6 +93,11 @@ func allStrings(v any) bool {
 		}
 	}
 	return true
+}
+
+func isEmptyList(v any) bool {
+	list, ok := v.([]any)
+	return ok && len(list) == 0
 }
 
 // keyList names an object's keys for a message: the keys a, b and c.

@@ -7,7 +7,7 @@ import (
 	"pitwall/gpu/chat"
 )
 
-func TestToolCallsInText(t *testing.T) {
+func TestImportToolCallsInText(t *testing.T) {
 	tc := func(name, args string) chat.ToolCall { return chat.ToolCall{Name: name, Arguments: args} }
 	tests := []struct {
 		name     string
@@ -58,7 +58,7 @@ func TestToolCallsInText(t *testing.T) {
 	}
 }
 
-func TestParsePyCallsRefuses(t *testing.T) {
+func TestImportPyCallsRefuse(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"positional argument", `f("x")`, "not key=value"},
 		{"unclosed list", `[f(a=1)`, "does not close"},
@@ -78,7 +78,7 @@ func TestParsePyCallsRefuses(t *testing.T) {
 	}
 }
 
-func TestCleanModelID(t *testing.T) {
+func TestImportCleanModelID(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"1: gemma-3-27b-it", "gemma-3-27b-it"},
 		{"0:llama-3", "llama-3"},
@@ -104,7 +104,7 @@ func TestCleanModelID(t *testing.T) {
 	}
 }
 
-func TestClassify(t *testing.T) {
+func TestImportClassifiesErrors(t *testing.T) {
 	tests := []struct {
 		msg  string
 		want chat.ErrorClass

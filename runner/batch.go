@@ -1,0 +1,406 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"pitwall/gpu"
+	"pitwall/gpu/chat"
+	"pitwall/runner/ledger"
+)
+
+// Judging through a provider's Batch API. A judge with batch = true whose
+// server has one (a hosted API, the simulator's openai backend) sends its
+// requests as one batch per judge per submission instead of through the
+// fleet. The rules:
+//
+//  1. Every request is a ledger row before anything is sent (judgeRequest
+//     writes it, as for live requests); its custom id in the batch is its
+//     judge cache key, which is also how a later process finds it again.
+//  2. The batch carries the run and the judge in its metadata. A goroutine
+//     per batch creates or polls it and posts what happened to the loop;
+//     it ends when the batch ends or the run's judging is cancelled. A
+//     stop leaves the batch running at the provider.
+//  3. An answer settles its request as a live answer would; an error line
+//     fails that sample alone (a judge error, not a run failure).
+//  4. A request the batch left unanswered (it failed, expired or was
+//     cancelled, or just has no line for it) gets a new attempt: in one
+//     more batch, then live through the fleet.
+//  5. A run whose earlier rows of a judge ended unanswered (a stop, a
+//     crash) looks for that judge's batches of this run at the provider
+//     before creating one: requests whose key a batch still running (or
+//     ended, unread) holds wait for it instead of being sent again.
+//  6. A server without /v1/batches (every local server) keeps the ordinary
+//     path: its requests go to the fleet.
+
+// batchPoll paces the polling of a batch: a batch takes minutes to hours.
+var batchPoll = gpu.BatchPoll{Min: 2 * time.Second, Max: time.Minute}
+
+// batchTries is how many batches a request goes through before it is sent
+// live.
+const batchTries = 2
+
+// batchFleet is what the batch path needs of the fleet (gpu.Fleet has it).
+type batchFleet interface {
+	BatchClient(server string) (*gpu.Client, bool)
+}
+
+// judgeBatch is judge requests riding one provider batch, or on their way
+// to one. The loop owns it; its goroutine reads only client, ctx and id.
+type judgeBatch struct {
+	judge   string
+	client  *gpu.Client
+	ctx     context.Context
+	try     int
+	waiting map[string][]*readyJudge // by custom id (the cache key)
+	id      string                   // the provider's batch, once there is one
+}
+
+// batchJudging starts a batch for the requests of each batch judge whose
+// server may have a Batch API, and returns the others for the fleet.
+func (e *engine) batchJudging(ctx context.Context, jobs []*readyJudge) []*readyJudge {
+	bf, ok := e.r.fleet.(batchFleet)
+	if !ok {
+		return jobs
+	}
+	var live []*readyJudge
+	byJudge := map[string][]*readyJudge{}
+	for _, rj := range jobs {
+		name := rj.a.judge.judge
+		if !e.r.judges[name].Batch || rj.pin == "" {
+			live = append(live, rj)
+			continue
+		}
+		if _, ok := bf.BatchClient(rj.pin); !ok {
+			live = append(live, rj) // a local server: it has no Batch API
+			continue
+		}
+		byJudge[name] = append(byJudge[name], rj)
+	}
+	for _, name := range slices.Sorted(maps.Keys(byJudge)) {
+		client, _ := bf.BatchClient(byJudge[name][0].pin)
+		e.startBatch(ctx, client, name, byJudge[name], 1)
+	}
+	return live
+}
+
+// startBatch hands requests of one judge to a goroutine that finds or
+// creates their batch; what it did arrives as batchPlanned.
+func (e *engine) startBatch(ctx context.Context, client *gpu.Client, name string, rjs []*readyJudge, try int) {
+	jb := &judgeBatch{judge: name, client: client, ctx: ctx, try: try, waiting: map[string][]*readyJudge{}}
+	var lines []gpu.BatchLine
+	for _, rj := range rjs {
+		id := rj.a.key
+		if jb.waiting[id] == nil {
+			lines = append(lines, gpu.BatchLine{CustomID: id, Request: rj.req})
+		}
+		jb.waiting[id] = append(jb.waiting[id], rj)
+	}
+	look := e.batchesToFind(name)
+	meta := map[string]string{"pitwall_run": e.r.id, "pitwall_judge": name}
+	e.spawn(func() func(*engine) {
+		p, err := planBatch(ctx, client, lines, meta, look)
+		return func(e *engine) { e.batchPlanned(jb, p, err) }
+	})
+}
+
+// spawn runs work on a goroutine of its own, and the function work returns
+// on the loop, as the goroutine's last act. The loop cannot close before
+// it arrives: the requests that function settles count in jinflight.
+func (e *engine) spawn(work func() func(*engine)) {
+	q := e.r.events
+	go func() {
+		fn := work()
+		q.post(evCall{fn: func(e *engine) error { fn(e); return nil }, reply: make(chan error, 1)})
+	}()
+}
+
+// batchLook is what a run left at the provider: since when to look for its
+// batches (zero: nothing to look for), and the batches whose answers it
+// has already read.
+type batchLook struct {
+	since time.Time
+	read  map[string]bool
+}
+
+// batchesToFind reads the ledger for rows of the judge's that an earlier
+// stop or crash left unanswered (rows in flight in this process aside).
+func (e *engine) batchesToFind(name string) batchLook {
+	look := batchLook{read: map[string]bool{}}
+	rows, err := e.r.led.Requests(e.r.id)
+	if err != nil {
+		return look
+	}
+	mine := map[int64]bool{}
+	for _, a := range e.shared {
+		if a.row != nil {
+			mine[a.row.ID] = true
+		}
+	}
+	for _, q := range rows {
+		if q.Purpose != ledger.PurposeJudge || q.Judge != name || mine[q.ID] {
+			continue
+		}
+		switch q.Status {
+		case ledger.StatusCompleted:
+			if q.BatchID != "" {
+				look.read[q.BatchID] = true
+			}
+		case ledger.StatusCanceled, ledger.StatusInterrupted, ledger.StatusQueued, ledger.StatusSubmitted, ledger.StatusRunning:
+			if look.since.IsZero() || q.QueuedAt.Before(look.since) {
+				look.since = q.QueuedAt
+			}
+		}
+	}
+	if !look.since.IsZero() {
+		// A batch's created_at has whole seconds, from the provider's clock.
+		look.since = look.since.Add(-time.Minute)
+	}
+	return look
+}
+
+// batchPlan is where a batch's requests went: batches found again, each
+// with the custom ids it holds of theirs, then the one created for the
+// rest. offered is false when the server has no Batch API.
+type batchPlan struct {
+	offered bool
+	parts   []batchPart
+}
+
+type batchPart struct {
+	batch gpu.Batch
+	ids   []string
+	found bool
+}
+
+// planBatch runs on the batch's goroutine: it asks whether the server has
+// a Batch API, takes the batches of this run and judge it finds for the
+// requests they hold, and creates one for the rest.
+func planBatch(ctx context.Context, c *gpu.Client, lines []gpu.BatchLine, meta map[string]string, look batchLook) (batchPlan, error) {
+	var p batchPlan
+	ok, err := c.BatchesOffered(ctx)
+	if err != nil || !ok {
+		return p, err
+	}
+	p.offered = true
+	rest := lines
+	if !look.since.IsZero() {
+		found, err := c.FindBatches(ctx, meta, look.since)
+		if err != nil {
+			// Creating one blind could pay for the same answers twice.
+			return p, err
+		}
+		for _, b := range found {
+			switch b.Status {
+			case gpu.BatchFailed, gpu.BatchExpired, gpu.BatchCancelled, gpu.BatchCancelling:
+				continue
+			}
+			if look.read[b.ID] || len(rest) == 0 {
+				continue
+			}
+			held, err := c.BatchInput(ctx, b)
+			if err != nil {
+				return p, err
+			}
+			in := map[string]bool{}
+			for _, id := range held {
+				in[id] = true
+			}
+			part := batchPart{batch: b, found: true}
+			rest = slices.DeleteFunc(slices.Clone(rest), func(l gpu.BatchLine) bool {
+				if in[l.CustomID] {
+					part.ids = append(part.ids, l.CustomID)
+					return true
+				}
+				return false
+			})
+			if len(part.ids) > 0 {
+				p.parts = append(p.parts, part)
+			}
+		}
+	}
+	if len(rest) == 0 {
+		return p, nil
+	}
+	b, err := c.CreateBatch(ctx, rest, "", meta)
+	if err != nil {
+		return p, err
+	}
+	part := batchPart{batch: b}
+	for _, l := range rest {
+		part.ids = append(part.ids, l.CustomID)
+	}
+	p.parts = append(p.parts, part)
+	return p, nil
+}
+
+// batchPlanned takes what a batch's goroutine did: each batch its requests
+// ride is polled by a goroutine of its own; requests that found no batch
+// go live when the server has no Batch API, and are put back otherwise.
+func (e *engine) batchPlanned(jb *judgeBatch, p batchPlan, err error) {
+	for _, part := range p.parts {
+		sub := &judgeBatch{judge: jb.judge, client: jb.client, ctx: jb.ctx, try: jb.try,
+			waiting: map[string][]*readyJudge{}, id: part.batch.ID}
+		for _, id := range part.ids {
+			sub.waiting[id] = jb.waiting[id]
+			delete(jb.waiting, id)
+		}
+		verb := "created"
+		if part.found {
+			verb = "found again"
+		}
+		e.r.log.Info("judge batch "+verb, "judge", jb.judge, "batch", sub.id, "requests", len(part.ids), "try", jb.try)
+		if jb.ctx.Err() != nil {
+			e.batchCancelled(sub)
+			continue
+		}
+		for _, rjs := range sub.waiting {
+			for _, rj := range rjs {
+				e.judgeDispatched(rj.a, jb.client.Server())
+			}
+		}
+		e.pollBatch(sub)
+	}
+	switch {
+	case len(jb.waiting) == 0:
+	case jb.ctx.Err() != nil:
+		e.batchCancelled(jb)
+	case !p.offered && err == nil:
+		e.r.log.Info("judge batch: the server has no Batch API; sending live", "judge", jb.judge, "server", jb.client.Server())
+		e.sendJudging(jb.ctx, jb.all())
+	default:
+		e.batchUnanswered(jb, "sending the batch: "+chat.MessageOf(err))
+	}
+}
+
+// all is every request the batch waits on, in custom id order.
+func (jb *judgeBatch) all() []*readyJudge {
+	var out []*readyJudge
+	for _, id := range slices.Sorted(maps.Keys(jb.waiting)) {
+		out = append(out, jb.waiting[id]...)
+	}
+	return out
+}
+
+// pollBatch waits on a batch from a goroutine and posts its end.
+func (e *engine) pollBatch(jb *judgeBatch) {
+	log := e.r.log
+	e.spawn(func() func(*engine) {
+		b, err := jb.client.WaitBatch(jb.ctx, jb.id, batchPoll, func(b gpu.Batch) {
+			log.Info("judge batch", "batch", b.ID, "status", b.Status, "done", b.Completed, "failed", b.Failed, "of", b.Total)
+		})
+		var res []gpu.BatchResult
+		if err == nil {
+			res, err = jb.client.BatchResults(jb.ctx, b)
+		}
+		return func(e *engine) { e.batchEnded(jb, b, res, err) }
+	})
+}
+
+// batchEnded settles what a batch answered and puts back what it did not.
+func (e *engine) batchEnded(jb *judgeBatch, b gpu.Batch, res []gpu.BatchResult, err error) {
+	if jb.ctx.Err() != nil {
+		e.batchCancelled(jb)
+		return
+	}
+	for _, r := range res {
+		rjs := jb.waiting[r.CustomID]
+		delete(jb.waiting, r.CustomID)
+		for _, rj := range rjs {
+			if rj.a.row != nil {
+				rj.a.row.BatchID = jb.id
+			}
+			r.Result.Server = cmp.Or(r.Result.Server, jb.client.Server())
+			e.judgeSettled(rj.a, r.Result, r.Err)
+		}
+	}
+	if len(jb.waiting) == 0 {
+		return
+	}
+	why := fmt.Sprintf("batch %s %s without answering it", jb.id, b.Status)
+	switch {
+	case err != nil:
+		why = fmt.Sprintf("batch %s: %s", jb.id, chat.MessageOf(err))
+	case b.Status == gpu.BatchExpired:
+		why = fmt.Sprintf("batch %s expired before answering it (completion window %s)", jb.id, cmp.Or(b.Window, gpu.DefaultBatchWindow))
+	case len(b.Errors) > 0:
+		why = fmt.Sprintf("batch %s failed: %s", jb.id, strings.Join(b.Errors, "; "))
+	}
+	e.batchUnanswered(jb, why)
+}
+
+// batchUnanswered ends the rows of the requests a batch left unanswered
+// and sends each again as a new attempt: in one more batch, then live.
+func (e *engine) batchUnanswered(jb *judgeBatch, why string) {
+	e.r.log.Warn("judge batch left requests unanswered", "judge", jb.judge, "batch", jb.id, "n", len(jb.waiting), "why", why, "try", jb.try)
+	failed := &chat.Error{Class: chat.ClassUnavailable, Server: jb.client.Server(), Message: why}
+	var again []*readyJudge
+	for _, rj := range jb.all() {
+		a := rj.a
+		if a.row != nil {
+			a.row.BatchID = jb.id
+			a.row.End(e.r.now(), chat.Result{Server: jb.client.Server()}, failed)
+			if lerr := e.r.led.FinishRequest(a.row); lerr != nil {
+				e.fail(lerr)
+			}
+		}
+		again = append(again, e.requeue(a)...)
+	}
+	if len(again) == 0 {
+		return
+	}
+	if jb.try < batchTries {
+		e.startBatch(jb.ctx, jb.client, jb.judge, again, jb.try+1)
+		return
+	}
+	e.sendJudging(jb.ctx, again)
+}
+
+// requeue makes the next attempt of a judge request whose attempt a went
+// unanswered, leading whatever waited on a, as retryJudge does; it returns
+// the requests to send (none when the ledger answered them).
+func (e *engine) requeue(a *attempt) []*readyJudge {
+	if a.ctx.Err() != nil {
+		e.judgeSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
+		return nil
+	}
+	fs := e.followers[a]
+	delete(e.followers, a)
+	if e.shared[a.key] == a {
+		delete(e.shared, a.key)
+	}
+	next := &attempt{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, judge: a.judge, ctx: a.ctx}
+	if rj := e.judgeRequest(next); rj != nil {
+		e.followers[next] = append(e.followers[next], fs...)
+		return []*readyJudge{rj}
+	}
+	var out []*readyJudge
+	for _, f := range fs {
+		if rj := e.judgeRequest(f); rj != nil {
+			out = append(out, rj)
+		}
+	}
+	return out
+}
+
+// batchCancelled settles a batch's requests as cancelled: the run stopped
+// while the batch ran. The batch goes on at the provider, and its rows name
+// it, for a resumed run to find.
+func (e *engine) batchCancelled(jb *judgeBatch) {
+	msg := "stopped while waiting for the provider's batch"
+	if jb.id != "" {
+		msg = fmt.Sprintf("stopped while batch %s ran at the provider (`pitwall resume` collects it)", jb.id)
+	}
+	for _, rj := range jb.all() {
+		if rj.a.row != nil && jb.id != "" {
+			rj.a.row.BatchID = jb.id
+		}
+		e.judgeSettled(rj.a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Server: jb.client.Server(), Message: msg})
+	}
+	jb.waiting = map[string][]*readyJudge{}
+}
