@@ -15,6 +15,7 @@ Usage:
   pitwall resume RUN               finish a stopped or interrupted run; completed requests are never sent again
   pitwall retry RUN                run a finished run's ⚠️ and ⊘ cells again (--errors, --cancelled)
   pitwall rejudge RUN              judge a finished run again (--judge NAME|jury, --only failed|warn|all), no inference
+  pitwall import FILE --battery B  bring a finished prompt-prix, promptfoo or inspect run into the ledger (show, export, rejudge)
   pitwall qualify CONFIG           measure the config's judges on a judge battery: accuracy, κ, consistency, cost
   pitwall sim [CONFIG]             serve the simulated fleet of CONFIG on loopback for other clients
   pitwall validate [CONFIG...]     check configs and their batteries and print what would run
@@ -71,6 +72,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdRuns(rest, stdout, stderr)
 	case "show":
 		return cmdShow(rest, stdout, stderr)
+	case "import":
+		return cmdImport(rest, stdout, stderr)
 	case "compare":
 		return cmdCompare(rest, stdout, stderr)
 	case "export":

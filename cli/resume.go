@@ -10,6 +10,7 @@ import (
 	"pitwall/config"
 	"pitwall/runner"
 	"pitwall/runner/history"
+	"pitwall/runner/importrun"
 	"pitwall/runner/ledger"
 )
 
@@ -64,6 +65,9 @@ func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.
 	cfg, row, err := runConfig(db, id, cf.overrides(fs))
 	if err != nil {
 		return failf(stderr, err)
+	}
+	if p, ok := importrun.Imported(row); ok {
+		return failf(stderr, fmt.Errorf("run %s was imported from %s: pitwall sent none of its requests, so there is nothing to resume or retry: `pitwall show %s` and `pitwall export %s` read it", row.ID, p.Format, row.ID, row.ID))
 	}
 	a, err := openApp(cfg, row.ID, stderr)
 	if err != nil {

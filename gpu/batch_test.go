@@ -376,3 +376,27 @@ func TestOnlyServersThatMayHaveABatchAPIGetABatchClient(t *testing.T) {
 		}
 	}
 }
+
+func TestACancelledBatchEndsCancelledWithNothingToRead(t *testing.T) {
+	s := batchSim(t, spec.Faults{BatchHold: true})
+	c := NewClient(ServerConfig{Name: "api", URL: s.URL()}, nil)
+	ctx := context.Background()
+	b, err := c.CreateBatch(ctx, batchLines(2), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.CancelBatch(ctx, b.ID)
+	if err != nil || (got.Status != BatchCancelling && got.Status != BatchCancelled) {
+		t.Fatalf("CancelBatch = %+v, %v", got, err)
+	}
+	done, err := c.WaitBatch(ctx, b.ID, fastPoll, nil)
+	if err != nil || done.Status != BatchCancelled {
+		t.Fatalf("WaitBatch = %+v, %v; want cancelled", done, err)
+	}
+	if res, err := c.BatchResults(ctx, done); err != nil || len(res) != 0 {
+		t.Errorf("BatchResults = %+v, %v; want none: a cancelled request was never run", res, err)
+	}
+	if _, err := c.CancelBatch(ctx, "batch_nope"); chat.ClassOf(err) != chat.ClassHTTP4xx {
+		t.Errorf("cancelling an unknown batch: %v, want a 4xx", err)
+	}
+}

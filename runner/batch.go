@@ -101,7 +101,14 @@ func (e *engine) startBatch(ctx context.Context, client *gpu.Client, name string
 		}
 		jb.waiting[id] = append(jb.waiting[id], rj)
 	}
-	look := e.batchesToFind(name)
+	// Cells judged while inference runs (pipelined) are new to the run:
+	// only phase 2 and later judging can meet rows a stop or crash left,
+	// and reading the run's rows once per completed cell would grow with
+	// the square of the battery.
+	var look batchLook
+	if e.life != inferring {
+		look = e.batchesToFind(name)
+	}
 	meta := map[string]string{"pitwall_run": e.r.id, "pitwall_judge": name}
 	e.spawn(func() func(*engine) {
 		p, err := planBatch(ctx, client, lines, meta, look)

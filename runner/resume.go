@@ -95,6 +95,11 @@ func restoredConfig(cfg *config.Config, row ledger.RunRow) (*config.Config, erro
 	if err != nil {
 		return nil, err
 	}
+	if len(stored.Judges) == 0 && len(cfg.Scoring.Judges) > 0 {
+		// A run scored by its checks alone (or imported from another
+		// tool) is judged by the judges the config has now.
+		stored = cfg.Scoring
+	}
 	sc, masked := stored.Unmasked(cfg.Scoring)
 	if len(masked) > 0 {
 		return nil, fmt.Errorf("run %s: the url of judge %s held credentials the ledger does not keep, and %s no longer has that judge: add it back", row.ID, strings.Join(masked, ", "), cfg.Path)
