@@ -3,6 +3,7 @@ package config
 import (
 	"pitwall/gpu/chat"
 	"pitwall/gpu/sim/spec"
+	"pitwall/judge/check"
 	"pitwall/judge/scoring"
 	"slices"
 	"strings"
@@ -123,4 +124,14 @@ func (t Test) PromptText() (system, prompt string) {
 		b.WriteString(m.Content)
 	}
 	return system, b.String()
+}
+
+// Judge checks a reply as every cell's reply is checked: the validation
+// every reply gets against what the test asked (tools, tool_choice,
+// response_format), then the test's own checks. ok is true when all pass.
+// The runner decides a cell with it, and so does an imported run.
+func (t Test) Judge(out check.Output) (results []check.CheckResult, ok bool) {
+	results = check.Validate(check.Expect{ToolChoice: t.ToolChoice, HasTools: len(t.Tools) > 0, ResponseFormat: t.ResponseFormat}, out)
+	results = append(results, check.RunChecks(t.Checks, out)...)
+	return results, check.Passed(results)
 }

@@ -22,6 +22,8 @@ import (
 //  1. Every request is a ledger row before anything is sent (judgeRequest
 //     writes it, as for live requests); its custom id in the batch is its
 //     judge cache key, which is also how a later process finds it again.
+//     The row is running once its batch exists and names the batch when
+//     it ends.
 //  2. The batch carries the run and the judge in its metadata. A goroutine
 //     per batch creates or polls it and posts what happened to the loop;
 //     it ends when the batch ends or the run's judging is cancelled. A
@@ -34,7 +36,9 @@ import (
 //  5. A run whose earlier rows of a judge ended unanswered (a stop, a
 //     crash) looks for that judge's batches of this run at the provider
 //     before creating one: requests whose key a batch still running (or
-//     ended, unread) holds wait for it instead of being sent again.
+//     ended, unread) holds wait for it instead of being sent again. A
+//     batch some of whose answers the run has read is not taken again (a
+//     re-judge asks afresh).
 //  6. A server without /v1/batches (every local server) keeps the ordinary
 //     path: its requests go to the fleet.
 

@@ -409,3 +409,24 @@ func TestABatchErrorLineFailsItsSampleAlone(t *testing.T) {
 		t.Errorf("%d batches: an error line is not a failed batch", n)
 	}
 }
+
+func TestABatchJudgeJudgesPipelinedCellsInBatches(t *testing.T) {
+	cfg := testConfig(t, batchJudgeFleet)
+	cfg.Run.Judging = "pipelined"
+	h := newHarness(t, cfg, true)
+	b := h.finish(t)
+	allJudged(t, b)
+	batches := h.sims.Server("api").Batches()
+	total := 0
+	for _, bi := range batches {
+		total += bi.Total
+	}
+	if len(batches) == 0 || total != b.Counts.ToJudge {
+		t.Errorf("%d batches holding %d requests for %d cells", len(batches), total, b.Counts.ToJudge)
+	}
+	for _, q := range judgeRows(t, h.led, b.ID) {
+		if q.Status != ledger.StatusCompleted || q.BatchID == "" {
+			t.Errorf("row %d: %s batch %q; want answered by a batch", q.ID, q.Status, q.BatchID)
+		}
+	}
+}

@@ -264,10 +264,8 @@ func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
 		c.TTFT, c.Latency, c.TokensPerSec = res.TTFT, res.Latency, res.TokensPerSec
 		c.PromptTokens, c.CompletionTokens = res.PromptTokens, res.CompletionTokens
 		e.tokens += int64(res.CompletionTokens)
-		out := check.Output{Content: res.Content, ToolCalls: res.ToolCalls, Latency: res.Latency}
-		checks := check.Validate(check.Expect{ToolChoice: t.ToolChoice, HasTools: len(t.Tools) > 0, ResponseFormat: t.ResponseFormat}, out)
-		c.Checks = append(checks, check.RunChecks(t.Checks, out)...)
-		e.agentSettled(a, c)
+		c.Checks, _ = t.Judge(check.Output{Content: res.Content, ToolCalls: res.ToolCalls, Latency: res.Latency})
+		e.agentSettled(a, c) // an agent cell is checked over its whole loop
 		c.Status = state.Failed
 		if check.Passed(c.Checks) {
 			c.Status = state.Completed

@@ -21,11 +21,11 @@ time_scale = 0.01
 [[sim.models]]
 name = "good"
 skill = 1.0
-tokens_per_sec = 400
+tokens_per_sec = 60
 [[sim.models]]
 name = "bad"
 skill = 0.01
-tokens_per_sec = 400
+tokens_per_sec = 60
 [[sim.models]]
 name = "judge"
 judge_error_rate = 0.0

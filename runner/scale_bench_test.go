@@ -192,6 +192,7 @@ func resetPeakRSS(b *testing.B) {
 // cell and per judged cell, and the ledger's bytes per judged cell once
 // it is closed (checkpointed). The simulator's CPU is reported apart.
 // Run it once: go test -run '^$' -bench RunCellsAtScale -benchtime 1x ./runner/
+// (PITWALL_SCALE_KEEP=FILE keeps a copy of the ledger.)
 func BenchmarkRunCellsAtScale(b *testing.B) {
 	tests, models := scaleSize(b)
 	dir := b.TempDir()
@@ -252,6 +253,13 @@ func BenchmarkRunCellsAtScale(b *testing.B) {
 		}
 	}
 	simCPU := stopSims()
+	if keep := os.Getenv("PITWALL_SCALE_KEEP"); keep != "" {
+		// The last run's ledger, for a look at what it holds.
+		data, err := os.ReadFile(dbPath)
+		if err != nil || os.WriteFile(keep, data, 0o644) != nil {
+			b.Errorf("PITWALL_SCALE_KEEP=%s: cannot copy %s (%v)", keep, dbPath, err)
+		}
+	}
 	var size int64
 	for _, p := range []string{dbPath, dbPath + "-wal"} {
 		if st, err := os.Stat(p); err == nil {

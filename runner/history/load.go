@@ -100,6 +100,19 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, 
 	if run.Status == ledger.RunInterrupted {
 		stopDeadCells(rows, run)
 	}
+	// An agent cell's steps are its inference requests, one per turn.
+	reqs, err := led.Requests(run.ID)
+	if err != nil {
+		return nil, err
+	}
+	for k, steps := range trajectories(reqs) {
+		if c := cellAt(k.t, k.m, k.r); c != nil {
+			c.Steps = make([]state.Step, len(steps))
+			for i, s := range steps {
+				c.Steps[i] = s.Step
+			}
+		}
+	}
 	for _, v := range verdicts {
 		c := cellAt(v.Test, v.Model, v.Repeat)
 		if c == nil {

@@ -44,12 +44,11 @@ func settle(t config.Test, r Result) (c ledger.CellRow, checked bool) {
 		c.TokensPerSec = float64(r.CompletionTokens) / secs
 	}
 	out := check.Output{Content: text, ToolCalls: calls, Latency: r.Latency}
-	results := check.Validate(check.Expect{ToolChoice: t.ToolChoice, HasTools: len(t.Tools) > 0, ResponseFormat: t.ResponseFormat}, out)
-	results = append(results, check.RunChecks(t.Checks, out)...)
+	results, passed := t.Judge(out)
 	b, _ := json.Marshal(results) // names and reasons are strings
 	c.Checks = string(b)
 	c.Status = string(state.Failed)
-	if check.Passed(results) {
+	if passed {
 		c.Status = string(state.Completed)
 	}
 	return c, true
