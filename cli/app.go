@@ -35,15 +35,30 @@ type app struct {
 	tel     *telemetry.Watcher
 	fleet   *gpu.Fleet
 	cancel  context.CancelFunc // telemetry's and discovery's context
+	purpose appFor
 }
+
+// appFor is what an app is opened for, which says what its servers must
+// offer.
+type appFor uint8
+
+const (
+	forRun     appFor = iota // inference and judging: the models and the judges
+	forJudging               // judging alone (rejudge): the judges' models
+)
 
 // openApp opens the ledger and the log, starts simulated servers, builds
 // the fleet and asks every server what it offers. runID "" makes a new id.
 // Any error here stops the run before it starts (exit 2), and what was
 // opened is closed again; otherwise the caller closes the app.
 func openApp(cfg *config.Config, runID string, stderr io.Writer) (*app, error) {
+	return openAppFor(cfg, runID, forRun, stderr)
+}
+
+// openAppFor is openApp for a purpose.
+func openAppFor(cfg *config.Config, runID string, purpose appFor, stderr io.Writer) (*app, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	a := &app{cfg: cfg, cancel: cancel}
+	a := &app{cfg: cfg, cancel: cancel, purpose: purpose}
 	if err := a.open(ctx, runID, stderr); err != nil {
 		a.Close()
 		return nil, err
@@ -118,6 +133,14 @@ func (a *app) discover(ctx context.Context, stderr io.Writer) error {
 		if err, asked := errs[name]; !asked || err == nil {
 			reachable[name] = models
 		}
+	}
+	if a.purpose == forJudging {
+		// No inference is sent: the run's models need not be served (an
+		// imported run's seldom are). The judges' models are renamed in
+		// place, as CheckOffered does, since the copy shares them.
+		c := *a.cfg
+		c.Models = nil
+		return config.CheckOffered(&c, reachable)
 	}
 	return config.CheckOffered(a.cfg, reachable)
 }

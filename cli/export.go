@@ -66,16 +66,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 // history helper (history.WriteExport's file-writing sibling) once it
 // exists.
 func exportBeside(led *ledger.Ledger, id, judge string) (string, error) {
-	path := filepath.Join(filepath.Dir(led.Path()), "pitwall-"+id+".json")
-	f, err := os.Create(path)
-	if err != nil {
-		return "", err
-	}
-	if err := history.WriteExport(f, led, id, judge, "json"); err != nil {
-		f.Close()
-		return "", err
-	}
-	return path, f.Close()
+	return history.ExportFile(led, "", id, judge)
 }
 
 // writeFileAtomic writes data to path through a temporary file beside it,

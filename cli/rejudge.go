@@ -13,6 +13,7 @@ import (
 	"pitwall/judge/scoring"
 	"pitwall/runner"
 	"pitwall/runner/history"
+	"pitwall/runner/importrun"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 	"pitwall/ui"
@@ -26,18 +27,22 @@ const (
 )
 
 func cmdRejudge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet("rejudge", "pitwall rejudge RUN|last [--judge NAME|jury] [--samples N] [--only failed|warn|all] [--headless] [flags]",
+	fs := newFlagSet("rejudge", "pitwall rejudge RUN|last [--config CONFIG] [--judge NAME|jury] [--samples N] [--only failed|warn|all] [--headless] [flags]",
 		"Judges the completed cells of a run in the ledger again, with fresh samples and without any\n"+
 			"inference request. The new verdicts stand beside the other judges' in the ledger; a judge's\n"+
 			"own earlier verdicts are replaced. Headless, one line per new verdict goes to stderr and the\n"+
 			"grid and summary, with the re-judging judge in view, to stdout; the exit code is `run`'s under\n"+
-			"that judge. In the grid, J switches the judge in view as in `show`.", stderr)
+			"that judge. In the grid, J switches the judge in view as in `show`. A run imported from another\n"+
+			"tool (`pitwall import`) has no judge and no server of its own: --config names a config whose\n"+
+			"[[servers]], [sim], [run] and [[scoring.judges]] judge it (its battery and models are not used),\n"+
+			"and those judges become the run's.", stderr)
 	var cf commonFlags
 	cf.register(fs, continueFlags...)
 	db := ledgerFlag(fs)
 	judgeName := fs.String("judge", "", "the judge that judges again, or \"jury\" for all of them (default: the run's judge in view)")
 	samples := fs.Int("samples", 0, "votes per judge per cell (default: the run's)")
 	only := fs.String("only", onlyAll, "which completed cells: failed (verdict in view FAIL), warn (WARN) or all")
+	judgeCfg := fs.String("config", "", "a config whose servers and judges judge the run (needed for an imported run)")
 	id, code, ok := oneRun(fs, args, "rejudge", stderr)
 	if !ok {
 		return code
@@ -55,6 +60,18 @@ func cmdRejudge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// Its own process judges it; two writers of one run's verdicts
 		// would each overwrite the other.
 		return failf(stderr, fmt.Errorf("run %s is still running: re-judge it once it has ended", row.ID))
+	}
+	if *judgeCfg != "" {
+		if cfg, err = judgingConfig(cfg, *judgeCfg, *db, cf.overrides(fs)); err != nil {
+			return failf(stderr, err)
+		}
+	} else if _, imported := importrun.Imported(row); imported {
+		return failf(stderr, fmt.Errorf("run %s was imported from another tool and has no judge or server of its own: "+
+			"give --config CONFIG, a config with your [[scoring.judges]] and the [[servers]] they run on", row.ID))
+	}
+	adopt, err := adoptJudges(&row, cfg)
+	if err != nil {
+		return failf(stderr, err)
 	}
 	plan, err := history.Plan(row)
 	if err != nil {
@@ -75,11 +92,17 @@ func cmdRejudge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if view == "" {
 		view = plan.InView
 	}
-	a, err := openApp(cfg, row.ID, stderr)
+	a, err := openAppFor(cfg, row.ID, forJudging, stderr)
 	if err != nil {
 		return failf(stderr, err)
 	}
 	defer a.Close()
+	if adopt {
+		// Before Reopen, which reads the run's plan back from the ledger.
+		if err := a.led.SetScoring(row.ID, row.ScoringMode, row.ScoringJSON); err != nil {
+			return failf(stderr, err)
+		}
+	}
 	run, err := runner.Reopen(cfg, row.ID, runner.Options{Fleet: a.fleet, Ledger: a.led, Logger: a.log, JudgeSamples: *samples})
 	if err != nil {
 		return failf(stderr, fmt.Errorf("reopening run %s: %w", row.ID, err))

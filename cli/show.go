@@ -38,10 +38,10 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	}
 	exitCode := func(b *state.BatteryRun) int { return state.ExitCode(b, false) }
 	if *headless || !isTerminal(stdout) {
-		led.Close()
+		defer led.Close()
 		fmt.Fprint(stdout, ui.RenderGrid(b, b.Plan.InView, *ascii))
 		fmt.Fprintln(stdout)
-		fmt.Fprint(stdout, ui.Summary(b, b.Plan.InView, ui.Options{ASCII: *ascii, LedgerPath: *db, ExitCode: exitCode}))
+		fmt.Fprint(stdout, ui.Summary(b, b.Plan.InView, ui.Options{ASCII: *ascii, LedgerPath: *db, ExitCode: exitCode, Spend: spendOf(led)}))
 		return exitCode(b)
 	}
 	// Re-judging needs the run's config (the prompts, the judges, the

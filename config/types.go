@@ -22,6 +22,10 @@ type Config struct {
 	Servers []Server `toml:"servers" json:"servers"`
 	Scoring Scoring  `toml:"scoring" json:"scoring"`
 	Sim     Sim      `toml:"sim" json:"sim"`
+	// Prices are what tested models cost, by model name, for the cost of
+	// inference in the summary and the export; a model without one is not
+	// priced.
+	Prices map[string]Price `toml:"prices" json:"prices,omitempty"`
 
 	// Tests is the loaded battery, after --tests filtering.
 	Tests []Test `toml:"-" json:"-"`
@@ -93,6 +97,17 @@ type Judge struct {
 	Template  string  `toml:"template" json:"template"`       // default rubric-v1
 	MaxTokens int     `toml:"max_tokens" json:"max_tokens"`   // default 512
 	Batch     bool    `toml:"batch" json:"batch"`
+	// PriceIn and PriceOut are dollars per million prompt and completion
+	// tokens; 0 and 0 leave the judge unpriced (then [prices] for its
+	// model is used, if given).
+	PriceIn  float64 `toml:"price_in" json:"price_in,omitempty"`
+	PriceOut float64 `toml:"price_out" json:"price_out,omitempty"`
+}
+
+// Price is what a model costs, in dollars per million tokens.
+type Price struct {
+	In  float64 `toml:"price_in" json:"price_in"`
+	Out float64 `toml:"price_out" json:"price_out"`
 }
 
 // Sim holds the simulated fleet's catalogue of models.

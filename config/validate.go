@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"net/url"
 	"pitwall/gpu/chat"
 	"pitwall/internal/redact"
@@ -37,6 +39,7 @@ func validate(c *Config) Errors {
 	validateScoring(v, c)
 	validateSim(v, c)
 	validateModels(v, c)
+	validatePrices(v, c.Prices)
 	return v.errs
 }
 
@@ -233,6 +236,23 @@ func validateScoring(v *collector, c *Config) {
 			v.add(at("max_tokens"), "max_tokens = 512 is the default", "max_tokens must be at least 1, got %d", j.MaxTokens)
 		}
 		checkKeyEnv(v, at("api_key_env"), j.APIKeyEnv)
+		checkPrice(v, at("price_in"), j.PriceIn)
+		checkPrice(v, at("price_out"), j.PriceOut)
+	}
+}
+
+// validatePrices checks [prices]: what each model costs per million tokens.
+func validatePrices(v *collector, prices map[string]Price) {
+	models := slices.Sorted(maps.Keys(prices))
+	for _, m := range models {
+		checkPrice(v, joinPath(joinPath("prices", m), "price_in"), prices[m].In)
+		checkPrice(v, joinPath(joinPath("prices", m), "price_out"), prices[m].Out)
+	}
+}
+
+func checkPrice(v *collector, at string, p float64) {
+	if p < 0 || math.IsNaN(p) || math.IsInf(p, 0) {
+		v.add(at, "a price is dollars per million tokens, e.g. 0.15; 0 leaves it unpriced", "price must be 0 or more, got %g", p)
 	}
 }
 

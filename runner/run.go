@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -248,24 +246,11 @@ func (r *Run) RejudgeAll(name string) error {
 // Export writes this run's JSON export next to the ledger (or to
 // Options.ExportDir) and says where.
 func (r *Run) Export() (string, error) {
-	dir := r.opts.ExportDir
-	if dir == "" {
-		dir = filepath.Dir(r.led.Path())
-	}
 	inView := ""
 	if b := r.last.Load(); b != nil {
 		inView = b.Plan.InView
 	}
-	path := filepath.Join(dir, "pitwall-"+r.id+".json")
-	f, err := os.Create(path)
-	if err != nil {
-		return "", fmt.Errorf("export: %w", err)
-	}
-	if err := history.WriteExport(f, r.led, r.id, inView, "json"); err != nil {
-		f.Close()
-		return "", fmt.Errorf("export %s: %w", path, err)
-	}
-	return path, f.Close()
+	return history.ExportFile(r.led, r.opts.ExportDir, r.id, inView)
 }
 
 // Reopen brings a finished run back from the ledger as a live Run that can

@@ -168,7 +168,8 @@ type shown struct {
 // repeat is under way, the busiest activity and how many repeats are over
 // (⠋ 1/3); once all are over, the worst outcome among them (failure before
 // error before WARN before cancelled before success) and how many succeeded
-// (FAIL 2/3). In figure mode it shows the inference glyph and the mean figure
+// (FAIL 2/3). A lone agent repeat at work shows its step under way (⠋ s3).
+// In figure mode it shows the inference glyph and the mean figure
 // of the repeats that ran.
 func showCell(cells []state.Cell, judge string, fig figure, g *glyphs, frame int) shown {
 	if fig != figNone {
@@ -218,6 +219,9 @@ func showCell(cells []state.Cell, judge string, fig figure, g *glyphs, frame int
 		s.animated = best == kindRunning
 		if len(cells) > 1 {
 			s.text += " " + strconv.Itoa(over) + "/" + strconv.Itoa(len(cells))
+		} else if n := len(cells[0].Steps); n > 0 && best == kindRunning {
+			// An agent cell at work: the model turn under way.
+			s.text += " s" + strconv.Itoa(n+1)
 		}
 	case judging:
 		s.kind = kindJudging

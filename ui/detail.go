@@ -208,35 +208,12 @@ func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width
 
 func writeCell(w *detailWriter, cell *state.Cell) {
 	c, g := w.c, w.c.glyphs
-	if cell.Status.Terminal() && cell.Status != state.Cancelled || cell.Output != "" || len(cell.ToolCalls) > 0 {
-		w.line(2, c.styles.title.Render("Reply"))
-		if cell.Output != "" || len(cell.ToolCalls) == 0 {
-			w.para(4, cell.Output)
-		}
-		for _, tc := range cell.ToolCalls {
-			w.para(4, "→ "+tc.Name+"("+tc.Arguments+")")
-		}
-		if cell.FinishReason != "" {
-			w.line(4, c.styles.dim.Render("finish: "+cell.FinishReason))
-		}
+	if len(cell.Steps) > 0 {
+		writeSteps(w, cell)
+	} else {
+		writeReply(w, cell)
 	}
-	if cell.Reasoning != "" {
-		w.line(2, c.styles.title.Render("Reasoning"))
-		w.para(4, c.styles.dim.Render(cell.Reasoning))
-	}
-	if len(cell.Checks) > 0 {
-		w.line(2, c.styles.title.Render("Checks"))
-		for _, ch := range cell.Checks {
-			mark := c.styles.kind[kindOK].Render(g.ok)
-			if !ch.Pass {
-				mark = c.styles.kind[kindFailed].Render(g.failed)
-			}
-			w.line(4, mark+" "+ch.Name)
-			if !ch.Pass && ch.Reason != "" {
-				w.para(7, ch.Reason)
-			}
-		}
-	}
+	writeChecks(w, cell)
 	if cell.Error != "" || cell.ErrorClass != "" {
 		w.line(2, c.styles.title.Render("Error"))
 		msg := string(cell.ErrorClass)
@@ -259,6 +236,45 @@ func writeCell(w *detailWriter, cell *state.Cell) {
 			parts = append(parts, "on "+cell.Server)
 		}
 		w.para(4, strings.Join(parts, " · "))
+	}
+}
+
+// writeReply writes a one-request cell's reply and reasoning.
+func writeReply(w *detailWriter, cell *state.Cell) {
+	c := w.c
+	if cell.Status.Terminal() && cell.Status != state.Cancelled || cell.Output != "" || len(cell.ToolCalls) > 0 {
+		w.line(2, c.styles.title.Render("Reply"))
+		if cell.Output != "" || len(cell.ToolCalls) == 0 {
+			w.para(4, cell.Output)
+		}
+		for _, tc := range cell.ToolCalls {
+			w.para(4, "→ "+tc.Name+"("+tc.Arguments+")")
+		}
+		if cell.FinishReason != "" {
+			w.line(4, c.styles.dim.Render("finish: "+cell.FinishReason))
+		}
+	}
+	if cell.Reasoning != "" {
+		w.line(2, c.styles.title.Render("Reasoning"))
+		w.para(4, c.styles.dim.Render(cell.Reasoning))
+	}
+}
+
+// writeChecks lists the cell's checks, a failed one with its reason.
+func writeChecks(w *detailWriter, cell *state.Cell) {
+	c, g := w.c, w.c.glyphs
+	if len(cell.Checks) > 0 {
+		w.line(2, c.styles.title.Render("Checks"))
+		for _, ch := range cell.Checks {
+			mark := c.styles.kind[kindOK].Render(g.ok)
+			if !ch.Pass {
+				mark = c.styles.kind[kindFailed].Render(g.failed)
+			}
+			w.line(4, mark+" "+ch.Name)
+			if !ch.Pass && ch.Reason != "" {
+				w.para(7, ch.Reason)
+			}
+		}
 	}
 }
 

@@ -337,6 +337,11 @@ func Summary(run *state.BatteryRun, judge string, opts Options) string {
 		}
 		sb.WriteString("  " + c.fit(m, nameW) + "  " + c.fitRight(r, rateW) + "  " + counted + "\n")
 	}
+	if opts.Spend != nil {
+		if inf, jud, ok := opts.Spend(run); ok {
+			sb.WriteString(SpendLines(inf, jud, opts))
+		}
+	}
 	if opts.LedgerPath != "" {
 		sb.WriteString("ledger   " + opts.LedgerPath + "\n")
 	}

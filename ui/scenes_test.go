@@ -3,7 +3,9 @@ package ui
 import (
 	"time"
 
+	"pitwall/gpu/chat"
 	"pitwall/gpu/telemetry"
+	"pitwall/judge/check"
 	"pitwall/judge/scoring"
 	"pitwall/runner/state"
 )
@@ -180,5 +182,75 @@ func sceneWide() *state.BatteryRun {
 			Resident: []string{"granite-4.0-micro"}, TokensPerSec: 12,
 			GPUs: []telemetry.GPUState{{Name: "NVIDIA Simulated A100-SXM4-80GB", UtilPct: 40, MemUsedMiB: 30000, MemTotalMiB: 81920}}},
 	}
+	return run
+}
+
+// sceneAgent is 3 models × 3 agent tests under one judge: a loop that
+// answered after calling a tool no mock answered, one that stagnated, and
+// one still at work on its third model turn.
+func sceneAgent() *state.BatteryRun {
+	run := next(makeRun(3, 3, 1, "gemma"))
+	run.Tests = append([]state.TestInfo(nil), run.Tests...)
+	run.Tests[0].Prompt = "Sort the files in ./inbox into ./invoices and ./receipts."
+	run.Tests[0].Tools = []chat.Tool{{Type: "function", Function: chat.FunctionDef{Name: "list_files", Description: "List a folder."}},
+		{Type: "function", Function: chat.FunctionDef{Name: "move_file", Description: "Move a file."}}}
+	step := func(server string, lat time.Duration, content string, calls ...state.StepCall) state.Step {
+		fin := "tool_calls"
+		if len(calls) == 0 {
+			fin = "stop"
+		}
+		return state.Step{Content: content, Calls: calls, FinishReason: fin, Server: server,
+			TTFT: lat / 5, Latency: lat, PromptTokens: 310, CompletionTokens: 42}
+	}
+	call := func(name, args, obs string, mocked bool) state.StepCall {
+		return state.StepCall{ToolCall: chat.ToolCall{ID: "call_" + name, Name: name, Arguments: args}, Observation: obs, Mocked: mocked}
+	}
+	agent := func(pass bool, why string, steps ...state.Step) func(*state.Cell) {
+		return func(c *state.Cell) {
+			completed(0, 25)(c)
+			c.Steps = steps
+			c.ToolCalls, c.Latency, c.PromptTokens, c.CompletionTokens = nil, 0, 0, 0
+			for _, s := range steps {
+				for _, sc := range s.Calls {
+					c.ToolCalls = append(c.ToolCalls, sc.ToolCall)
+				}
+				c.Latency += s.Latency
+				c.PromptTokens += s.PromptTokens
+				c.CompletionTokens += s.CompletionTokens
+			}
+			c.TTFT = steps[0].TTFT
+			c.Output = steps[len(steps)-1].Content
+			c.FinishReason = steps[len(steps)-1].FinishReason
+			c.Checks = []check.CheckResult{{Name: "agent-loop", Pass: pass, Reason: why}, {Name: "tool-call move_file", Pass: true}}
+			if !pass {
+				c.Status = state.Failed
+			}
+		}
+	}
+	set(run, 0, 0, 0, agent(true, "answered after 3 model turns",
+		step("gpu0", 1200*time.Millisecond, "I will look at the inbox first, then move each file to the folder its name says. "+
+			"There may be several files, so I list them all before moving any, and I check each name for the words invoice and receipt.",
+			call("list_files", `{"path": "./inbox"}`, "invoice_march.pdf\nreceipt_0412.png\nnotes.txt", true)),
+		step("gpu1", 900*time.Millisecond, "",
+			call("move_file", `{"from":"./inbox/invoice_march.pdf","to":"./invoices/"}`, "moved", true),
+			call("delete_file", `{"path":"./inbox/notes.txt"}`, `error: no mock answers delete_file; the test's mock_tools have list_files and move_file only, so this call was not carried out`, false)),
+		step("gpu0", 1500*time.Millisecond, "I moved invoice_march.pdf to ./invoices. notes.txt is neither an invoice nor a receipt, so I left it.")),
+		judged("gemma", scoring.Pass, 0.8))
+	set(run, 0, 1, 0, agent(false, `stagnation: list_files({"path":"./inbox"}) repeated 3 times from step 1 to step 3`,
+		step("gpu0", 700*time.Millisecond, "Listing.", call("list_files", `{"path":"./inbox"}`, "invoice_march.pdf", true)),
+		step("gpu0", 650*time.Millisecond, "Listing again.", call("list_files", `{"path":"./inbox"}`, "invoice_march.pdf", true)),
+		step("gpu0", 640*time.Millisecond, "", call("list_files", `{"path":"./inbox"}`, "invoice_march.pdf", true))))
+	set(run, 0, 2, 0, status(state.Running), func(c *state.Cell) {
+		c.Steps = []state.Step{
+			step("gpu0", time.Second, "First the list.", call("list_files", `{"path":"./inbox"}`, "a.pdf", true)),
+			step("gpu0", time.Second, "", call("move_file", `{"from":"a.pdf","to":"./invoices/"}`, "moved", true)),
+		}
+	})
+	for t := 1; t < 3; t++ {
+		for m := range 3 {
+			set(run, t, m, 0, completed(time.Second, 30), judged("gemma", scoring.Pass, 0.9))
+		}
+	}
+	run.Phase = state.PhaseInference
 	return run
 }

@@ -30,6 +30,9 @@ type Options struct {
 	// package: the header's "q exits N" once the run is over, and the
 	// summary's exit line. Nil shows neither.
 	ExitCode func(last *state.BatteryRun) int
+	// Spend, when set, is what the run's inference and judging cost, apart,
+	// for the summary (the caller reads it from the ledger).
+	Spend func(last *state.BatteryRun) (inference, judging Spend, ok bool)
 	// LedgerPath is where the run's ledger is, for the plain summary.
 	LedgerPath string
 	// Logger receives what the user asked for (stop, re-judge, export);

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -27,6 +29,10 @@ type Export struct {
 	Cells      []ExportCell      `json:"cells"`
 	Requests   []ExportRequest   `json:"requests"`
 	Summary    ExportSummary     `json:"summary"`
+	// Inference and Judging are the run's requests apart: what each cost
+	// in requests, tokens, time and money (cost.go).
+	Inference ExportInference `json:"inference"`
+	Judging   ExportJudging   `json:"judging"`
 	// Comparison ranks the run's models (runner/compare).
 	Comparison *compare.Report `json:"comparison,omitempty"`
 }
@@ -88,14 +94,19 @@ type ExportVerdict struct {
 
 // ExportRequest is one ledger request.
 type ExportRequest struct {
-	ID               int64  `json:"id"`
-	Purpose          string `json:"purpose"`
-	Server           string `json:"server"`
-	Model            string `json:"model"`
-	Test             string `json:"test,omitempty"`
-	Repeat           int    `json:"repeat"`
-	Judge            string `json:"judge,omitempty"`
-	Sample           int    `json:"sample"`
+	ID      int64  `json:"id"`
+	Purpose string `json:"purpose"`
+	Server  string `json:"server"`
+	Model   string `json:"model"` // for a judge request, the judge's model
+	Test    string `json:"test,omitempty"`
+	Repeat  int    `json:"repeat"`
+	Judge   string `json:"judge,omitempty"`
+	Sample  int    `json:"sample"`
+	// CandidateModel is, for a judge request, the tested model of the cell
+	// it judges (Test, CandidateModel, Repeat), and Round its judging round
+	// (0, then one more per re-judge).
+	CandidateModel   string `json:"candidate_model,omitempty"`
+	Round            int    `json:"round,omitempty"`
 	Attempt          int    `json:"attempt"`
 	Status           string `json:"status"`
 	LatencyMS        int64  `json:"latency_ms"`
@@ -220,11 +231,14 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 	}
 	for _, q := range reqs {
 		x.Requests = append(x.Requests, ExportRequest{ID: q.ID, Purpose: q.Purpose, Server: q.Server, Model: q.Model,
-			Test: q.Test, Repeat: q.Repeat, Judge: q.Judge, Sample: q.Sample, Attempt: q.Attempt, Status: q.Status,
+			Test: q.Test, Repeat: q.Repeat, Judge: q.Judge, Sample: q.Sample, CandidateModel: q.CandidateModel, Round: q.Round,
+			Attempt: q.Attempt, Status: q.Status,
 			LatencyMS: q.Latency.Milliseconds(), TTFTMS: q.TTFT.Milliseconds(),
 			PromptTokens: q.PromptTokens, CompletionTokens: q.CompletionTokens, ErrorClass: q.ErrorClass, Error: q.Error})
 		x.Summary.Requests[q.Purpose]++
 	}
+	sp := spending(run, reqs)
+	x.Inference, x.Judging = sp.Inference, sp.Judging
 	return x, nil
 }
 
@@ -286,4 +300,23 @@ func (x *Export) CompareRun() compare.Run {
 // WriteExport writes one run's export in a format (see Write).
 func WriteExport(w io.Writer, led *ledger.Ledger, id, judgeName, format string) error {
 	return Write(w, led, []string{id}, format, judgeName)
+}
+
+// ExportFile writes run id's JSON export, with judge in view, into dir as
+// pitwall-ID.json (dir "" is the ledger's folder) and says where: the `e`
+// key of the grid, live or reopened.
+func ExportFile(led *ledger.Ledger, dir, id, judge string) (string, error) {
+	if dir == "" {
+		dir = filepath.Dir(led.Path())
+	}
+	path := filepath.Join(dir, "pitwall-"+id+".json")
+	f, err := os.Create(path)
+	if err != nil {
+		return "", fmt.Errorf("export: %w", err)
+	}
+	if err := WriteExport(f, led, id, judge, "json"); err != nil {
+		f.Close()
+		return "", fmt.Errorf("export %s: %w", path, err)
+	}
+	return path, f.Close()
 }

@@ -1,0 +1,237 @@
+package history
+
+import (
+	"maps"
+	"slices"
+	"sort"
+	"time"
+
+	"pitwall/config"
+	"pitwall/runner/ledger"
+)
+
+// Spend is what one share of a run's requests cost: inference, one tested
+// model's inference, judging, or one judge's. What was paid for is what a
+// server answered (or failed to answer): a request answered from the cache
+// or from an identical request in flight (server "(cache)" / "(shared)")
+// is counted, and adds nothing else.
+type Spend struct {
+	// Requests counts every row; Live those sent to a server (answered,
+	// failed or cancelled after dispatch), Cached and Shared those that
+	// were not. Requests - Live - Cached - Shared never left the queue.
+	Requests int `json:"requests"`
+	Live     int `json:"live"`
+	Cached   int `json:"cached"`
+	Shared   int `json:"shared"`
+	// Tokens of live requests, as their servers reported them.
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	// WallMS is how long at least one live request was in flight: the
+	// union of their intervals, each its latency up to its end. It is the
+	// time this share took of the run, were nothing else running beside it.
+	WallMS int64 `json:"wall_ms"`
+	// GPUMS is slot time: the sum of the live requests' latencies, each
+	// measured from dispatch, while the request held a server slot. It is
+	// larger than WallMS when requests ran side by side.
+	GPUMS int64 `json:"gpu_ms"`
+	// CostUSD is PromptTokens and CompletionTokens at the configured price
+	// per million tokens (a judge's price_in / price_out, or [prices] of
+	// the model); absent when nothing of this share is priced. For a total
+	// it sums the priced parts, and Unpriced names those that used tokens
+	// with no price.
+	CostUSD  *float64 `json:"cost_usd,omitempty"`
+	Unpriced []string `json:"unpriced,omitempty"`
+}
+
+// JudgeSpend is one judge's spend.
+type JudgeSpend struct {
+	Judge string `json:"judge"`
+	Model string `json:"model"`
+	Spend
+}
+
+// ModelSpend is one tested model's inference spend.
+type ModelSpend struct {
+	Model string `json:"model"`
+	Spend
+}
+
+// ExportInference is the inference apart from judging: in all, and by
+// tested model in the run's order.
+type ExportInference struct {
+	Spend
+	Models []ModelSpend `json:"models"`
+}
+
+// ExportJudging is judging apart from inference: in all, and by judge in
+// config order (judges that are no longer configured after them, by name).
+type ExportJudging struct {
+	Spend
+	Judges []JudgeSpend `json:"judges"`
+}
+
+// Spending is a run's inference and judging, apart. Warm-ups and probes
+// belong to neither.
+type Spending struct {
+	Inference ExportInference `json:"inference"`
+	Judging   ExportJudging   `json:"judging"`
+}
+
+// RunSpending reads the spending of run id ("last" or a prefix) from the
+// ledger.
+func RunSpending(led *ledger.Ledger, id string) (*Spending, error) {
+	run, err := led.Run(id)
+	if err != nil {
+		return nil, err
+	}
+	reqs, err := led.Requests(run.ID)
+	if err != nil {
+		return nil, err
+	}
+	return spending(run, reqs), nil
+}
+
+// price is dollars per million prompt and completion tokens.
+type price struct{ in, out float64 }
+
+// spending splits reqs into inference and judging and prices them from the
+// run's config in the ledger.
+func spending(run ledger.RunRow, reqs []ledger.Request) *Spending {
+	var cfg struct {
+		Prices map[string]config.Price `json:"prices"`
+	}
+	_ = decode(run.ConfigJSON, &cfg) // an old run's config has no prices: unpriced
+	models := map[string]price{}
+	for m, p := range cfg.Prices {
+		models[m] = price{p.In, p.Out}
+	}
+	judges := map[string]price{}
+	judgeModel := map[string]string{}
+	var judgeOrder []string
+	if sc, err := Scoring(run); err == nil {
+		for _, j := range sc.Judges {
+			judgeOrder = append(judgeOrder, j.Name)
+			judgeModel[j.Name] = j.Model
+			if j.PriceIn != 0 || j.PriceOut != 0 {
+				judges[j.Name] = price{j.PriceIn, j.PriceOut}
+			} else if p, ok := models[j.Model]; ok {
+				judges[j.Name] = p
+			}
+		}
+	}
+
+	byModel := map[string][]ledger.Request{}
+	byJudge := map[string][]ledger.Request{}
+	var inference, judging []ledger.Request
+	for _, q := range reqs {
+		switch q.Purpose {
+		case ledger.PurposeInference:
+			inference = append(inference, q)
+			byModel[q.Model] = append(byModel[q.Model], q)
+		case ledger.PurposeJudge:
+			judging = append(judging, q)
+			byJudge[q.Judge] = append(byJudge[q.Judge], q)
+			if judgeModel[q.Judge] == "" {
+				judgeModel[q.Judge] = q.Model
+			}
+		}
+	}
+
+	s := &Spending{
+		Inference: ExportInference{Spend: spendOf(inference), Models: []ModelSpend{}},
+		Judging:   ExportJudging{Spend: spendOf(judging), Judges: []JudgeSpend{}},
+	}
+	modelOrder := slices.Clone(run.Models)
+	for _, m := range slices.Sorted(maps.Keys(byModel)) {
+		if !slices.Contains(modelOrder, m) {
+			modelOrder = append(modelOrder, m)
+		}
+	}
+	for _, m := range modelOrder {
+		sp := spendOf(byModel[m])
+		p, ok := models[m]
+		priceInto(&s.Inference.Spend, &sp, m, p, ok)
+		s.Inference.Models = append(s.Inference.Models, ModelSpend{Model: m, Spend: sp})
+	}
+	for _, j := range slices.Sorted(maps.Keys(byJudge)) {
+		if !slices.Contains(judgeOrder, j) {
+			judgeOrder = append(judgeOrder, j)
+		}
+	}
+	for _, j := range judgeOrder {
+		sp := spendOf(byJudge[j])
+		p, ok := judges[j]
+		priceInto(&s.Judging.Spend, &sp, j, p, ok)
+		s.Judging.Judges = append(s.Judging.Judges, JudgeSpend{Judge: j, Model: judgeModel[j], Spend: sp})
+	}
+	// Unpriced parts are worth naming beside a cost only.
+	for _, t := range []*Spend{&s.Inference.Spend, &s.Judging.Spend} {
+		if t.CostUSD == nil {
+			t.Unpriced = nil
+		}
+	}
+	return s
+}
+
+// priceInto prices part (named name) at p when ok, and adds its cost to
+// total, or names it among total's unpriced parts when it paid for tokens
+// with no price.
+func priceInto(total, part *Spend, name string, p price, ok bool) {
+	if !ok {
+		if part.PromptTokens+part.CompletionTokens > 0 {
+			total.Unpriced = append(total.Unpriced, name)
+		}
+		return
+	}
+	c := (float64(part.PromptTokens)*p.in + float64(part.CompletionTokens)*p.out) / 1e6
+	part.CostUSD = &c
+	sum := c
+	if total.CostUSD != nil {
+		sum += *total.CostUSD
+	}
+	total.CostUSD = &sum
+}
+
+// spendOf counts reqs (see Spend), unpriced.
+func spendOf(reqs []ledger.Request) Spend {
+	var s Spend
+	var gpu time.Duration
+	type span struct{ from, to time.Time }
+	var spans []span
+	for _, q := range reqs {
+		s.Requests++
+		switch q.Server {
+		case ledger.ServerCache:
+			s.Cached++
+			continue
+		case ledger.ServerShared:
+			s.Shared++
+			continue
+		case "":
+			continue // never dispatched
+		}
+		s.Live++
+		s.PromptTokens += q.PromptTokens
+		s.CompletionTokens += q.CompletionTokens
+		gpu += q.Latency
+		if q.Latency > 0 && !q.EndedAt.IsZero() {
+			spans = append(spans, span{q.EndedAt.Add(-q.Latency), q.EndedAt})
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].from.Before(spans[j].from) })
+	var wall time.Duration
+	var end time.Time
+	for i, sp := range spans {
+		switch {
+		case i == 0 || !sp.from.Before(end):
+			wall += sp.to.Sub(sp.from)
+			end = sp.to
+		case sp.to.After(end):
+			wall += sp.to.Sub(end)
+			end = sp.to
+		}
+	}
+	s.GPUMS = gpu.Milliseconds()
+	s.WallMS = wall.Milliseconds()
+	return s
+}

@@ -1,0 +1,37 @@
+package ledger
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// SetScoring replaces the scoring a run is recorded with: its mode and its
+// scoring section (JSON, judges' urls redacted, as CreateRun takes it).
+// A run scored by its checks alone, or imported from another tool, that is
+// then re-judged by the judges of another config records them here, so
+// that reading the run back (show, export) sees their verdicts as the
+// run's own.
+func (l *Ledger) SetScoring(id, mode, scoringJSON string) error {
+	op := "set scoring of run " + id
+	w, err := l.writer(op)
+	if err != nil {
+		return err
+	}
+	if scoringJSON != "" && !json.Valid([]byte(scoringJSON)) {
+		return l.wrap(op, errors.New("the scoring record is not JSON"))
+	}
+	if err := checkNoSecrets(scoringJSON); err != nil {
+		return l.wrap(op, err)
+	}
+	res, err := w.Exec(`UPDATE runs SET scoring_mode = ?, scoring_json = ? WHERE id = ?`, mode, scoringJSON, id)
+	if err != nil {
+		return l.wrap(op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return l.wrap(op, err)
+	} else if n == 0 {
+		return l.wrap(fmt.Sprintf("set scoring of run %q", id), ErrNotFound)
+	}
+	return nil
+}

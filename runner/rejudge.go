@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
+)
+
+// What users ask of judging once it has begun: another judge in view,
+// cells judged again.
+
+// switchJudge puts another judge (or the jury) in view and judges what it
+// has not judged yet.
+func (e *engine) switchJudge(name string) error {
+	if err := e.judgingRefused(); err != nil {
+		return err
+	}
+	names, err := e.plan.Expand(name)
+	if err != nil {
+		return err
+	}
+	if name != "" {
+		e.plan = e.plan.WithInView(name)
+	}
+	for _, n := range names {
+		e.wanted[n] = true
+	}
+	e.dirty = true
+	// Before phase 2 begins, the new judges join it; from then on they
+	// judge what is there.
+	if e.life == judging || e.life == ended || e.plan.Judging == scoring.Pipelined {
+		e.submitJudging(e.planAll(names, false))
+	}
+	return nil
+}
+
+// rejudge judges cells again with a judge ("" = the one in view), with
+// fresh samples.
+func (e *engine) rejudge(cells []state.CellRef, name string) error {
+	if err := e.judgingRefused(); err != nil {
+		return err
+	}
+	names, err := e.plan.Expand(name)
+	if err != nil {
+		return err
+	}
+	var jobs []judgeJob
+	for _, ref := range cells {
+		ti, ok1 := e.r.tindex[ref.Test]
+		mi, ok2 := e.r.mindex[ref.Model]
+		if !ok1 || !ok2 || ref.Repeat < 0 || ref.Repeat >= e.r.repeat {
+			continue
+		}
+		if e.table.at(ti, mi, ref.Repeat).Status != state.Completed {
+			continue
+		}
+		e.round[ref]++
+		c := e.table.edit(ti, mi, ref.Repeat)
+		jk := tallyKey{ti, mi, ref.Repeat, scoring.JuryName}
+		if jj := c.Judgment(scoring.JuryName); jj != nil {
+			e.pendingJury[jk] = jj
+		}
+		state.DropJudgments(c, scoring.JuryName) // the aggregate is redone when the judges are
+		jobs = append(jobs, e.planCell(ti, mi, ref.Repeat, names, true)...)
+		delete(e.pendingJury, jk)
+	}
+	e.submitJudging(jobs)
+	return nil
+}
+
+// completedRefs names every completed cell.
+func (e *engine) completedRefs() []state.CellRef {
+	var refs []state.CellRef
+	e.table.each(func(ti, mi, rep int) {
+		if c := e.table.at(ti, mi, rep); c.Status == state.Completed {
+			refs = append(refs, state.CellRef{Test: c.Test, Model: c.Model, Repeat: rep})
+		}
+	})
+	return refs
+}

@@ -1,0 +1,62 @@
+package runner
+
+import (
+	"pitwall/gpu/chat"
+	"pitwall/runner/ledger"
+)
+
+// Judge calls paid for once: a request whose cache key matches one in
+// flight waits for that one's answer (engine.shared, engine.followers).
+
+// settleFollowers gives the requests that waited on a's answer the same
+// answer, recorded as taken from it (source cache, server "(shared)"). When
+// a was cancelled and a follower's own work was not, the first such
+// follower is sent in its place and leads the rest.
+func (e *engine) settleFollowers(a *attempt, res chat.Result, err error) {
+	if e.shared[a.key] == a {
+		delete(e.shared, a.key)
+	}
+	fs := e.followers[a]
+	delete(e.followers, a)
+	if len(fs) == 0 {
+		return
+	}
+	if chat.ClassOf(err) == chat.ClassCanceled {
+		var live []*attempt
+		for _, f := range fs {
+			if f.ctx.Err() == nil {
+				live = append(live, f)
+			} else {
+				e.judgeSettledAs(f, chat.Result{}, err, "live")
+			}
+		}
+		if len(live) > 0 {
+			lead := live[0]
+			if rj := e.judgeRequest(lead); rj != nil {
+				e.followers[lead] = append(e.followers[lead], live[1:]...)
+				e.sendJudging(lead.ctx, []*readyJudge{rj})
+			} else {
+				for _, f := range live[1:] {
+					e.judgeSettledAs(f, res, err, "live")
+				}
+			}
+		}
+		return
+	}
+	for _, f := range fs {
+		if err == nil && f.row != nil {
+			now := e.r.now()
+			f.row.Server, f.row.Status, f.row.Output, f.row.Reasoning = ledger.ServerShared, ledger.StatusCompleted, res.Content, res.Reasoning
+			f.row.StartedAt, f.row.EndedAt = now, now
+			if _, lerr := e.r.led.InsertRequest(f.row); lerr != nil {
+				e.fail(lerr)
+			}
+		}
+		f.row = nil
+		source := "cache"
+		if err != nil {
+			source = "live"
+		}
+		e.judgeSettledAs(f, res, err, source)
+	}
+}

@@ -1,0 +1,93 @@
+package runner
+
+import (
+	"cmp"
+	"fmt"
+	"pitwall/config"
+	"pitwall/judge"
+	"pitwall/judge/scoring"
+	"pitwall/runner/ledger"
+	"pitwall/runner/state"
+)
+
+// How a judge's samples become verdicts on a cell, and the jury's.
+
+func sampleVerdict(s scoring.Sample) string {
+	switch {
+	case s.ParseErr != "":
+		return string(scoring.Error)
+	case s.Pass:
+		return string(scoring.Pass)
+	default:
+		return string(scoring.Fail)
+	}
+}
+
+func judgeWeight(j config.Judge) float64 {
+	if j.Weight <= 0 {
+		return 1
+	}
+	return j.Weight
+}
+
+// conclude votes one judge's samples on a cell, and the jury when every
+// judge has spoken, and returns the verdict rows to record.
+func (e *engine) conclude(j *judgeJob, tl *tally, source string) []ledger.VerdictRow {
+	r := e.r
+	sc := r.cfg.Scoring
+	res := judge.Vote(j.judge, judgeWeight(r.judges[j.judge]), tl.samples, sc.MinScore)
+	jd := &state.Judgment{Judge: j.judge, Status: state.JudgmentDone, Verdict: res.Verdict, Score: res.Score,
+		Agreement: res.Agreement, Samples: res.Samples, Latency: tl.latency, Source: source}
+	if res.Verdict == scoring.Error {
+		jd.Error = cmp.Or(joinErrs(tl.errs), firstParseErr(tl.samples), "the judge gave no verdict")
+	}
+	c := e.table.edit(j.ti, j.mi, j.rep)
+	state.SetJudgment(c, jd)
+	out := []ledger.VerdictRow{e.verdictRow(c, jd, mustJSON(res))}
+	if len(sc.Judges) < 2 {
+		return out
+	}
+	var all []scoring.JudgeResult
+	for _, cj := range sc.Judges {
+		g := c.Judgment(cj.Name)
+		if g == nil || g.Status != state.JudgmentDone {
+			return out
+		}
+		all = append(all, scoring.JudgeResult{Judge: cj.Name, Weight: judgeWeight(cj), Samples: g.Samples,
+			Score: g.Score, Agreement: g.Agreement, Verdict: g.Verdict})
+	}
+	jury := judge.Aggregate(all, sc.Aggregation, sc.DisagreementMax)
+	verdict := jury.Verdict
+	if !sc.ReportDisagreement && jury.Decision != "" {
+		verdict = jury.Decision // disagreement is reported only when asked for
+	}
+	jj := &state.Judgment{Judge: scoring.JuryName, Status: state.JudgmentDone, Verdict: verdict, Score: jury.Score, Jury: &jury, Source: source}
+	state.SetJudgment(c, jj)
+	return append(out, e.verdictRow(c, jj, mustJSON(jury)))
+}
+
+func joinErrs(errs []string) string {
+	if len(errs) == 0 {
+		return ""
+	}
+	s := errs[0]
+	if len(errs) > 1 {
+		s += fmt.Sprintf(" (and %d more)", len(errs)-1)
+	}
+	return s
+}
+
+func firstParseErr(samples []scoring.Sample) string {
+	for _, s := range samples {
+		if s.ParseErr != "" {
+			return s.ParseErr
+		}
+	}
+	return ""
+}
+
+func (e *engine) verdictRow(c *state.Cell, j *state.Judgment, detail string) ledger.VerdictRow {
+	return ledger.VerdictRow{RunID: e.r.id, Model: c.Model, Test: c.Test, Repeat: c.Repeat, Judge: j.Judge,
+		Verdict: string(j.Verdict), Score: j.Score, Agreement: j.Agreement, Detail: detail, Error: j.Error,
+		Source: j.Source, LatencyMS: j.Latency.Milliseconds(), At: e.r.now()}
+}
