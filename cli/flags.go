@@ -153,6 +153,10 @@ func parseConfig(fs *flag.FlagSet, cf *commonFlags, args []string, stderr io.Wri
 		fmt.Fprintf(fs.Output(), "pitwall %s: one config at a time, not %d (%s)\n", fs.Name(), len(pos), strings.Join(pos, " "))
 		return nil, 2, false
 	}
+	if path := configPath(pos); isBattery(path) {
+		fmt.Fprintf(stderr, "pitwall: %s is a battery, not a config: give the config whose `battery` names it (`pitwall init` writes one)\n", path)
+		return nil, 2, false
+	}
 	cfg, err = config.Load(configPath(pos), cf.overrides(fs), os.Getenv)
 	if err != nil {
 		return nil, failf(stderr, err), false

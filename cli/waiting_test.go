@@ -91,3 +91,12 @@ models = ["m"]
 		t.Errorf("the run took %s to end by itself", took)
 	}
 }
+
+func TestRunOnABatterySaysItIsABattery(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "battery.toml", "[[tests]]\nid = \"a\"\nuser = \"hi\"\n")
+	code, _, stderr := pitwall(t, dir, nil, "run", "battery.toml", "--headless")
+	if code != 2 || !strings.Contains(stderr, "battery.toml is a battery, not a config") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, want 2 and one line saying it is a battery:\n%s", code, stderr)
+	}
+}

@@ -1,7 +1,9 @@
 package ledger
 
 import (
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -164,7 +166,7 @@ func (b *batch) insertRequest(r *Request) (int64, error) {
 		texts[i] = v
 	}
 	res, err := b.stmt(b.l.insertReq).Exec(r.RunID, r.Purpose, r.Server, r.Model, r.Test, r.Repeat,
-		r.Judge, r.Sample, r.Attempt, texts[0], texts[1], r.CacheKey, r.BatchID, r.Status,
+		r.Judge, r.Sample, r.Attempt, texts[0], texts[1], keyValue(r.CacheKey), r.BatchID, r.Status,
 		texts[2], texts[3], texts[4], r.Verdict, r.ErrorClass, texts[5], r.PromptTokens,
 		r.CompletionTokens, usFromDuration(r.TTFT), usFromDuration(r.Latency),
 		msOrNull(r.QueuedAt), msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.CandidateModel, r.Round)
@@ -381,7 +383,9 @@ func (l *Ledger) CachedJudgeOutput(cacheKey string) (output string, ok bool, err
 	}
 	l.readWrites()
 	var refs []textRef
-	err = l.r.QueryRow(cachedJudgeSQL, cacheKey).Scan(scanText{&output, &refs})
+	err = byKey(cacheKey, func(k any) error {
+		return l.r.QueryRow(cachedJudgeSQL, k).Scan(scanText{&output, &refs})
+	})
 	if err == nil {
 		err = l.resolveTexts(l.r, refs)
 	}
@@ -406,7 +410,9 @@ func (l *Ledger) CachedInference(cacheKey string) (r Request, ok bool, err error
 	}
 	l.readWrites()
 	var refs []textRef
-	err = scanRequest(l.r.QueryRow(cachedInferenceSQL, cacheKey), &r, &refs)
+	err = byKey(cacheKey, func(k any) error {
+		return scanRequest(l.r.QueryRow(cachedInferenceSQL, k), &r, &refs)
+	})
 	if err == nil {
 		err = l.resolveTexts(l.r, refs)
 	}
@@ -428,7 +434,7 @@ func scanRequest(s scanner, r *Request, refs *[]textRef) error {
 	)
 	text := func(dst *string) scanText { return scanText{dst, refs} }
 	err := s.Scan(&r.ID, &r.RunID, &r.Purpose, &r.Server, &r.Model, &r.Test, &r.Repeat,
-		&r.Judge, &r.Sample, &r.Attempt, text(&r.Input), text(&r.Params), &r.CacheKey, &r.BatchID,
+		&r.Judge, &r.Sample, &r.Attempt, text(&r.Input), text(&r.Params), scanKey{&r.CacheKey}, &r.BatchID,
 		&r.Status, text(&r.Output), text(&r.Reasoning), text(&r.ToolCalls), &r.Verdict, &r.ErrorClass,
 		text(&r.Error), &r.PromptTokens, &r.CompletionTokens, &ttft, &latency, &queued, &started, &closed,
 		&r.CandidateModel, &r.Round)
@@ -440,5 +446,50 @@ func scanRequest(s scanner, r *Request, refs *[]textRef) error {
 	r.QueuedAt = timeFromMS(queued)
 	r.StartedAt = timeFromMS(started)
 	r.EndedAt = timeFromMS(closed)
+	return nil
+}
+
+// Cache keys are what callers make them; a key of 64 lowercase hex digits
+// (a SHA-256, as the runner's are) is stored as its 32 bytes, a BLOB, so
+// that its row and its index entry cost half. Rows from before schema 6
+// hold such keys as TEXT, and are still found (byKey).
+func keyValue(k string) any {
+	if len(k) != 2*sha256.Size {
+		return k
+	}
+	b, err := hex.DecodeString(k)
+	if err != nil || hex.EncodeToString(b) != k {
+		return k // not hex, or not lower case: kept as given
+	}
+	return b
+}
+
+// byKey runs a query by cache key: in the form rows are written in now,
+// then, on a miss, in the form of rows from before schema 6. A row written
+// since always ended after one written before, so the first answer is the
+// newest.
+func byKey(k string, query func(key any) error) error {
+	v := keyValue(k)
+	err := query(v)
+	if _, blob := v.([]byte); blob && errors.Is(err, sql.ErrNoRows) {
+		err = query(k)
+	}
+	return err
+}
+
+// scanKey scans a cache key of either form.
+type scanKey struct{ dst *string }
+
+func (s scanKey) Scan(v any) error {
+	switch v := v.(type) {
+	case nil:
+		*s.dst = ""
+	case string:
+		*s.dst = v
+	case []byte:
+		*s.dst = hex.EncodeToString(v)
+	default:
+		return fmt.Errorf("cache key is %T", v)
+	}
 	return nil
 }

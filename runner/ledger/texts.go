@@ -1,11 +1,14 @@
 package ledger
 
 import (
+	"bytes"
+	"compress/flate"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 )
@@ -30,6 +33,10 @@ import (
 //     when it is at least runMin bytes long, and written into the recipe as
 //     it is otherwise.
 //
+// A piece's body is TEXT, or a BLOB of its raw DEFLATE (RFC 1951) when
+// that is at least an eighth smaller (packBody): answers, judge replies
+// and verdict details are prose and JSON that compress about twofold.
+//
 // A column holds TEXT (the text itself: short texts, and every row written
 // before schema 6) or a BLOB recipe: the byte recipeV1, then entries, each
 // a uvarint x followed by x>>1 bytes of text when x is even, or when x is
@@ -41,6 +48,9 @@ const (
 	runMin    = 48
 	recipeV1  = 1
 	hashLen   = 16
+	// packMin: shorter bodies are stored as they are; DEFLATE's framing
+	// eats what it would save.
+	packMin = 96
 )
 
 type textHash [hashLen]byte
@@ -251,7 +261,7 @@ func (c *textCache) putLocked(h textHash, s string) {
 // (about 80 bytes each with the map's overhead).
 const (
 	readCacheBytes   = 4 << 20
-	knownTextEntries = 32 << 10
+	knownTextEntries = 16 << 10
 )
 
 const insertTextSQL = `INSERT INTO texts (hash, body) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING`
@@ -319,10 +329,15 @@ func (l *Ledger) resolveTexts(q *sql.DB, refs []textRef) error {
 		}
 		for rows.Next() {
 			var h []byte
-			var body string
-			if err := rows.Scan(&h, &body); err != nil {
+			var stored any
+			if err := rows.Scan(&h, &stored); err != nil {
 				rows.Close()
 				return err
+			}
+			body, err := unpackBody(stored)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("text piece %x: %w", h, err)
 			}
 			if len(h) == hashLen {
 				found[textHash(h)] = body
@@ -343,4 +358,57 @@ func (l *Ledger) resolveTexts(q *sql.DB, refs []textRef) error {
 		*r.dst = s
 	}
 	return nil
+}
+
+// packer compresses piece bodies for the writer; only the goroutine
+// committing a batch uses it.
+type packer struct {
+	buf bytes.Buffer
+	fw  *flate.Writer
+}
+
+// packBody is what the texts table stores for s: s, or its DEFLATE when
+// that is at least an eighth smaller.
+func (p *packer) packBody(s string) any {
+	if len(s) < packMin {
+		return s
+	}
+	p.buf.Reset()
+	if p.fw == nil {
+		p.fw, _ = flate.NewWriter(&p.buf, flate.BestSpeed) // a valid level never fails
+	} else {
+		p.fw.Reset(&p.buf)
+	}
+	_, _ = io.WriteString(p.fw, s) // writes to a bytes.Buffer never fail
+	_ = p.fw.Close()
+	if p.buf.Len() > len(s)-len(s)/8 {
+		return s
+	}
+	return bytes.Clone(p.buf.Bytes())
+}
+
+var inflaters sync.Pool // of io.ReadCloser that are flate.Resetter
+
+// unpackBody reads a stored body back.
+func unpackBody(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case []byte:
+		r, _ := inflaters.Get().(io.ReadCloser)
+		if r == nil {
+			r = flate.NewReader(bytes.NewReader(v))
+		} else if err := r.(flate.Resetter).Reset(bytes.NewReader(v), nil); err != nil {
+			return "", err
+		}
+		defer inflaters.Put(r)
+		var b strings.Builder
+		if _, err := io.Copy(&b, r); err != nil {
+			return "", fmt.Errorf("inflating: %w", err)
+		}
+		return b.String(), nil
+	case nil:
+		return "", nil
+	}
+	return "", fmt.Errorf("body is %T", v)
 }

@@ -62,7 +62,11 @@ type writer struct {
 	busy   bool // a batch is being committed
 	closed bool
 	timer  *time.Timer
-	armed  bool
+	armed  bool // the timer is set, or its tick has not run yet
+	kicked bool // a tick goroutine is on its way
+
+	pack    packer // used by whoever commits (busy)
+	commits int    // transactions committed or tried: for tests
 }
 
 func newWriter(l *Ledger) *writer {
@@ -103,7 +107,7 @@ func (w *writer) later(o *op) {
 	if w.rows >= flushBacklog {
 		w.drive(o) // the disk is behind: wait, so the queue stays bounded
 	} else if w.rows >= FlushRows && !w.busy {
-		go w.tick()
+		w.kick()
 	} else if !w.armed {
 		w.armed = true
 		w.timer.Reset(FlushEvery)
@@ -132,9 +136,18 @@ func (w *writer) flush() error {
 // tick is the timer's and the backlog's way in: commit what is due.
 func (w *writer) tick() {
 	w.mu.Lock()
-	w.armed = false
+	w.armed, w.kicked = false, false
 	w.drive(nil)
 	w.mu.Unlock()
+}
+
+// kick has a goroutine of its own commit what is due, so that the caller
+// does not wait. Called with w.mu held.
+func (w *writer) kick() {
+	if !w.kicked {
+		w.kicked = true
+		go w.tick()
+	}
 }
 
 // drive commits batches while the queue is due and nobody else is
@@ -155,8 +168,11 @@ func (w *writer) drive(want *op) {
 		batch := w.take()
 		w.busy = true
 		w.mu.Unlock()
-		w.commit(batch)
+		tried := w.commit(batch)
 		w.mu.Lock()
+		if tried {
+			w.commits++
+		}
 		w.busy = false
 		for _, o := range batch {
 			o.finished = true
@@ -174,7 +190,7 @@ func (w *writer) drive(want *op) {
 	}
 	if !w.busy && w.due(false) {
 		// What queued meanwhile is due too; the timer may not come soon.
-		go w.tick()
+		w.kick()
 		return
 	}
 	w.rearm()
@@ -265,7 +281,7 @@ func (b *batch) text(s string) (any, error) {
 		if _, ok := b.l.known.get(h); ok {
 			continue
 		}
-		if _, err := b.stmt(b.l.insertText).Exec(h[:], st.pieces[i]); err != nil {
+		if _, err := b.stmt(b.l.insertText).Exec(h[:], b.l.wr.pack.packBody(st.pieces[i])); err != nil {
 			return nil, err
 		}
 		b.known[h] = true
@@ -274,10 +290,11 @@ func (b *batch) text(s string) (any, error) {
 }
 
 // commit runs a batch in one transaction and records each op's outcome.
-func (w *writer) commit(ops []*op) {
+// It reports whether there was anything to commit.
+func (w *writer) commit(ops []*op) bool {
 	l := w.l
 	if !slices.ContainsFunc(ops, func(o *op) bool { return o.run != nil }) {
-		return // flushes with nothing before them
+		return false // flushes with nothing before them
 	}
 	fail := func(err error) {
 		for _, o := range ops {
@@ -289,7 +306,7 @@ func (w *writer) commit(ops []*op) {
 	tx, err := l.w.Begin()
 	if err != nil {
 		fail(err)
-		return
+		return true
 	}
 	b := &batch{l: l, tx: tx, stmts: map[*sql.Stmt]*sql.Stmt{}, known: map[textHash]bool{}}
 	for _, o := range ops {
@@ -307,11 +324,12 @@ func (w *writer) commit(ops []*op) {
 	}
 	if err := tx.Commit(); err != nil {
 		fail(err)
-		return
+		return true
 	}
 	for h := range b.known {
 		l.known.put(h, "")
 	}
+	return true
 }
 
 // atomic runs o inside a savepoint, so that a failure undoes all of it and
