@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,8 @@ import (
 
 	"pitwall/config"
 	"pitwall/gpu"
+	"pitwall/gpu/sim"
+	"pitwall/gpu/sim/spec"
 	"pitwall/runner"
 	"pitwall/runner/ledger"
 	"pitwall/runner/setup"
@@ -30,6 +33,14 @@ func (c runCtrl) Export() (string, error)                     { return c.r.Expor
 // realRun starts a real run of a small battery on a simulated server.
 // slow makes every reply take seconds of simulated decoding.
 func realRun(t *testing.T, slow bool) (*runner.Run, *ledger.Ledger) {
+	t.Helper()
+	run, led, _ := realRunSims(t, slow)
+	return run, led
+}
+
+// realRunSims is realRun with its simulated servers, for tests that
+// inject faults.
+func realRunSims(t *testing.T, slow bool) (*runner.Run, *ledger.Ledger, *sim.Fleet) {
 	t.Helper()
 	dir := t.TempDir()
 	battery := `
@@ -132,7 +143,7 @@ server = "gpu0"
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return run, led
+	return run, led, sims
 }
 
 // judgeRequests counts the judge requests of a run in the ledger.
@@ -215,6 +226,43 @@ func TestProgramStopsARealRun(t *testing.T) {
 	if b.Status != state.RunStopped || b.Counts.Cancelled == 0 {
 		t.Fatalf("run %s with %d cancelled cells, want stopped with some", b.Status, b.Counts.Cancelled)
 	}
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
+
+func TestProgramRejudgeAsksThenSCancelsAndTheVerdictsComeBack(t *testing.T) {
+	run, _, sims := realRunSims(t, false)
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	w := watch(newModel(run.Snapshots(), runCtrl{run}, Options{}, done))
+	tm := teatest.NewTestModel(t, w, teatest.WithInitialTermSize(140, 30))
+	w.waitText(t, "Done", "judge first")
+	before := run.Wait(context.Background())
+	if before.Counts.Judged == 0 {
+		t.Fatal("no verdicts to keep")
+	}
+
+	// R asks, naming the judge calls; n changes nothing.
+	tm.Type("R")
+	w.waitText(t, "Re-judge "+strconv.Itoa(before.Counts.Completed)+" cells with first?", "judge calls", "[y/N]")
+	tm.Type("n")
+	w.waitFor(t, "the question gone", func(s string) bool { return !strings.Contains(s, "[y/N]") })
+	if b := run.Wait(context.Background()); b.JudgeInFlight != 0 || b.Counts != before.Counts {
+		t.Fatalf("n started judge work: %+v", b.Counts)
+	}
+
+	// y re-judges; the judge now hangs, so s finds it in flight and cancels.
+	sims.Server("gpu0").SetFaults(spec.Faults{HangRate: 1})
+	tm.Type("R")
+	w.waitText(t, "[y/N]")
+	tm.Type("y")
+	w.waitFor(t, "the re-judge in flight", func(string) bool { return run.Wait(context.Background()).JudgeInFlight > 0 })
+	w.waitText(t, "s cancels")
+	tm.Type("s")
+	w.waitFor(t, "the earlier verdicts back", func(string) bool {
+		b := run.Wait(context.Background())
+		return b.JudgeInFlight == 0 && b.Counts == before.Counts
+	})
 	tm.Type("q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }
