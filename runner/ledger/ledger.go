@@ -24,11 +24,6 @@ import (
 //     millisecond. VerdictRow.LatencyMS is stored as given, in milliseconds.
 //   - Models and Tests of a run are JSON arrays; ToolCalls, Checks, Detail,
 //     Input and Params are stored as the JSON text the caller gives.
-//   - The long text columns (a request's input, params, output, reasoning,
-//     tool_calls, error; a cell's output, reasoning, tool_calls, checks,
-//     error; a verdict's detail, error) hold the text when it is short, and
-//     otherwise a BLOB recipe of pieces kept once in the texts table, keyed
-//     by hash: see texts.go for the format.
 //
 // Durability: the database is in WAL mode with synchronous=NORMAL. A commit
 // appends its frames to the WAL with write(2) before the call returns, so a
@@ -78,20 +73,9 @@ type Ledger struct {
 	w *sql.DB
 	r *sql.DB
 
-	// wr queues and commits every write (writer.go); nil when read-only.
-	wr *writer
-
-	insertReq  *sql.Stmt
-	startReq   *sql.Stmt
-	finishReq  *sql.Stmt
-	putCell    *sql.Stmt
-	putVerdict *sql.Stmt
-	insertText *sql.Stmt
-
-	// bodies caches text pieces read back; known, the hashes of pieces
-	// this process has seen committed, which it need not write again.
-	bodies *textCache
-	known  *textCache
+	insertReq *sql.Stmt
+	startReq  *sql.Stmt
+	finishReq *sql.Stmt
 
 	// What liveness is judged with (see liveness.go); tests replace them.
 	self  Owner
@@ -105,8 +89,7 @@ type Ledger struct {
 }
 
 func newLedger(path string) *Ledger {
-	return &Ledger{path: path, self: self(), now: time.Now, alive: pidAlive, fixBusyMS: fixerBusyMS,
-		bodies: newTextCache(readCacheBytes, func(s string) int { return len(s) + hashLen + 48 })}
+	return &Ledger{path: path, self: self(), now: time.Now, alive: pidAlive, fixBusyMS: fixerBusyMS}
 }
 
 // Open opens the ledger at path for reading and writing, creating it and
@@ -164,12 +147,7 @@ func (l *Ledger) setUp(abs string) error {
 	if err := l.openReader(abs); err != nil {
 		return err
 	}
-	if err := l.prepare(); err != nil {
-		return err
-	}
-	l.known = newTextCache(knownTextEntries, func(string) int { return 1 })
-	l.wr = newWriter(l)
-	return nil
+	return l.prepare()
 }
 
 // OpenReadOnly opens an existing ledger for reading only, for `runs`,
@@ -235,15 +213,11 @@ func dsn(abs string, q url.Values) string {
 	return "file:" + u.EscapedPath() + "?" + q.Encode()
 }
 
-// Close commits the writes still queued, then closes the ledger. The
-// writer closes last, so that it is the last connection and checkpoints
-// the WAL into the database file.
+// Close closes the ledger. The writer closes last, so that it is the last
+// connection and checkpoints the WAL into the database file.
 func (l *Ledger) Close() error {
-	if l.wr != nil {
-		l.wr.close()
-	}
 	var errs []error
-	for _, s := range []*sql.Stmt{l.insertReq, l.startReq, l.finishReq, l.putCell, l.putVerdict, l.insertText} {
+	for _, s := range []*sql.Stmt{l.insertReq, l.startReq, l.finishReq} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
@@ -275,29 +249,10 @@ func (l *Ledger) wrap(op string, err error) error {
 
 // writer returns the write pool, or ErrReadOnly.
 func (l *Ledger) writer(op string) (*sql.DB, error) {
-	if l.w == nil || l.wr == nil {
+	if l.w == nil {
 		return nil, l.wrap(op, ErrReadOnly)
 	}
 	return l.w, nil
-}
-
-// readWrites makes a read see this process's own writes: those still
-// queued are committed first. Nothing to wait for costs one lock.
-func (l *Ledger) readWrites() {
-	if l.wr != nil && l.wr.pending() {
-		_ = l.wr.flush() // a failed write is its writer's to report
-	}
-}
-
-// Flush waits until every write queued before it, Later ones included, has
-// been committed or has failed (and its done func been told). It fails
-// only when the ledger cannot be written at all (read-only, closed) or the
-// commit it waited for failed.
-func (l *Ledger) Flush() error {
-	if _, err := l.writer("flush"); err != nil {
-		return err
-	}
-	return l.wr.flush()
 }
 
 // schemaVersion is the version this build writes: one per migration.
@@ -422,15 +377,6 @@ ALTER TABLE requests ADD COLUMN round INTEGER NOT NULL DEFAULT 0;
 	`
 DROP INDEX requests_by_cache_key;
 CREATE INDEX requests_by_cache_key ON requests (cache_key, status, ended_ms) WHERE cache_key <> '';
-`,
-	// 6: texts stored once (texts.go). The long text columns of requests,
-	// cells and verdicts hold, from now on, either the text (TEXT, as
-	// every row before) or a recipe of pieces of this table (BLOB).
-	`
-CREATE TABLE texts (
-	hash BLOB PRIMARY KEY,
-	body TEXT NOT NULL
-) WITHOUT ROWID;
 `,
 }
 

@@ -93,39 +93,18 @@ func interruptedMessage(id, why string) string {
 
 // interrupt writes the end of a run seen gone, and returns the run as it
 // then stands (already closed, or alive after all, when another process
-// got there first). A ledger open for writing writes it through its
-// writer; a read-only one through its fixer.
+// got there first).
 func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
-	name := "reconcile run " + seen.ID
-	var cur RunRow
-	if l.wr != nil {
-		err := l.wr.do(&op{name: name, rows: 1, atomic: true, run: func(b *batch) (err error) {
-			cur, err = l.writeInterrupt(b.tx, seen, why)
-			return err
-		}})
-		return cur, err
-	}
+	op := "reconcile run " + seen.ID
 	db, err := l.fixer()
 	if err != nil {
-		return RunRow{}, l.wrap(name, err)
+		return RunRow{}, l.wrap(op, err)
 	}
 	tx, err := db.Begin()
 	if err != nil {
-		return RunRow{}, l.wrap(name, err)
+		return RunRow{}, l.wrap(op, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	if cur, err = l.writeInterrupt(tx, seen, why); err != nil {
-		return RunRow{}, err
-	}
-	if err := tx.Commit(); err != nil {
-		return RunRow{}, l.wrap(name, err)
-	}
-	return cur, nil
-}
-
-// writeInterrupt is interrupt's writes, inside tx.
-func (l *Ledger) writeInterrupt(tx *sql.Tx, seen RunRow, why string) (RunRow, error) {
-	name := "reconcile run " + seen.ID
 	// The end is computed under the write lock, so no request row of the
 	// run can begin after it.
 	res, err := tx.Exec(`UPDATE runs SET status = 'interrupted', message = ?2,
@@ -133,23 +112,26 @@ func (l *Ledger) writeInterrupt(tx *sql.Tx, seen RunRow, why string) (RunRow, er
 		WHERE id = ?1 AND status = 'running' AND pid = ?3 AND host = ?4 AND heartbeat_ms = ?5`,
 		seen.ID, interruptedMessage(seen.ID, why), seen.Owner.PID, seen.Owner.Host, seen.Heartbeat.UnixMilli())
 	if err != nil {
-		return RunRow{}, l.wrap(name, err)
+		return RunRow{}, l.wrap(op, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return RunRow{}, l.wrap(name, err)
+		return RunRow{}, l.wrap(op, err)
 	}
 	if n == 1 {
 		_, err = tx.Exec(`UPDATE requests SET status = 'interrupted',
 			ended_ms = (SELECT ended_ms FROM runs WHERE id = ?1)
 			WHERE run_id = ?1 AND status IN `+openStatuses, seen.ID)
 		if err != nil {
-			return RunRow{}, l.wrap(name, err)
+			return RunRow{}, l.wrap(op, err)
 		}
 	}
 	cur, err := scanRun(tx.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, seen.ID))
 	if err != nil {
-		return RunRow{}, l.wrap(name, err)
+		return RunRow{}, l.wrap(op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return RunRow{}, l.wrap(op, err)
 	}
 	return cur, nil
 }
@@ -158,10 +140,13 @@ func (l *Ledger) writeInterrupt(tx *sql.Tx, seen RunRow, why string) (RunRow, er
 // shorter than a writer's, since the next reader can write it instead.
 const fixerBusyMS = 2000
 
-// fixer is what a ledger opened read-only writes reconciles through: a
-// connection of its own, opened on first need (most reads find nothing to
-// reconcile) and never creating the file.
+// fixer is what reconciles are written through: the writer, or for a
+// ledger opened read-only a connection of its own, opened on first need
+// (most reads find nothing to reconcile) and never creating the file.
 func (l *Ledger) fixer() (*sql.DB, error) {
+	if l.w != nil {
+		return l.w, nil
+	}
 	l.fixMu.Lock()
 	defer l.fixMu.Unlock()
 	if l.fix != nil {
@@ -194,35 +179,38 @@ func (l *Ledger) fixer() (*sql.DB, error) {
 // run since, it wraps ErrTakenOver: stop sending for it. After FinishRun it
 // does nothing.
 func (l *Ledger) Heartbeat(runID string, at time.Time) error {
-	if _, err := l.writer("heartbeat"); err != nil {
+	w, err := l.writer("heartbeat")
+	if err != nil {
 		return err
 	}
-	name := "heartbeat of run " + runID
-	return l.wr.do(&op{name: name, rows: 1, atomic: true, run: func(b *batch) error {
-		res, err := b.tx.Exec(`UPDATE runs SET heartbeat_ms = ? WHERE id = ? AND status = 'running' AND pid = ? AND host = ?`,
-			at.UnixMilli(), runID, l.self.PID, l.self.Host)
-		if err != nil {
-			return l.wrap(name, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return l.wrap(name, err)
-		} else if n == 1 {
-			return nil
-		}
-		return l.reclaim(b.tx, runID, at)
-	}})
+	res, err := w.Exec(`UPDATE runs SET heartbeat_ms = ? WHERE id = ? AND status = 'running' AND pid = ? AND host = ?`,
+		at.UnixMilli(), runID, l.self.PID, l.self.Host)
+	if err != nil {
+		return l.wrap("heartbeat of run "+runID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return l.wrap("heartbeat of run "+runID, err)
+	} else if n == 1 {
+		return nil
+	}
+	return l.reclaim(runID, at)
 }
 
-func (l *Ledger) reclaim(tx *sql.Tx, id string, at time.Time) error {
-	name := "heartbeat of run " + id
+func (l *Ledger) reclaim(id string, at time.Time) error {
+	op := "heartbeat of run " + id
+	tx, err := l.w.Begin()
+	if err != nil {
+		return l.wrap(op, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	cur, err := scanRun(tx.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return l.wrap(name, ErrNotFound)
+		return l.wrap(op, ErrNotFound)
 	case err != nil:
-		return l.wrap(name, err)
+		return l.wrap(op, err)
 	case cur.Owner != l.self:
-		return l.wrap(name, fmt.Errorf("%w: %s runs it now", ErrTakenOver, cur.Owner))
+		return l.wrap(op, fmt.Errorf("%w: %s runs it now", ErrTakenOver, cur.Owner))
 	case cur.Status != RunInterrupted || !l.holds(cur):
 		return nil // finished: nothing to keep alive
 	}
@@ -233,12 +221,15 @@ func (l *Ledger) reclaim(tx *sql.Tx, id string, at time.Time) error {
 			ELSE 'queued' END
 		WHERE run_id = ? AND status = 'interrupted' AND ended_ms IS ?`, id, msOrNull(cur.EndedAt))
 	if err != nil {
-		return l.wrap(name, err)
+		return l.wrap(op, err)
 	}
 	_, err = tx.Exec(`UPDATE runs SET status = 'running', ended_ms = NULL, message = '', heartbeat_ms = ?
 		WHERE id = ?`, at.UnixMilli(), id)
 	if err != nil {
-		return l.wrap(name, err)
+		return l.wrap(op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return l.wrap(op, err)
 	}
 	return nil
 }
@@ -253,7 +244,8 @@ func (l *Ledger) reclaim(tx *sql.Tx, id string, at time.Time) error {
 // that a live process runs: that wraps ErrHeld and says which process.
 // A run this process already holds comes back as it is.
 func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
-	if _, err := l.writer("resume run"); err != nil {
+	w, err := l.writer("resume run")
+	if err != nil {
 		return RunRow{}, err
 	}
 	run, err := l.Run(id)
@@ -263,37 +255,37 @@ func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
 	if run.Status == RunRunning && l.holds(run) {
 		return run, nil
 	}
-	name := "resume run " + run.ID
-	var cur RunRow
-	err = l.wr.do(&op{name: name, rows: 1, atomic: true, run: func(b *batch) (err error) {
-		tx := b.tx
-		cur, err = scanRun(tx.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, run.ID))
-		if err != nil {
-			return l.wrap(name, err)
-		}
-		if cur.Status == RunRunning {
-			why, _, err := l.diagnose(tx, cur)
-			if err != nil {
-				return err
-			}
-			if why == "" {
-				return l.wrap(name, heldBy(cur, l.now()))
-			}
-		}
-		_, err = tx.Exec(`UPDATE requests SET status = 'interrupted', ended_ms = ?
-			WHERE run_id = ? AND status IN `+openStatuses, at.UnixMilli(), cur.ID)
-		if err != nil {
-			return l.wrap(name, err)
-		}
-		_, err = tx.Exec(`UPDATE runs SET status = 'running', pid = ?, host = ?, heartbeat_ms = ?,
-			ended_ms = NULL, message = '' WHERE id = ?`, l.self.PID, l.self.Host, at.UnixMilli(), cur.ID)
-		if err != nil {
-			return l.wrap(name, err)
-		}
-		return nil
-	}})
+	op := "resume run " + run.ID
+	tx, err := w.Begin()
 	if err != nil {
-		return RunRow{}, err
+		return RunRow{}, l.wrap(op, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	cur, err := scanRun(tx.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, run.ID))
+	if err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	if cur.Status == RunRunning {
+		why, _, err := l.diagnose(tx, cur)
+		if err != nil {
+			return RunRow{}, err
+		}
+		if why == "" {
+			return RunRow{}, l.wrap(op, heldBy(cur, l.now()))
+		}
+	}
+	_, err = tx.Exec(`UPDATE requests SET status = 'interrupted', ended_ms = ?
+		WHERE run_id = ? AND status IN `+openStatuses, at.UnixMilli(), cur.ID)
+	if err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	_, err = tx.Exec(`UPDATE runs SET status = 'running', pid = ?, host = ?, heartbeat_ms = ?,
+		ended_ms = NULL, message = '' WHERE id = ?`, l.self.PID, l.self.Host, at.UnixMilli(), cur.ID)
+	if err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return RunRow{}, l.wrap(op, err)
 	}
 	l.hold(cur.ID)
 	cur.Status, cur.Owner, cur.Heartbeat = RunRunning, l.self, time.UnixMilli(at.UnixMilli())

@@ -1,9 +1,7 @@
 package ledger
 
 import (
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -65,9 +63,6 @@ func (l *Ledger) prepare() error {
 		{&l.insertReq, insertRequestSQL},
 		{&l.startReq, startRequestSQL},
 		{&l.finishReq, finishRequestSQL},
-		{&l.putCell, putCellSQL},
-		{&l.putVerdict, putVerdictSQL},
-		{&l.insertText, insertTextSQL},
 	} {
 		s, err := l.w.Prepare(p.sql)
 		if err != nil {
@@ -94,86 +89,37 @@ var terminal = map[string]bool{StatusCompleted: true, StatusError: true, StatusC
 // InsertRequest records a request before it is sent and sets r.ID. It
 // stores every field as given (a request that never goes out, like a judge
 // cache hit, can be written completed at once); an empty Status becomes
-// queued and a zero QueuedAt becomes now, both written back to r. Once it
-// returns, the row is on disk against a crash of the process.
+// queued and a zero QueuedAt becomes now, both written back to r.
 func (l *Ledger) InsertRequest(r *Request) (int64, error) {
-	if err := l.InsertRequests([]*Request{r}); err != nil {
+	if _, err := l.writer("insert request"); err != nil {
 		return 0, err
 	}
-	return r.ID, nil
-}
-
-// InsertRequests records a batch of requests before any of them is sent,
-// in one transaction: every row is written, or none is (and no ID is set).
-// Each is stored as InsertRequest stores it, and gets its ID.
-func (l *Ledger) InsertRequests(rs []*Request) error {
-	if _, err := l.writer("insert request"); err != nil {
-		return err
+	if r.Status == "" {
+		r.Status = StatusQueued
 	}
-	if err := l.checkInsert(rs, time.Now()); err != nil {
-		return err
+	if !purposes[r.Purpose] {
+		return 0, l.wrap("insert request", fmt.Errorf("unknown purpose %q", r.Purpose))
 	}
-	if len(rs) == 0 {
-		return nil
+	if !statuses[r.Status] {
+		return 0, l.wrap("insert request", fmt.Errorf("unknown status %q", r.Status))
 	}
-	ids := make([]int64, len(rs))
-	err := l.wr.do(&op{name: "insert request", rows: len(rs), atomic: len(rs) > 1, run: func(b *batch) error {
-		for i, r := range rs {
-			id, err := b.insertRequest(r)
-			if err != nil {
-				return l.wrap("insert request", err)
-			}
-			ids[i] = id
-		}
-		return nil
-	}})
-	if err != nil {
-		return err
+	if r.QueuedAt.IsZero() {
+		r.QueuedAt = time.Now()
 	}
-	for i, r := range rs {
-		r.ID = ids[i]
-	}
-	return nil
-}
-
-// checkInsert checks requests to insert, and fills in an empty Status
-// (queued) and a zero QueuedAt (now).
-func (l *Ledger) checkInsert(rs []*Request, now time.Time) error {
-	for _, r := range rs {
-		if r.Status == "" {
-			r.Status = StatusQueued
-		}
-		if !purposes[r.Purpose] {
-			return l.wrap("insert request", fmt.Errorf("unknown purpose %q", r.Purpose))
-		}
-		if !statuses[r.Status] {
-			return l.wrap("insert request", fmt.Errorf("unknown status %q", r.Status))
-		}
-		if r.QueuedAt.IsZero() {
-			r.QueuedAt = now
-		}
-	}
-	return nil
-}
-
-func (b *batch) insertRequest(r *Request) (int64, error) {
-	var texts [6]any
-	for i, s := range []string{r.Input, r.Params, r.Output, r.Reasoning, r.ToolCalls, r.Error} {
-		v, err := b.text(s)
-		if err != nil {
-			return 0, err
-		}
-		texts[i] = v
-	}
-	res, err := b.stmt(b.l.insertReq).Exec(r.RunID, r.Purpose, r.Server, r.Model, r.Test, r.Repeat,
-		r.Judge, r.Sample, r.Attempt, texts[0], texts[1], keyValue(r.CacheKey), r.BatchID, r.Status,
-		texts[2], texts[3], texts[4], r.Verdict, r.ErrorClass, texts[5], r.PromptTokens,
+	res, err := l.insertReq.Exec(r.RunID, r.Purpose, r.Server, r.Model, r.Test, r.Repeat,
+		r.Judge, r.Sample, r.Attempt, r.Input, r.Params, r.CacheKey, r.BatchID, r.Status,
+		r.Output, r.Reasoning, r.ToolCalls, r.Verdict, r.ErrorClass, r.Error, r.PromptTokens,
 		r.CompletionTokens, usFromDuration(r.TTFT), usFromDuration(r.Latency),
 		msOrNull(r.QueuedAt), msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.CandidateModel, r.Round)
 	if err != nil {
-		return 0, err
+		return 0, l.wrap("insert request", err)
 	}
-	return res.LastInsertId()
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, l.wrap("insert request", err)
+	}
+	r.ID = id
+	return id, nil
 }
 
 // StartRequest marks a request running on server. A request that has
@@ -183,17 +129,11 @@ func (l *Ledger) StartRequest(id int64, server string, at time.Time) error {
 	if _, err := l.writer("start request"); err != nil {
 		return err
 	}
-	return l.wr.do(l.startOp(id, server, at))
-}
-
-func (l *Ledger) startOp(id int64, server string, at time.Time) *op {
-	return &op{name: "start request", rows: 1, run: func(b *batch) error {
-		res, err := b.stmt(l.startReq).Exec(server, msOrNull(at), id)
-		if err != nil {
-			return l.wrap(fmt.Sprintf("start request %d", id), err)
-		}
-		return l.oneRow(b.tx, res, id, "start request")
-	}}
+	res, err := l.startReq.Exec(server, msOrNull(at), id)
+	if err != nil {
+		return l.wrap(fmt.Sprintf("start request %d", id), err)
+	}
+	return l.oneRow(res, id, "start request")
 }
 
 // FinishRequest writes a request's end by r.ID: status (completed, error or
@@ -203,57 +143,36 @@ func (l *Ledger) startOp(id int64, server string, at time.Time) *op {
 // a reply that lands after CancelOpen is kept. Once it returns, the row is
 // on disk against a crash of the process.
 func (l *Ledger) FinishRequest(r *Request) error {
-	o, err := l.finishOp(r)
-	if err != nil {
+	if _, err := l.writer("finish request"); err != nil {
 		return err
 	}
-	return l.wr.do(o)
-}
-
-// finishOp checks r, fills in EndedAt, and returns the write of its end.
-// The op holds a copy: r may change once it returns.
-func (l *Ledger) finishOp(r *Request) (*op, error) {
-	if _, err := l.writer("finish request"); err != nil {
-		return nil, err
-	}
-	name := fmt.Sprintf("finish request %d", r.ID)
+	op := fmt.Sprintf("finish request %d", r.ID)
 	if !terminal[r.Status] {
-		return nil, l.wrap(name, fmt.Errorf("status %q is not an end (completed, error, canceled)", r.Status))
+		return l.wrap(op, fmt.Errorf("status %q is not an end (completed, error, canceled)", r.Status))
 	}
 	if r.EndedAt.IsZero() {
 		r.EndedAt = time.Now()
 	}
-	c := *r
-	return &op{name: name, rows: 1, run: func(b *batch) error {
-		var texts [4]any
-		for i, s := range []string{c.Output, c.Reasoning, c.ToolCalls, c.Error} {
-			v, err := b.text(s)
-			if err != nil {
-				return l.wrap(name, err)
-			}
-			texts[i] = v
-		}
-		res, err := b.stmt(l.finishReq).Exec(c.Status, texts[0], texts[1], texts[2], c.Verdict,
-			c.ErrorClass, texts[3], c.PromptTokens, c.CompletionTokens,
-			usFromDuration(c.TTFT), usFromDuration(c.Latency), msOrNull(c.EndedAt),
-			c.Server, c.BatchID, msOrNull(c.StartedAt), c.ID)
-		if err != nil {
-			return l.wrap(name, err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return l.wrap(name, err)
-		}
-		if n == 0 {
-			return l.wrap(name, ErrNotFound)
-		}
-		return nil
-	}}, nil
+	res, err := l.finishReq.Exec(r.Status, r.Output, r.Reasoning, r.ToolCalls, r.Verdict,
+		r.ErrorClass, r.Error, r.PromptTokens, r.CompletionTokens,
+		usFromDuration(r.TTFT), usFromDuration(r.Latency), msOrNull(r.EndedAt),
+		r.Server, r.BatchID, msOrNull(r.StartedAt), r.ID)
+	if err != nil {
+		return l.wrap(op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return l.wrap(op, err)
+	}
+	if n == 0 {
+		return l.wrap(op, ErrNotFound)
+	}
+	return nil
 }
 
 // oneRow turns an update that touched no row into ErrNotFound or, when the
 // row exists but was not open, ErrNotOpen with its status.
-func (l *Ledger) oneRow(q querier, res sql.Result, id int64, op string) error {
+func (l *Ledger) oneRow(res sql.Result, id int64, op string) error {
 	op = fmt.Sprintf("%s %d", op, id)
 	n, err := res.RowsAffected()
 	if err != nil {
@@ -263,7 +182,7 @@ func (l *Ledger) oneRow(q querier, res sql.Result, id int64, op string) error {
 		return nil
 	}
 	var status string
-	err = q.QueryRow(`SELECT status FROM requests WHERE id = ?`, id).Scan(&status)
+	err = l.w.QueryRow(`SELECT status FROM requests WHERE id = ?`, id).Scan(&status)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return l.wrap(op, ErrNotFound)
@@ -277,23 +196,20 @@ func (l *Ledger) oneRow(q querier, res sql.Result, id int64, op string) error {
 // at the given time, and returns how many it cancelled. A stopped or
 // crashed run leaves no request that looks in flight.
 func (l *Ledger) CancelOpen(runID string, at time.Time) (int, error) {
-	if _, err := l.writer("cancel open requests"); err != nil {
+	w, err := l.writer("cancel open requests")
+	if err != nil {
 		return 0, err
 	}
-	name := "cancel open requests of run " + runID
-	var n int64
-	err := l.wr.do(&op{name: name, rows: 1, run: func(b *batch) error {
-		res, err := b.tx.Exec(`UPDATE requests SET status = 'canceled', ended_ms = ?
-			WHERE run_id = ? AND status IN ('queued', 'submitted', 'running')`, msOrNull(at), runID)
-		if err != nil {
-			return l.wrap(name, err)
-		}
-		if n, err = res.RowsAffected(); err != nil {
-			return l.wrap(name, err)
-		}
-		return nil
-	}})
-	return int(n), err
+	res, err := w.Exec(`UPDATE requests SET status = 'canceled', ended_ms = ?
+		WHERE run_id = ? AND status IN ('queued', 'submitted', 'running')`, msOrNull(at), runID)
+	if err != nil {
+		return 0, l.wrap("cancel open requests of run "+runID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, l.wrap("cancel open requests of run "+runID, err)
+	}
+	return int(n), nil
 }
 
 // Requests lists a run's requests in the order they were inserted. If it
@@ -343,32 +259,21 @@ func anyOpen(rs []Request) bool {
 }
 
 func (l *Ledger) queryRequests(op, query string, args ...any) ([]Request, error) {
-	l.readWrites()
 	rows, err := l.r.Query(query, args...)
 	if err != nil {
 		return nil, l.wrap(op, err)
 	}
 	defer rows.Close()
-	var (
-		ptrs []*Request
-		refs []textRef
-	)
+	var out []Request
 	for rows.Next() {
-		r := new(Request)
-		if err := scanRequest(rows, r, &refs); err != nil {
+		r, err := scanRequest(rows)
+		if err != nil {
 			return nil, l.wrap(op, err)
 		}
-		ptrs = append(ptrs, r)
+		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, l.wrap(op, err)
-	}
-	if err := l.resolveTexts(l.r, refs); err != nil {
-		return nil, l.wrap(op, err)
-	}
-	out := make([]Request, len(ptrs))
-	for i, r := range ptrs {
-		out[i] = *r
 	}
 	return out, nil
 }
@@ -381,14 +286,7 @@ func (l *Ledger) CachedJudgeOutput(cacheKey string) (output string, ok bool, err
 	if cacheKey == "" {
 		return "", false, nil
 	}
-	l.readWrites()
-	var refs []textRef
-	err = byKey(cacheKey, func(k any) error {
-		return l.r.QueryRow(cachedJudgeSQL, k).Scan(scanText{&output, &refs})
-	})
-	if err == nil {
-		err = l.resolveTexts(l.r, refs)
-	}
+	err = l.r.QueryRow(cachedJudgeSQL, cacheKey).Scan(&output)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", false, nil
@@ -408,14 +306,7 @@ func (l *Ledger) CachedInference(cacheKey string) (r Request, ok bool, err error
 	if cacheKey == "" {
 		return Request{}, false, nil
 	}
-	l.readWrites()
-	var refs []textRef
-	err = byKey(cacheKey, func(k any) error {
-		return scanRequest(l.r.QueryRow(cachedInferenceSQL, k), &r, &refs)
-	})
-	if err == nil {
-		err = l.resolveTexts(l.r, refs)
-	}
+	r, err = scanRequest(l.r.QueryRow(cachedInferenceSQL, cacheKey))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return Request{}, false, nil
@@ -425,71 +316,24 @@ func (l *Ledger) CachedInference(cacheKey string) (r Request, ok bool, err error
 	return r, true, nil
 }
 
-// scanRequest scans a row into r; its texts stored as recipes are added
-// to refs, for resolveTexts to fill in.
-func scanRequest(s scanner, r *Request, refs *[]textRef) error {
+func scanRequest(s scanner) (Request, error) {
 	var (
+		r                       Request
 		ttft, latency           int64
 		queued, started, closed sql.NullInt64
 	)
-	text := func(dst *string) scanText { return scanText{dst, refs} }
 	err := s.Scan(&r.ID, &r.RunID, &r.Purpose, &r.Server, &r.Model, &r.Test, &r.Repeat,
-		&r.Judge, &r.Sample, &r.Attempt, text(&r.Input), text(&r.Params), scanKey{&r.CacheKey}, &r.BatchID,
-		&r.Status, text(&r.Output), text(&r.Reasoning), text(&r.ToolCalls), &r.Verdict, &r.ErrorClass,
-		text(&r.Error), &r.PromptTokens, &r.CompletionTokens, &ttft, &latency, &queued, &started, &closed,
+		&r.Judge, &r.Sample, &r.Attempt, &r.Input, &r.Params, &r.CacheKey, &r.BatchID,
+		&r.Status, &r.Output, &r.Reasoning, &r.ToolCalls, &r.Verdict, &r.ErrorClass, &r.Error,
+		&r.PromptTokens, &r.CompletionTokens, &ttft, &latency, &queued, &started, &closed,
 		&r.CandidateModel, &r.Round)
 	if err != nil {
-		return err
+		return Request{}, err
 	}
 	r.TTFT = durationFromUS(ttft)
 	r.Latency = durationFromUS(latency)
 	r.QueuedAt = timeFromMS(queued)
 	r.StartedAt = timeFromMS(started)
 	r.EndedAt = timeFromMS(closed)
-	return nil
-}
-
-// Cache keys are what callers make them; a key of 64 lowercase hex digits
-// (a SHA-256, as the runner's are) is stored as its 32 bytes, a BLOB, so
-// that its row and its index entry cost half. Rows from before schema 6
-// hold such keys as TEXT, and are still found (byKey).
-func keyValue(k string) any {
-	if len(k) != 2*sha256.Size {
-		return k
-	}
-	b, err := hex.DecodeString(k)
-	if err != nil || hex.EncodeToString(b) != k {
-		return k // not hex, or not lower case: kept as given
-	}
-	return b
-}
-
-// byKey runs a query by cache key: in the form rows are written in now,
-// then, on a miss, in the form of rows from before schema 6. A row written
-// since always ended after one written before, so the first answer is the
-// newest.
-func byKey(k string, query func(key any) error) error {
-	v := keyValue(k)
-	err := query(v)
-	if _, blob := v.([]byte); blob && errors.Is(err, sql.ErrNoRows) {
-		err = query(k)
-	}
-	return err
-}
-
-// scanKey scans a cache key of either form.
-type scanKey struct{ dst *string }
-
-func (s scanKey) Scan(v any) error {
-	switch v := v.(type) {
-	case nil:
-		*s.dst = ""
-	case string:
-		*s.dst = v
-	case []byte:
-		*s.dst = hex.EncodeToString(v)
-	default:
-		return fmt.Errorf("cache key is %T", v)
-	}
-	return nil
+	return r, nil
 }

@@ -27,7 +27,8 @@ const runColumns = `id, name, status, scoring_mode, config_json, scoring_json,
 // is how a reader tells it from a run whose process died. Every field is
 // stored as given.
 func (l *Ledger) CreateRun(r RunRow) error {
-	if _, err := l.writer("create run"); err != nil {
+	w, err := l.writer("create run")
+	if err != nil {
 		return err
 	}
 	if r.ID == "" {
@@ -46,19 +47,12 @@ func (l *Ledger) CreateRun(r RunRow) error {
 	}
 	models, _ := json.Marshal(r.Models) // a []string always marshals
 	tests, _ := json.Marshal(r.Tests)
-	name := "create run " + r.ID
-	err := l.wr.do(&op{name: name, rows: 1, run: func(b *batch) error {
-		_, err := b.tx.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			r.ID, r.Name, r.Status, r.ScoringMode, r.ConfigJSON, r.ScoringJSON,
-			string(models), string(tests), r.Repeat, msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.Message,
-			r.Owner.PID, r.Owner.Host, msOrNull(r.Heartbeat))
-		if err != nil {
-			return l.wrap(name, err)
-		}
-		return nil
-	}})
+	_, err = w.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		r.ID, r.Name, r.Status, r.ScoringMode, r.ConfigJSON, r.ScoringJSON,
+		string(models), string(tests), r.Repeat, msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.Message,
+		r.Owner.PID, r.Owner.Host, msOrNull(r.Heartbeat))
 	if err != nil {
-		return err
+		return l.wrap("create run "+r.ID, err)
 	}
 	if r.Status == RunRunning && r.Owner == l.self && !r.Heartbeat.IsZero() {
 		l.hold(r.ID)
@@ -67,26 +61,20 @@ func (l *Ledger) CreateRun(r RunRow) error {
 }
 
 // FinishRun sets a run's final status, the reason it ended so (message; "" for
-// a run that completed) and its end time. It is queued after every write
-// before it, so once it returns they are all on disk too.
+// a run that completed) and its end time.
 func (l *Ledger) FinishRun(id, status, message string, ended time.Time) error {
-	if _, err := l.writer("finish run"); err != nil {
-		return err
-	}
-	err := l.wr.do(&op{name: "finish run " + id, rows: 1, run: func(b *batch) error {
-		res, err := b.tx.Exec(`UPDATE runs SET status = ?, message = ?, ended_ms = ? WHERE id = ?`, status, message, msOrNull(ended), id)
-		if err != nil {
-			return l.wrap("finish run "+id, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return l.wrap("finish run "+id, err)
-		} else if n == 0 {
-			return l.wrap(fmt.Sprintf("finish run %q", id), ErrNotFound)
-		}
-		return nil
-	}})
+	w, err := l.writer("finish run")
 	if err != nil {
 		return err
+	}
+	res, err := w.Exec(`UPDATE runs SET status = ?, message = ?, ended_ms = ? WHERE id = ?`, status, message, msOrNull(ended), id)
+	if err != nil {
+		return l.wrap("finish run "+id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return l.wrap("finish run "+id, err)
+	} else if n == 0 {
+		return l.wrap(fmt.Sprintf("finish run %q", id), ErrNotFound)
 	}
 	l.release(id)
 	return nil
@@ -107,7 +95,6 @@ func (l *Ledger) Runs(limit int) ([]RunRow, error) {
 }
 
 func (l *Ledger) listRuns(limit int) ([]RunRow, error) {
-	l.readWrites()
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
@@ -144,7 +131,6 @@ func (l *Ledger) Run(id string) (RunRow, error) {
 }
 
 func (l *Ledger) findRun(id string) (RunRow, error) {
-	l.readWrites()
 	if id == LastRun {
 		runs, err := l.listRuns(1)
 		if err != nil {

@@ -13,23 +13,23 @@ import (
 // that reading the run back (show, export) sees their verdicts as the
 // run's own.
 func (l *Ledger) SetScoring(id, mode, scoringJSON string) error {
-	op := "set scoring of run " + id
-	w, err := l.writer(op)
+	name := "set scoring of run " + id
+	w, err := l.writer(name)
 	if err != nil {
 		return err
 	}
 	if scoringJSON != "" && !json.Valid([]byte(scoringJSON)) {
-		return l.wrap(op, errors.New("the scoring record is not JSON"))
+		return l.wrap(name, errors.New("the scoring record is not JSON"))
 	}
 	if err := checkNoSecrets(scoringJSON); err != nil {
-		return l.wrap(op, err)
+		return l.wrap(name, err)
 	}
 	res, err := w.Exec(`UPDATE runs SET scoring_mode = ?, scoring_json = ? WHERE id = ?`, mode, scoringJSON, id)
 	if err != nil {
-		return l.wrap(op, err)
+		return l.wrap(name, err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return l.wrap(op, err)
+		return l.wrap(name, err)
 	} else if n == 0 {
 		return l.wrap(fmt.Sprintf("set scoring of run %q", id), ErrNotFound)
 	}
