@@ -186,9 +186,19 @@ func isTerminal(v any) bool {
 type controller struct{ r *runner.Run }
 
 func (c controller) Stop() { c.r.Stop() }
-func (c controller) Rejudge(cells []state.CellRef, judge string) {
-	c.r.Note(c.r.Rejudge(cells, judge))
+func (c controller) Rejudge(cells []state.CellRef, judge string) uint64 {
+	return c.taken(c.r.Rejudge(cells, judge))
 }
-func (c controller) RejudgeAll(judge string) { c.r.Note(c.r.RejudgeAll(judge)) }
-func (c controller) SwitchJudge(name string) { c.r.Note(c.r.SwitchJudge(name)) }
+func (c controller) RejudgeAll(judge string) uint64 { return c.taken(c.r.RejudgeAll(judge)) }
+func (c controller) SwitchJudge(name string) uint64 { return c.taken(c.r.SwitchJudge(name)) }
+
+// taken notes err in the run's status line and says which snapshot shows
+// the judge work the run took.
+func (c controller) taken(err error) uint64 {
+	c.r.Note(err)
+	if b := c.r.Latest(); b != nil {
+		return b.Seq
+	}
+	return 0
+}
 func (c controller) Export() (string, error) { return c.r.Export() }

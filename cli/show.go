@@ -117,10 +117,10 @@ func browseOnlySnapshot(b *state.BatteryRun, why error) <-chan *state.BatteryRun
 // exports, and does nothing else.
 type browseOnly struct{ db, id string }
 
-func (browseOnly) Stop()                           {}
-func (browseOnly) Rejudge([]state.CellRef, string) {}
-func (browseOnly) RejudgeAll(string)               {}
-func (browseOnly) SwitchJudge(string)              {}
+func (browseOnly) Stop()                                  {}
+func (browseOnly) Rejudge([]state.CellRef, string) uint64 { return 0 }
+func (browseOnly) RejudgeAll(string) uint64               { return 0 }
+func (browseOnly) SwitchJudge(string) uint64              { return 0 }
 
 // Export writes the run's export beside the ledger, as runner.Run.Export
 // does for a live run.

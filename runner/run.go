@@ -229,19 +229,30 @@ func (r *Run) Note(err error) {
 // SwitchJudge puts another judge (or the jury) in view and judges what it
 // has not judged yet; verdicts of other judges are kept.
 func (r *Run) SwitchJudge(name string) error {
-	return r.call(func(e *engine) error { return e.switchJudge(name) })
+	return r.call(func(e *engine) error { return taken(e, e.switchJudge(name)) })
 }
 
 // Rejudge judges the given cells again with a judge ("" = the one in view),
 // with fresh samples; inference is never repeated.
 func (r *Run) Rejudge(cells []state.CellRef, name string) error {
-	return r.call(func(e *engine) error { return e.rejudge(cells, name) })
+	return r.call(func(e *engine) error { return taken(e, e.rejudge(cells, name)) })
 }
 
 // RejudgeAll re-judges every completed cell.
 func (r *Run) RejudgeAll(name string) error {
-	return r.call(func(e *engine) error { return e.rejudge(e.completedRefs(), name) })
+	return r.call(func(e *engine) error { return taken(e, e.rejudge(e.completedRefs(), name)) })
 }
+
+// taken publishes a snapshot that shows the judge work just taken, so that
+// once the call returns, Latest is a snapshot that has it (or its end): a
+// screen that waits for that snapshot knows what s would cancel.
+func taken(e *engine, err error) error {
+	e.publish()
+	return err
+}
+
+// Latest is the last snapshot published (nil before the first).
+func (r *Run) Latest() *state.BatteryRun { return r.last.Load() }
 
 // Export writes this run's JSON export next to the ledger (or to
 // Options.ExportDir) and says where.

@@ -3,11 +3,14 @@ package runner
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,10 +24,10 @@ import (
 )
 
 // scaleSimEnv, when set to a config path, makes TestScaleSimChild serve
-// that config's simulated servers for BenchmarkRunCellsAtScale.
+// that config's simulated servers for BenchmarkScale100kJudged.
 const scaleSimEnv = "PITWALL_SCALE_SIM_CHILD"
 
-// scaleSize is the grid BenchmarkRunCellsAtScale runs: 1,000 tests × 100
+// scaleSize is the grid BenchmarkScale100kJudged runs: 1,000 tests × 100
 // models by default; PITWALL_SCALE_TESTS and PITWALL_SCALE_MODELS shrink it
 // for a quick look.
 func scaleSize(tb testing.TB) (tests, models int) {
@@ -82,7 +85,7 @@ func writeScaleConfig(tb testing.TB, dir string, tests, models int) string {
 	return path
 }
 
-// TestScaleSimChild is not a test: run by BenchmarkRunCellsAtScale with
+// TestScaleSimChild is not a test: run by BenchmarkScale100kJudged with
 // scaleSimEnv set, it serves the config's simulated servers from this
 // process, prints "sim INDEX URL" for each, then "ready", and serves until
 // its stdin closes. Without the variable it returns at once.
@@ -185,15 +188,60 @@ func resetPeakRSS(b *testing.B) {
 	}
 }
 
-// BenchmarkRunCellsAtScale runs 100,000 cells (1,000 tests × 100 models)
+// heapAtPeak, when PITWALL_SCALE_HEAPPROFILE names a file, writes a heap
+// profile there each time the heap in use has grown a tenth past the last
+// one written, so that `go tool pprof -sample_index=inuse_space` shows
+// what holds memory at the peak. stop ends it.
+func heapAtPeak(b *testing.B) (stop func()) {
+	path := os.Getenv("PITWALL_SCALE_HEAPPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		var last uint64
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse < last+last/10 {
+				continue
+			}
+			last = ms.HeapInuse
+			f, err := os.Create(path)
+			if err == nil {
+				err = errors.Join(pprof.WriteHeapProfile(f), f.Close())
+			}
+			if err != nil {
+				b.Errorf("PITWALL_SCALE_HEAPPROFILE: %v", err)
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// BenchmarkScale100kJudged runs 100,000 cells (1,000 tests × 100 models)
 // with a judge through the real HTTP path, against simulated servers at
 // zero delay that run in a child process, so that what it reports is
 // pitwall's alone: peak RSS (VmHWM) of the run, CPU (user + system) per
 // cell and per judged cell, and the ledger's bytes per judged cell once
 // it is closed (checkpointed). The simulator's CPU is reported apart.
-// Run it once: go test -run '^$' -bench RunCellsAtScale -benchtime 1x ./runner/
-// (PITWALL_SCALE_KEEP=FILE keeps a copy of the ledger.)
-func BenchmarkRunCellsAtScale(b *testing.B) {
+// Run it once: go test -run '^$' -bench Scale100kJudged -benchtime 1x ./runner/
+// (PITWALL_SCALE_KEEP=FILE keeps a copy of the ledger;
+// PITWALL_SCALE_HEAPPROFILE=FILE writes the heap at its peak, at a cost
+// in the CPU figures.)
+func BenchmarkScale100kJudged(b *testing.B) {
 	tests, models := scaleSize(b)
 	dir := b.TempDir()
 	path := writeScaleConfig(b, dir, tests, models)
@@ -225,6 +273,7 @@ func BenchmarkRunCellsAtScale(b *testing.B) {
 			b.Fatal(err)
 		}
 		resetPeakRSS(b)
+		stopHeap := heapAtPeak(b)
 		cpu0, t0 := cpuTime(b), time.Now()
 		b.StartTimer()
 		if err := run.Start(); err != nil {
@@ -237,6 +286,7 @@ func BenchmarkRunCellsAtScale(b *testing.B) {
 		last := run.Wait(context.Background())
 		run.Close()
 		b.StopTimer()
+		stopHeap()
 		cpu += cpuTime(b) - cpu0
 		wall += time.Since(t0)
 		peak = max(peak, peakRSS(b))

@@ -52,6 +52,10 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.rejudging() && m.screen == screenGrid && (key.Matches(msg, k.Stop) || msg.String() == "esc") {
 		// Cancelling a re-judge costs nothing: the earlier verdicts come back.
 		m.say("cancelling the re-judge: the earlier verdicts come back", false)
+		if m.handing && m.handedAt == 0 {
+			m.stopHanded = true // sent once the re-judge is taken
+			return nil
+		}
 		return m.act.stop()
 	}
 	if key.Matches(msg, k.Quit) {
@@ -153,6 +157,7 @@ func (m *model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		m.sayJudging("switching to " + name + "…")
+		m.handOver()
 		return m.act.switchJudge(name)
 	}
 	return nil
@@ -330,6 +335,7 @@ func (m *model) rejudgeQuestion() string {
 func (m *model) rejudgeNow() tea.Cmd {
 	a := m.asking
 	m.asking = asking{}
+	m.handOver()
 	if a.all {
 		m.sayJudging("re-judging the run with " + m.judge + "… (s cancels)")
 		return m.act.rejudgeAll(m.judge)
@@ -344,7 +350,7 @@ func (m *model) rejudgeNow() tea.Cmd {
 // rejudging reports whether judge work runs after the run's end: a
 // re-judge or a judge switch, which s cancels.
 func (m *model) rejudging() bool {
-	return m.run != nil && m.run.Final && m.run.JudgeInFlight > 0 && m.ctrl != nil
+	return m.run != nil && m.run.Final && m.ctrl != nil && (m.run.JudgeInFlight > 0 || m.handing)
 }
 
 func completedRefs(run *state.BatteryRun, t, mi int) []state.CellRef {

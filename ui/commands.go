@@ -93,24 +93,24 @@ func (a actions) stopAndInterrupt() tea.Cmd {
 func (a actions) rejudge(cells []state.CellRef, judge string) tea.Cmd {
 	return func() tea.Msg {
 		a.log.Info("ui: re-judge cells", "cells", len(cells), "judge", judge)
-		a.ctrl.Rejudge(cells, judge)
-		return rejudgeSentMsg{cells: len(cells), judge: judge}
+		seq := a.ctrl.Rejudge(cells, judge)
+		return rejudgeSentMsg{cells: len(cells), judge: judge, seq: seq}
 	}
 }
 
 func (a actions) rejudgeAll(judge string) tea.Cmd {
 	return func() tea.Msg {
 		a.log.Info("ui: re-judge run", "judge", judge)
-		a.ctrl.RejudgeAll(judge)
-		return rejudgeSentMsg{judge: judge}
+		seq := a.ctrl.RejudgeAll(judge)
+		return rejudgeSentMsg{judge: judge, seq: seq}
 	}
 }
 
 func (a actions) switchJudge(judge string) tea.Cmd {
 	return func() tea.Msg {
 		a.log.Info("ui: switch judge", "judge", judge)
-		a.ctrl.SwitchJudge(judge)
-		return judgeSwitchedMsg{judge: judge}
+		seq := a.ctrl.SwitchJudge(judge)
+		return judgeSwitchedMsg{judge: judge, seq: seq}
 	}
 }
 

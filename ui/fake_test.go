@@ -286,7 +286,7 @@ func (f *fakeCtrl) Stop() {
 }
 
 // Rejudge flips the cells' verdicts for judge.
-func (f *fakeCtrl) Rejudge(cells []state.CellRef, judge string) {
+func (f *fakeCtrl) Rejudge(cells []state.CellRef, judge string) uint64 {
 	f.mu.Lock()
 	f.rejudged = append(f.rejudged, cells)
 	f.rjJudges = append(f.rjJudges, judge)
@@ -299,17 +299,19 @@ func (f *fakeCtrl) Rejudge(cells []state.CellRef, judge string) {
 	f.mu.Unlock()
 	f.out <- run
 	f.calls <- "rejudge"
+	return run.Seq
 }
 
-func (f *fakeCtrl) RejudgeAll(judge string) {
+func (f *fakeCtrl) RejudgeAll(judge string) uint64 {
 	f.mu.Lock()
 	f.rjJudges = append(f.rjJudges, judge)
 	f.mu.Unlock()
 	f.calls <- "rejudge-all"
+	return 0
 }
 
 // SwitchJudge judges every completed cell that judge has not judged: PASS.
-func (f *fakeCtrl) SwitchJudge(name string) {
+func (f *fakeCtrl) SwitchJudge(name string) uint64 {
 	f.mu.Lock()
 	f.switched = append(f.switched, name)
 	run := next(f.cur)
@@ -325,6 +327,7 @@ func (f *fakeCtrl) SwitchJudge(name string) {
 	f.mu.Unlock()
 	f.out <- run
 	f.calls <- "switch"
+	return run.Seq
 }
 
 func (f *fakeCtrl) Export() (string, error) {

@@ -21,14 +21,20 @@ type tickMsg time.Time
 // stopSentMsg says the controller took the stop.
 type stopSentMsg struct{}
 
-// rejudgeSentMsg says the controller took a re-judge of cells (0 = the run).
+// rejudgeSentMsg says the controller took a re-judge of cells (0 = the
+// run); seq is the snapshot that shows it.
 type rejudgeSentMsg struct {
 	cells int
 	judge string
+	seq   uint64
 }
 
-// judgeSwitchedMsg says the controller took a switch to judge.
-type judgeSwitchedMsg struct{ judge string }
+// judgeSwitchedMsg says the controller took a switch to judge; seq is the
+// snapshot that shows it.
+type judgeSwitchedMsg struct {
+	judge string
+	seq   uint64
+}
 
 // exportedMsg is the outcome of an export.
 type exportedMsg struct {

@@ -70,9 +70,17 @@ type model struct {
 	// in flight (judgeSeen) and then none, or it would outlive the work.
 	judgeNote bool
 	judgeSeen bool
-	stopping  bool
-	exporting bool
-	ticking   bool
+	// handing is judge work asked for after the run's end (a re-judge, a
+	// judge switch) that no snapshot shows yet. Until the controller has
+	// taken it (handedAt 0) a stop waits for it (stopHanded), so that it
+	// cannot overtake the work it cancels; then s still cancels it until
+	// the snapshot handedAt arrives.
+	handing    bool
+	handedAt   uint64
+	stopHanded bool
+	stopping   bool
+	exporting  bool
+	ticking    bool
 }
 
 func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, done <-chan struct{}) *model {
@@ -148,8 +156,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			what = "the cell"
 		}
 		m.sayJudging("re-judging " + what + " with " + msg.judge + " (s cancels)")
+		cmd = m.handed(msg.seq)
 	case judgeSwitchedMsg:
 		m.sayJudging("judge in view: " + msg.judge + "; it judges what it has not judged yet")
+		cmd = m.handed(msg.seq)
 	case exportedMsg:
 		m.exporting = false
 		if msg.err != nil {
@@ -174,6 +184,31 @@ func (m *model) say(s string, alert bool) {
 	m.judgeNote, m.judgeSeen = false, false
 }
 
+// handOver notes judge work asked for after the run's end, until the
+// controller has taken it and a snapshot shows it.
+func (m *model) handOver() {
+	if m.run != nil && m.run.Final {
+		m.handing, m.handedAt, m.stopHanded = true, 0, false
+	}
+}
+
+// handed is the controller's word that it took the judge work, shown by
+// snapshot seq; a stop asked for meanwhile goes now.
+func (m *model) handed(seq uint64) tea.Cmd {
+	if !m.handing {
+		return nil
+	}
+	m.handedAt = seq
+	if seq == 0 || m.run != nil && m.run.Seq >= seq {
+		m.handing = false
+	}
+	if m.stopHanded {
+		m.stopHanded = false
+		return m.act.stop()
+	}
+	return nil
+}
+
 // sayJudging says s until the judge work it announces is over.
 func (m *model) sayJudging(s string) {
 	m.say(s, false)
@@ -187,6 +222,9 @@ func (m *model) apply(run *state.BatteryRun) {
 		return
 	}
 	m.run = run
+	if m.handing && m.handedAt > 0 && run.Seq >= m.handedAt {
+		m.handing = false
+	}
 	if m.judgeNote {
 		if run.JudgeInFlight > 0 {
 			m.judgeSeen = true

@@ -537,3 +537,55 @@ func TestRejudgeAsksWithTheCostAndSCancelsIt(t *testing.T) {
 		t.Fatalf("s during a re-judge sent %d stops, want 1 (no question: cancelling costs nothing)", ctrl.stops)
 	}
 }
+
+// A stop pressed straight after y waits for the controller to take the
+// re-judge, so that it cannot overtake the work it cancels; once taken, s
+// still cancels until a snapshot shows the work.
+func TestStopRightAfterRejudgeCancelsIt(t *testing.T) {
+	snap := sceneJudged()
+	if !snap.Final || snap.JudgeInFlight != 0 {
+		t.Fatal("the scene should be a finished run with no judge work")
+	}
+	ctrl := newFakeCtrl(snap)
+	m := testModel(120, 30, Options{}, ctrl)
+	show(m, snap)
+
+	rejudge := press(m, "R", "y")
+	if rejudge == nil {
+		t.Fatal("y sent no re-judge")
+	}
+	if cmd := press(m, "s"); cmd != nil {
+		t.Fatal("s went out before the re-judge was taken")
+	}
+	if !strings.Contains(drawn(m), "cancelling the re-judge") {
+		t.Fatalf("s said nothing:\n%s", drawn(m))
+	}
+	_, stop := m.Update(rejudge())
+	if stop == nil {
+		t.Fatal("the stop was not sent once the re-judge was taken")
+	}
+	run(m, stop)
+	for _, want := range []string{"rejudge-all", "stop"} {
+		if got := <-ctrl.calls; got != want {
+			t.Fatalf("controller calls out of order: %s where %s was due", got, want)
+		}
+	}
+
+	// Taken but not yet shown: s cancels at once.
+	m = testModel(120, 30, Options{}, ctrl)
+	show(m, snap)
+	msg := run(m, press(m, "r", "y"))
+	sent, ok := msg.(rejudgeSentMsg)
+	if !ok || sent.seq <= snap.Seq {
+		t.Fatalf("the re-judge answered %#v, want a later snapshot's seq", msg)
+	}
+	<-ctrl.calls
+	if !m.c.keys.Stop.Enabled() {
+		t.Fatal("s is off while the re-judge is taken but not yet shown")
+	}
+	show(m, <-ctrl.out)
+	show(m, <-ctrl.out) // the stop's snapshot from above, then the re-judge's
+	if m.c.keys.Stop.Enabled() {
+		t.Fatal("s still on once a snapshot shows the re-judge over")
+	}
+}

@@ -24,11 +24,18 @@ import (
 // runCtrl drives a real runner from the UI, as main's adapter does.
 type runCtrl struct{ r *runner.Run }
 
-func (c runCtrl) Stop()                                       { c.r.Stop() }
-func (c runCtrl) Rejudge(cells []state.CellRef, judge string) { c.r.Note(c.r.Rejudge(cells, judge)) }
-func (c runCtrl) RejudgeAll(judge string)                     { c.r.Note(c.r.RejudgeAll(judge)) }
-func (c runCtrl) SwitchJudge(name string)                     { c.r.Note(c.r.SwitchJudge(name)) }
-func (c runCtrl) Export() (string, error)                     { return c.r.Export() }
+func (c runCtrl) Stop() { c.r.Stop() }
+func (c runCtrl) Rejudge(cells []state.CellRef, judge string) uint64 {
+	return c.taken(c.r.Rejudge(cells, judge))
+}
+func (c runCtrl) RejudgeAll(judge string) uint64 { return c.taken(c.r.RejudgeAll(judge)) }
+func (c runCtrl) SwitchJudge(name string) uint64 { return c.taken(c.r.SwitchJudge(name)) }
+
+func (c runCtrl) taken(err error) uint64 {
+	c.r.Note(err)
+	return c.r.Latest().Seq
+}
+func (c runCtrl) Export() (string, error) { return c.r.Export() }
 
 // realRun starts a real run of a small battery on a simulated server.
 // slow makes every reply take seconds of simulated decoding.

@@ -13,11 +13,16 @@ import (
 // Controller is what the UI asks of a run; the runner implements it (and
 // tests use a fake). The UI calls it from commands, never from Update, so a
 // method may block for as long as it needs.
+//
+// Rejudge, RejudgeAll and SwitchJudge return once the run has taken the
+// judge work, with the Seq of a snapshot that shows it (or 0 when there is
+// none to wait for): until that snapshot arrives the screen still knows
+// the work is there, so that s cancels it.
 type Controller interface {
 	Stop()
-	Rejudge(cells []state.CellRef, judge string) // judge "" = the one in view
-	RejudgeAll(judge string)
-	SwitchJudge(name string) // the runner judges what that judge has not judged yet
+	Rejudge(cells []state.CellRef, judge string) (seq uint64) // judge "" = the one in view
+	RejudgeAll(judge string) (seq uint64)
+	SwitchJudge(name string) (seq uint64) // the runner judges what that judge has not judged yet
 	Export() (path string, err error)
 }
 
