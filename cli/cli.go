@@ -61,7 +61,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "rejudge":
 		return cmdRejudge(rest, stdin, stdout, stderr)
 	case "qualify":
-		return cmdQualify(rest, stdout, stderr)
+		return cmdQualify(rest, stdin, stdout, stderr)
 	case "sim":
 		return cmdSim(rest, stdout, stderr)
 	case "validate":

@@ -5,6 +5,8 @@ import (
 	"os"
 
 	"pitwall/runner"
+	"pitwall/runner/history"
+	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 	"pitwall/ui"
 )
@@ -21,6 +23,7 @@ func drive(run *runner.Run, a *app, cf *commonFlags, stdin io.Reader, stdout, st
 func driveGated(run *runner.Run, a *app, cf *commonFlags, g *gates, stdin io.Reader, stdout, stderr io.Writer) int {
 	s := &session{run: run, app: a, strict: a.cfg.Run.Strict, gates: g}
 	opts := uiOptions(a, cf.ascii, s.exitCode)
+	opts.Whole = wholeCells(a.led, run.ID())
 	if !cf.headless && isTerminal(stdout) && isTerminal(stdin) {
 		return s.live(opts, stdout, stderr)
 	}
@@ -30,5 +33,12 @@ func driveGated(run *runner.Run, a *app, cf *commonFlags, g *gates, stdin io.Rea
 // uiOptions are the grid's and the plain output's options for a run on a.
 func uiOptions(a *app, ascii bool, exitCode func(*state.BatteryRun) int) ui.Options {
 	return ui.Options{ASCII: ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
-		LogPath: a.logPath, LedgerPath: a.cfg.DB, Logger: a.log, ExitCode: exitCode, Spend: spendOf(a.led)}
+		LogPath: a.logPath, LedgerPath: a.cfg.DB, Logger: a.log, ExitCode: exitCode, Spend: spendOf(a.led),
+		Estimate: estimator(a.cfg, a.led, a.runID)}
+}
+
+// wholeCells reads cells of run id whole from the ledger, for the detail
+// view: a live run's snapshots keep previews of long texts.
+func wholeCells(led *ledger.Ledger, id string) func(state.CellRef) (*state.Cell, error) {
+	return func(ref state.CellRef) (*state.Cell, error) { return history.LoadCell(led, id, ref) }
 }

@@ -21,21 +21,29 @@ import (
 	"pitwall/judge/scoring"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
+	"pitwall/ui"
 )
 
-func cmdQualify(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("qualify", "pitwall qualify CONFIG [--judge NAME|jury] [--samples N] [--min-accuracy F] [--format json] [flags]",
+func cmdQualify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlagSet("qualify", "pitwall qualify CONFIG [--judge NAME|jury] [--samples N] [--min-accuracy F] [--format json] [--headless] [--yes] [flags]",
 		"Measures the config's judges on its judge battery (tests with a fixed candidate output and the\n"+
 			"verdict expected of a judge; see examples/judge-battery.toml): accuracy, precision and recall on\n"+
 			"FAIL, Cohen's κ against the expected verdicts and between judges, self-consistency across\n"+
 			"samples, the J-ERR rate, and tokens and time per verdict. No model is run. Every judge request\n"+
-			"is recorded in the ledger under a run of its own.\n\n"+
-			"Exit codes: 0 every judge qualified; 1 a judge's accuracy is below --min-accuracy, or a judge\n"+
-			"gave no verdict at all; 2 config or setup error; 130 interrupted.", stderr)
+			"is recorded in the ledger under a run of its own. On a terminal a live grid shows the verdicts\n"+
+			"as they come (rows the cases, columns the judges, ✓ the verdict expected, ✗ another) with each\n"+
+			"judge's figures; q quits it and the tables are printed. With --headless, or when stdout is not a\n"+
+			"terminal, progress lines go to stderr and the tables to stdout. Before a hosted judge (a url, or\n"+
+			"a server of kind openai off this network) is sent anything, the estimated tokens and cost are\n"+
+			"printed, and on a terminal confirmed ([y/N]; --yes does not ask).\n\n"+
+			"Exit codes: 0 every judge qualified; 1 a judge's accuracy is below --min-accuracy, a judge\n"+
+			"gave no verdict at all, or the grid was quit before every answer was in; 2 config or setup\n"+
+			"error; 130 interrupted, or the estimate was not confirmed.", stderr)
 	var cf commonFlags
-	cf.register(fs, "judge", "judge-samples", "tests", "db", "timeout", "time-scale", "max-wait")
-	fs.BoolVar(&cf.headless, "headless", false, "print the tables (qualify always does: it has no live grid yet)")
+	cf.register(fs, "judge", "judge-samples", "tests", "db", "timeout", "time-scale", "max-wait", "ascii")
+	fs.BoolVar(&cf.headless, "headless", false, "progress lines on stderr and the tables on stdout instead of the live grid")
 	fs.IntVar(&cf.judgeSamples, "samples", 0, "answers per judge per case (as --judge-samples; default [scoring] samples)")
+	yes := fs.Bool("yes", false, "send to hosted judges without asking (the estimate is printed all the same)")
 	var minAcc float64
 	fs.Func("min-accuracy", "exit 1 when a judge's accuracy is below this share (0.9 or 90%)", func(v string) error {
 		f, err := parseShare(v)
@@ -69,53 +77,89 @@ func cmdQualify(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf(stderr, err)
 	}
+	printWarnings(stderr, cfg) // what the judge battery holds that is not read
 	if abs, err := filepath.Abs(cfg.Path); err == nil {
 		cfg.Path = abs
 	}
 	if len(tests) == 0 {
 		return failf(stderr, fmt.Errorf("%s: no test of the judge battery is left to qualify on (check --tests)", cfg.Path))
 	}
-	return qualify(cfg, tests, minAcc, *format == "json", stdout, stderr)
+	qo := qualifyFlags{minAcc: minAcc, asJSON: *format == "json", headless: cf.headless, ascii: cf.ascii, yes: *yes}
+	return qualify(cfg, tests, qo, stdin, stdout, stderr)
+}
+
+// qualifyFlags are the flags of `qualify` that shape its run and output.
+type qualifyFlags struct {
+	minAcc                       float64
+	asJSON, headless, ascii, yes bool
 }
 
 // qualify runs the qualification of cfg's judges and prints it.
-func qualify(cfg *config.Config, tests []config.JudgeTest, minAcc float64, asJSON bool, stdout, stderr io.Writer) int {
+func qualify(cfg *config.Config, tests []config.JudgeTest, qo qualifyFlags, stdin io.Reader, stdout, stderr io.Writer) int {
+	var judges []config.Judge
+	models := map[string]string{}
+	for _, name := range cfg.JudgeNames() {
+		if j, ok := cfg.Judge(name); ok {
+			judges = append(judges, j)
+			models[j.Name] = j.Model
+		}
+	}
+	jobs := qualifyJobs(cfg, tests, judges)
+	// Before anything is opened or sent: a "no" leaves no run behind.
+	if !confirmSpend(estimateQualify(cfg, jobs), models, isTerminal(stdin) && isTerminal(stderr), qo.yes, stdin, stderr) {
+		fmt.Fprintln(stderr, "pitwall: not confirmed: nothing was sent")
+		return exitInterrupted
+	}
 	a, err := openApp(cfg, "", stderr)
 	if err != nil {
 		return failf(stderr, err)
 	}
 	defer a.Close()
-	var judges []config.Judge
-	for _, name := range cfg.JudgeNames() {
-		if j, ok := cfg.Judge(name); ok {
-			judges = append(judges, j)
-		}
-	}
 	k := max(cfg.Scoring.Samples, 1)
 	started := time.Now()
 	if err := startQualifyRun(a.led, a.runID, cfg, tests, started); err != nil {
 		return failf(stderr, err)
 	}
 	fmt.Fprintf(stderr, "pitwall: qualifying %s on %s × %d samples (%d requests), run %s\n",
-		plural(len(judges), "judge"), plural(len(tests), "case"), k, len(judges)*len(tests)*k, a.runID)
+		plural(len(judges), "judge"), plural(len(tests), "case"), k, len(jobs), a.runID)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	opts := judge.QualifyOptions{MinScore: cfg.Scoring.MinScore}
+	if cfg.Scoring.Mode == scoring.ModeJury && len(judges) >= 2 {
+		w := map[string]float64{}
+		for _, j := range judges {
+			w[j.Name] = j.Weight
+		}
+		opts.Jury = &judge.JuryOptions{Aggregation: cfg.Scoring.Aggregation, DisagreementMax: cfg.Scoring.DisagreementMax,
+			ReportDisagreement: cfg.Scoring.ReportDisagreement, Weights: w}
+	}
 	q := &qualification{cfg: cfg, tests: tests, judges: judges, fleet: a.fleet, led: a.led, runID: a.runID,
-		backoff: qualifyBackoff}
-	calls, runErr := q.run(ctx)
-	interrupted := ctx.Err() != nil && runErr == nil
-	if interrupted {
-		fmt.Fprintf(stderr, "pitwall: interrupted: the figures below count only the cases every judge answered (%d of %d answers came back)\n",
-			len(calls), len(judges)*len(tests)*k)
+		backoff: qualifyBackoff, watch: newQualifyWatch(cfg, a.runID, tests, judges, opts, qo.minAcc, started)}
+	var calls []judge.QualifyCall
+	var end qualifyEnd
+	var runErr error
+	if !qo.headless && isTerminal(stdout) && isTerminal(stdin) {
+		uo := ui.Options{ASCII: qo.ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
+			LogPath: a.logPath, Logger: a.log}
+		calls, end, runErr = q.live(jobs, uo)
+	} else {
+		q.watch.progress = stderr
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		calls, runErr = q.run(ctx, jobs)
+		end.interrupted = ctx.Err() != nil && runErr == nil
+		stop()
+	}
+	early := end.interrupted || end.stopped || end.uiErr != nil
+	if early {
+		fmt.Fprintf(stderr, "pitwall: %s: the figures below count only the cases every judge answered (%d of %d answers came back)\n",
+			endWord(end), len(calls), len(jobs))
 	}
 
 	status, msg := string(state.RunCompleted), ""
 	switch {
 	case runErr != nil:
 		status, msg = string(state.RunFailed), fmt.Sprintf("the ledger %s cannot be written: %v", a.led.Path(), runErr)
-	case interrupted:
-		status, msg = string(state.RunStopped), "interrupted"
+	case early:
+		status, msg = string(state.RunStopped), endWord(end)
 	}
 	if err := a.led.FinishRun(a.runID, status, msg, time.Now()); err != nil && runErr == nil {
 		runErr = err
@@ -126,34 +170,22 @@ func qualify(cfg *config.Config, tests []config.JudgeTest, minAcc float64, asJSO
 
 	cases := make([]judge.QualifyCase, 0, len(tests))
 	for _, t := range tests {
-		if !interrupted || everyJudgeAnswered(calls, judges, t.ID) {
+		if !early || everyJudgeAnswered(calls, judges, t.ID) {
 			cases = append(cases, judge.QualifyCase{ID: t.ID, Expect: t.Expect})
 		}
 	}
-	opts := judge.QualifyOptions{MinScore: cfg.Scoring.MinScore}
-	if cfg.Scoring.Mode == scoring.ModeJury && len(judges) >= 2 {
-		w := map[string]float64{}
-		for _, j := range judges {
-			w[j.Name] = j.Weight
-		}
-		opts.Jury = &judge.JuryOptions{Aggregation: cfg.Scoring.Aggregation, DisagreementMax: cfg.Scoring.DisagreementMax,
-			ReportDisagreement: cfg.Scoring.ReportDisagreement, Weights: w}
-	}
 	rep := judge.Qualify(cases, calls, opts)
 	out := qualifyOutput{Run: a.runID, Config: cfg.Path, Samples: k, MinScore: cfg.Scoring.MinScore,
-		MinAccuracy: minAcc, Report: rep, Models: map[string]string{}}
-	for _, j := range judges {
-		out.Models[j.Name] = j.Model
-	}
-	if minAcc > 0 {
-		out.Below = rep.Below(minAcc)
+		MinAccuracy: qo.minAcc, Report: rep, Models: models}
+	if qo.minAcc > 0 {
+		out.Below = rep.Below(qo.minAcc)
 	}
 	for _, j := range rep.Judges {
 		if j.Verdicts > 0 && j.Errors == j.Verdicts {
 			out.NoVerdict = append(out.NoVerdict, j.Judge)
 		}
 	}
-	if asJSON {
+	if qo.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {
@@ -163,12 +195,25 @@ func qualify(cfg *config.Config, tests []config.JudgeTest, minAcc float64, asJSO
 		printQualify(stdout, out, time.Since(started))
 	}
 	switch {
-	case interrupted:
+	case end.uiErr != nil:
+		return failf(stderr, end.uiErr)
+	case end.interrupted:
 		return exitInterrupted
-	case len(out.Below) > 0 || len(out.NoVerdict) > 0:
+	case end.stopped || len(out.Below) > 0 || len(out.NoVerdict) > 0:
 		return state.ExitFail
 	}
 	return state.ExitOK
+}
+
+// endWord says how a qualification ended early.
+func endWord(e qualifyEnd) string {
+	switch {
+	case e.uiErr != nil:
+		return "the grid failed"
+	case e.interrupted:
+		return "interrupted"
+	}
+	return "stopped"
 }
 
 // qualifyBackoff is the wait before retry n (1-based) of a transient

@@ -29,6 +29,10 @@ type qualification struct {
 	runID  string
 	// backoff is the wait before a transient failure is sent again.
 	backoff func(attempt int) time.Duration
+	// watch, when set, is told of every answer as it settles, on run's
+	// goroutine, and ticked while run waits: the live grid and the
+	// headless progress lines follow the qualification through it.
+	watch *qualifyWatch
 }
 
 // qualifyJob is one sample of one judge on one case, across its attempts.
@@ -54,37 +58,43 @@ type qualifyEvent struct {
 	err    error
 }
 
-// run sends every request and waits for every answer, also when ctx is
-// cancelled (the fleet then ends what is left as cancelled). It returns
-// the answers in job order, without the requests a cancel ended, and the
-// first ledger error, which cancels the rest: nothing is sent that the
-// ledger does not know of.
-func (q *qualification) run(ctx context.Context) ([]judge.QualifyCall, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	k := max(q.cfg.Scoring.Samples, 1)
+// qualifyJobs is every request of a qualification: every judge on every
+// case, k samples each, rendered and ready to send.
+func qualifyJobs(cfg *config.Config, tests []config.JudgeTest, judges []config.Judge) []*qualifyJob {
+	k := max(cfg.Scoring.Samples, 1)
 	temp := 0.0
 	if k > 1 {
 		temp = 0.7 // votes at temperature 0 would all be one answer
 	}
 	var jobs []*qualifyJob
-	for _, j := range q.judges {
+	for _, j := range judges {
 		tpl, ok := judge.LookupTemplate(j.Template)
 		if !ok {
 			tpl, _ = judge.LookupTemplate(scoring.DefaultTemplate)
 		}
-		for ti, jt := range q.tests {
+		for ti, jt := range tests {
 			system, prompt := jt.PromptText()
 			in := judge.Input{System: system, Prompt: prompt, Tools: jt.Tools, Reply: jt.Candidate,
 				ToolCalls: jt.CandidateToolCalls, Criteria: jt.Criteria, Reference: jt.Reference}
 			msgs := judge.Render(tpl, in)
 			for s := range k {
-				seed := q.cfg.Run.Seed + s
+				seed := cfg.Run.Seed + s
 				req := chat.Request{Model: j.Model, Messages: msgs, Temperature: &temp, Seed: &seed, MaxTokens: j.MaxTokens}
 				jobs = append(jobs, &qualifyJob{judge: j, test: ti, sample: s, req: req})
 			}
 		}
 	}
+	return jobs
+}
+
+// run sends every job and waits for every answer, also when ctx is
+// cancelled (the fleet then ends what is left as cancelled). It returns
+// the answers in job order, without the requests a cancel ended, and the
+// first ledger error, which cancels the rest: nothing is sent that the
+// ledger does not know of.
+func (q *qualification) run(ctx context.Context, jobs []*qualifyJob) ([]judge.QualifyCall, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 
 	// Room for every event a job can have outstanding (two dispatches, an
 	// end, a retry): the fleet may end jobs inside SubmitAll, on this
@@ -110,6 +120,9 @@ func (q *qualification) run(ctx context.Context) ([]judge.QualifyCall, error) {
 		// left out, not counted a J-ERR.
 		answered[index[qj]] = !(chat.ClassOf(err) == chat.ClassCanceled && ctx.Err() != nil)
 		pending--
+		if q.watch != nil {
+			q.watch.answer(call, answered[index[qj]])
+		}
 	}
 	submit := func(batch []*qualifyJob) {
 		out := make([]*gpu.Job, 0, len(batch))
@@ -129,8 +142,16 @@ func (q *qualification) run(ctx context.Context) ([]judge.QualifyCall, error) {
 
 	beat := time.NewTicker(ledger.HeartbeatEvery)
 	defer beat.Stop()
+	var ticks <-chan time.Time
+	if q.watch != nil {
+		t := time.NewTicker(qualifyTickEvery)
+		defer t.Stop()
+		ticks = t.C
+	}
 	for pending > 0 {
 		select {
+		case now := <-ticks:
+			q.watch.tick(now)
 		case <-beat.C:
 			if err := q.led.Heartbeat(q.runID, time.Now()); err != nil {
 				fail(err)

@@ -43,6 +43,7 @@ func cmdRejudge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	samples := fs.Int("samples", 0, "votes per judge per cell (default: the run's)")
 	only := fs.String("only", onlyAll, "which completed cells: failed (verdict in view FAIL), warn (WARN) or all")
 	judgeCfg := fs.String("config", "", "a config whose servers and judges judge the run (needed for an imported run)")
+	yes := fs.Bool("yes", false, "send to hosted judges without asking (the estimate is printed all the same)")
 	id, code, ok := oneRun(fs, args, "rejudge", stderr)
 	if !ok {
 		return code
@@ -110,7 +111,7 @@ func cmdRejudge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer run.Close() // before the app's Close: the run writes to its ledger
 
 	req := rejudgeRequest{judge: *judgeName, view: view, only: *only, names: names, samples: k,
-		headless: cf.headless, ascii: cf.ascii, strict: cfg.Run.Strict}
+		headless: cf.headless, ascii: cf.ascii, strict: cfg.Run.Strict, yes: *yes}
 	return req.run(a, run, stdin, stdout, stderr)
 }
 
@@ -122,6 +123,7 @@ type rejudgeRequest struct {
 	names                   []string // the judges that judge again
 	samples                 int      // per judge per cell
 	headless, ascii, strict bool
+	yes                     bool // --yes: no question before hosted judges' calls
 }
 
 // run re-judges the cells of the reopened run that --only picks and shows
@@ -137,6 +139,12 @@ func (q rejudgeRequest) run(a *app, run *runner.Run, stdin io.Reader, stdout, st
 		last := inView(before, q.view)
 		fmt.Fprint(stdout, ui.Summary(last, q.view, opts))
 		return state.ExitCode(last, q.strict)
+	}
+	if ok, err := q.confirm(a, before.ID, refs, stdin, stderr); err != nil {
+		return failf(stderr, err)
+	} else if !ok {
+		fmt.Fprintln(stderr, "pitwall: not confirmed: nothing was re-judged")
+		return exitInterrupted
 	}
 	// Identical judge inputs share one call, so it may be fewer.
 	fmt.Fprintf(stderr, "pitwall: re-judging %d cell(s) of run %s with %s: up to %d judge call(s), no inference\n",
@@ -155,6 +163,23 @@ func (q rejudgeRequest) run(a *app, run *runner.Run, stdin io.Reader, stdout, st
 		return exitInterrupted
 	}
 	return state.ExitCode(last, q.strict)
+}
+
+// confirm prints what re-judging refs with hosted judges should cost and,
+// on a terminal without --yes, asks before it is spent (confirmSpend).
+func (q rejudgeRequest) confirm(a *app, runID string, refs []state.CellRef, stdin io.Reader, stderr io.Writer) (bool, error) {
+	reqs, err := a.led.Requests(runID)
+	if err != nil {
+		return false, err
+	}
+	models := map[string]string{}
+	for _, n := range q.names {
+		if j, ok := a.cfg.Judge(n); ok {
+			models[n] = j.Model
+		}
+	}
+	es := estimateRejudge(a.cfg, reqs, refs, q.names, q.samples)
+	return confirmSpend(es, models, isTerminal(stdin) && isTerminal(stderr), q.yes, stdin, stderr), nil
 }
 
 // judgeChoices says which judges a plan offers, for an error message.

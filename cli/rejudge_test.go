@@ -246,7 +246,7 @@ func grid(cells ...state.Cell) *state.BatteryRun {
 func judged(test string, status state.CellStatus, v scoring.Verdict) state.Cell {
 	c := state.Cell{Test: test, Status: status}
 	if v != "" {
-		c.Judgments = map[string]*state.Judgment{"a": {Judge: "a", Status: state.JudgmentDone, Verdict: v}}
+		c.Judgments = []*state.Judgment{{Judge: "a", Status: state.JudgmentDone, Verdict: v}}
 	}
 	return c
 }
@@ -281,7 +281,7 @@ func TestRejudgeIsOverWhenEveryVerdictIsNew(t *testing.T) {
 		b := grid(judged("x", state.Completed, ""), judged("y", state.Completed, ""))
 		b.JudgeInFlight = inFlight
 		for i, s := range statuses {
-			b.Rows[i].Cells[0].Judgments = map[string]*state.Judgment{"a": {Judge: "a", Status: s, Verdict: scoring.Pass}}
+			b.Rows[i].Cells[0].Judgments = []*state.Judgment{{Judge: "a", Status: s, Verdict: scoring.Pass}}
 		}
 		return b
 	}

@@ -64,6 +64,8 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 			defer a.Close()
 			defer run.Close() // before the app's Close: the run writes to its ledger
 			opts.LogPath, opts.Logger, opts.LedgerPath = a.logPath, a.log, *db
+			opts.Estimate = estimator(a.cfg, a.led, b.ID)
+			opts.Whole = wholeCells(a.led, b.ID)
 			snaps, ctrl = run.Snapshots(), controller{run}
 		}
 	}

@@ -89,22 +89,31 @@ var (
 // that a short file of many prompts and long lists cannot ask for millions.
 const maxExpandedTests = 20000
 
-func loadPromptfoo(path string, data []byte, n *notes) ([]Test, error) {
+// readPFYAML parses a promptfoo YAML file: its root node, where each of
+// its values is, and its content as JSON would hold it. empty names the
+// file's kind, for the error a file with nothing in it gets.
+func readPFYAML(path string, data []byte, empty string) (*yaml.Node, *source, any, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlError(path, err)
+		return nil, nil, nil, yamlError(path, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, &Error{File: path, Line: 1, Msg: "the battery file is empty", Hint: "a promptfoo config has prompts and tests"}
+		return nil, nil, nil, &Error{File: path, Line: 1, Msg: "the " + empty + " is empty", Hint: "a promptfoo config has prompts and tests"}
 	}
 	root := doc.Content[0]
-	src := locateYAML(path, root)
-	col := newCollector(src)
 	var top any
 	if err := root.Decode(&top); err != nil {
-		return nil, yamlError(path, err)
+		return nil, nil, nil, yamlError(path, err)
 	}
-	top = jsonNormalize(top)
+	return root, locateYAML(path, root), jsonNormalize(top), nil
+}
+
+func loadPromptfoo(path string, data []byte, n *notes) ([]Test, error) {
+	root, src, top, err := readPFYAML(path, data, "battery file")
+	if err != nil {
+		return nil, err
+	}
+	col := newCollector(src)
 	if e := notABattery(path, root.Line, top); e != nil {
 		return nil, e
 	}

@@ -177,7 +177,7 @@ func (b *pfBase) readVarFiles(vars map[string]any, at string) {
 		}
 		v, err := pfDataFile(b.path, ref)
 		if err != nil {
-			b.col.add(joinPath(at, joinPath("vars", k)), "the path is relative to the promptfoo config", "%v", err)
+			b.col.add(joinPath(joinPath(at, "vars"), k), "the path is relative to the promptfoo config", "%v", err)
 			continue
 		}
 		vars[k] = v

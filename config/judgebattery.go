@@ -80,29 +80,43 @@ var judgeShape = func() reflect.Type {
 	return reflect.StructOf(battery)
 }()
 
-// LoadJudgeBattery reads a judge battery (.toml or .json). Every test is
+// LoadJudgeBattery reads a judge battery (.toml or .json, or a promptfoo
+// judge-competence config, .yaml: see loadPromptfooJudge). Every test is
 // validated as a battery test and as a judge test; all problems come back
 // at once, as Errors naming file, line and field.
 func LoadJudgeBattery(path string) ([]JudgeTest, error) {
+	tests, _, err := loadJudgeBattery(path)
+	return tests, err
+}
+
+// loadJudgeBattery is LoadJudgeBattery that also returns warnings: what
+// the file holds that is not read, once per kind.
+func loadJudgeBattery(path string) ([]JudgeTest, []string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, Errors{{File: path, Msg: fmt.Sprintf("cannot read judge battery: %v", err),
+		return nil, nil, Errors{{File: path, Msg: fmt.Sprintf("cannot read judge battery: %v", err),
 			Hint: "check the battery path"}}.err()
 	}
+	n := newNotes(path)
 	var tests []JudgeTest
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".toml":
 		tests, err = loadJudgeTOML(path, data)
 	case ".json":
 		tests, err = loadJudgeJSON(path, data)
+	case ".yaml", ".yml":
+		if e := nestingError(path, data, "brackets"); e != nil {
+			return nil, nil, Errors{e}.err()
+		}
+		tests, err = loadPromptfooJudge(path, data, n)
 	default:
 		err = &Error{File: path, Msg: fmt.Sprintf("unknown judge battery format %q", ext),
-			Hint: "a judge battery is .toml or .json"}
+			Hint: "a judge battery is .toml or .json, or a promptfoo config (.yaml)"}
 	}
 	if err != nil {
-		return nil, asErrors(err).err()
+		return nil, nil, asErrors(err).err()
 	}
-	return tests, nil
+	return tests, n.list(), nil
 }
 
 func loadJudgeTOML(path string, data []byte) ([]JudgeTest, error) {

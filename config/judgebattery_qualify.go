@@ -57,9 +57,13 @@ func LoadQualify(path string, ov Overrides, getenv func(string) string) (*Config
 
 	var tests []JudgeTest
 	if c.Battery != "" {
-		var berrs Errors
-		tests, berrs = loadConfigJudgeBattery(c, src, eff)
+		var (
+			berrs    Errors
+			warnings []string
+		)
+		tests, warnings, berrs = loadConfigJudgeBattery(c, src, eff)
 		errs = append(errs, berrs...)
+		c.Warnings = append(c.Warnings, warnings...)
 	}
 	if err := errs.err(); err != nil {
 		return nil, nil, err
@@ -67,18 +71,18 @@ func LoadQualify(path string, ov Overrides, getenv func(string) string) (*Config
 	return c, tests, nil
 }
 
-func loadConfigJudgeBattery(c *Config, src *source, eff *effective) ([]JudgeTest, Errors) {
+func loadConfigJudgeBattery(c *Config, src *source, eff *effective) ([]JudgeTest, []string, Errors) {
 	p := c.BatteryPath()
 	if _, err := os.Stat(p); err != nil {
-		return nil, Errors{{
+		return nil, nil, Errors{{
 			File: c.Path, Line: src.line("battery"), Field: "battery",
 			Msg:  fmt.Sprintf("judge battery file %s not found", c.Battery),
 			Hint: fmt.Sprintf("looked for %s: a battery path is relative to the config's folder", p),
 		}}
 	}
-	jts, err := LoadJudgeBattery(p)
+	jts, warnings, err := loadJudgeBattery(p)
 	if err != nil {
-		return nil, asErrors(err)
+		return nil, nil, asErrors(err)
 	}
 	plain := make([]Test, len(jts))
 	for i := range jts {
@@ -86,7 +90,7 @@ func loadConfigJudgeBattery(c *Config, src *source, eff *effective) ([]JudgeTest
 	}
 	kept, errs := eff.filterTests(plain)
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, nil, errs
 	}
 	ids := make(map[string]bool, len(kept))
 	for _, t := range kept {
@@ -98,7 +102,7 @@ func loadConfigJudgeBattery(c *Config, src *source, eff *effective) ([]JudgeTest
 			out = append(out, jt)
 		}
 	}
-	return out, nil
+	return out, warnings, nil
 }
 
 // IsQualifyConfig reports whether the config at path names a judge battery
@@ -106,9 +110,14 @@ func loadConfigJudgeBattery(c *Config, src *source, eff *effective) ([]JudgeTest
 // or validate can say so, or load it with LoadQualify, instead of reporting
 // every test's candidate and expect as unknown keys. Any problem reading
 // either file is false: Load will report it.
+//
+// A promptfoo judge-competence config (.yaml) is both: a battery whose
+// models are the judges under test, and a judge battery. A config that
+// lists models runs it; one that lists none qualifies its judges on it.
 func IsQualifyConfig(path string) bool {
 	var head struct {
 		Battery string `toml:"battery"`
+		Models  []any  `toml:"models"`
 	}
 	if _, err := toml.DecodeFile(path, &head); err != nil || head.Battery == "" {
 		return false
@@ -130,6 +139,8 @@ func IsQualifyConfig(path string) bool {
 		if json.Unmarshal(data, &top) != nil {
 			return false
 		}
+	case ".yaml", ".yml":
+		return len(head.Models) == 0 && nestingError(c.Battery, data, "brackets") == nil && isPromptfooJudgeBattery(data)
 	default:
 		return false
 	}

@@ -131,9 +131,9 @@ expect = "pass"
 }
 
 func TestJudgeBatteryNeedsAKnownFormat(t *testing.T) {
-	p := writeJudgeBattery(t, "judge.yaml", "tests: []")
+	p := writeJudgeBattery(t, "judge.csv", "id,expect\na,pass\n")
 	_, err := LoadJudgeBattery(p)
-	wantErr(t, err, p, 0, "", `unknown judge battery format ".yaml"`)
+	wantErr(t, err, p, 0, "", `unknown judge battery format ".csv"`, "a promptfoo config (.yaml)")
 }
 
 func TestLoadQualify(t *testing.T) {

@@ -17,7 +17,8 @@ import (
 // Judging through a provider's Batch API. A judge with batch = true whose
 // server has one (a hosted API, the simulator's openai backend) sends its
 // requests as one batch per judge per submission instead of through the
-// fleet. The rules:
+// fleet; pipelined judging, which submits cell by cell, gathers a judge's
+// requests into one batch first (batch_gather.go). The rules:
 //
 //  1. Every request is a ledger row before anything is sent (judgeRequest
 //     writes it, as for live requests); its custom id in the batch is its
@@ -88,15 +89,23 @@ func (e *engine) batchJudging(ctx context.Context, jobs []*readyJudge) []*readyJ
 	}
 	for _, name := range slices.Sorted(maps.Keys(byJudge)) {
 		client, _ := bf.BatchClient(byJudge[name][0].pin)
+		if e.life == inferring {
+			e.gatherBatch(ctx, client, name, byJudge[name]) // pipelined: cell by cell
+			continue
+		}
 		e.startBatch(ctx, client, name, byJudge[name], 1)
 	}
 	return live
 }
 
+func newJudgeBatch(ctx context.Context, client *gpu.Client, name string, try int) *judgeBatch {
+	return &judgeBatch{judge: name, client: client, ctx: ctx, try: try, waiting: map[string][]*readyJudge{}}
+}
+
 // startBatch hands requests of one judge to a goroutine that finds or
 // creates their batch; what it did arrives as batchPlanned.
 func (e *engine) startBatch(ctx context.Context, client *gpu.Client, name string, rjs []*readyJudge, try int) {
-	jb := &judgeBatch{judge: name, client: client, ctx: ctx, try: try, waiting: map[string][]*readyJudge{}}
+	jb := newJudgeBatch(ctx, client, name, try)
 	var lines []gpu.BatchLine
 	for _, rj := range rjs {
 		id := rj.a.key
@@ -356,9 +365,7 @@ func (e *engine) batchUnanswered(jb *judgeBatch, why string) {
 		if a.row != nil {
 			a.row.BatchID = jb.id
 			a.row.End(e.r.now(), chat.Result{Server: jb.client.Server()}, failed)
-			if lerr := e.r.led.FinishRequest(a.row); lerr != nil {
-				e.fail(lerr)
-			}
+			e.r.led.QueueFinish(a.row, e.ack)
 		}
 		again = append(again, e.requeue(a)...)
 	}
@@ -388,7 +395,7 @@ func (e *engine) requeue(a *attempt) []*readyJudge {
 	next := &attempt{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, judge: a.judge, ctx: a.ctx}
 	if rj := e.judgeRequest(next); rj != nil {
 		e.followers[next] = append(e.followers[next], fs...)
-		return []*readyJudge{rj}
+		return e.written([]*readyJudge{rj})
 	}
 	var out []*readyJudge
 	for _, f := range fs {
@@ -396,7 +403,7 @@ func (e *engine) requeue(a *attempt) []*readyJudge {
 			out = append(out, rj)
 		}
 	}
-	return out
+	return e.written(out)
 }
 
 // batchCancelled settles a batch's requests as cancelled: the run stopped

@@ -80,8 +80,12 @@ func mustJSON(v any) string {
 // placement sees the whole batch.
 func (e *engine) submitInference(batch []*attempt) {
 	r := e.r
-	jobs := make([]*gpu.Job, 0, len(batch))
-	for i, a := range batch {
+	var (
+		send []*attempt
+		rows []*ledger.Request
+		reqs []chat.Request
+	)
+	for _, a := range batch {
 		t := r.tests[a.ti]
 		model := r.models[a.mi]
 		req, params := e.inferenceRequest(a)
@@ -94,22 +98,31 @@ func (e *engine) submitInference(batch []*attempt) {
 		if e.reused(a) {
 			continue
 		}
-		if _, err := r.led.InsertRequest(a.row); err != nil {
-			e.fail(err)
-			a.row = nil
-			for _, rest := range batch[i:] {
-				e.inferenceSettled(rest, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
-			}
-			break
-		}
-		c := e.table.edit(a.ti, a.mi, a.rep)
-		c.Status, c.Attempts = state.Queued, a.n
-		jobs = append(jobs, e.job(a, req, chat.PurposeInference, ""))
+		send = append(send, a)
+		rows = append(rows, a.row)
+		reqs = append(reqs, req)
 	}
 	e.dirty = true
-	if len(jobs) > 0 {
-		r.fleet.SubmitAll(e.phaseCtx, jobs)
+	if len(send) == 0 {
+		return
 	}
+	// One commit for the whole submission, before the fleet sees any of it.
+	if err := r.led.InsertRequests(rows); err != nil {
+		e.fail(err)
+		for _, a := range send {
+			a.row = nil
+			e.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
+		}
+		return
+	}
+	jobs := make([]*gpu.Job, len(send))
+	for i, a := range send {
+		a.row.Input, a.row.Params = "", "" // on disk; the row's end writes neither
+		c := e.table.edit(a.ti, a.mi, a.rep)
+		c.Status, c.Attempts = state.Queued, a.n
+		jobs[i] = e.job(a, reqs[i], chat.PurposeInference, "")
+	}
+	r.fleet.SubmitAll(e.phaseCtx, jobs)
 }
 
 // reused settles a from an identical request that completed before, when
@@ -134,9 +147,7 @@ func (e *engine) reused(a *attempt) bool {
 	}
 	a.row.StartedAt = a.row.QueuedAt
 	a.row.End(a.row.QueuedAt, res, nil)
-	if _, err := r.led.InsertRequest(a.row); err != nil {
-		e.fail(err)
-	}
+	r.led.QueueInsert(*a.row, e.ack)
 	a.row = nil
 	e.inferenceSettled(a, res, nil)
 	return true
@@ -160,9 +171,7 @@ func (e *engine) markStarted(a *attempt, server string) {
 		return
 	}
 	a.started = true
-	if err := e.r.led.StartRequest(a.row.ID, server, e.r.now()); err != nil {
-		e.fail(err)
-	}
+	e.r.led.QueueStart(a.row.ID, server, e.r.now(), e.ack)
 }
 
 func (e *engine) inferenceDispatched(a *attempt, server string, loading bool) {
@@ -184,9 +193,7 @@ func (e *engine) inferenceDispatched(a *attempt, server string, loading bool) {
 func (e *engine) inferenceDone(a *attempt, res chat.Result, err error) {
 	if a.row != nil {
 		a.row.End(e.r.now(), res, err)
-		if lerr := e.r.led.FinishRequest(a.row); lerr != nil {
-			e.fail(lerr)
-		}
+		e.r.led.QueueFinish(a.row, e.ack)
 	}
 	class := chat.ClassOf(err)
 	if err != nil && class == "" {
@@ -272,12 +279,12 @@ func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
 			e.completed++
 		}
 	}
-	// The cell is on disk before the run can be seen to end.
-	if perr := r.led.PutCell(e.cellRow(c)); perr != nil {
-		e.fail(perr)
-	}
+	// The cell is on disk before the run can be seen to end; the live
+	// state keeps a preview of its texts.
+	r.led.QueueCell(e.cellRow(c), e.ack)
+	clipCell(c)
 	if c.Status == state.Completed && e.plan.Judging == scoring.Pipelined && e.life == inferring {
-		e.submitJudging(e.planCell(a.ti, a.mi, a.rep, e.wantedList(), false))
+		e.queueCell(a.ti, a.mi, a.rep, e.wantedList())
 	}
 }
 

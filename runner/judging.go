@@ -55,12 +55,13 @@ func (e *engine) wantedList() []string {
 	return out
 }
 
-// phaseTwo plans the judging of every completed cell not judged yet.
-func (e *engine) phaseTwo() []judgeJob {
+// phaseTwo queues the judging of every completed cell not judged yet, and
+// says how many judge samples that is.
+func (e *engine) phaseTwo() int {
 	if len(e.wanted) == 0 || e.completed == 0 {
-		return nil
+		return 0
 	}
-	return e.planAll(e.wantedList(), false)
+	return e.queueAll(e.wantedList())
 }
 
 // planCell marks a completed cell as queued for the given judges and
@@ -97,15 +98,6 @@ func (e *engine) planCell(ti, mi, rep int, judges []string, refresh bool) []judg
 	if len(jobs) > 0 {
 		e.dirty = true
 	}
-	return jobs
-}
-
-// planAll plans the judges for every completed cell.
-func (e *engine) planAll(judges []string, refresh bool) []judgeJob {
-	var jobs []judgeJob
-	e.table.each(func(ti, mi, rep int) {
-		jobs = append(jobs, e.planCell(ti, mi, rep, judges, refresh)...)
-	})
 	return jobs
 }
 
@@ -150,11 +142,12 @@ func (e *engine) submitJudging(jobs []judgeJob) {
 			fleetJobs = append(fleetJobs, fj)
 		}
 	}
-	e.sendJudging(ctx, e.batchJudging(ctx, fleetJobs)) // batch judges: batch.go
+	e.sendJudging(ctx, e.batchJudging(ctx, e.written(fleetJobs))) // batch judges: batch.go
 }
 
-// judgeRequest writes a judge attempt's ledger row and returns its fleet
-// job, or settles it at once from the cache (nil).
+// judgeRequest makes a judge attempt's ledger row and fleet job (for
+// written to record), or settles it at once from the cache or by sharing
+// an identical request in flight (nil).
 func (e *engine) judgeRequest(a *attempt) *readyJudge {
 	r := e.r
 	j := a.judge
@@ -165,9 +158,15 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 	if !ok {
 		tpl, _ = judge.LookupTemplate(scoring.DefaultTemplate)
 	}
+	reply, calls, err := e.fullReply(c)
+	if err != nil {
+		e.fail(err)
+		e.judgeSettledAs(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the reply cannot be read from the ledger"}, "live")
+		return nil
+	}
 	system, prompt := t.PromptText()
 	in := judge.Input{System: system, Prompt: prompt, Tools: t.Tools,
-		Reply: c.Output, ToolCalls: c.ToolCalls, Criteria: t.Criteria, Reference: t.Reference}
+		Reply: reply, ToolCalls: calls, Criteria: t.Criteria, Reference: t.Reference}
 	temp := 0.0
 	if e.samples() > 1 {
 		// Votes at temperature 0 would all be the same answer.
@@ -203,29 +202,47 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 			// A verdict already paid for: recorded, not sent again.
 			a.row.Server, a.row.Status, a.row.Output = ledger.ServerCache, ledger.StatusCompleted, out
 			a.row.StartedAt, a.row.EndedAt = a.row.QueuedAt, a.row.QueuedAt
-			if _, err := r.led.InsertRequest(a.row); err != nil {
-				e.fail(err)
-			}
+			r.led.QueueInsert(*a.row, e.ack)
 			a.row = nil // finished already
 			e.judgeSettledAs(a, chat.Result{Content: out}, nil, "cache")
 			return nil
 		}
 	}
-	if _, err := r.led.InsertRequest(a.row); err != nil {
-		e.fail(err)
-		a.row = nil
-		e.judgeSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
-		return nil
-	}
 	e.shared[key] = a
 	return &readyJudge{a: a, req: req, pin: jc.FleetServer()}
 }
 
-// readyJudge is a judge request written to the ledger, ready for the fleet.
+// readyJudge is a judge request with its ledger row, for written to record
+// before it goes to the fleet or a batch.
 type readyJudge struct {
 	a   *attempt
 	req chat.Request
 	pin string
+}
+
+// written records ready judge requests in the ledger with one commit,
+// before anything sends them, and returns them; when the ledger cannot be
+// written, none is sent and each settles as not sent.
+func (e *engine) written(ready []*readyJudge) []*readyJudge {
+	if len(ready) == 0 {
+		return nil
+	}
+	rows := make([]*ledger.Request, len(ready))
+	for i, rj := range ready {
+		rows[i] = rj.a.row
+	}
+	if err := e.r.led.InsertRequests(rows); err != nil {
+		e.fail(err)
+		for _, rj := range ready {
+			rj.a.row = nil
+			e.judgeSettled(rj.a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
+		}
+		return nil
+	}
+	for _, rj := range ready {
+		rj.a.row.Input, rj.a.row.Params = "", "" // on disk; the row's end writes neither
+	}
+	return ready
 }
 
 func (e *engine) sendJudging(ctx context.Context, jobs []*readyJudge) {
@@ -259,10 +276,9 @@ func (e *engine) judgeDispatched(a *attempt, server string) {
 func (e *engine) judgeDone(a *attempt, res chat.Result, err error) {
 	class := chat.ClassOf(err)
 	if err != nil && !errors.Is(err, gpu.ErrGaveUp) && judgeMayRetry(class, a.n, e.r.cfg.Run.Retries) && a.ctx.Err() == nil {
+		e.spentJudging(a, res, err)
 		a.row.End(e.r.now(), res, err)
-		if lerr := e.r.led.FinishRequest(a.row); lerr != nil {
-			e.fail(lerr)
-		}
+		e.r.led.QueueFinish(a.row, e.ack)
 		e.waitToRetry(a, e.r.opts.Backoff(a.n))
 		return
 	}
@@ -293,7 +309,7 @@ func (e *engine) retryJudge(a *attempt) {
 			}
 		}
 	}
-	e.sendJudging(a.ctx, slices.DeleteFunc(ready, func(rj *readyJudge) bool { return rj == nil }))
+	e.sendJudging(a.ctx, e.written(slices.DeleteFunc(ready, func(rj *readyJudge) bool { return rj == nil })))
 }
 
 func (e *engine) judgeSettled(a *attempt, res chat.Result, err error) {
@@ -318,13 +334,12 @@ func (e *engine) judgeSettledAs(a *attempt, res chat.Result, err error, source s
 		}
 	}
 	if a.row != nil {
+		e.spentJudging(a, res, err)
 		a.row.End(r.now(), res, err)
 		if err == nil {
 			a.row.Verdict = sampleVerdict(sample)
 		}
-		if lerr := r.led.FinishRequest(a.row); lerr != nil {
-			e.fail(lerr)
-		}
+		r.led.QueueFinish(a.row, e.ack)
 	}
 	key := tallyKey{j.ti, j.mi, j.rep, j.judge}
 	tl := e.tallies[key]
@@ -359,9 +374,7 @@ func (e *engine) judgeSettledAs(a *attempt, res chat.Result, err error, source s
 	delete(e.tallies, key)
 	// Verdicts are on disk before the run can be seen to end.
 	for _, v := range e.conclude(j, tl, source) {
-		if perr := r.led.PutVerdict(v); perr != nil {
-			e.fail(perr)
-		}
+		r.led.QueueVerdict(v, e.ack)
 	}
 }
 

@@ -186,7 +186,7 @@ func TestLifecycleRejudgeSwitchAndClose(t *testing.T) {
 	if b.Status != state.RunCompleted || b.Plan.InView != "j" || b.Counts.Judged != b.Counts.ToJudge || b.Counts.ToJudge == 0 {
 		t.Fatalf("completed run: status %s in view %q counts %+v", b.Status, b.Plan.InView, b.Counts)
 	}
-	if _, ok := b.Cell(0, 0, 0).Judgments["k"]; ok {
+	if b.Cell(0, 0, 0).Judgment("k") != nil {
 		t.Fatal("judge k judged though only j is in view")
 	}
 	before := b.Counts

@@ -32,9 +32,17 @@ type engine struct {
 	ended   time.Time
 
 	tokens    int64
-	completed int // cells whose inference completed
-	inflight  int // inference attempts not settled, waiting retries included
-	jinflight int // judge samples not settled, waiting retries included
+	judging   state.JudgeSpend // what the judges spent, for the header
+	completed int              // cells whose inference completed
+	inflight  int              // inference attempts not settled, waiting retries included
+	jinflight int              // judge samples not settled, waiting retries included
+	// jqueue are completed cells waiting for judges, planned as the window
+	// allows (judgequeue.go); jqueued counts their judge samples.
+	jqueue  []queuedCell
+	jqueued int
+	// iqueue are cells whose first inference attempt waits for room in
+	// the inference window (inferencequeue.go).
+	iqueue [][3]int32
 	// closeWanted is Close's request, carried out once the run has ended.
 	closeWanted bool
 	// disowned: another process resumed the run, so its end is that
@@ -51,6 +59,9 @@ type engine struct {
 	// followers lists the requests waiting on that one's answer.
 	shared    map[string]*attempt
 	followers map[*attempt][]*attempt
+	// gathers are batch judges' requests gathering for one batch while
+	// inference runs (batch_gather.go).
+	gathers map[gatherKey]*batchGather
 
 	phaseCtx    context.Context // the run's phases; Stop cancels it
 	phaseCancel context.CancelFunc
@@ -60,7 +71,15 @@ type engine struct {
 	dirty   bool
 	seq     uint64
 	lastPub time.Time
+
+	// ack hears the end of the ledger's asynchronous writes (a request's
+	// start and end, a cell, a verdict): a failure comes back to the loop
+	// as an event and fails the run, as a synchronous write's would.
+	ack ledger.Ack
 }
+
+// evLedgerFailed is an asynchronous ledger write that failed.
+type evLedgerFailed struct{ err error }
 
 func newEngine(r *Run, table *cellTable, plan scoring.Plan) *engine {
 	e := &engine{r: r, table: table, plan: plan, wanted: map[string]bool{},
@@ -72,6 +91,13 @@ func newEngine(r *Run, table *cellTable, plan scoring.Plan) *engine {
 		e.wanted[n] = true
 	}
 	e.phaseCtx, e.phaseCancel = context.WithCancel(context.Background())
+	e.ack = func(err error) {
+		// Run by the ledger's committing goroutine, which may be this
+		// loop's own inside a synchronous write: it only posts.
+		if err != nil {
+			r.events.post(evLedgerFailed{err})
+		}
+	}
 	return e
 }
 
@@ -174,12 +200,15 @@ func (e *engine) handle(ev any) {
 		}
 	case evCall:
 		ev.reply <- ev.fn(e)
+	case evLedgerFailed:
+		e.fail(ev.err)
 	}
 }
 
 // stop cancels the run's work. During the phases the run ends as status;
 // after the end, it cancels a re-judge in progress.
 func (e *engine) stop(status state.RunStatus, msg string) {
+	e.dropJudgeQueue()
 	switch e.life {
 	case inferring, judging:
 		e.endAs, e.message = status, msg
@@ -214,22 +243,27 @@ func (e *engine) cancelRetries(match func(*attempt) bool) {
 
 // advance moves the lifecycle on as far as the work in flight allows.
 func (e *engine) advance() {
+	e.feedInference()
+	e.feedJudging()
 	for {
 		before := e.life
+		if e.life != inferring || e.inflight == 0 {
+			e.flushBatches() // inference is over: no batch waits for more
+		}
 		switch e.life {
 		case inferring:
 			if e.inflight > 0 {
 				break
 			}
-			if jobs := e.phaseTwo(); len(jobs) > 0 || e.jinflight > 0 {
+			if e.phaseTwo() > 0 || e.judgeWork() > 0 {
 				e.move(judging)
 				e.phase = state.PhaseJudgment
-				e.submitJudging(jobs)
+				e.feedJudging()
 				break
 			}
 			e.finish()
 		case judging:
-			if e.jinflight == 0 {
+			if e.judgeWork() == 0 {
 				e.finish()
 			}
 		case stopping:
@@ -269,6 +303,10 @@ func (e *engine) finish() {
 		}
 	}
 	if !e.disowned {
+		// Every queued write is on disk before the end is.
+		if err := r.led.Flush(); err != nil && e.failure == "" {
+			status, msg = state.RunFailed, e.ledgerFailure(err)
+		}
 		if n, err := r.led.CancelOpen(r.id, e.ended); err != nil {
 			status, msg = state.RunFailed, e.ledgerFailure(err)
 		} else if n > 0 {
@@ -355,31 +393,17 @@ func (e *engine) start() error {
 	if err := r.led.CreateRun(row); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
-	var err error
 	e.table.each(func(ti, mi, rep int) {
-		if err == nil {
-			err = r.led.PutCell(e.cellRow(e.table.at(ti, mi, rep)))
-		}
+		r.led.QueueCell(e.cellRow(e.table.at(ti, mi, rep)), e.ack)
 	})
-	if err != nil {
-		return fmt.Errorf("recording cells: %w", err)
-	}
 	e.move(inferring)
-	// Battery order, model-major within a test, so the first rows fill
-	// first; placement decides what actually runs first, and it sees the
-	// whole phase at once.
-	var batch []*attempt
-	e.table.each(func(ti, mi, rep int) {
-		e.inflight++
-		batch = append(batch, &attempt{ti: ti, mi: mi, rep: rep, n: 1})
-	})
-	e.submitInference(batch)
+	e.queueInference()
 	return nil
 }
 
 // restore makes the engine a finished run read back from the ledger.
 func (e *engine) restore(b *state.BatteryRun) {
-	e.table.restore(b.Rows)
+	e.table.restore(clipRows(b.Rows))
 	e.tokens = b.TokensGenerated
 	e.started, e.ended = b.Started, b.Ended
 	e.status, e.phase = b.Status, state.PhaseDone
@@ -407,7 +431,7 @@ func (e *engine) snapshot() *state.BatteryRun {
 		Seq: e.seq, ID: r.id, Name: r.cfg.Name, Status: status, Phase: e.phase, Message: e.message,
 		Models: r.models, Tests: r.infos, Repeat: r.repeat, Rows: e.table.publish(),
 		Plan: e.plan, Started: e.started, Ended: e.ended, Counts: e.table.tally(e.plan.InView),
-		TokensGenerated: e.tokens, JudgeInFlight: e.jinflight, Fleet: r.fleet.State(),
+		TokensGenerated: e.tokens, JudgeInFlight: e.judgeWork(), Judging: e.judging, Fleet: r.fleet.State(),
 		Final: e.life >= ended,
 	}
 }

@@ -28,7 +28,7 @@ func (e *engine) switchJudge(name string) error {
 	// Before phase 2 begins, the new judges join it; from then on they
 	// judge what is there.
 	if e.life == judging || e.life == ended || e.plan.Judging == scoring.Pipelined {
-		e.submitJudging(e.planAll(names, false))
+		e.queueAll(names)
 	}
 	return nil
 }

@@ -110,7 +110,7 @@ func restoredConfig(cfg *config.Config, row ledger.RunRow) (*config.Config, erro
 
 // resume makes the engine the run of snapshot b, then sends what is left.
 func (e *engine) resume(b *state.BatteryRun, done map[ledger.CellKey]ledger.Request, again Again) error {
-	e.table.restore(b.Rows)
+	e.table.restore(clipRows(b.Rows))
 	e.tokens = b.TokensGenerated
 	e.started = b.Started
 	e.move(inferring)

@@ -34,7 +34,7 @@ func (e *engine) settleFollowers(a *attempt, res chat.Result, err error) {
 			lead := live[0]
 			if rj := e.judgeRequest(lead); rj != nil {
 				e.followers[lead] = append(e.followers[lead], live[1:]...)
-				e.sendJudging(lead.ctx, []*readyJudge{rj})
+				e.sendJudging(lead.ctx, e.written([]*readyJudge{rj}))
 			} else {
 				for _, f := range live[1:] {
 					e.judgeSettledAs(f, res, err, "live")
@@ -48,9 +48,7 @@ func (e *engine) settleFollowers(a *attempt, res chat.Result, err error) {
 			now := e.r.now()
 			f.row.Server, f.row.Status, f.row.Output, f.row.Reasoning = ledger.ServerShared, ledger.StatusCompleted, res.Content, res.Reasoning
 			f.row.StartedAt, f.row.EndedAt = now, now
-			if _, lerr := e.r.led.InsertRequest(f.row); lerr != nil {
-				e.fail(lerr)
-			}
+			e.r.led.QueueInsert(*f.row, e.ack)
 		}
 		f.row = nil
 		source := "cache"

@@ -36,13 +36,15 @@ func (e *engine) conclude(j *judgeJob, tl *tally, source string) []ledger.Verdic
 	r := e.r
 	sc := r.cfg.Scoring
 	res := judge.Vote(j.judge, judgeWeight(r.judges[j.judge]), tl.samples, sc.MinScore)
+	samples, clipped := clipSamples(res.Samples)
 	jd := &state.Judgment{Judge: j.judge, Status: state.JudgmentDone, Verdict: res.Verdict, Score: res.Score,
-		Agreement: res.Agreement, Samples: res.Samples, Latency: tl.latency, Source: source}
+		Agreement: res.Agreement, Samples: samples, Latency: tl.latency, Source: source}
 	if res.Verdict == scoring.Error {
 		jd.Error = cmp.Or(joinErrs(tl.errs), firstParseErr(tl.samples), "the judge gave no verdict")
 	}
 	c := e.table.edit(j.ti, j.mi, j.rep)
 	state.SetJudgment(c, jd)
+	c.Clipped = c.Clipped || clipped
 	out := []ledger.VerdictRow{e.verdictRow(c, jd, mustJSON(res))}
 	if len(sc.Judges) < 2 {
 		return out

@@ -205,8 +205,8 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 		g.pageDown()
 	case key.Matches(msg, k.Detail):
 		if t, mm, ok := g.cursorCell(); ok {
-			m.detail.open(m.run, t, mm, m.judge)
 			m.screen = screenDetail
+			return m.detail.open(m.run, t, mm, m.judge)
 		}
 	case key.Matches(msg, k.Help):
 		m.openHelp()
@@ -237,7 +237,7 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 				refs = append(refs, completedRefs(m.run, t, mi)...)
 			}
 		}
-		m.askRejudge(refs, true)
+		return m.askRejudge(refs, true)
 	case key.Matches(msg, k.Judge):
 		m.openPicker()
 	case key.Matches(msg, k.Export):
@@ -274,25 +274,70 @@ func (m *model) rejudgeCell(t, mi int) tea.Cmd {
 		m.say("nothing to re-judge: this cell's inference did not complete", true)
 		return nil
 	}
-	m.askRejudge(refs, false)
-	return nil
+	return m.askRejudge(refs, false)
 }
 
 // asking is what a pending re-judge question is about.
 type asking struct {
 	refs []state.CellRef
 	all  bool // the whole run (R)
+	// What the calls should cost (Options.Estimate), worked out once, by
+	// a command (it reads the ledger), when the question is asked; id tells
+	// its answer from one to an earlier question.
+	id        int
+	estimated bool
+	tokens    int
+	cost      float64
+	priced    bool
 }
 
-// askRejudge asks before spending judge calls: how many it will make, and
-// how many verdicts the judge in view has on those cells now.
-func (m *model) askRejudge(refs []state.CellRef, all bool) {
+// askRejudge asks before spending judge calls: how many it will make, what
+// they should cost (filled in when the estimate arrives), and how many
+// verdicts the judge in view has on those cells now.
+func (m *model) askRejudge(refs []state.CellRef, all bool) tea.Cmd {
 	if len(refs) == 0 {
 		m.say("nothing to re-judge: no cell's inference completed", true)
+		return nil
+	}
+	m.asked++
+	m.asking = asking{refs: refs, all: all, id: m.asked}
+	m.ask = askRejudge
+	est := m.c.opts.Estimate
+	if est == nil {
+		return nil
+	}
+	id, judge, samples := m.asked, m.judge, m.rejudgeSamples()
+	return func() tea.Msg {
+		e := estimatedMsg{id: id}
+		e.tokens, e.cost, e.priced, e.ok = est(refs, judge, samples)
+		return e
+	}
+}
+
+// estimatedMsg is what a re-judge question's calls should cost.
+type estimatedMsg struct {
+	id         int
+	tokens     int
+	cost       float64
+	priced, ok bool
+}
+
+// estimated fills the pending question's cost in, if it is still the one
+// the estimate was made for.
+func (m *model) estimated(e estimatedMsg) {
+	if m.ask != askRejudge || m.asking.id != e.id {
 		return
 	}
-	m.asking = asking{refs: refs, all: all}
-	m.ask = askRejudge
+	a := &m.asking
+	a.tokens, a.cost, a.priced, a.estimated = e.tokens, e.cost, e.priced, e.ok
+}
+
+// rejudgeSamples is how many calls a re-judge makes per judge per cell.
+func (m *model) rejudgeSamples() int {
+	if m.run == nil {
+		return 1
+	}
+	return max(m.run.Plan.Samples, 1)
 }
 
 // rejudgeQuestion names the cost of the pending re-judge.
@@ -302,10 +347,7 @@ func (m *model) rejudgeQuestion() string {
 	if m.judge == scoring.JuryName && m.run != nil {
 		judges = max(len(m.run.Plan.Judges), 1)
 	}
-	samples := 1
-	if m.run != nil {
-		samples = max(m.run.Plan.Samples, 1)
-	}
+	samples := m.rejudgeSamples()
 	have := 0
 	if m.run != nil {
 		idx := map[string]int{}
@@ -327,7 +369,14 @@ func (m *model) rejudgeQuestion() string {
 	if len(refs) == 1 {
 		what = refs[0].Model + " " + m.c.glyphs.times + " " + refs[0].Test
 	}
-	return "Re-judge " + what + " with " + m.judge + "? " + itoa(len(refs)*judges*samples) + " judge calls; " +
+	cost := ""
+	if a := m.asking; a.estimated {
+		cost = ", ~" + thousands(a.tokens) + " tokens"
+		if a.priced {
+			cost += ", ~$" + strconv.FormatFloat(a.cost, 'f', costDigits(a.cost), 64)
+		}
+	}
+	return "Re-judge " + what + " with " + m.judge + "? " + itoa(len(refs)*judges*samples) + " judge calls" + cost + "; " +
 		itoa(have) + " verdicts now, kept until the new ones are in. [y/N]"
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -120,4 +121,19 @@ func shortModel(name string) string {
 		return name[i+1:]
 	}
 	return name
+}
+
+// tooSmall is what a screen under minWidth × minHeight shows instead of
+// itself, and whether it is that small.
+func (c *common) tooSmall() (string, bool) {
+	w, h := c.width, c.height
+	if w >= minWidth && h >= minHeight {
+		return "", false
+	}
+	lines := []string{
+		c.cut("pitwall needs at least "+itoa(minWidth)+"×"+itoa(minHeight), w),
+		c.cut("this terminal is "+itoa(w)+"×"+itoa(h), w),
+		c.cut("enlarge it, or press q to quit", w),
+	}
+	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, strings.Join(lines, "\n")), true
 }

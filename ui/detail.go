@@ -25,6 +25,11 @@ type detail struct {
 	row   *state.Row // what the content was built from
 	judge string
 	built int // width it was built for
+	// whole are the open cell's repeats read whole from the ledger, where
+	// the snapshot keeps a preview (detail_whole.go).
+	whole    map[int]*state.Cell
+	wholeErr error
+	loading  bool
 }
 
 func newDetail(c *common) *detail {
@@ -39,12 +44,16 @@ func (d *detail) SetSize(w, h int) {
 	d.vp.SetHeight(max(h-1, 1))
 }
 
-// open shows cell (t, m) of run from the top.
-func (d *detail) open(run *state.BatteryRun, t, m int, judge string) {
+// open shows cell (t, m) of run from the top, and reads from the ledger
+// what the snapshot keeps only a preview of.
+func (d *detail) open(run *state.BatteryRun, t, m int, judge string) tea.Cmd {
 	d.t, d.m = t, m
 	d.row = nil
+	d.whole, d.wholeErr, d.loading = nil, nil, false
+	cmd := d.readWhole(run)
 	d.refresh(run, judge)
 	d.vp.GotoTop()
+	return cmd
 }
 
 // refresh rebuilds the text when the cell's row, the judge or the width
@@ -56,7 +65,7 @@ func (d *detail) refresh(run *state.BatteryRun, judge string) {
 	}
 	d.row, d.judge, d.built = row, judge, d.width
 	off := d.vp.YOffset()
-	d.vp.SetContent(buildDetail(d.c, run, d.t, d.m, judge, max(d.width-1, 20)))
+	d.vp.SetContent(buildDetail(d.c, run, d.t, d.m, judge, max(d.width-1, 20), d.whole, d.previewNote()))
 	d.vp.SetYOffset(off)
 }
 
@@ -134,7 +143,7 @@ func (w *detailWriter) names(text string) {
 	w.sb.WriteString("\n")
 }
 
-func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width int) string {
+func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width int, whole map[int]*state.Cell, note string) string {
 	if run == nil || t >= len(run.Tests) || m >= len(run.Models) {
 		return ""
 	}
@@ -186,7 +195,8 @@ func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width
 
 	cells := repeats(run, t, m)
 	for r := range cells {
-		cell := &cells[r]
+		full := withWhole(cells[r], whole[r])
+		cell := &full
 		k := repeatKind(cell, "")
 		head := "Repeat " + strconv.Itoa(r+1) + " of " + strconv.Itoa(len(cells))
 		if len(cells) == 1 {
@@ -201,6 +211,9 @@ func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width
 		}
 		w.section(head)
 		writeCell(w, cell)
+		if cell.Clipped && note != "" {
+			w.line(4, c.styles.dim.Render(note))
+		}
 		writeJudgments(w, run, cell, judge)
 	}
 	return strings.TrimRight(w.sb.String(), "\n")
@@ -288,15 +301,15 @@ func writeJudgments(w *detailWriter, run *state.BatteryRun, cell *state.Cell, ju
 	var names []string
 	seen := map[string]bool{}
 	for _, n := range run.Plan.Choices() {
-		if cell.Judgments[n] != nil && !seen[n] {
+		if cell.Judgment(n) != nil && !seen[n] {
 			names = append(names, n)
 			seen[n] = true
 		}
 	}
 	var rest []string
-	for n := range cell.Judgments {
-		if !seen[n] {
-			rest = append(rest, n)
+	for _, j := range cell.Judgments {
+		if !seen[j.Judge] {
+			rest = append(rest, j.Judge)
 		}
 	}
 	sort.Strings(rest)
@@ -304,7 +317,7 @@ func writeJudgments(w *detailWriter, run *state.BatteryRun, cell *state.Cell, ju
 
 	w.line(2, c.styles.title.Render("Judges"))
 	for _, n := range names {
-		j := cell.Judgments[n]
+		j := cell.Judgment(n)
 		mark := "  "
 		if n == judge {
 			mark = c.glyphs.cursor + " "

@@ -3,9 +3,9 @@ package ui
 import (
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,7 +89,7 @@ func set(run *state.BatteryRun, t, m, r int, changes ...func(*state.Cell)) {
 	old := run.Rows[t]
 	row := &state.Row{Cells: append([]state.Cell(nil), old.Cells...)}
 	c := &row.Cells[m*run.Repeat+r]
-	c.Judgments = maps.Clone(c.Judgments)
+	c.Judgments = slices.Clone(c.Judgments)
 	for _, f := range changes {
 		f(c)
 	}
@@ -135,9 +135,6 @@ func errored(class chat.ErrorClass, msg string) func(*state.Cell) {
 
 func judged(judge string, v scoring.Verdict, score float64) func(*state.Cell) {
 	return func(c *state.Cell) {
-		if c.Judgments == nil {
-			c.Judgments = map[string]*state.Judgment{}
-		}
 		j := &state.Judgment{Judge: judge, Status: state.JudgmentDone, Verdict: v, Score: score,
 			Agreement: 1, Latency: 900 * time.Millisecond, Source: "live",
 			Samples: []scoring.Sample{{Pass: v == scoring.Pass, Score: score, Reason: "reason of " + judge,
@@ -145,16 +142,13 @@ func judged(judge string, v scoring.Verdict, score float64) func(*state.Cell) {
 		if v == scoring.Error {
 			j.Error, j.Samples = "judge reply had no VERDICT line", []scoring.Sample{{Raw: "I think it is fine", ParseErr: "no VERDICT line"}}
 		}
-		c.Judgments[judge] = j
+		state.SetJudgment(c, j)
 	}
 }
 
 func judging(judge string, st state.JudgmentStatus) func(*state.Cell) {
 	return func(c *state.Cell) {
-		if c.Judgments == nil {
-			c.Judgments = map[string]*state.Judgment{}
-		}
-		c.Judgments[judge] = &state.Judgment{Judge: judge, Status: st}
+		state.SetJudgment(c, &state.Judgment{Judge: judge, Status: st})
 	}
 }
 

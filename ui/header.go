@@ -238,7 +238,23 @@ func (h *header) progress(run *state.BatteryRun, counts state.Tally, judge strin
 	if run.Phase == state.PhaseInference && (counts.Judged > 0 || run.JudgeInFlight > 0) {
 		parts = append(parts, "judged "+strconv.Itoa(counts.Judged)+"/"+strconv.Itoa(counts.ToJudge))
 	}
+	if j := judgeSpent(run.Judging); j != "" {
+		parts = append(parts, j)
+	}
 	return strings.Join(parts, " · ")
+}
+
+// judgeSpent is what judging has spent so far, apart from inference:
+// "judges 53 req 14,512 tok $0.021". Empty before the first request.
+func judgeSpent(s state.JudgeSpend) string {
+	if s.Requests == 0 {
+		return ""
+	}
+	out := "judges " + strconv.Itoa(s.Requests) + " req " + thousands(int(s.PromptTokens+s.CompletionTokens)) + " tok"
+	if s.Priced {
+		out += " $" + strconv.FormatFloat(s.Cost, 'f', costDigits(s.Cost), 64)
+	}
+	return out
 }
 
 // eta extrapolates the rate observed since the phase began.

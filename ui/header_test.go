@@ -245,3 +245,35 @@ func TestFleetGrowsWithTheScreen(t *testing.T) {
 		}
 	}
 }
+
+// The header shows what judging has spent as it goes, apart from
+// inference, with its cost when the judges are priced.
+func TestHeaderShowsJudgingsSpending(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spend state.JudgeSpend
+		want  string
+		not   string
+	}{
+		{"priced", state.JudgeSpend{Requests: 53, PromptTokens: 12000, CompletionTokens: 2512, Cost: 0.0213, Priced: true},
+			"judges 53 req 14,512 tok $0.021", ""},
+		{"unpriced", state.JudgeSpend{Requests: 2, PromptTokens: 900, CompletionTokens: 100},
+			"judges 2 req 1,000 tok", "$"},
+		{"nothing yet", state.JudgeSpend{}, "", "judges "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := sceneMidInference()
+			snap.Phase = state.PhaseJudgment
+			snap.Judging = tc.spend
+			m := testModel(200, 30, Options{}, newFakeCtrl(snap))
+			show(m, snap)
+			head := strings.SplitN(drawn(m), "\n", 3)[1]
+			if tc.want != "" && !strings.Contains(head, tc.want) {
+				t.Errorf("header lacks %q:\n%s", tc.want, head)
+			}
+			if tc.not != "" && strings.Contains(head, tc.not) {
+				t.Errorf("header has %q:\n%s", tc.not, head)
+			}
+		})
+	}
+}

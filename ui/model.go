@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -78,6 +77,7 @@ type model struct {
 	handing    bool
 	handedAt   uint64
 	stopHanded bool
+	asked      int // re-judge questions asked, to match their estimates
 	stopping   bool
 	exporting  bool
 	ticking    bool
@@ -160,6 +160,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case judgeSwitchedMsg:
 		m.sayJudging("judge in view: " + msg.judge + "; it judges what it has not judged yet")
 		cmd = m.handed(msg.seq)
+	case estimatedMsg:
+		m.estimated(msg)
+	case wholeMsg:
+		m.detail.takeWhole(msg, m.run, m.judge)
 	case exportedMsg:
 		m.exporting = false
 		if msg.err != nil {
@@ -310,13 +314,8 @@ func (m *model) frame() string {
 	if w == 0 || h == 0 {
 		return ""
 	}
-	if w < minWidth || h < minHeight {
-		lines := []string{
-			m.c.cut("pitwall needs at least "+itoa(minWidth)+"×"+itoa(minHeight), w),
-			m.c.cut("this terminal is "+itoa(w)+"×"+itoa(h), w),
-			m.c.cut("enlarge it, or press q to quit", w),
-		}
-		return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, strings.Join(lines, "\n"))
+	if s, ok := m.c.tooSmall(); ok {
+		return s
 	}
 	var body string
 	switch m.screen {

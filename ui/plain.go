@@ -245,8 +245,8 @@ func judgeOrder(run *state.BatteryRun, c, was *state.Cell) []string {
 		if cell == nil {
 			continue
 		}
-		for n := range cell.Judgments {
-			if !seen[n] {
+		for _, j := range cell.Judgments {
+			if n := j.Judge; !seen[n] {
 				seen[n] = true
 				rest = append(rest, n)
 			}

@@ -342,7 +342,7 @@ func TestRunPlainScoresByChecksWithNoJudgeInView(t *testing.T) {
 func TestRunPlainSaysWhenAVerdictCameFromTheCache(t *testing.T) {
 	run := next(makeRun(1, 1, 1, "gemma"))
 	set(run, 0, 0, 0, completed(time.Second, 30), judged("gemma", scoring.Pass, 0.9), func(c *state.Cell) {
-		c.Judgments["gemma"].Source = "cache"
+		c.Judgment("gemma").Source = "cache"
 	})
 	finish(run, state.RunCompleted)
 	_, _, stderr := runPlain(t, feed(t, []*state.BatteryRun{run}), Options{})

@@ -82,7 +82,7 @@ func sceneJudged() *state.BatteryRun {
 	set(run, 5, 3, 0, status(state.Cancelled), func(c *state.Cell) { c.Judgments = nil })
 	set(run, 3, 0, 0, judging(scoring.JuryName, state.JudgmentQueued))
 	set(run, 0, 0, 0, func(c *state.Cell) {
-		c.Judgments[scoring.JuryName].Jury = &scoring.JuryResult{
+		c.Judgment(scoring.JuryName).Jury = &scoring.JuryResult{
 			Judges: []scoring.JudgeResult{{Judge: "gemma", Weight: 1, Score: 0.25, Verdict: scoring.Fail},
 				{Judge: "llama", Weight: 2, Score: 0.9, Verdict: scoring.Pass}},
 			Score: 0.68, StdDev: 0.31, Spread: 0.65, Verdict: scoring.Warn, Disagreement: true}

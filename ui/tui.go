@@ -40,6 +40,17 @@ type Options struct {
 	Spend func(last *state.BatteryRun) (inference, judging Spend, ok bool)
 	// LedgerPath is where the run's ledger is, for the plain summary.
 	LedgerPath string
+	// Whole, when set, reads a cell whole from the ledger: a snapshot
+	// keeps a preview of a cell's long texts (state.Cell.Clipped), and the
+	// detail view asks for the rest. It is called from a command.
+	Whole func(ref state.CellRef) (*state.Cell, error)
+	// Estimate, when set, is what judging refs again with judge (a judge,
+	// or the jury: all of its judges) at samples calls per judge per cell
+	// should cost: tokens in all, and the cost when priced. ok false says
+	// nothing can be estimated. The re-judge question shows it as "~T
+	// tokens, ~$C". It is called once per question, when the question is
+	// asked, and should answer in a few milliseconds.
+	Estimate func(refs []state.CellRef, judge string, samples int) (tokens int, cost float64, priced, ok bool)
 	// Logger receives what the user asked for (stop, re-judge, export);
 	// it should write to LogPath. Nil logs nothing: the UI never logs to
 	// the screen.

@@ -84,16 +84,8 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, 
 		if c == nil {
 			continue
 		}
-		c.Status = state.CellStatus(row.Status)
-		c.Server, c.Output, c.Reasoning, c.Attempts = row.Server, row.Output, row.Reasoning, row.Attempts
-		c.ErrorClass, c.Error = chat.ErrorClass(row.ErrorClass), row.Error
-		c.TTFT, c.Latency, c.TokensPerSec = row.TTFT, row.Latency, row.TokensPerSec
-		c.PromptTokens, c.CompletionTokens = row.PromptTokens, row.CompletionTokens
-		if err := decode(row.ToolCalls, &c.ToolCalls); err != nil {
-			return nil, fmt.Errorf("run %s: cell %s/%s: tool calls: %w", run.ID, row.Model, row.Test, err)
-		}
-		if err := decode(row.Checks, &c.Checks); err != nil {
-			return nil, fmt.Errorf("run %s: cell %s/%s: checks: %w", run.ID, row.Model, row.Test, err)
+		if err := fillCell(c, row); err != nil {
+			return nil, fmt.Errorf("run %s: %w", run.ID, err)
 		}
 		tokens += int64(row.CompletionTokens)
 	}
@@ -118,20 +110,9 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, 
 		if c == nil {
 			continue
 		}
-		j := &state.Judgment{Judge: v.Judge, Status: state.JudgmentDone, Verdict: scoring.Verdict(v.Verdict), Score: v.Score,
-			Agreement: v.Agreement, Error: v.Error, Source: "ledger", Latency: msDuration(v.LatencyMS)}
-		if v.Judge == scoring.JuryName {
-			var jr scoring.JuryResult
-			if err := decode(v.Detail, &jr); err != nil {
-				return nil, fmt.Errorf("run %s: jury verdict on %s/%s: %w", run.ID, v.Model, v.Test, err)
-			}
-			j.Jury = &jr
-		} else {
-			var res scoring.JudgeResult
-			if err := decode(v.Detail, &res); err != nil {
-				return nil, fmt.Errorf("run %s: verdict of %s on %s/%s: %w", run.ID, v.Judge, v.Model, v.Test, err)
-			}
-			j.Samples = res.Samples
+		j, err := judgment(v)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", run.ID, err)
 		}
 		state.SetJudgment(c, j)
 	}
@@ -143,6 +124,68 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, 
 		Models: run.Models, Tests: infos, Repeat: repeat, Rows: rows, Plan: plan,
 		Started: run.StartedAt, Ended: run.EndedAt, Counts: state.TallyRows(rows, plan.InView),
 		TokensGenerated: tokens, Final: true}, nil
+}
+
+// fillCell sets c from its ledger row.
+func fillCell(c *state.Cell, row ledger.CellRow) error {
+	c.Status = state.CellStatus(row.Status)
+	c.Server, c.Output, c.Reasoning, c.Attempts = row.Server, row.Output, row.Reasoning, row.Attempts
+	c.ErrorClass, c.Error = chat.ErrorClass(row.ErrorClass), row.Error
+	c.TTFT, c.Latency, c.TokensPerSec = row.TTFT, row.Latency, row.TokensPerSec
+	c.PromptTokens, c.CompletionTokens = row.PromptTokens, row.CompletionTokens
+	if err := decode(row.ToolCalls, &c.ToolCalls); err != nil {
+		return fmt.Errorf("cell %s/%s: tool calls: %w", row.Model, row.Test, err)
+	}
+	if err := decode(row.Checks, &c.Checks); err != nil {
+		return fmt.Errorf("cell %s/%s: checks: %w", row.Model, row.Test, err)
+	}
+	return nil
+}
+
+// judgment is a verdict read back from its ledger row.
+func judgment(v ledger.VerdictRow) (*state.Judgment, error) {
+	j := &state.Judgment{Judge: v.Judge, Status: state.JudgmentDone, Verdict: scoring.Verdict(v.Verdict), Score: v.Score,
+		Agreement: v.Agreement, Error: v.Error, Source: "ledger", Latency: msDuration(v.LatencyMS)}
+	if v.Judge == scoring.JuryName {
+		var jr scoring.JuryResult
+		if err := decode(v.Detail, &jr); err != nil {
+			return nil, fmt.Errorf("jury verdict on %s/%s: %w", v.Model, v.Test, err)
+		}
+		j.Jury = &jr
+		return j, nil
+	}
+	var res scoring.JudgeResult
+	if err := decode(v.Detail, &res); err != nil {
+		return nil, fmt.Errorf("verdict of %s on %s/%s: %w", v.Judge, v.Model, v.Test, err)
+	}
+	j.Samples = res.Samples
+	return j, nil
+}
+
+// LoadCell reads one cell of a run whole, with every judge's verdict on
+// it: what a live run keeps only a preview of (state.Cell.Clipped). An
+// agent cell's steps are not read: a live run keeps them whole.
+func LoadCell(led *ledger.Ledger, runID string, ref state.CellRef) (*state.Cell, error) {
+	row, err := led.Cell(runID, ref.Model, ref.Test, ref.Repeat)
+	if err != nil {
+		return nil, err
+	}
+	c := &state.Cell{Model: ref.Model, Test: ref.Test, Repeat: ref.Repeat}
+	if err := fillCell(c, row); err != nil {
+		return nil, fmt.Errorf("run %s: %w", runID, err)
+	}
+	verdicts, err := led.CellVerdicts(runID, ref.Model, ref.Test, ref.Repeat)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range verdicts {
+		j, err := judgment(v)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", runID, err)
+		}
+		state.SetJudgment(c, j)
+	}
+	return c, nil
 }
 
 // stopDeadCells shows the cells that an interrupted run left unfinished as

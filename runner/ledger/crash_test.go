@@ -21,6 +21,11 @@ const crashChildEnv = "PITWALL_LEDGER_CRASH_CHILD"
 
 const crashRun = "crash"
 
+// crashQueuedEnv, set, makes the child write each request's end and its
+// cell with the queued calls, and report a request once its end's Ack has
+// heard the commit.
+const crashQueuedEnv = "PITWALL_LEDGER_CRASH_QUEUED"
+
 // outputFor is the output a test stores for request id: about size bytes
 // that a reader can check without having seen the write.
 func outputFor(id int64, size int) string {
@@ -51,6 +56,9 @@ func crashChild(path string) int {
 		}
 	}
 	input := strings.Repeat("prompt ", 150)
+	if os.Getenv(crashQueuedEnv) != "" {
+		return crashChildQueued(l, input)
+	}
 	for i := 0; i < 1_000_000; i++ {
 		r := Request{RunID: crashRun, Purpose: PurposeInference, Model: "m", Test: strconv.Itoa(i), Input: input}
 		if _, err := l.InsertRequest(&r); err != nil {
@@ -85,14 +93,56 @@ func crashChild(path string) int {
 	return 0
 }
 
+// crashChildQueued writes as the engine does: a block of requests inserted
+// in one commit, then their starts, ends and cells queued, each completed
+// request reported once its end's Ack has heard the commit. The next block
+// waits for nothing but its own insert, so a kill can land while ends are
+// queued and not yet acknowledged.
+func crashChildQueued(l *Ledger, input string) int {
+	const block = 50
+	for i := 0; i < 1_000_000; i += block {
+		rs := make([]*Request, block)
+		for k := range rs {
+			rs[k] = &Request{RunID: crashRun, Purpose: PurposeInference, Model: "m", Test: strconv.Itoa(i + k), Input: input}
+		}
+		if err := l.InsertRequests(rs); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		for k, r := range rs {
+			l.QueueStart(r.ID, "gpu0", time.Now(), nil)
+			switch k % 3 {
+			case 0: // left running
+				continue
+			case 1:
+				r.Status, r.ErrorClass, r.Error = StatusError, "timeout", "deadline"
+			case 2:
+				r.Status, r.Output = StatusCompleted, outputFor(r.ID, 4096)
+			}
+			id, completed := r.ID, r.Status == StatusCompleted
+			l.QueueFinish(r, func(err error) {
+				switch {
+				case err != nil:
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(2)
+				case completed:
+					fmt.Println(id) // acknowledged: committed
+				}
+			})
+			l.QueueCell(CellRow{RunID: crashRun, Model: "m", Test: r.Test, Status: r.Status, Output: r.Output}, nil)
+		}
+	}
+	return 0
+}
+
 // runAndKill starts a child writer on path, kills it with SIGKILL once it
 // has reported killAfter completed requests, and returns every id it
 // reported. Only whole lines count: a line cut by the kill was never
 // reported.
-func runAndKill(t *testing.T, path string, killAfter int) []int64 {
+func runAndKill(t *testing.T, path string, killAfter int, env ...string) []int64 {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
+	cmd.Env = append(append(os.Environ(), crashChildEnv+"="+path), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
@@ -164,12 +214,17 @@ func checkCrashed(t *testing.T, l *Ledger, reported map[int64]bool, at string) {
 }
 
 func TestCompletedRequestsSurviveSIGKILL(t *testing.T) {
+	t.Run("each write committed before it returns", func(t *testing.T) { testSurvivesSIGKILL(t) })
+	t.Run("queued writes, once acknowledged", func(t *testing.T) { testSurvivesSIGKILL(t, crashQueuedEnv+"=1") })
+}
+
+func testSurvivesSIGKILL(t *testing.T, env ...string) {
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	reported := map[int64]bool{}
 	// Each round kills a writer that has opened what the previous kill left,
 	// so recovery from a crashed WAL is itself crashed into.
 	for round, killAfter := range []int{1, 150, 400} {
-		for _, id := range runAndKill(t, path, killAfter) {
+		for _, id := range runAndKill(t, path, killAfter, env...) {
 			reported[id] = true
 		}
 		if _, err := os.Stat(path + "-wal"); err != nil {

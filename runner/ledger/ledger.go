@@ -23,16 +23,25 @@ import (
 //     _us), because a simulated or cached reply can take well under a
 //     millisecond. VerdictRow.LatencyMS is stored as given, in milliseconds.
 //   - Models and Tests of a run are JSON arrays; ToolCalls, Checks, Detail,
-//     Input and Params are stored as the JSON text the caller gives.
+//     Input and Params are the JSON text the caller gives.
+//   - Since schema 6 a row's long texts (a request's input, params, output,
+//     reasoning, tool calls; a cell's output, reasoning, tool calls,
+//     checks; a verdict's detail) are stored once in texts and referenced
+//     from the column's _ref twin, the text column left empty; a NULL _ref
+//     means the text is in the column (rows of older schemas, empty texts).
+//     texts.go says how a text is cut and referenced. Texts are never
+//     compressed or escaped: a string in the ledger is in its file's bytes.
+//   - A cache key that is a SHA-256 in lower-case hex is stored as its 32
+//     bytes (a BLOB); reads give it back in hex.
 //
 // Durability: the database is in WAL mode with synchronous=NORMAL. A commit
-// appends its frames to the WAL with write(2) before the call returns, so a
-// row is in the kernel's page cache once Exec returns and survives the
-// process being killed at any point (SIGKILL, panic, OOM). The WAL is not
-// fsynced at each commit, so a power loss or kernel crash may roll back the
-// last few commits, never corrupt the file. synchronous=FULL would add an
-// fsync to each of the three writes a request makes, for protection against
-// an event that also loses the GPU servers' work.
+// appends its frames to the WAL with write(2) before it returns, so what
+// it holds is in the kernel's page cache and survives the process being
+// killed at any point (SIGKILL, panic, OOM). The WAL is not fsynced at each
+// commit, so a power loss or kernel crash may roll back the last few
+// commits, never corrupt the file. Writes are committed in batches by the
+// writer (writer.go); what a write's caller may count on, and when, is
+// said there and in docs/architecture.md ("The ledger").
 
 // Errors callers match with errors.Is.
 var (
@@ -69,18 +78,20 @@ type Ledger struct {
 	abs  string
 	// w has exactly one connection, so every write is serialised in this
 	// process and no two of our own writes ever contend for SQLite's lock.
-	// It is nil for a ledger opened read-only.
-	w *sql.DB
-	r *sql.DB
-
-	insertReq *sql.Stmt
-	startReq  *sql.Stmt
-	finishReq *sql.Stmt
+	// Only the writer (writer.go) writes through it, after Open's migration.
+	// It and wr are nil for a ledger opened read-only.
+	w     *sql.DB
+	wr    *writer
+	stmts [numStmts]*sql.Stmt
+	r     *sql.DB
+	reads [numReads]*sql.Stmt // prepared on r: the reads the runner makes per cell
 
 	// What liveness is judged with (see liveness.go); tests replace them.
 	self  Owner
 	now   func() time.Time
 	alive func(pid int) bool
+
+	readMu sync.Mutex
 
 	// fix writes reconciles for a ledger opened read-only (see fixer).
 	fixMu     sync.Mutex
@@ -147,7 +158,11 @@ func (l *Ledger) setUp(abs string) error {
 	if err := l.openReader(abs); err != nil {
 		return err
 	}
-	return l.prepare()
+	if err := l.prepare(); err != nil {
+		return err
+	}
+	l.wr = newWriter(l)
+	return nil
 }
 
 // OpenReadOnly opens an existing ledger for reading only, for `runs`,
@@ -206,6 +221,40 @@ func (l *Ledger) openReader(abs string) error {
 	return nil
 }
 
+// The reads made per cell or per judge request, prepared once (a parse
+// costs more than the lookup) on first use, since a ledger opened
+// read-only may hold an older schema until it is refused.
+const (
+	readCachedJudge = iota
+	readCachedInference
+	readCell
+	readText
+	readTexts
+	numReads
+)
+
+var readSQL = [numReads]string{
+	readCachedJudge:     cachedJudgeSQL,
+	readCachedInference: cachedInferenceSQL,
+	readCell:            `SELECT ` + cellColumns + ` FROM cells WHERE run_id = ? AND model = ? AND test = ? AND repeat = ?`,
+	readText:            `SELECT id, body FROM texts WHERE id = ?`,
+	readTexts:           textsByIDSQL,
+}
+
+// read returns the prepared read i.
+func (l *Ledger) read(i int) (*sql.Stmt, error) {
+	l.readMu.Lock()
+	defer l.readMu.Unlock()
+	if l.reads[i] == nil {
+		s, err := l.r.Prepare(readSQL[i])
+		if err != nil {
+			return nil, err
+		}
+		l.reads[i] = s
+	}
+	return l.reads[i], nil
+}
+
 // dsn builds a file: URI, escaping the path so that '?', '#' and '%' in a
 // folder name are not read as URI syntax.
 func dsn(abs string, q url.Values) string {
@@ -213,11 +262,16 @@ func dsn(abs string, q url.Values) string {
 	return "file:" + u.EscapedPath() + "?" + q.Encode()
 }
 
-// Close closes the ledger. The writer closes last, so that it is the last
+// Close commits the writes still queued, then closes the ledger; its error
+// includes the asynchronous writes that failed and that Flush has not
+// returned. The write connection closes last, so that it is the last
 // connection and checkpoints the WAL into the database file.
 func (l *Ledger) Close() error {
 	var errs []error
-	for _, s := range []*sql.Stmt{l.insertReq, l.startReq, l.finishReq} {
+	if l.wr != nil {
+		errs = append(errs, l.wr.close())
+	}
+	for _, s := range append(l.stmts[:], l.reads[:]...) {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
@@ -247,169 +301,62 @@ func (l *Ledger) wrap(op string, err error) error {
 	return fmt.Errorf("ledger %s: %s: %w", l.path, op, err)
 }
 
-// writer returns the write pool, or ErrReadOnly.
-func (l *Ledger) writer(op string) (*sql.DB, error) {
-	if l.w == nil {
-		return nil, l.wrap(op, ErrReadOnly)
-	}
-	return l.w, nil
-}
-
-// schemaVersion is the version this build writes: one per migration.
-func schemaVersion() int { return len(migrations) }
-
-// migrations[i] moves the schema from version i to i+1. Append only: a
-// released migration is never edited, since ledgers in the field ran it.
-var migrations = []string{
-	// 1: runs, requests, cells, verdicts.
-	`
-CREATE TABLE runs (
-	id           TEXT PRIMARY KEY,
-	name         TEXT NOT NULL DEFAULT '',
-	status       TEXT NOT NULL,
-	scoring_mode TEXT NOT NULL DEFAULT '',
-	config_json  TEXT NOT NULL DEFAULT '',
-	scoring_json TEXT NOT NULL DEFAULT '',
-	models_json  TEXT NOT NULL DEFAULT 'null',
-	tests_json   TEXT NOT NULL DEFAULT 'null',
-	repeat       INTEGER NOT NULL DEFAULT 0,
-	started_ms   INTEGER,
-	ended_ms     INTEGER
-);
-CREATE INDEX runs_by_start ON runs (started_ms, id);
-
-CREATE TABLE requests (
-	id                INTEGER PRIMARY KEY,
-	run_id            TEXT NOT NULL,
-	purpose           TEXT NOT NULL,
-	server            TEXT NOT NULL DEFAULT '',
-	model             TEXT NOT NULL DEFAULT '',
-	test              TEXT NOT NULL DEFAULT '',
-	repeat            INTEGER NOT NULL DEFAULT 0,
-	judge             TEXT NOT NULL DEFAULT '',
-	sample            INTEGER NOT NULL DEFAULT 0,
-	attempt           INTEGER NOT NULL DEFAULT 0,
-	input             TEXT NOT NULL DEFAULT '',
-	params            TEXT NOT NULL DEFAULT '',
-	cache_key         TEXT NOT NULL DEFAULT '',
-	batch_id          TEXT NOT NULL DEFAULT '',
-	status            TEXT NOT NULL,
-	output            TEXT NOT NULL DEFAULT '',
-	reasoning         TEXT NOT NULL DEFAULT '',
-	tool_calls        TEXT NOT NULL DEFAULT '',
-	verdict           TEXT NOT NULL DEFAULT '',
-	error_class       TEXT NOT NULL DEFAULT '',
-	error             TEXT NOT NULL DEFAULT '',
-	prompt_tokens     INTEGER NOT NULL DEFAULT 0,
-	completion_tokens INTEGER NOT NULL DEFAULT 0,
-	ttft_us           INTEGER NOT NULL DEFAULT 0,
-	latency_us        INTEGER NOT NULL DEFAULT 0,
-	queued_ms         INTEGER,
-	started_ms        INTEGER,
-	ended_ms          INTEGER
-);
-CREATE INDEX requests_by_run ON requests (run_id);
--- Partial: most requests (inference, probes) carry no cache key.
-CREATE INDEX requests_by_cache_key ON requests (cache_key, status) WHERE cache_key <> '';
-
-CREATE TABLE cells (
-	run_id            TEXT NOT NULL,
-	model             TEXT NOT NULL,
-	test              TEXT NOT NULL,
-	repeat            INTEGER NOT NULL,
-	status            TEXT NOT NULL DEFAULT '',
-	server            TEXT NOT NULL DEFAULT '',
-	output            TEXT NOT NULL DEFAULT '',
-	reasoning         TEXT NOT NULL DEFAULT '',
-	tool_calls        TEXT NOT NULL DEFAULT '',
-	checks            TEXT NOT NULL DEFAULT '',
-	error_class       TEXT NOT NULL DEFAULT '',
-	error             TEXT NOT NULL DEFAULT '',
-	attempts          INTEGER NOT NULL DEFAULT 0,
-	prompt_tokens     INTEGER NOT NULL DEFAULT 0,
-	completion_tokens INTEGER NOT NULL DEFAULT 0,
-	ttft_us           INTEGER NOT NULL DEFAULT 0,
-	latency_us        INTEGER NOT NULL DEFAULT 0,
-	tokens_per_sec    REAL NOT NULL DEFAULT 0,
-	PRIMARY KEY (run_id, model, test, repeat)
-);
-
-CREATE TABLE verdicts (
-	run_id     TEXT NOT NULL,
-	model      TEXT NOT NULL,
-	test       TEXT NOT NULL,
-	repeat     INTEGER NOT NULL,
-	judge      TEXT NOT NULL,
-	verdict    TEXT NOT NULL DEFAULT '',
-	score      REAL NOT NULL DEFAULT 0,
-	agreement  REAL NOT NULL DEFAULT 0,
-	detail     TEXT NOT NULL DEFAULT '',
-	error      TEXT NOT NULL DEFAULT '',
-	source     TEXT NOT NULL DEFAULT '',
-	latency_ms INTEGER NOT NULL DEFAULT 0,
-	at_ms      INTEGER,
-	PRIMARY KEY (run_id, model, test, repeat, judge)
-);
-`,
-	// 2: why a run ended as it did (a failed run's reason).
-	`ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT '';`,
-	// 3: the process running a run and its heartbeat, so a run whose
-	// process died can be told from one still running (liveness.go).
-	`
-ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
-ALTER TABLE runs ADD COLUMN heartbeat_ms INTEGER;
--- Runs left running by earlier builds get their last sign of life as a
--- heartbeat and no owner, so rule 3 of goneWhy can close the dead ones.
-UPDATE runs SET heartbeat_ms = nullif(max(coalesce(started_ms, 0), coalesce((
-	SELECT max(max(coalesce(q.queued_ms, 0), coalesce(q.started_ms, 0), coalesce(q.ended_ms, 0)))
-	FROM requests q WHERE q.run_id = runs.id), 0)), 0)
-WHERE status = 'running';
-`,
-	// 4: a judge request names the cell it judges: the tested model beside
-	// test and repeat (model is the judge's), and the judging round.
-	`
-ALTER TABLE requests ADD COLUMN candidate_model TEXT NOT NULL DEFAULT '';
-ALTER TABLE requests ADD COLUMN round INTEGER NOT NULL DEFAULT 0;
-`,
-	// 5: the caches answer with the newest output, so the cache key index
-	// orders by end time.
-	`
-DROP INDEX requests_by_cache_key;
-CREATE INDEX requests_by_cache_key ON requests (cache_key, status, ended_ms) WHERE cache_key <> '';
-`,
-}
-
-// migrate brings the schema to schemaVersion in one transaction, so a crash
-// mid-migration leaves the old version intact and the next Open retries.
-func (l *Ledger) migrate() error {
-	tx, err := l.w.Begin()
-	if err != nil {
-		return l.wrap("migrate", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	var v int
-	if err := tx.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
-		return l.wrap("read schema version", err)
-	}
-	if v > schemaVersion() {
-		return l.wrap("migrate", fmt.Errorf("schema version %d is newer than this pitwall's %d; upgrade pitwall", v, schemaVersion()))
-	}
-	if v == schemaVersion() {
+// Flush waits until every write queued before it (by any goroutine) has
+// been committed or has failed, and returns the asynchronous writes that
+// failed since the last Flush (their Acks heard it too). nil means every
+// asynchronous write queued since the last Flush is committed: a crash of
+// the process can no longer lose it. Close flushes too.
+func (l *Ledger) Flush() error {
+	if l.wr == nil {
 		return nil
 	}
-	for i := v; i < schemaVersion(); i++ {
-		if _, err := tx.Exec(migrations[i]); err != nil {
-			return l.wrap(fmt.Sprintf("migrate to schema version %d", i+1), err)
+	return l.wr.flush()
+}
+
+// caughtUp makes a read of this process see its own writes: it waits for
+// the queued ones, or, given a cache key, for those that may change the
+// key's answer. Their failures are left to Acks and Flush.
+func (l *Ledger) caughtUp(key string) {
+	if l.wr != nil {
+		l.wr.wait(key)
+	}
+}
+
+// write runs f as a synchronous write, or fails with ErrReadOnly.
+func (l *Ledger) write(op string, f func(b *batch) error) error {
+	if l.wr == nil {
+		return l.wrap(op, ErrReadOnly)
+	}
+	return l.wr.do(funcOp(f))
+}
+
+// The writer's statements, prepared once on its connection.
+const (
+	stmtInsertRequest = iota
+	stmtStartRequest
+	stmtFinishRequest
+	stmtPutCell
+	stmtPutVerdict
+	stmtTextInsert
+	numStmts
+)
+
+var stmtSQL = [numStmts]string{
+	stmtInsertRequest: insertRequestSQL,
+	stmtStartRequest:  startRequestSQL,
+	stmtFinishRequest: finishRequestSQL,
+	stmtPutCell:       putCellSQL,
+	stmtPutVerdict:    putVerdictSQL,
+	stmtTextInsert:    `INSERT INTO texts (hash, body) VALUES (?, ?)`,
+}
+
+func (l *Ledger) prepare() error {
+	for i, q := range stmtSQL {
+		s, err := l.w.Prepare(q)
+		if err != nil {
+			return l.wrap("prepare", err)
 		}
-	}
-	// user_version lives in the database header, which the transaction
-	// covers: the tables and the version commit together or not at all.
-	if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", schemaVersion())); err != nil {
-		return l.wrap("set schema version", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return l.wrap("migrate", err)
+		l.stmts[i] = s
 	}
 	return nil
 }

@@ -93,9 +93,19 @@ func interruptedMessage(id, why string) string {
 
 // interrupt writes the end of a run seen gone, and returns the run as it
 // then stands (already closed, or alive after all, when another process
-// got there first).
+// got there first). A writable ledger writes it through its writer, after
+// the writes it has queued; a read-only one through its fixer.
 func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 	op := "reconcile run " + seen.ID
+	var cur RunRow
+	if l.wr != nil {
+		err := l.wr.do(funcOp(func(b *batch) error {
+			var err error
+			cur, err = l.writeInterrupt(b.tx, seen, why)
+			return err
+		}))
+		return cur, err
+	}
 	db, err := l.fixer()
 	if err != nil {
 		return RunRow{}, l.wrap(op, err)
@@ -105,6 +115,17 @@ func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 		return RunRow{}, l.wrap(op, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if cur, err = l.writeInterrupt(tx, seen, why); err != nil {
+		return RunRow{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return RunRow{}, l.wrap(op, err)
+	}
+	return cur, nil
+}
+
+func (l *Ledger) writeInterrupt(tx *sql.Tx, seen RunRow, why string) (RunRow, error) {
+	op := "reconcile run " + seen.ID
 	// The end is computed under the write lock, so no request row of the
 	// run can begin after it.
 	res, err := tx.Exec(`UPDATE runs SET status = 'interrupted', message = ?2,
@@ -130,9 +151,6 @@ func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 	if err != nil {
 		return RunRow{}, l.wrap(op, err)
 	}
-	if err := tx.Commit(); err != nil {
-		return RunRow{}, l.wrap(op, err)
-	}
 	return cur, nil
 }
 
@@ -140,13 +158,10 @@ func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 // shorter than a writer's, since the next reader can write it instead.
 const fixerBusyMS = 2000
 
-// fixer is what reconciles are written through: the writer, or for a
-// ledger opened read-only a connection of its own, opened on first need
-// (most reads find nothing to reconcile) and never creating the file.
+// fixer is what a ledger opened read-only writes reconciles through: a
+// connection of its own, opened on first need (most reads find nothing to
+// reconcile) and never creating the file.
 func (l *Ledger) fixer() (*sql.DB, error) {
-	if l.w != nil {
-		return l.w, nil
-	}
 	l.fixMu.Lock()
 	defer l.fixMu.Unlock()
 	if l.fix != nil {
@@ -179,38 +194,31 @@ func (l *Ledger) fixer() (*sql.DB, error) {
 // run since, it wraps ErrTakenOver: stop sending for it. After FinishRun it
 // does nothing.
 func (l *Ledger) Heartbeat(runID string, at time.Time) error {
-	w, err := l.writer("heartbeat")
-	if err != nil {
-		return err
-	}
-	res, err := w.Exec(`UPDATE runs SET heartbeat_ms = ? WHERE id = ? AND status = 'running' AND pid = ? AND host = ?`,
-		at.UnixMilli(), runID, l.self.PID, l.self.Host)
-	if err != nil {
-		return l.wrap("heartbeat of run "+runID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return l.wrap("heartbeat of run "+runID, err)
-	} else if n == 1 {
-		return nil
-	}
-	return l.reclaim(runID, at)
+	return l.write("heartbeat", func(b *batch) error {
+		res, err := b.tx.Exec(`UPDATE runs SET heartbeat_ms = ? WHERE id = ? AND status = 'running' AND pid = ? AND host = ?`,
+			at.UnixMilli(), runID, l.self.PID, l.self.Host)
+		if err != nil {
+			return l.wrap("heartbeat of run "+runID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return l.wrap("heartbeat of run "+runID, err)
+		} else if n == 1 {
+			return nil
+		}
+		return l.reclaim(b.tx, runID, at)
+	})
 }
 
-func (l *Ledger) reclaim(id string, at time.Time) error {
+func (l *Ledger) reclaim(tx *sql.Tx, id string, at time.Time) error {
 	op := "heartbeat of run " + id
-	tx, err := l.w.Begin()
-	if err != nil {
-		return l.wrap(op, err)
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	cur, err := scanRun(tx.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return l.wrap(op, ErrNotFound)
+		return declined{l.wrap(op, ErrNotFound)}
 	case err != nil:
 		return l.wrap(op, err)
 	case cur.Owner != l.self:
-		return l.wrap(op, fmt.Errorf("%w: %s runs it now", ErrTakenOver, cur.Owner))
+		return declined{l.wrap(op, fmt.Errorf("%w: %s runs it now", ErrTakenOver, cur.Owner))}
 	case cur.Status != RunInterrupted || !l.holds(cur):
 		return nil // finished: nothing to keep alive
 	}
@@ -228,9 +236,6 @@ func (l *Ledger) reclaim(id string, at time.Time) error {
 	if err != nil {
 		return l.wrap(op, err)
 	}
-	if err := tx.Commit(); err != nil {
-		return l.wrap(op, err)
-	}
 	return nil
 }
 
@@ -244,9 +249,8 @@ func (l *Ledger) reclaim(id string, at time.Time) error {
 // that a live process runs: that wraps ErrHeld and says which process.
 // A run this process already holds comes back as it is.
 func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
-	w, err := l.writer("resume run")
-	if err != nil {
-		return RunRow{}, err
+	if l.wr == nil {
+		return RunRow{}, l.wrap("resume run", ErrReadOnly)
 	}
 	run, err := l.Run(id)
 	if err != nil {
@@ -256,36 +260,36 @@ func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
 		return run, nil
 	}
 	op := "resume run " + run.ID
-	tx, err := w.Begin()
-	if err != nil {
-		return RunRow{}, l.wrap(op, err)
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	cur, err := scanRun(tx.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, run.ID))
-	if err != nil {
-		return RunRow{}, l.wrap(op, err)
-	}
-	if cur.Status == RunRunning {
-		why, _, err := l.diagnose(tx, cur)
+	var cur RunRow
+	err = l.write(op, func(b *batch) error {
+		tx := b.tx
+		var err error
+		if cur, err = scanRun(tx.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, run.ID)); err != nil {
+			return l.wrap(op, err)
+		}
+		if cur.Status == RunRunning {
+			why, _, err := l.diagnose(tx, cur)
+			if err != nil {
+				return err
+			}
+			if why == "" {
+				return declined{l.wrap(op, heldBy(cur, l.now()))}
+			}
+		}
+		_, err = tx.Exec(`UPDATE requests SET status = 'interrupted', ended_ms = ?
+			WHERE run_id = ? AND status IN `+openStatuses, at.UnixMilli(), cur.ID)
 		if err != nil {
-			return RunRow{}, err
+			return l.wrap(op, err)
 		}
-		if why == "" {
-			return RunRow{}, l.wrap(op, heldBy(cur, l.now()))
+		_, err = tx.Exec(`UPDATE runs SET status = 'running', pid = ?, host = ?, heartbeat_ms = ?,
+			ended_ms = NULL, message = '' WHERE id = ?`, l.self.PID, l.self.Host, at.UnixMilli(), cur.ID)
+		if err != nil {
+			return l.wrap(op, err)
 		}
-	}
-	_, err = tx.Exec(`UPDATE requests SET status = 'interrupted', ended_ms = ?
-		WHERE run_id = ? AND status IN `+openStatuses, at.UnixMilli(), cur.ID)
+		return nil
+	})
 	if err != nil {
-		return RunRow{}, l.wrap(op, err)
-	}
-	_, err = tx.Exec(`UPDATE runs SET status = 'running', pid = ?, host = ?, heartbeat_ms = ?,
-		ended_ms = NULL, message = '' WHERE id = ?`, l.self.PID, l.self.Host, at.UnixMilli(), cur.ID)
-	if err != nil {
-		return RunRow{}, l.wrap(op, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return RunRow{}, l.wrap(op, err)
+		return RunRow{}, err
 	}
 	l.hold(cur.ID)
 	cur.Status, cur.Owner, cur.Heartbeat = RunRunning, l.self, time.UnixMilli(at.UnixMilli())

@@ -27,9 +27,8 @@ const runColumns = `id, name, status, scoring_mode, config_json, scoring_json,
 // is how a reader tells it from a run whose process died. Every field is
 // stored as given.
 func (l *Ledger) CreateRun(r RunRow) error {
-	w, err := l.writer("create run")
-	if err != nil {
-		return err
+	if l.wr == nil {
+		return l.wrap("create run", ErrReadOnly)
 	}
 	if r.ID == "" {
 		return l.wrap("create run", errors.New("empty run id"))
@@ -47,12 +46,18 @@ func (l *Ledger) CreateRun(r RunRow) error {
 	}
 	models, _ := json.Marshal(r.Models) // a []string always marshals
 	tests, _ := json.Marshal(r.Tests)
-	_, err = w.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		r.ID, r.Name, r.Status, r.ScoringMode, r.ConfigJSON, r.ScoringJSON,
-		string(models), string(tests), r.Repeat, msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.Message,
-		r.Owner.PID, r.Owner.Host, msOrNull(r.Heartbeat))
+	err := l.write("create run", func(b *batch) error {
+		_, err := b.tx.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			r.ID, r.Name, r.Status, r.ScoringMode, r.ConfigJSON, r.ScoringJSON,
+			string(models), string(tests), r.Repeat, msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.Message,
+			r.Owner.PID, r.Owner.Host, msOrNull(r.Heartbeat))
+		if err != nil {
+			return l.wrap("create run "+r.ID, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return l.wrap("create run "+r.ID, err)
+		return err
 	}
 	if r.Status == RunRunning && r.Owner == l.self && !r.Heartbeat.IsZero() {
 		l.hold(r.ID)
@@ -62,19 +67,22 @@ func (l *Ledger) CreateRun(r RunRow) error {
 
 // FinishRun sets a run's final status, the reason it ended so (message; "" for
 // a run that completed) and its end time.
+// The writes queued before it are committed with it or before it.
 func (l *Ledger) FinishRun(id, status, message string, ended time.Time) error {
-	w, err := l.writer("finish run")
+	err := l.write("finish run", func(b *batch) error {
+		res, err := b.tx.Exec(`UPDATE runs SET status = ?, message = ?, ended_ms = ? WHERE id = ?`, status, message, msOrNull(ended), id)
+		if err != nil {
+			return l.wrap("finish run "+id, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return l.wrap("finish run "+id, err)
+		} else if n == 0 {
+			return declined{l.wrap(fmt.Sprintf("finish run %q", id), ErrNotFound)}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	res, err := w.Exec(`UPDATE runs SET status = ?, message = ?, ended_ms = ? WHERE id = ?`, status, message, msOrNull(ended), id)
-	if err != nil {
-		return l.wrap("finish run "+id, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return l.wrap("finish run "+id, err)
-	} else if n == 0 {
-		return l.wrap(fmt.Sprintf("finish run %q", id), ErrNotFound)
 	}
 	l.release(id)
 	return nil

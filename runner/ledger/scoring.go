@@ -14,9 +14,8 @@ import (
 // run's own.
 func (l *Ledger) SetScoring(id, mode, scoringJSON string) error {
 	name := "set scoring of run " + id
-	w, err := l.writer(name)
-	if err != nil {
-		return err
+	if l.wr == nil {
+		return l.wrap(name, ErrReadOnly)
 	}
 	if scoringJSON != "" && !json.Valid([]byte(scoringJSON)) {
 		return l.wrap(name, errors.New("the scoring record is not JSON"))
@@ -24,14 +23,16 @@ func (l *Ledger) SetScoring(id, mode, scoringJSON string) error {
 	if err := checkNoSecrets(scoringJSON); err != nil {
 		return l.wrap(name, err)
 	}
-	res, err := w.Exec(`UPDATE runs SET scoring_mode = ?, scoring_json = ? WHERE id = ?`, mode, scoringJSON, id)
-	if err != nil {
-		return l.wrap(name, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return l.wrap(name, err)
-	} else if n == 0 {
-		return l.wrap(fmt.Sprintf("set scoring of run %q", id), ErrNotFound)
-	}
-	return nil
+	return l.write(name, func(b *batch) error {
+		res, err := b.tx.Exec(`UPDATE runs SET scoring_mode = ?, scoring_json = ? WHERE id = ?`, mode, scoringJSON, id)
+		if err != nil {
+			return l.wrap(name, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return l.wrap(name, err)
+		} else if n == 0 {
+			return declined{l.wrap(fmt.Sprintf("set scoring of run %q", id), ErrNotFound)}
+		}
+		return nil
+	})
 }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"slices"
 	"time"
 
 	"pitwall/gpu/chat"
@@ -101,8 +102,17 @@ type Cell struct {
 	// and latency fields the sums over its steps (TTFT the first step's).
 	Steps []Step
 
-	// Judgments by judge name; scoring.JuryName holds the aggregate when scoring is a jury.
-	Judgments map[string]*Judgment
+	// Judgments are one per judge, in the order they came; scoring.JuryName
+	// holds the aggregate when scoring is a jury. Judgment reads one. A
+	// slice, not a map: a cell has one to a few, and a run has many cells.
+	Judgments []*Judgment
+
+	// Clipped says the live state keeps only a preview of the cell's long
+	// texts (output, reasoning, tool-call arguments, judge replies): the
+	// ledger has them whole, and a reader that needs them (the detail view,
+	// an export) reads them from there. Snapshots stay small whatever the
+	// size of the run.
+	Clipped bool
 }
 
 // Step is one model turn of an agent test's tool loop: one inference
@@ -133,10 +143,15 @@ type StepCall struct {
 
 // Judgment returns the cell's judgment by name, or nil.
 func (c *Cell) Judgment(name string) *Judgment {
-	if c == nil || c.Judgments == nil {
+	if c == nil {
 		return nil
 	}
-	return c.Judgments[name]
+	for _, j := range c.Judgments {
+		if j.Judge == name {
+			return j
+		}
+	}
+	return nil
 }
 
 // TestInfo is what the grid and the detail view show of a test.
@@ -182,10 +197,24 @@ type BatteryRun struct {
 	Counts          Tally // cells, and the verdicts of Plan.InView
 	TokensGenerated int64 // completion tokens of completed inference so far
 	JudgeInFlight   int   // judge jobs queued or running (re-judging after the end included)
+	// Judging is what the run's judges have spent so far, apart from
+	// inference: answers from the cache or shared with another cell cost
+	// nothing and are not counted.
+	Judging JudgeSpend
 
 	Fleet []telemetry.ServerState
 
 	Final bool // the run has ended; no snapshot follows this one for the run's phases
+}
+
+// JudgeSpend is judging's spending: requests sent, their tokens, and the
+// cost when every judge that spent has a price.
+type JudgeSpend struct {
+	Requests         int
+	PromptTokens     int64
+	CompletionTokens int64
+	Cost             float64 // dollars; meaningful when Priced
+	Priced           bool
 }
 
 // Cell returns the cell of test t, model m and repeat r, or nil.
@@ -203,30 +232,33 @@ type CellRef struct {
 	Repeat int
 }
 
-// SetJudgment replaces one judge's judgment on a cell. The cell's map may
-// be shared with a published snapshot, so it is copied, never written.
+// SetJudgment replaces one judge's judgment on a cell, or adds it. The
+// cell's slice may be shared with a published snapshot, so it is copied,
+// never written.
 func SetJudgment(c *Cell, j *Judgment) {
-	m := make(map[string]*Judgment, len(c.Judgments)+1)
-	for k, v := range c.Judgments {
-		m[k] = v
+	out := make([]*Judgment, 0, len(c.Judgments)+1)
+	replaced := false
+	for _, v := range c.Judgments {
+		if v.Judge == j.Judge {
+			v, replaced = j, true
+		}
+		out = append(out, v)
 	}
-	m[j.Judge] = j
-	c.Judgments = m
+	if !replaced {
+		out = append(out, j)
+	}
+	c.Judgments = out
 }
 
-// DropJudgments removes the named judgments from a cell, copying its map.
+// DropJudgments removes the named judgments from a cell, copying its slice.
 func DropJudgments(c *Cell, names ...string) {
-	if len(c.Judgments) == 0 {
-		return
+	var out []*Judgment
+	for _, v := range c.Judgments {
+		if !slices.Contains(names, v.Judge) {
+			out = append(out, v)
+		}
 	}
-	m := make(map[string]*Judgment, len(c.Judgments))
-	for k, v := range c.Judgments {
-		m[k] = v
-	}
-	for _, n := range names {
-		delete(m, n)
-	}
-	c.Judgments = m
+	c.Judgments = out
 }
 
 // Stranded lists the servers that are down with work waiting on them:

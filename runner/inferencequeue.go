@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"pitwall/gpu/chat"
+)
+
+// Phase one hands the fleet every cell at once when the run has up to
+// inferenceWindow cells: placement sees the whole phase and loads each
+// model once. A larger run is handed over in windows of that many cells,
+// model by model (every test of one model, then the next), so that what
+// the engine and the fleet hold stays bounded while placement still sees
+// whole models at a time and loads each about once.
+
+// inferenceWindow is how many first attempts the fleet holds at once in a
+// run too large to hand over whole.
+var inferenceWindow = 4096 // a variable for the tests
+
+// queueInference queues every cell's first attempt and hands over what the
+// window allows.
+func (e *engine) queueInference() {
+	n := len(e.r.tests) * len(e.r.models) * e.r.repeat
+	e.inflight += n
+	if n <= inferenceWindow {
+		// Battery order, model-major within a test, so the first rows
+		// fill first; placement decides what actually runs first.
+		batch := make([]*attempt, 0, n)
+		e.table.each(func(ti, mi, rep int) {
+			batch = append(batch, &attempt{ti: ti, mi: mi, rep: rep, n: 1})
+		})
+		e.submitInference(batch)
+		return
+	}
+	e.iqueue = make([][3]int32, 0, n)
+	for mi := range e.r.models {
+		for ti := range e.r.tests {
+			for rep := range e.r.repeat {
+				e.iqueue = append(e.iqueue, [3]int32{int32(ti), int32(mi), int32(rep)})
+			}
+		}
+	}
+	e.feedInference()
+}
+
+// feedInference hands queued cells to the fleet while the window has room;
+// a run that is stopping cancels them, as the fleet cancels what it holds.
+func (e *engine) feedInference() {
+	if len(e.iqueue) == 0 {
+		return
+	}
+	if e.life != inferring {
+		rest := e.iqueue
+		e.iqueue = nil
+		for _, q := range rest {
+			a := &attempt{ti: int(q[0]), mi: int(q[1]), rep: int(q[2]), n: 1}
+			e.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before it was sent"})
+		}
+		return
+	}
+	room := inferenceWindow - (e.inflight - len(e.iqueue))
+	if room <= 0 {
+		return
+	}
+	take := min(room, len(e.iqueue))
+	batch := make([]*attempt, take)
+	for i, q := range e.iqueue[:take] {
+		batch[i] = &attempt{ti: int(q[0]), mi: int(q[1]), rep: int(q[2]), n: 1}
+	}
+	e.iqueue = e.iqueue[take:]
+	if len(e.iqueue) == 0 {
+		e.iqueue = nil
+	}
+	e.submitInference(batch)
+}

@@ -1,0 +1,93 @@
+package runner
+
+import "pitwall/runner/state"
+
+// Judge work waits in a queue of cells and is planned (tallies, queued
+// judgments, ledger rows, fleet jobs) only as the window allows, so that
+// what the engine holds for judging is bounded by the window and not by the
+// number of cells: a 100,000-cell phase two is a queue of small entries, not
+// 100,000 rendered judge prompts. Batch judges are planned at once, as a
+// batch is better big, and so is a re-judge, whose cells keep their earlier
+// verdicts until the new ones are in.
+
+// judgeWindow bounds the judge samples in flight: written to the ledger,
+// handed to the fleet or a batch, or waiting out a retry.
+var judgeWindow = 512 // a variable for the tests
+
+// queuedCell is a completed cell waiting for judges not yet planned.
+type queuedCell struct {
+	ti, mi, rep int
+	judges      []string // shared by the cells queued together; never changed
+}
+
+// queueCell queues a completed cell for those of judges that have not
+// judged it, and says how many judge samples that is.
+func (e *engine) queueCell(ti, mi, rep int, judges []string) int {
+	c := e.table.at(ti, mi, rep)
+	if c.Status != state.Completed {
+		return 0
+	}
+	var lazy []string
+	for _, name := range judges {
+		if c.Judgment(name) != nil {
+			continue // judged or being judged
+		}
+		if e.r.judges[name].Batch {
+			e.submitJudging(e.planCell(ti, mi, rep, []string{name}, false))
+			continue
+		}
+		lazy = append(lazy, name)
+	}
+	if len(lazy) == 0 {
+		return 0
+	}
+	if len(lazy) == len(judges) {
+		lazy = judges // the common case shares one slice
+	}
+	e.jqueue = append(e.jqueue, queuedCell{ti: ti, mi: mi, rep: rep, judges: lazy})
+	n := len(lazy) * e.samples()
+	e.jqueued += n
+	e.dirty = true
+	return n
+}
+
+// queueAll queues every completed cell for judges, and says how many judge
+// samples that is.
+func (e *engine) queueAll(judges []string) int {
+	n := 0
+	e.table.each(func(ti, mi, rep int) { n += e.queueCell(ti, mi, rep, judges) })
+	return n
+}
+
+// feedJudging plans queued cells while the window has room. A run that is
+// stopping or closing drops the queue: nothing was planned for those cells,
+// so there is nothing to give back.
+func (e *engine) feedJudging() {
+	switch e.life {
+	case inferring, judging, ended:
+	default:
+		e.dropJudgeQueue()
+		return
+	}
+	for len(e.jqueue) > 0 && e.jinflight < judgeWindow {
+		q := e.jqueue[0]
+		e.jqueue[0] = queuedCell{}
+		e.jqueue = e.jqueue[1:]
+		e.jqueued -= len(q.judges) * e.samples()
+		e.submitJudging(e.planCell(q.ti, q.mi, q.rep, q.judges, false))
+	}
+	if len(e.jqueue) == 0 {
+		e.jqueue = nil // let the array go
+	}
+}
+
+// dropJudgeQueue forgets the cells waiting for judges (a stop).
+func (e *engine) dropJudgeQueue() {
+	if len(e.jqueue) > 0 {
+		e.dirty = true
+	}
+	e.jqueue, e.jqueued = nil, 0
+}
+
+// judgeWork is the judge samples not settled: in flight, and queued.
+func (e *engine) judgeWork() int { return e.jinflight + e.jqueued }

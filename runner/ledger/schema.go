@@ -1,0 +1,188 @@
+package ledger
+
+import "fmt"
+
+// schemaVersion is the version this build writes: one per migration.
+func schemaVersion() int { return len(migrations) }
+
+// migrations[i] moves the schema from version i to i+1. Append only: a
+// released migration is never edited, since ledgers in the field ran it.
+var migrations = []string{
+	// 1: runs, requests, cells, verdicts.
+	`
+CREATE TABLE runs (
+	id           TEXT PRIMARY KEY,
+	name         TEXT NOT NULL DEFAULT '',
+	status       TEXT NOT NULL,
+	scoring_mode TEXT NOT NULL DEFAULT '',
+	config_json  TEXT NOT NULL DEFAULT '',
+	scoring_json TEXT NOT NULL DEFAULT '',
+	models_json  TEXT NOT NULL DEFAULT 'null',
+	tests_json   TEXT NOT NULL DEFAULT 'null',
+	repeat       INTEGER NOT NULL DEFAULT 0,
+	started_ms   INTEGER,
+	ended_ms     INTEGER
+);
+CREATE INDEX runs_by_start ON runs (started_ms, id);
+
+CREATE TABLE requests (
+	id                INTEGER PRIMARY KEY,
+	run_id            TEXT NOT NULL,
+	purpose           TEXT NOT NULL,
+	server            TEXT NOT NULL DEFAULT '',
+	model             TEXT NOT NULL DEFAULT '',
+	test              TEXT NOT NULL DEFAULT '',
+	repeat            INTEGER NOT NULL DEFAULT 0,
+	judge             TEXT NOT NULL DEFAULT '',
+	sample            INTEGER NOT NULL DEFAULT 0,
+	attempt           INTEGER NOT NULL DEFAULT 0,
+	input             TEXT NOT NULL DEFAULT '',
+	params            TEXT NOT NULL DEFAULT '',
+	cache_key         TEXT NOT NULL DEFAULT '',
+	batch_id          TEXT NOT NULL DEFAULT '',
+	status            TEXT NOT NULL,
+	output            TEXT NOT NULL DEFAULT '',
+	reasoning         TEXT NOT NULL DEFAULT '',
+	tool_calls        TEXT NOT NULL DEFAULT '',
+	verdict           TEXT NOT NULL DEFAULT '',
+	error_class       TEXT NOT NULL DEFAULT '',
+	error             TEXT NOT NULL DEFAULT '',
+	prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+	completion_tokens INTEGER NOT NULL DEFAULT 0,
+	ttft_us           INTEGER NOT NULL DEFAULT 0,
+	latency_us        INTEGER NOT NULL DEFAULT 0,
+	queued_ms         INTEGER,
+	started_ms        INTEGER,
+	ended_ms          INTEGER
+);
+CREATE INDEX requests_by_run ON requests (run_id);
+-- Partial: most requests (inference, probes) carry no cache key.
+CREATE INDEX requests_by_cache_key ON requests (cache_key, status) WHERE cache_key <> '';
+
+CREATE TABLE cells (
+	run_id            TEXT NOT NULL,
+	model             TEXT NOT NULL,
+	test              TEXT NOT NULL,
+	repeat            INTEGER NOT NULL,
+	status            TEXT NOT NULL DEFAULT '',
+	server            TEXT NOT NULL DEFAULT '',
+	output            TEXT NOT NULL DEFAULT '',
+	reasoning         TEXT NOT NULL DEFAULT '',
+	tool_calls        TEXT NOT NULL DEFAULT '',
+	checks            TEXT NOT NULL DEFAULT '',
+	error_class       TEXT NOT NULL DEFAULT '',
+	error             TEXT NOT NULL DEFAULT '',
+	attempts          INTEGER NOT NULL DEFAULT 0,
+	prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+	completion_tokens INTEGER NOT NULL DEFAULT 0,
+	ttft_us           INTEGER NOT NULL DEFAULT 0,
+	latency_us        INTEGER NOT NULL DEFAULT 0,
+	tokens_per_sec    REAL NOT NULL DEFAULT 0,
+	PRIMARY KEY (run_id, model, test, repeat)
+);
+
+CREATE TABLE verdicts (
+	run_id     TEXT NOT NULL,
+	model      TEXT NOT NULL,
+	test       TEXT NOT NULL,
+	repeat     INTEGER NOT NULL,
+	judge      TEXT NOT NULL,
+	verdict    TEXT NOT NULL DEFAULT '',
+	score      REAL NOT NULL DEFAULT 0,
+	agreement  REAL NOT NULL DEFAULT 0,
+	detail     TEXT NOT NULL DEFAULT '',
+	error      TEXT NOT NULL DEFAULT '',
+	source     TEXT NOT NULL DEFAULT '',
+	latency_ms INTEGER NOT NULL DEFAULT 0,
+	at_ms      INTEGER,
+	PRIMARY KEY (run_id, model, test, repeat, judge)
+);
+`,
+	// 2: why a run ended as it did (a failed run's reason).
+	`ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT '';`,
+	// 3: the process running a run and its heartbeat, so a run whose
+	// process died can be told from one still running (liveness.go).
+	`
+ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN heartbeat_ms INTEGER;
+-- Runs left running by earlier builds get their last sign of life as a
+-- heartbeat and no owner, so rule 3 of goneWhy can close the dead ones.
+UPDATE runs SET heartbeat_ms = nullif(max(coalesce(started_ms, 0), coalesce((
+	SELECT max(max(coalesce(q.queued_ms, 0), coalesce(q.started_ms, 0), coalesce(q.ended_ms, 0)))
+	FROM requests q WHERE q.run_id = runs.id), 0)), 0)
+WHERE status = 'running';
+`,
+	// 4: a judge request names the cell it judges: the tested model beside
+	// test and repeat (model is the judge's), and the judging round.
+	`
+ALTER TABLE requests ADD COLUMN candidate_model TEXT NOT NULL DEFAULT '';
+ALTER TABLE requests ADD COLUMN round INTEGER NOT NULL DEFAULT 0;
+`,
+	// 5: the caches answer with the newest output, so the cache key index
+	// orders by end time.
+	`
+DROP INDEX requests_by_cache_key;
+CREATE INDEX requests_by_cache_key ON requests (cache_key, status, ended_ms) WHERE cache_key <> '';
+`,
+	// 6: texts stored once (texts.go). A row written from now on keeps each
+	// long text as a list of references into texts (the _ref columns) and
+	// its text column empty; rows written before keep their text inline and
+	// a NULL reference, and read as they always did.
+	`
+CREATE TABLE texts (
+	id   INTEGER PRIMARY KEY,
+	hash INTEGER NOT NULL, -- the first 8 bytes of the body's SHA-256, big-endian
+	body TEXT NOT NULL
+);
+
+ALTER TABLE requests ADD COLUMN input_ref BLOB;
+ALTER TABLE requests ADD COLUMN params_ref BLOB;
+ALTER TABLE requests ADD COLUMN output_ref BLOB;
+ALTER TABLE requests ADD COLUMN reasoning_ref BLOB;
+ALTER TABLE requests ADD COLUMN tool_calls_ref BLOB;
+ALTER TABLE cells ADD COLUMN output_ref BLOB;
+ALTER TABLE cells ADD COLUMN reasoning_ref BLOB;
+ALTER TABLE cells ADD COLUMN tool_calls_ref BLOB;
+ALTER TABLE cells ADD COLUMN checks_ref BLOB;
+ALTER TABLE verdicts ADD COLUMN detail_ref BLOB;
+-- Cache keys that are SHA-256s in lower-case hex become their 32 bytes
+-- (keyArg in requests.go).
+UPDATE requests SET cache_key = unhex(cache_key)
+	WHERE length(cache_key) = 64 AND cache_key NOT GLOB '*[^0-9a-f]*';
+`,
+}
+
+// migrate brings the schema to schemaVersion in one transaction, so a crash
+// mid-migration leaves the old version intact and the next Open retries.
+func (l *Ledger) migrate() error {
+	tx, err := l.w.Begin()
+	if err != nil {
+		return l.wrap("migrate", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var v int
+	if err := tx.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		return l.wrap("read schema version", err)
+	}
+	if v > schemaVersion() {
+		return l.wrap("migrate", fmt.Errorf("schema version %d is newer than this pitwall's %d; upgrade pitwall", v, schemaVersion()))
+	}
+	if v == schemaVersion() {
+		return nil
+	}
+	for i := v; i < schemaVersion(); i++ {
+		if _, err := tx.Exec(migrations[i]); err != nil {
+			return l.wrap(fmt.Sprintf("migrate to schema version %d", i+1), err)
+		}
+	}
+	// user_version lives in the database header, which the transaction
+	// covers: the tables and the version commit together or not at all.
+	if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", schemaVersion())); err != nil {
+		return l.wrap("set schema version", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return l.wrap("migrate", err)
+	}
+	return nil
+}

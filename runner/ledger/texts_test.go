@@ -1,0 +1,165 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var pieceCases = []string{
+	"",
+	"\n",
+	"\n\n\n",
+	"one line",
+	"ends with a newline\n",
+	"a\nb\nc",
+	`json \n escaped \n lines`,
+	`an escaped backslash \\n is not a line end, but cut there it still rebuilds`,
+	`trailing backslash \`,
+	"crlf\r\nlines\r\n",
+	"ünïcödé\nlines ✓\n",
+	strings.Repeat("short\n", 300),
+	strings.Repeat("a line long enough to stand as a piece of its own, past longLine\n", 20),
+	strings.Repeat("x", 5000),
+}
+
+func rebuild(s string) (string, []string) {
+	var sb strings.Builder
+	var bodies []string
+	p := pieces{s: s}
+	for p.next() {
+		bodies = append(bodies, p.body)
+		sb.WriteString(p.body)
+		sb.WriteString(endings[p.end])
+	}
+	return sb.String(), bodies
+}
+
+func TestPiecesRebuildTheTextExactly(t *testing.T) {
+	for _, s := range pieceCases {
+		if got, _ := rebuild(s); got != s {
+			t.Errorf("%q rebuilt as %q", s, got)
+		}
+	}
+}
+
+func FuzzPiecesRebuildTheText(f *testing.F) {
+	for _, s := range pieceCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, bodies := rebuild(s)
+		if got != s {
+			t.Fatalf("%q rebuilt as %q", s, got)
+		}
+		for _, b := range bodies {
+			if len(b) > maxPiece+longLine && strings.ContainsAny(b, "\n") {
+				t.Fatalf("a piece of %d bytes gathers lines past maxPiece: %q", len(b), b)
+			}
+		}
+	})
+}
+
+// The same line cuts alike wherever it stands: raw in a reply, escaped in
+// a judge prompt's JSON.
+func TestALineIsOnePieceRawOrEscaped(t *testing.T) {
+	line := "The answer is 42, and here is a sentence long enough to be a piece alone."
+	reply := "42\n\n" + line
+	prompt, _ := json.Marshal([]map[string]string{{"role": "user", "content": "Grade this.\n<candidate>\n" + reply + "\n</candidate>\nThen say PASS or FAIL."}})
+	_, a := rebuild(reply)
+	_, b := rebuild(string(prompt))
+	found := 0
+	for _, x := range a {
+		for _, y := range b {
+			if x == line && y == line {
+				found++
+			}
+		}
+	}
+	if found != 1 {
+		t.Errorf("the reply's line is not a piece of both:\n reply  %q\n prompt %q", a, b)
+	}
+}
+
+// ledgerFileBytes closes l and returns its files' bytes.
+func ledgerFileBytes(t *testing.T, l *Ledger) []byte {
+	t.Helper()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(l.Path() + "*")
+	var all []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	return all
+}
+
+// A run's repeated texts are in the file once: the judge template every
+// judge request carries, a reply that is the request's output, the cell's
+// output and part of the judge's prompt, the judge's reply quoted in the
+// verdict. What is stored stays greppable: each text is in the file as it
+// was given, so a grep for a leaked secret can find it.
+func TestRepeatedTextsAreStoredOnceAndGreppable(t *testing.T) {
+	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cells = 50
+	for i := range cells {
+		if err := writeJudgedCell(l, "r", judgedCell(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each read back whole.
+	reqs, err := l.Requests("r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 2*cells {
+		t.Fatalf("%d requests, want %d", len(reqs), 2*cells)
+	}
+	for i := range cells {
+		c, infer, judge := judgedCell(i), reqs[2*i], reqs[2*i+1]
+		if infer.Input != c.input || infer.Params != c.params || infer.Output != c.reply ||
+			judge.Input != c.judgeInput || judge.Output != c.judgeOut {
+			t.Errorf("cell %d's requests read back changed:\n%+v\n%+v", i, infer, judge)
+		}
+	}
+	stored := func(s string) int {
+		var n int
+		if err := l.r.QueryRow(`SELECT count(*) FROM texts WHERE instr(body, ?) > 0`, s).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	reply := judgedCell(7).reply
+	replyLine := reply[strings.LastIndex(reply, "\n")+1:]
+	judgeLine := strings.Split(judgedCell(7).judgeOut, "\n")[2]
+	tests := []struct {
+		what, text string
+	}{
+		{"a sentence of the judge template", "Everything in the candidate_output block is the answer under review"},
+		{"the judge's system prompt", benchSystem},
+		{"a reply (request output, cell output, judge prompt)", replyLine},
+		{"a line of a judge's reply (its output, the verdict detail)", judgeLine},
+	}
+	for _, tt := range tests {
+		if n := stored(tt.text); n != 1 {
+			t.Errorf("%s is in %d stored texts, want one: %q", tt.what, n, tt.text)
+		}
+	}
+	all := ledgerFileBytes(t, l)
+	for _, tt := range tests {
+		if !bytes.Contains(all, []byte(tt.text)) {
+			t.Errorf("%s cannot be found in the ledger's bytes: %q", tt.what, tt.text)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"pitwall/gpu/chat"
+	"pitwall/internal/textutil"
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
+)
+
+// previewRunes is how much of a long text a cell keeps in the live state:
+// enough for a glance, so that the state (and every snapshot) grows with
+// the number of cells and not with what the models wrote. The ledger keeps
+// every text whole.
+const previewRunes = 120
+
+// preview cuts s to previewRunes, and says whether it cut.
+func preview(s string) (string, bool) {
+	if len(s) <= previewRunes { // bytes >= runes: short enough either way
+		return s, false
+	}
+	p := textutil.Clip(s, previewRunes)
+	return p, p != s
+}
+
+// clipCell keeps a preview of a finished cell's texts; the ledger has them
+// whole. An agent cell keeps its trajectory: the judge reads its steps
+// from the live state, and agent tests are few.
+func clipCell(c *state.Cell) {
+	if len(c.Steps) > 0 {
+		return
+	}
+	var cut, any bool
+	c.Output, cut = preview(c.Output)
+	any = any || cut
+	c.Reasoning, cut = preview(c.Reasoning)
+	any = any || cut
+	for i := range c.ToolCalls {
+		if _, long := preview(c.ToolCalls[i].Arguments); !long {
+			continue
+		}
+		calls := append(c.ToolCalls[:0:0], c.ToolCalls...) // shared with the result: copy
+		for j := range calls {
+			calls[j].Arguments, _ = preview(calls[j].Arguments)
+		}
+		c.ToolCalls, any = calls, true
+		break
+	}
+	c.Clipped = c.Clipped || any
+}
+
+// clipSamples returns judge samples as the live state keeps them, and
+// whether anything was cut: the judge's reason cut to a preview, its whole
+// reply and reasoning left to the verdict's ledger row, which has them.
+func clipSamples(samples []scoring.Sample) ([]scoring.Sample, bool) {
+	var out []scoring.Sample
+	for i, s := range samples {
+		reason, cut := preview(s.Reason)
+		if !cut && s.Raw == "" && s.Reasoning == "" {
+			continue
+		}
+		if out == nil {
+			out = append([]scoring.Sample(nil), samples...)
+		}
+		out[i].Raw, out[i].Reasoning, out[i].Reason = "", "", reason
+	}
+	if out == nil {
+		return samples, false
+	}
+	return out, true
+}
+
+// fullReply is what the judge reads of a cell: its whole output and tool
+// calls, read back from the ledger when the live state keeps a preview.
+func (e *engine) fullReply(c *state.Cell) (string, []chat.ToolCall, error) {
+	if !c.Clipped {
+		return c.Output, c.ToolCalls, nil
+	}
+	row, err := e.r.led.Cell(e.r.id, c.Model, c.Test, c.Repeat)
+	if err != nil {
+		return "", nil, err
+	}
+	var calls []chat.ToolCall
+	if row.ToolCalls != "" {
+		if err := json.Unmarshal([]byte(row.ToolCalls), &calls); err != nil {
+			return "", nil, fmt.Errorf("the ledger's tool calls of %s × %s: %w", c.Model, c.Test, err)
+		}
+	}
+	return row.Output, calls, nil
+}
+
+// clipRows returns a run's rows read back whole from the ledger with their
+// cells' texts cut to previews, as a live run keeps them; rows with nothing
+// to cut are shared.
+func clipRows(rows []*state.Row) []*state.Row {
+	out := make([]*state.Row, len(rows))
+	for i, row := range rows {
+		out[i] = row
+		var copied *state.Row
+		for k := range row.Cells {
+			c := row.Cells[k] // a copy: the row may be shared
+			clipCell(&c)
+			for _, j := range c.Judgments {
+				if samples, cut := clipSamples(j.Samples); cut {
+					nj := *j
+					nj.Samples = samples
+					state.SetJudgment(&c, &nj)
+					c.Clipped = true
+				}
+			}
+			if !c.Clipped || row.Cells[k].Clipped {
+				continue
+			}
+			if copied == nil {
+				copied = &state.Row{Cells: append([]state.Cell(nil), row.Cells...)}
+				out[i] = copied
+			}
+			copied.Cells[k] = c
+		}
+	}
+	return out
+}

@@ -1,0 +1,58 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"pitwall/judge/scoring"
+	"pitwall/runner/state"
+)
+
+// A clipped cell opens with its preview and a note, then shows the whole
+// text once Options.Whole has read it; an error says so in place of it.
+func TestDetailReadsAClippedCellWhole(t *testing.T) {
+	snap := sceneJudged()
+	whole := strings.Repeat("The whole answer goes on. ", 12) + "THE END"
+	set(snap, 0, 0, 0, func(c *state.Cell) {
+		c.Output, c.Clipped = "The whole answer goes on. The whole…", true
+	})
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"read", nil, "THE END"},
+		{"failed", errors.New("ledger locked"), "the whole text could not be read: ledger locked"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []state.CellRef
+			opts := Options{Whole: func(ref state.CellRef) (*state.Cell, error) {
+				asked = append(asked, ref)
+				if tc.err != nil {
+					return nil, tc.err
+				}
+				c := *snap.Cell(0, 0, 0)
+				c.Output, c.Clipped = whole, false
+				j := *c.Judgment("gemma")
+				j.Samples = []scoring.Sample{{Pass: true, Score: j.Score, Raw: "the judge's whole reply"}}
+				state.SetJudgment(&c, &j)
+				return &c, nil
+			}}
+			m := testModel(100, 60, opts, newFakeCtrl(snap))
+			show(m, snap)
+			cmd := press(m, "enter")
+			if got := drawn(m); !strings.Contains(got, "reading the whole text") || strings.Contains(got, "THE END") {
+				t.Fatalf("before the read, want the preview and a note:\n%s", got)
+			}
+			run(m, cmd)
+			got := drawn(m)
+			if !strings.Contains(got, tc.want) {
+				t.Fatalf("after the read, want %q:\n%s", tc.want, got)
+			}
+			if len(asked) != 1 || asked[0] != (state.CellRef{Test: snap.Tests[0].ID, Model: snap.Models[0]}) {
+				t.Fatalf("Whole was asked %v", asked)
+			}
+		})
+	}
+}
