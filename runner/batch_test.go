@@ -430,3 +430,31 @@ func TestABatchJudgeJudgesPipelinedCellsInBatches(t *testing.T) {
 		}
 	}
 }
+
+// A request a batch left unanswered and sent live has its retries whole:
+// the batch tries before it are not its failures.
+func TestALiveFallbackKeepsItsRetries(t *testing.T) {
+	cfg := testConfig(t, batchJudgeFleet)
+	cfg.Run.Retries = 2
+	h := newHarness(t, cfg, true)
+	// Both batches fail validation, and every live request fails too.
+	h.sims.Server("api").SetFaults(spec.Faults{BatchFail: 2, ErrorRate: 1})
+	b := h.finish(t)
+	if b.Counts.ToJudge == 0 {
+		t.Fatal("nothing to judge")
+	}
+	live := map[state.CellRef]int{}
+	for _, q := range judgeRows(t, h.led, b.ID) {
+		if q.BatchID == "" && q.Status == ledger.StatusError {
+			live[state.CellRef{Test: q.Test, Model: q.CandidateModel, Repeat: q.Repeat}]++
+		}
+	}
+	for ref, n := range live {
+		if n != 1+cfg.Run.Retries {
+			t.Errorf("%s × %s: %d live tries, want %d (the first and %d retries)", ref.Model, ref.Test, n, 1+cfg.Run.Retries, cfg.Run.Retries)
+		}
+	}
+	if len(live) != b.Counts.ToJudge {
+		t.Errorf("%d cells went live, want all %d", len(live), b.Counts.ToJudge)
+	}
+}

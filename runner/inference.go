@@ -23,6 +23,7 @@ import (
 type attempt struct {
 	ti, mi, rep int
 	n           int // 1 for the first try
+	batched     int // of the n-1 tries before, those a judge batch left unanswered
 	judge       *judgeJob
 	ctx         context.Context // what the request was submitted under
 	row         *ledger.Request // its ledger row, once written

@@ -275,7 +275,9 @@ func (e *engine) judgeDispatched(a *attempt, server string) {
 // judgeDone takes a finished judge request: a retry, or the sample.
 func (e *engine) judgeDone(a *attempt, res chat.Result, err error) {
 	class := chat.ClassOf(err)
-	if err != nil && !errors.Is(err, gpu.ErrGaveUp) && judgeMayRetry(class, a.n, e.r.cfg.Run.Retries) && a.ctx.Err() == nil {
+	// Tries a batch left unanswered are not this request's failures: a
+	// request sent live after them has its retries whole.
+	if err != nil && !errors.Is(err, gpu.ErrGaveUp) && judgeMayRetry(class, a.n-a.batched, e.r.cfg.Run.Retries) && a.ctx.Err() == nil {
 		e.spentJudging(a, res, err)
 		a.row.End(e.r.now(), res, err)
 		e.r.led.QueueFinish(a.row, e.ack)
@@ -296,7 +298,7 @@ func (e *engine) retryJudge(a *attempt) {
 	if e.shared[a.key] == a {
 		delete(e.shared, a.key)
 	}
-	next := &attempt{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, judge: a.judge, ctx: a.ctx}
+	next := &attempt{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, batched: a.batched, judge: a.judge, ctx: a.ctx}
 	ready := []*readyJudge{e.judgeRequest(next)}
 	if ready[0] != nil {
 		e.followers[next] = append(e.followers[next], fs...)
