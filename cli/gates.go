@@ -235,7 +235,7 @@ func (g *gates) failedAtSeverity(b *state.BatteryRun) []string {
 			continue
 		}
 		for _, c := range b.Rows[ti].Cells {
-			o := cellOutcome(b, &c)
+			o := cellOutcome(b, c)
 			if o != compare.Pass && (o != compare.Warn || g.strict) {
 				bad = append(bad, t.ID)
 				break
@@ -309,7 +309,7 @@ func outcomeCounts(b *state.BatteryRun, model string) compare.Counts {
 	rep := max(b.Repeat, 1)
 	for _, row := range b.Rows {
 		for i := range row.Cells {
-			c := &row.Cells[i]
+			c := row.Cells[i]
 			if model != "" && (i/rep >= len(b.Models) || b.Models[i/rep] != model) {
 				continue
 			}

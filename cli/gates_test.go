@@ -44,7 +44,7 @@ func gateRun(status state.RunStatus, grid ...string) *state.BatteryRun {
 			if verdict != "" {
 				state.SetJudgment(&c, &state.Judgment{Judge: "j", Status: state.JudgmentDone, Verdict: verdict})
 			}
-			r.Cells = append(r.Cells, c)
+			r.Cells = append(r.Cells, &c)
 		}
 		b.Rows = append(b.Rows, r)
 	}

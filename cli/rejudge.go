@@ -195,7 +195,7 @@ func pickCells(b *state.BatteryRun, only string) []state.CellRef {
 	var refs []state.CellRef
 	for _, row := range b.Rows {
 		for i := range row.Cells {
-			c := &row.Cells[i]
+			c := row.Cells[i]
 			if c.Status != state.Completed {
 				continue
 			}

@@ -238,7 +238,7 @@ func grid(cells ...state.Cell) *state.BatteryRun {
 	for _, c := range cells {
 		c.Model = "m"
 		b.Tests = append(b.Tests, state.TestInfo{ID: c.Test})
-		b.Rows = append(b.Rows, &state.Row{Cells: []state.Cell{c}})
+		b.Rows = append(b.Rows, &state.Row{Cells: []*state.Cell{&c}})
 	}
 	return b
 }

@@ -183,13 +183,18 @@ type streamAcc struct {
 	ttft               time.Duration
 	usage              bool
 	prompt, completion int
+	scratch            streamChunk // the chunk being decoded, its slice reused
 }
 
 // add decodes one chunk; at is the time since the call began.
 func (a *streamAcc) add(raw []byte, at time.Duration) error {
-	var ch streamChunk
-	if err := json.Unmarshal(raw, &ch); err != nil {
-		return fmt.Errorf("chunk %d: %w", a.chunks+1, err)
+	ch := &a.scratch
+	*ch = streamChunk{Choices: ch.Choices[:0]}
+	if !decodeChunk(raw, ch) {
+		*ch = streamChunk{} // encoding/json merges into what is there
+		if err := json.Unmarshal(raw, ch); err != nil {
+			return fmt.Errorf("chunk %d: %w", a.chunks+1, err)
+		}
 	}
 	a.chunks++
 	if a.model == "" {

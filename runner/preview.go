@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"pitwall/gpu/chat"
 	"pitwall/internal/textutil"
@@ -100,7 +101,7 @@ func clipRows(rows []*state.Row) []*state.Row {
 		out[i] = row
 		var copied *state.Row
 		for k := range row.Cells {
-			c := row.Cells[k] // a copy: the row may be shared
+			c := *row.Cells[k] // a copy: the row may be shared
 			clipCell(&c)
 			for _, j := range c.Judgments {
 				if samples, cut := clipSamples(j.Samples); cut {
@@ -114,10 +115,10 @@ func clipRows(rows []*state.Row) []*state.Row {
 				continue
 			}
 			if copied == nil {
-				copied = &state.Row{Cells: append([]state.Cell(nil), row.Cells...)}
+				copied = &state.Row{Cells: slices.Clone(row.Cells)}
 				out[i] = copied
 			}
-			copied.Cells[k] = c
+			copied.Cells[k] = &c
 		}
 	}
 	return out

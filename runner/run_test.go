@@ -175,3 +175,29 @@ func TestUnchangedRowsKeepTheirPointer(t *testing.T) {
 		t.Errorf("a published row was mutated: %s", first[1].Cells[0].Status)
 	}
 }
+
+// A change copies the row's pointers and the one cell it changes: the
+// cells it did not touch are the published ones, and a cell changed twice
+// between snapshots is copied once.
+func TestAChangedCellIsCopiedAlone(t *testing.T) {
+	tbl := newCellTable([]string{"a"}, []string{"m0", "m1", "m2"}, 1)
+	first := tbl.publish()
+	c := tbl.edit(0, 1, 0)
+	c.Status = state.Running
+	if again := tbl.edit(0, 1, 0); again != c {
+		t.Error("a cell changed twice before a snapshot was copied twice")
+	}
+	second := tbl.publish()
+	if first[0].Cells[1].Status != state.Pending || second[0].Cells[1].Status != state.Running {
+		t.Fatalf("statuses %s then %s, want pending then running", first[0].Cells[1].Status, second[0].Cells[1].Status)
+	}
+	for _, i := range []int{0, 2} {
+		if first[0].Cells[i] != second[0].Cells[i] {
+			t.Errorf("cell %d did not change but was copied", i)
+		}
+	}
+	tbl.edit(0, 1, 0).Status = state.Completed
+	if second[0].Cells[1].Status != state.Running {
+		t.Error("a published cell was changed in place")
+	}
+}

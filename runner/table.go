@@ -1,6 +1,10 @@
 package runner
 
-import "pitwall/runner/state"
+import (
+	"slices"
+
+	"pitwall/runner/state"
+)
 
 // cellTable is the loop's mutable view of the grid, published as immutable
 // snapshots by copy on write: a row is copied the first time it changes
@@ -13,55 +17,71 @@ import "pitwall/runner/state"
 type cellTable struct {
 	models  int
 	repeat  int
+	width   int // cells per row
 	rows    []*state.Row
-	owned   []bool // row i was copied since the last snapshot and may be changed in place
 	changed []bool // row i changed since it was last counted
 	tallies []state.Tally
 	total   state.Tally
 	judge   string // whose verdicts total counts
+	// gen is the snapshot being made; a row (rowGen) or a cell (cellGen,
+	// by test*width + index) of that generation was copied since the last
+	// snapshot and may be changed in place.
+	gen     uint32
+	rowGen  []uint32
+	cellGen []uint32
 }
 
 func newCellTable(tests []string, models []string, repeat int) *cellTable {
-	t := &cellTable{models: len(models), repeat: repeat, rows: make([]*state.Row, len(tests)),
-		owned: make([]bool, len(tests)), changed: make([]bool, len(tests)), tallies: make([]state.Tally, len(tests))}
+	width := len(models) * repeat
+	t := &cellTable{models: len(models), repeat: repeat, width: width, rows: make([]*state.Row, len(tests)),
+		changed: make([]bool, len(tests)), tallies: make([]state.Tally, len(tests)),
+		gen: 1, rowGen: make([]uint32, len(tests)), cellGen: make([]uint32, len(tests)*width)}
 	for ti, test := range tests {
-		row := &state.Row{Cells: make([]state.Cell, len(models)*repeat)}
+		cells := make([]state.Cell, width)
 		for mi, m := range models {
 			for r := range repeat {
-				row.Cells[mi*repeat+r] = state.Cell{Model: m, Test: test, Repeat: r, Status: state.Pending}
+				cells[mi*repeat+r] = state.Cell{Model: m, Test: test, Repeat: r, Status: state.Pending}
 			}
 		}
-		t.rows[ti] = row
-		t.owned[ti] = true
+		t.rows[ti] = state.NewRow(cells)
+		t.rowGen[ti] = t.gen
 		t.changed[ti] = true
+	}
+	for i := range t.cellGen {
+		t.cellGen[i] = t.gen
 	}
 	return t
 }
 
 // at returns the cell at (t, m, r) for reading.
 func (t *cellTable) at(ti, mi, r int) *state.Cell {
-	return &t.rows[ti].Cells[mi*t.repeat+r]
+	return t.rows[ti].Cells[mi*t.repeat+r]
 }
 
-// edit returns the cell at (t, m, r) for changing, copying its row first
-// when the row has been published.
+// edit returns the cell at (t, m, r) for changing, copying first its row's
+// pointers and then the cell when a snapshot has them.
 func (t *cellTable) edit(ti, mi, r int) *state.Cell {
-	if !t.owned[ti] {
-		old := t.rows[ti]
-		row := &state.Row{Cells: make([]state.Cell, len(old.Cells))}
-		copy(row.Cells, old.Cells)
-		t.rows[ti] = row
-		t.owned[ti] = true
+	i := mi*t.repeat + r
+	if t.rowGen[ti] != t.gen {
+		t.rows[ti] = &state.Row{Cells: slices.Clone(t.rows[ti].Cells)}
+		t.rowGen[ti] = t.gen
+	}
+	row := t.rows[ti]
+	if k := ti*t.width + i; t.cellGen[k] != t.gen {
+		c := *row.Cells[i]
+		row.Cells[i] = &c
+		t.cellGen[k] = t.gen
 	}
 	t.changed[ti] = true
-	return &t.rows[ti].Cells[mi*t.repeat+r]
+	return row.Cells[i]
 }
 
 // restore replaces every row with published ones (a run read back).
 func (t *cellTable) restore(rows []*state.Row) {
 	copy(t.rows, rows)
+	t.gen++ // nothing restored may be changed in place
 	for i := range t.rows {
-		t.owned[i], t.changed[i] = false, true
+		t.changed[i] = true
 	}
 }
 
@@ -86,13 +106,12 @@ func (t *cellTable) tally(judge string) state.Tally {
 	return t.total
 }
 
-// publish returns the rows as they are now and freezes them.
+// publish returns the rows as they are now and freezes them, cells and
+// all: the next change of any copies it first.
 func (t *cellTable) publish() []*state.Row {
 	out := make([]*state.Row, len(t.rows))
 	copy(out, t.rows)
-	for i := range t.owned {
-		t.owned[i] = false
-	}
+	t.gen++
 	return out
 }
 

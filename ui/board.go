@@ -57,7 +57,7 @@ func (b *board) rate(p passCount, g *glyphs) string {
 }
 
 // repeats returns the cells of test t and model m, one per repeat.
-func repeats(run *state.BatteryRun, t, m int) []state.Cell {
+func repeats(run *state.BatteryRun, t, m int) []*state.Cell {
 	if t < 0 || t >= len(run.Rows) || run.Rows[t] == nil {
 		return nil
 	}

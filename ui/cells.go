@@ -171,7 +171,7 @@ type shown struct {
 // (FAIL 2/3). A lone agent repeat at work shows its step under way (⠋ s3).
 // In figure mode it shows the inference glyph and the mean figure
 // of the repeats that ran.
-func showCell(cells []state.Cell, judge string, fig figure, g *glyphs, frame int) shown {
+func showCell(cells []*state.Cell, judge string, fig figure, g *glyphs, frame int) shown {
 	if fig != figNone {
 		judge = ""
 	}
@@ -187,7 +187,7 @@ func showCell(cells []state.Cell, judge string, fig figure, g *glyphs, frame int
 	)
 	first := true
 	for i := range cells {
-		c := &cells[i]
+		c := cells[i]
 		k := repeatKind(c, judge)
 		switch {
 		case k.active():
@@ -255,11 +255,11 @@ func showCell(cells []state.Cell, judge string, fig figure, g *glyphs, frame int
 
 // meanFigure is the mean of fig over the repeats that ran, formatted to at
 // most five columns.
-func meanFigure(cells []state.Cell, fig figure) (string, bool) {
+func meanFigure(cells []*state.Cell, fig figure) (string, bool) {
 	var sum float64
 	n := 0
 	for i := range cells {
-		c := &cells[i]
+		c := cells[i]
 		if c.Status != state.Completed && c.Status != state.Failed {
 			continue
 		}
@@ -316,10 +316,10 @@ const (
 // repeat passed: the checks alone decide. Every other repeat awaits a
 // decision: one still in inference, or a completed one the judge in view
 // has not judged, is judging, or has queued.
-func tallyCell(cells []state.Cell, judge string, c *state.Tally) tally {
+func tallyCell(cells []*state.Cell, judge string, c *state.Tally) tally {
 	var t tally
 	for i := range cells {
-		cell := &cells[i]
+		cell := cells[i]
 		c.Add(cell, judge, 1)
 		k := repeatKind(cell, judge)
 		switch k {

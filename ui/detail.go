@@ -195,7 +195,7 @@ func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width
 
 	cells := repeats(run, t, m)
 	for r := range cells {
-		full := withWhole(cells[r], whole[r])
+		full := withWhole(*cells[r], whole[r])
 		cell := &full
 		k := repeatKind(cell, "")
 		head := "Repeat " + strconv.Itoa(r+1) + " of " + strconv.Itoa(len(cells))

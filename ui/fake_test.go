@@ -64,13 +64,13 @@ func makeRun(nm, nt, repeat int, judges ...string) *state.BatteryRun {
 			System: "You are a careful assistant.", Prompt: "Do the task called " + id + ".",
 			Criteria: "The reply does what " + id + " asks.",
 		})
-		row := &state.Row{Cells: make([]state.Cell, nm*repeat)}
+		cells := make([]state.Cell, nm*repeat)
 		for m := range nm {
 			for r := range repeat {
-				row.Cells[m*repeat+r] = state.Cell{Model: run.Models[m], Test: id, Repeat: r, Status: state.Pending}
+				cells[m*repeat+r] = state.Cell{Model: run.Models[m], Test: id, Repeat: r, Status: state.Pending}
 			}
 		}
-		run.Rows = append(run.Rows, row)
+		run.Rows = append(run.Rows, state.NewRow(cells))
 	}
 	return run
 }
@@ -87,8 +87,11 @@ func next(run *state.BatteryRun) *state.BatteryRun {
 // the runner does. run must be a fresh snapshot from next.
 func set(run *state.BatteryRun, t, m, r int, changes ...func(*state.Cell)) {
 	old := run.Rows[t]
-	row := &state.Row{Cells: append([]state.Cell(nil), old.Cells...)}
-	c := &row.Cells[m*run.Repeat+r]
+	row := &state.Row{Cells: slices.Clone(old.Cells)}
+	i := m*run.Repeat + r
+	c := new(state.Cell)
+	*c = *old.Cells[i]
+	row.Cells[i] = c
 	c.Judgments = slices.Clone(c.Judgments)
 	for _, f := range changes {
 		f(c)

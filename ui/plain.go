@@ -131,10 +131,10 @@ func (p *plain) diff(prev, run *state.BatteryRun) {
 			continue
 		}
 		for i := range row.Cells {
-			c := &row.Cells[i]
+			c := row.Cells[i]
 			var was *state.Cell
 			if old != nil && i < len(old.Cells) {
-				was = &old.Cells[i]
+				was = old.Cells[i]
 			}
 			switch {
 			case c.Status.Terminal() && (was == nil || !was.Status.Terminal()):

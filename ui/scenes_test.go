@@ -115,10 +115,11 @@ func sceneWarnings() *state.BatteryRun {
 func sceneBig(nm, nt int) *state.BatteryRun {
 	run := next(makeRun(nm, nt, 1, "gemma"))
 	for t := range nt {
-		row := &state.Row{Cells: make([]state.Cell, nm)}
-		copy(row.Cells, run.Rows[t].Cells)
+		row := &state.Row{Cells: make([]*state.Cell, nm)}
 		for m := range nm {
-			c := &row.Cells[m]
+			c := new(state.Cell)
+			*c = *run.Rows[t].Cells[m]
+			row.Cells[m] = c
 			switch (t*7 + m*3) % 9 {
 			case 0, 1, 2:
 				completed(time.Duration(300+t%50*40)*time.Millisecond, float64(10+m%40))(c)

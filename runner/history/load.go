@@ -59,13 +59,13 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, 
 	tindex, mindex := map[string]int{}, map[string]int{}
 	for i, t := range run.Tests {
 		tindex[t] = i
-		row := &state.Row{Cells: make([]state.Cell, len(run.Models)*repeat)}
+		cells := make([]state.Cell, len(run.Models)*repeat)
 		for mi, m := range run.Models {
 			for r := range repeat {
-				row.Cells[mi*repeat+r] = state.Cell{Model: m, Test: t, Repeat: r, Status: state.Pending}
+				cells[mi*repeat+r] = state.Cell{Model: m, Test: t, Repeat: r, Status: state.Pending}
 			}
 		}
-		rows[i] = row
+		rows[i] = state.NewRow(cells)
 	}
 	for i, m := range run.Models {
 		mindex[m] = i
@@ -76,7 +76,7 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, 
 		if !ok1 || !ok2 || rep < 0 || rep >= repeat {
 			return nil
 		}
-		return &rows[ti].Cells[mi*repeat+rep]
+		return rows[ti].Cells[mi*repeat+rep]
 	}
 	var tokens int64
 	for _, row := range cells {
@@ -194,7 +194,7 @@ func stopDeadCells(rows []*state.Row, run ledger.RunRow) {
 	why := fmt.Sprintf("interrupted: the process running run %s went away before this cell finished", run.ID)
 	for _, row := range rows {
 		for i := range row.Cells {
-			if c := &row.Cells[i]; !c.Status.Terminal() {
+			if c := row.Cells[i]; !c.Status.Terminal() {
 				c.Status, c.ErrorClass, c.Error = state.Cancelled, chat.ClassCanceled, why
 			}
 		}

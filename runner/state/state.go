@@ -166,11 +166,24 @@ type TestInfo struct {
 	Reference string
 }
 
-// Row holds one test's cells: index model*Repeat + repeat. A published Row is
-// immutable; the runner copies a row before changing it (copy on write), so a
-// snapshot costs one slice of pointers, not a copy of every cell.
+// Row holds one test's cells: index model*Repeat + repeat. A published Row,
+// and every Cell it points to, is immutable; the runner copies a row's
+// pointers and then the one cell it changes (copy on write), so a snapshot
+// costs a slice of pointers, and a cell that changed is held twice only
+// while an older snapshot still points to it.
 type Row struct {
-	Cells []Cell
+	Cells []*Cell
+}
+
+// NewRow makes a row of copies of cells, each an allocation of its own: a
+// cell replaced later must not keep its neighbours' memory alive.
+func NewRow(cells []Cell) *Row {
+	r := &Row{Cells: make([]*Cell, len(cells))}
+	for i := range cells {
+		c := cells[i]
+		r.Cells[i] = &c
+	}
+	return r
 }
 
 // BatteryRun is an immutable snapshot of a run. Readers must not change it.
@@ -222,7 +235,7 @@ func (b *BatteryRun) Cell(t, m, r int) *Cell {
 	if t < 0 || t >= len(b.Rows) || m < 0 || m >= len(b.Models) || r < 0 || r >= b.Repeat {
 		return nil
 	}
-	return &b.Rows[t].Cells[m*b.Repeat+r]
+	return b.Rows[t].Cells[m*b.Repeat+r]
 }
 
 // CellRef names a cell.

@@ -59,7 +59,7 @@ func (t *Tally) Add(c *Cell, judge string, sign int) {
 // AddRow counts every cell of a row.
 func (t *Tally) AddRow(r *Row, judge string, sign int) {
 	for i := range r.Cells {
-		t.Add(&r.Cells[i], judge, sign)
+		t.Add(r.Cells[i], judge, sign)
 	}
 }
 

@@ -19,7 +19,7 @@ func cellWith(status CellStatus, verdicts map[string]scoring.Verdict) Cell {
 }
 
 func TestTallyCountsEachCellOnce(t *testing.T) {
-	row := &Row{Cells: []Cell{
+	row := NewRow([]Cell{
 		cellWith(Pending, nil), cellWith(Queued, nil), cellWith(Loading, nil), cellWith(Running, nil),
 		cellWith(Completed, map[string]scoring.Verdict{"a": scoring.Pass, "b": scoring.Fail}),
 		cellWith(Completed, map[string]scoring.Verdict{"a": scoring.Warn}),
@@ -27,7 +27,7 @@ func TestTallyCountsEachCellOnce(t *testing.T) {
 		cellWith(Completed, map[string]scoring.Verdict{"a": ""}), // being judged
 		cellWith(Failed, map[string]scoring.Verdict{"a": scoring.Pass}),
 		cellWith(Errored, nil), cellWith(Cancelled, nil),
-	}}
+	})
 	got := TallyRows([]*Row{row}, "a")
 	want := Tally{Pending: 1, Queued: 1, Loading: 1, Running: 1, Completed: 4, Failed: 1, Errored: 1, Cancelled: 1,
 		Pass: 1, Warn: 1, JudgeError: 1, Judged: 3, ToJudge: 4}
