@@ -7,6 +7,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/internal/textutil"
+	"pitwall/judge/check"
 	"pitwall/judge/scoring"
 	"pitwall/runner/state"
 )
@@ -26,8 +27,8 @@ func preview(s string) (string, bool) {
 	return p, p != s
 }
 
-// clipCell keeps a preview of a finished cell's texts; the ledger has them
-// whole. An agent cell keeps its trajectory: the judge reads its steps
+// clipCell keeps a preview of a finished cell's texts, and the checks it
+// failed; the ledger has them all. An agent cell keeps its trajectory: the judge reads its steps
 // from the live state, and agent tests are few.
 func clipCell(c *state.Cell) {
 	if len(c.Steps) > 0 {
@@ -49,7 +50,28 @@ func clipCell(c *state.Cell) {
 		c.ToolCalls, any = calls, true
 		break
 	}
+	// The checks that passed are not what the screen shows of a cell
+	// (its status says it); the ones that failed say why it failed.
+	if n := countPassed(c.Checks); n > 0 {
+		var failed []check.CheckResult
+		for _, r := range c.Checks {
+			if !r.Pass {
+				failed = append(failed, r)
+			}
+		}
+		c.Checks, any = failed, true
+	}
 	c.Clipped = c.Clipped || any
+}
+
+func countPassed(rs []check.CheckResult) int {
+	n := 0
+	for _, r := range rs {
+		if r.Pass {
+			n++
+		}
+	}
+	return n
 }
 
 // clipSamples returns judge samples as the live state keeps them, and

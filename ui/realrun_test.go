@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"pitwall/gpu/sim"
 	"pitwall/gpu/sim/spec"
 	"pitwall/runner"
+	"pitwall/runner/history"
 	"pitwall/runner/ledger"
 	"pitwall/runner/setup"
 	"pitwall/runner/state"
@@ -270,6 +272,53 @@ func TestProgramRejudgeAsksThenSCancelsAndTheVerdictsComeBack(t *testing.T) {
 		b := run.Wait(context.Background())
 		return b.JudgeInFlight == 0 && b.Counts == before.Counts
 	})
+	tm.Type("q")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+}
+
+// On a real run, whose snapshots keep previews, the detail view reads the
+// cell whole from the ledger: the judges' reasoning the snapshot dropped
+// is on the screen, and no preview note is left.
+func TestProgramDetailReadsTheLedgerWhole(t *testing.T) {
+	run, led := realRun(t, false)
+	b := run.Wait(context.Background())
+	c := b.Cell(0, 0, 0)
+	if c == nil || !c.Clipped {
+		t.Fatalf("cell %+v: want a clipped cell (its judges' replies stay in the ledger)", c)
+	}
+	whole, err := history.LoadCell(led, run.ID(), state.CellRef{Test: c.Test, Model: c.Model, Repeat: c.Repeat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var thought string
+	for _, j := range whole.Judgments {
+		for _, s := range j.Samples {
+			if s.Reasoning != "" || s.Raw != "" {
+				thought = strings.TrimSpace(strings.SplitN(s.Reasoning+"\n"+s.Raw, "\n", 2)[0])
+			}
+		}
+	}
+	if thought == "" {
+		t.Fatal("the ledger holds no judge reasoning or reply to look for")
+	}
+	thought = string([]rune(thought)[:min(12, len([]rune(thought)))]) // the screen wraps: look for its start
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	var reads atomic.Int32
+	opts := Options{Whole: func(ref state.CellRef) (*state.Cell, error) {
+		reads.Add(1)
+		return history.LoadCell(led, run.ID(), ref)
+	}}
+	w := watch(newModel(run.Snapshots(), runCtrl{run}, opts, done))
+	tm := teatest.NewTestModel(t, w, teatest.WithInitialTermSize(140, 80))
+	w.waitText(t, "Done")
+	tm.Send(keyMsg("enter"))
+	w.waitFor(t, "the cell read whole", func(s string) bool {
+		return strings.Contains(s, "Judges") && strings.Contains(s, thought) && !strings.Contains(s, "a preview")
+	})
+	if n := reads.Load(); n != 1 {
+		t.Errorf("the ledger was read %d times, want once", n)
+	}
 	tm.Type("q")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 }
