@@ -99,7 +99,9 @@ func (l *Ledger) Cell(runID, model, test string, repeat int) (CellRow, error) {
 	if err != nil {
 		return CellRow{}, l.wrap(op, err)
 	}
-	out, err := l.scanCells(op, rows)
+	// The cell is read to be quoted (a judge's prompt): its pieces are
+	// remembered again, so that quoting them stores nothing new.
+	out, err := l.scanCells(op, rows, true)
 	if err != nil {
 		return CellRow{}, err
 	}
@@ -114,10 +116,10 @@ func (l *Ledger) queryCells(op, where string, args ...any) ([]CellRow, error) {
 	if err != nil {
 		return nil, l.wrap(op, err)
 	}
-	return l.scanCells(op, rows)
+	return l.scanCells(op, rows, false)
 }
 
-func (l *Ledger) scanCells(op string, rows *sql.Rows) ([]CellRow, error) {
+func (l *Ledger) scanCells(op string, rows *sql.Rows, recall bool) ([]CellRow, error) {
 	defer rows.Close()
 	var (
 		out  []CellRow
@@ -145,7 +147,7 @@ func (l *Ledger) scanCells(op string, rows *sql.Rows) ([]CellRow, error) {
 		return nil, l.wrap(op, err)
 	}
 	rows.Close() // the texts are read on a connection of the pool too
-	var t texts
+	t := texts{recall: recall}
 	for i := range out {
 		c := &out[i]
 		t.add(&c.Output, refs[i][0])

@@ -128,7 +128,7 @@ type textKey [16]byte
 // of up to knownTexts/2 each. A piece found in the older one moves to the
 // newer, so the pieces a run keeps repeating (templates, prompts) stay;
 // the older generation is dropped when the newer fills.
-const knownTexts = 1 << 16
+var knownTexts = 1 << 16 // a variable for the tests
 
 // ref stores the pieces of s that the writer does not remember storing
 // and returns its reference; nil for an empty text, which stays in its
@@ -173,8 +173,7 @@ func (b *batch) textID(body string) (int64, error) {
 	w := b.w
 	w.hashBuf = append(w.hashBuf[:0], body...)
 	sum := sha256.Sum256(w.hashBuf)
-	var key textKey
-	copy(key[:], sum[:])
+	key := textKey(sum[:16])
 	if id, ok := b.staged[key]; ok {
 		return id, nil
 	}
@@ -226,6 +225,10 @@ const textChunk = 500
 // (each once) and writes the texts.
 type texts struct {
 	cols []textCol
+	// recall hands the pieces read back to the writer to remember: a text
+	// read to be quoted in a new one (a reply in its judge's prompt) then
+	// costs nothing again, however long ago it was stored.
+	recall bool
 }
 
 type textCol struct {
@@ -258,12 +261,20 @@ func (t *texts) resolve(l *Ledger) error {
 			return err
 		}
 	}
+	read := want
 	for len(want) > 0 {
 		n := min(len(want), textChunk)
 		if err := l.readBodies(want[:n], bodies); err != nil {
 			return err
 		}
 		want = want[n:]
+	}
+	if t.recall && l.wr != nil && len(read) > 0 {
+		pieces := make(map[textKey]int64, len(read))
+		for _, id := range read {
+			pieces[keyOf(bodies[id])] = id
+		}
+		l.wr.recall(pieces)
 	}
 	for _, c := range t.cols {
 		if v, n := binary.Uvarint(c.ref); n == len(c.ref) && v&3 == endNone {
@@ -347,4 +358,26 @@ func eachPiece(ref []byte, f func(id int64, end int)) error {
 		ref = ref[n:]
 	}
 	return nil
+}
+
+// keyOf is the key the writer remembers a piece by.
+func keyOf(body string) textKey {
+	sum := sha256.Sum256([]byte(body))
+	return textKey(sum[:16])
+}
+
+// recall has the next commit remember pieces a reader read back (see
+// texts.recall); called by readers, so it only queues them.
+func (w *writer) recall(pieces map[textKey]int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.recalled == nil {
+		w.recalled = map[textKey]int64{}
+	}
+	for k, id := range pieces {
+		if len(w.recalled) >= knownTexts/2 {
+			return
+		}
+		w.recalled[k] = id
+	}
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +162,50 @@ func TestRepeatedTextsAreStoredOnceAndGreppable(t *testing.T) {
 		if !bytes.Contains(all, []byte(tt.text)) {
 			t.Errorf("%s cannot be found in the ledger's bytes: %q", tt.what, tt.text)
 		}
+	}
+}
+
+// A cell read back is remembered again: its reply quoted in a judge's
+// prompt long after it was stored (phase two of a large run) stores
+// nothing new, though the writer had forgotten it.
+func TestAReplyReadBackIsNotStoredAgainWhenQuoted(t *testing.T) {
+	defer func(n, m int) { knownTexts, recentCellBytes = n, m }(knownTexts, recentCellBytes)
+	knownTexts, recentCellBytes = 8, 1 // forget soon, and read the cell from the table
+	l := openTest(t)
+	line := func(who string, i int) string {
+		return fmt.Sprintf("%s line %d of a reply long enough to be a piece of its own, surely.", who, i)
+	}
+	reply := line("first", 1) + "\n" + line("first", 2) + "\n" + line("first", 3)
+	if err := l.PutCell(CellRow{RunID: "r", Model: "m", Test: "t0", Status: "completed", Output: reply}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 20; i++ { // enough other texts for the writer to forget the first
+		if err := l.PutCell(CellRow{RunID: "r", Model: "m", Test: fmt.Sprintf("t%d", i), Status: "completed",
+			Output: line(fmt.Sprintf("other %d", i), 1) + "\n" + line(fmt.Sprintf("other %d", i), 2)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() int {
+		var n int
+		if err := l.r.QueryRow(`SELECT count(*) FROM texts WHERE instr(body, 'first line') > 0`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	got, err := l.Cell("r", "m", "t0", 0)
+	if err != nil || got.Output != reply {
+		t.Fatalf("the cell read back: %q, %v", got.Output, err)
+	}
+	input, _ := json.Marshal([]map[string]string{{"role": "user", "content": "Judge this reply:\n" + reply + "\nVERDICT?"}})
+	if _, err := l.InsertRequest(&Request{RunID: "r", Purpose: PurposeJudge, Model: "j", Test: "t0", Input: string(input)}); err != nil {
+		t.Fatal(err)
+	}
+	if after := count(); after != before {
+		t.Errorf("the quoted reply's lines are in %d stored texts, %d before it was quoted", after, before)
+	}
+	reqs, err := l.Requests("r")
+	if err != nil || len(reqs) != 1 || reqs[0].Input != string(input) {
+		t.Fatalf("the judge request read back: %+v, %v", reqs, err)
 	}
 }

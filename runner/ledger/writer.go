@@ -90,6 +90,8 @@ type writer struct {
 	kick   chan struct{}
 	exited chan struct{}
 
+	recalled map[textKey]int64 // pieces readers read back, for the committer to remember
+
 	// The committer's own: only the goroutine making a commit (busy)
 	// touches them.
 	known   map[textKey]int64 // pieces stored, the newer generation
@@ -157,8 +159,11 @@ func (w *writer) commitDue() {
 		w.queue, w.spare = w.spare, nil
 		w.urgent = false
 		w.busy = true
+		recalled := w.recalled
+		w.recalled = nil
 		w.mu.Unlock()
 
+		w.remember(recalled)
 		w.commit(qs)
 
 		w.mu.Lock()
@@ -293,7 +298,7 @@ func (w *writer) queuedCell(k CellKey, run string) (CellRow, bool) {
 
 // recentCellBytes bounds the texts of the cells the writer keeps after
 // their commit: two generations of half as much each.
-const recentCellBytes = 8 << 20
+var recentCellBytes = 8 << 20 // a variable for the tests
 
 // recentCells is what the writer remembers of the cells it committed
 // lately, so that a run reading back a cell it has just written (to judge
