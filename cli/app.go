@@ -136,8 +136,7 @@ func (a *app) discover(ctx context.Context, stderr io.Writer) error {
 	}
 	if a.purpose == forJudging {
 		// No inference is sent: the run's models need not be served (an
-		// imported run's seldom are). The judges' models are renamed in
-		// place, as CheckOffered does, since the copy shares them.
+		// imported run's seldom are); the judges' must be.
 		c := *a.cfg
 		c.Models = nil
 		return config.CheckOffered(&c, reachable)

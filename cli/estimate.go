@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -69,7 +68,7 @@ func hostedJudge(cfg *config.Config, j config.Judge) (bool, string) {
 		if j.Server != config.AnyServer && s.Name != j.Server {
 			continue
 		}
-		if j.Server == config.AnyServer && len(s.Models) > 0 && !slices.Contains(s.Models, j.Model) {
+		if _, offered := chat.MatchModel(s.Models, j.Model); j.Server == config.AnyServer && len(s.Models) > 0 && !offered {
 			continue
 		}
 		if s.Kind == chat.KindOpenAI && !localURL(s.URL) {

@@ -216,6 +216,12 @@ func TestInterruptStopsAHeadlessRunAndLeavesNothingOpen(t *testing.T) {
 			t.Errorf("a %s request is left %s after the stop", q.Purpose, q.Status)
 		}
 	}
+	// `runs` reports what the process returned, not a code computed again.
+	_, out, _ := pitwall(t, dir, nil, "runs", "-n", "1", "--json")
+	var runs []runSummary
+	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != 1 || runs[0].ExitCode == nil || *runs[0].ExitCode != code {
+		t.Errorf("runs after SIGINT: %v\n%s; want exit code %d, what the process returned", err, out, code)
+	}
 }
 
 // A second interrupt quits at once, but through the same closing as the

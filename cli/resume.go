@@ -82,7 +82,7 @@ func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.
 	}
 	defer run.Close() // before the app's Close: the run writes to its ledger
 	a.log.Info("continuing run", "status", row.Status, "errors", again.Errors, "cancelled", again.Cancelled)
-	return drive(run, a, cf, stdin, stdout, stderr)
+	return recordExit(a.led, row.ID, drive(run, a, cf, stdin, stdout, stderr), stderr)
 }
 
 // runConfig finds run id in ledger db (reading it settles a run whose

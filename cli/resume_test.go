@@ -290,6 +290,9 @@ func TestResumeAfterSIGKILLSendsOnlyWhatWasNotDone(t *testing.T) {
 			if code != refCode {
 				t.Errorf("resume exited %d, the run that never stopped %d\n%s", code, refCode, errOut)
 			}
+			if got, ok, err := recordedExit(db, id); err != nil || !ok || got != code {
+				t.Errorf("after the resume the ledger records exit %d (recorded %v, %v), want the %d resume returned", got, ok, err, code)
+			}
 			after := fleet.requests(t)
 			got := exportRun(t, dir, db, id)
 			if got.Run.ID != id || got.Run.Status != want.Run.Status {
@@ -465,4 +468,14 @@ func TestContinuingARunALiveProcessHoldsIsRefused(t *testing.T) {
 			t.Errorf("%s: the message does not name the process that runs it (%s): %q", args[0], pid, msg)
 		}
 	}
+}
+
+// recordedExit is the exit code the ledger at db records for run id.
+func recordedExit(db, id string) (int, bool, error) {
+	led, err := ledger.Open(db)
+	if err != nil {
+		return 0, false, err
+	}
+	defer led.Close()
+	return led.ExitCode(id)
 }

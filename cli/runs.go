@@ -21,8 +21,9 @@ func cmdRuns(args []string, stdout, stderr io.Writer) int {
 		"Lists the runs in the ledger, newest first: status (running, completed, stopped, failed, or\n"+
 			"interrupted when its process went away), models × tests, cells by outcome under the run's judge\n"+
 			"(PASS, FAIL, WARN, ERR: ⚠️ errors and judge errors), the pass rate (PASS over decided cells, as\n"+
-			"the summary counts it), the judge in view, how long it took, and the exit code it earned\n"+
-			"(without --fail-under or --fail-on; — while running or when interrupted).", stderr)
+			"the summary counts it), the judge in view, how long it took, and the exit code its process\n"+
+			"returned, gates and interrupts included (for a run recorded before pitwall kept it, the code\n"+
+			"its verdicts earn without gates; — while running or when interrupted).", stderr)
 	db := ledgerFlag(fs)
 	limit := fs.Int("n", 20, "how many runs to list (0 lists all)")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -93,7 +94,7 @@ type runSummary struct {
 	StartedAt   time.Time  `json:"started_at"`
 	EndedAt     *time.Time `json:"ended_at"`
 	DurationMS  *int64     `json:"duration_ms"`
-	ExitCode    *int       `json:"exit_code"` // null while running or when interrupted
+	ExitCode    *int       `json:"exit_code"` // what its process returned; null while running or when interrupted
 	Message     string     `json:"message,omitempty"`
 	Problem     string     `json:"problem,omitempty"` // why its cells could not be read
 }
@@ -127,7 +128,7 @@ func summarizeRun(led *ledger.Ledger, r ledger.RunRow) runSummary {
 	switch r.Status {
 	case ledger.RunRunning, ledger.RunInterrupted:
 	default:
-		code := state.ExitCode(b, runStrict(r))
+		code := exitOf(led, r, func() int { return state.ExitCode(b, runStrict(r)) })
 		s.ExitCode = &code
 	}
 	return s

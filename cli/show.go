@@ -17,7 +17,9 @@ import (
 func cmdShow(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("show", "pitwall show RUN [--headless] [flags]",
 		"Opens a run from the ledger in the grid: browse, open cells, re-judge, switch judges, export.\n"+
-			"With --headless, or when stdout is not a terminal, prints its grid and summary instead.\n"+
+			"With --headless, or when stdout is not a terminal, prints its grid and summary instead, then\n"+
+			"the tests that did not pass (most severe first, with severity and category) and the battery's\n"+
+			"warnings; its exit code is the one the run's process returned, when the ledger has it.\n"+
 			"RUN is a run id, a unique prefix of one, or \"last\".", stderr)
 	db := ledgerFlag(fs)
 	judgeName := fs.String("judge", "", "whose verdicts to show (default: the run's own judge or jury)")
@@ -39,9 +41,19 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	exitCode := func(b *state.BatteryRun) int { return state.ExitCode(b, false) }
 	if *headless || !isTerminal(stdout) {
 		defer led.Close()
+		row, err := led.Run(b.ID)
+		if err != nil {
+			return failf(stderr, err)
+		}
+		if *judgeName == "" {
+			// Under its own verdicts the run exits as its process did
+			// (gates, interrupts); another judge's earn their own code.
+			exitCode = func(b *state.BatteryRun) int { return exitOf(led, row, func() int { return state.ExitCode(b, false) }) }
+		}
 		fmt.Fprint(stdout, ui.RenderGrid(b, b.Plan.InView, *ascii))
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, ui.Summary(b, b.Plan.InView, ui.Options{ASCII: *ascii, LedgerPath: *db, ExitCode: exitCode, Spend: spendOf(led)}))
+		printNotPassed(stdout, b, history.RunRecord(row), runStrict(row))
 		return exitCode(b)
 	}
 	// Re-judging needs the run's config (the prompts, the judges, the

@@ -2,15 +2,14 @@ package config
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"regexp/syntax"
 	"strings"
 
 	"pitwall/gpu/chat"
 	"pitwall/judge/check"
+	"pitwall/judge/check/script"
 )
 
 // pfContext is what an assertion of one test sees: the test's vars, its
@@ -87,11 +86,11 @@ func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 	case "contains", "icontains", "starts-with":
 		return one(check.Check{Type: neg(baseType), Value: val})
 	case "regex":
-		// A pattern RE2 cannot read only for want of lookaround or
-		// backreferences runs as JavaScript; a broken one is reported.
-		var se *syntax.Error
-		if _, err := regexp.Compile(val); err == nil || !errors.As(err, &se) ||
-			(se.Code != syntax.ErrInvalidPerlOp && se.Code != syntax.ErrInvalidEscape) {
+		// promptfoo runs the pattern as a JavaScript RegExp. One that RE2
+		// cannot read but JavaScript can (lookahead, lookbehind,
+		// backreferences, \k<name>) runs as JavaScript; one neither reads
+		// stays a regex check, which validation reports with its test.
+		if _, err := regexp.Compile(val); err == nil || !jsRegExp(val) {
 			return one(check.Check{Type: neg("regex"), Value: val})
 		}
 		return one(c.script(neg("javascript"), fmt.Sprintf("new RegExp(%s).test(typeof output === 'string' ? output : JSON.stringify(output))", jsString(val)), a))
@@ -282,6 +281,18 @@ func splitCommas(s string) []string {
 }
 
 // jsString writes s as a JavaScript string literal.
+// jsRegExp reports whether JavaScript reads pattern as a RegExp: asked of
+// the engine that runs the javascript check, rather than guessed from why
+// RE2 refused it.
+func jsRegExp(pattern string) bool {
+	p, err := script.Compile("new RegExp("+jsString(pattern)+") instanceof RegExp", false, "")
+	if err != nil {
+		return false
+	}
+	r, err := p.Run(script.Input{Output: ""}, nil)
+	return err == nil && r.Pass
+}
+
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)

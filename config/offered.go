@@ -12,9 +12,10 @@ import (
 // left out). Every model to run must be offered by some server, and every
 // judge on a fleet server by that server; judges on a hosted url are not
 // checked. Names match as chat.MatchModel says (Ollama's implicit
-// ":latest", LM Studio's publisher/model ids, case), and a model or judge
-// model the servers list under another spelling is renamed to it, so that
-// every request names the model as the server knows it.
+// ":latest", LM Studio's publisher/model ids, case). Nothing is renamed: a
+// model keeps the config's name everywhere pitwall shows or records it, and
+// the fleet sends each server the name that server lists it by (two servers
+// may spell one model two ways).
 //
 // Each problem names the model, the config file and the line it is on.
 func CheckOffered(c *Config, offered map[string][]string) error {
@@ -27,9 +28,8 @@ func CheckOffered(c *Config, offered map[string][]string) error {
 	}
 	v := newCollector(src)
 	names := sortedKeys(offered)
-	for i, m := range c.Models {
-		if listed, ok := servedAs(offered, names, m); ok {
-			c.Models[i] = listed
+	for _, m := range c.Models {
+		if offeredBySome(offered, names, m) {
 			continue
 		}
 		v.add(c.modelField(m), offeredHint(m, names, offered), "no reachable server offers model %q", m)
@@ -39,17 +39,13 @@ func CheckOffered(c *Config, offered map[string][]string) error {
 			continue
 		}
 		if j.Server == AnyServer {
-			if listed, ok := servedAs(offered, names, j.Model); ok {
-				c.Scoring.Judges[i].Model = listed
-			} else {
+			if !offeredBySome(offered, names, j.Model) {
 				v.add(joinPath(indexPath("scoring.judges", i), "model"), offeredHint(j.Model, names, offered),
 					"judge %q: no reachable server offers model %q", j.Name, j.Model)
 			}
 			continue
 		}
-		if listed, ok := chat.MatchModel(offered[j.Server], j.Model); ok {
-			c.Scoring.Judges[i].Model = listed
-		} else {
+		if _, ok := chat.MatchModel(offered[j.Server], j.Model); !ok {
 			list := strings.Join(offered[j.Server], ", ")
 			if list == "" {
 				list = "nothing (is it up?)"
@@ -65,15 +61,14 @@ func CheckOffered(c *Config, offered map[string][]string) error {
 	return v.errs.err()
 }
 
-// servedAs is the name the first server (by name) that serves model lists
-// it by.
-func servedAs(offered map[string][]string, names []string, model string) (string, bool) {
+// offeredBySome reports whether any server serves model, by whatever name.
+func offeredBySome(offered map[string][]string, names []string, model string) bool {
 	for _, s := range names {
-		if listed, ok := chat.MatchModel(offered[s], model); ok {
-			return listed, true
+		if _, ok := chat.MatchModel(offered[s], model); ok {
+			return true
 		}
 	}
-	return "", false
+	return false
 }
 
 func offeredHint(model string, names []string, offered map[string][]string) string {

@@ -111,26 +111,58 @@ models = ["m1"]
 	}
 }
 
-func TestCheckOfferedNamesModelsAsTheServersDo(t *testing.T) {
-	c := &Config{Path: "x.toml", Models: []string{"tiny-a", "Gemma-3-12B", "qwen/qwen3-8b"},
-		Scoring: Scoring{Judges: []Judge{{Name: "j", Model: "judge-small", Server: "gpu0"}}, Mode: "judge", Active: "j"}}
+func TestCheckOfferedMatchesAsTheServersSpellButRenamesNothing(t *testing.T) {
+	c := &Config{Path: "x.toml", Models: []string{"tiny-a", "Gemma-3-12B", "qwen/qwen3-8b", "m"},
+		Scoring: Scoring{Judges: []Judge{
+			{Name: "j", Model: "judge-small", Server: "gpu0"},
+			{Name: "k", Model: "Judge-Big", Server: AnyServer},
+		}, Mode: "jury"}}
 	offered := map[string][]string{
-		"gpu0": {"tiny-a:latest", "judge-small:latest"},
-		"gpu1": {"google/gemma-3-12b", "qwen/qwen3-8b"},
+		// One model, m, spelt two ways by two servers: neither spelling wins.
+		"gpu0": {"tiny-a:latest", "judge-small:latest", "m:latest"},
+		"gpu1": {"google/gemma-3-12b", "qwen/qwen3-8b", "pub/m", "judge-big"},
 	}
 	if err := CheckOffered(c, offered); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"tiny-a:latest", "google/gemma-3-12b", "qwen/qwen3-8b"}
+	want := []string{"tiny-a", "Gemma-3-12B", "qwen/qwen3-8b", "m"}
 	if strings.Join(c.Models, " ") != strings.Join(want, " ") {
-		t.Errorf("models %v, want the servers' names %v", c.Models, want)
+		t.Errorf("models %v, want the config's names %v", c.Models, want)
 	}
-	if c.Scoring.Judges[0].Model != "judge-small:latest" {
-		t.Errorf("judge model %q, want judge-small:latest", c.Scoring.Judges[0].Model)
+	if got := []string{c.Scoring.Judges[0].Model, c.Scoring.Judges[1].Model}; got[0] != "judge-small" || got[1] != "Judge-Big" {
+		t.Errorf("judge models %v, want the config's names [judge-small Judge-Big]", got)
 	}
 	// A name two servers' lists would both match by a looser rule is not guessed.
 	c = &Config{Path: "x.toml", Models: []string{"m"}}
 	if err := CheckOffered(c, map[string][]string{"s": {"a/m", "b/m"}}); err == nil {
-		t.Errorf("an ambiguous name was accepted as %v", c.Models)
+		t.Errorf("an ambiguous name was accepted")
+	}
+}
+
+// A config's model matches a server's listed name as the fleet matches it
+// (chat.MatchModel), before discovery too: Ollama's implicit tag, LM
+// Studio's publisher, case.
+func TestListedModelsMatchAsTheFleetMatches(t *testing.T) {
+	const servers = `
+[[servers]]
+name = "ollama"
+url = "http://127.0.0.1:11434/v1"
+models = ["m:latest"]
+
+[[servers]]
+name = "lms"
+url = "http://127.0.0.1:1234/v1"
+models = ["pub/Other"]
+`
+	for _, m := range []string{"m", "m:latest", "other", "pub/other"} {
+		p := writeConfig(t, "battery = \"tools.toml\"\nmodels = [\""+m+"\"]\n"+servers)
+		if _, err := Load(p, Overrides{}, noEnv); err != nil {
+			t.Errorf("model %q: %v", m, err)
+		}
+	}
+	p := writeConfig(t, "battery = \"tools.toml\"\nmodels = [\"mm\"]\n"+servers)
+	_, err := Load(p, Overrides{}, noEnv)
+	if err == nil || !strings.Contains(err.Error(), `"mm" is not offered`) {
+		t.Errorf("model mm: %v, want not offered", err)
 	}
 }

@@ -12,7 +12,10 @@ import (
 // that hold them (api_key_env), and credentials written into a server or
 // judge url (user:password@, ?api_key=...) are masked by redact.URL.
 // Durations are written as Go duration strings ("5m0s"); the battery's test
-// ids are listed under "tests".
+// ids are listed under "tests", their categories and severities under
+// "test_categories" and "test_severities" (id → value, tests with one
+// only), and what the battery asked for that pitwall will not act on under
+// "warnings".
 func (c *Config) RedactedJSON() string {
 	cp := *c
 	cp.Servers = slices.Clone(c.Servers)
@@ -33,10 +36,23 @@ func (c *Config) RedactedJSON() string {
 		run["timeout"] = c.Run.Timeout.String()
 	}
 	ids := make([]string, len(c.Tests))
+	cats, sevs := map[string]string{}, map[string]string{}
 	for i, t := range c.Tests {
 		ids[i] = t.ID
+		if t.Category != "" {
+			cats[t.ID] = t.Category
+		}
+		if t.Severity != "" {
+			sevs[t.ID] = t.Severity
+		}
 	}
 	m["tests"] = ids
+	if len(cats) > 0 {
+		m["test_categories"] = cats
+	}
+	if len(sevs) > 0 {
+		m["test_severities"] = sevs
+	}
 	out, err := json.Marshal(m)
 	if err != nil {
 		return "{}"

@@ -32,8 +32,9 @@ type Config struct {
 
 	// Warnings are things the battery asked for that pitwall loaded but
 	// will not act on (promptfoo assertions it cannot run, for one);
-	// `pitwall validate` shows them.
-	Warnings []string `toml:"-" json:"-"`
+	// `pitwall validate` and `run` print them, and the run's record keeps
+	// them (RedactedJSON), for `show` and the exports.
+	Warnings []string `toml:"-" json:"warnings,omitempty"`
 
 	meta *meta // where fields were written, for messages after Load
 }

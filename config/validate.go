@@ -211,7 +211,8 @@ func validateScoring(v *collector, c *Config) {
 			listed, offered := true, false
 			for _, srv := range c.Servers {
 				listed = listed && len(srv.Models) > 0
-				offered = offered || slices.Contains(srv.Models, j.Model)
+				_, ok := chat.MatchModel(srv.Models, j.Model)
+				offered = offered || ok
 			}
 			if listed && !offered && j.Model != "" {
 				v.add(at("model"), `add the model to a server's models, or correct the name`,
@@ -221,7 +222,7 @@ func validateScoring(v *collector, c *Config) {
 			srv, ok := servers[j.Server]
 			if !ok {
 				v.add(at("server"), didYouMean(j.Server, serverNames), "judge %q names server %q, which is not in [[servers]]", j.Name, j.Server)
-			} else if len(srv.Models) > 0 && j.Model != "" && !slices.Contains(srv.Models, j.Model) {
+			} else if _, listed := chat.MatchModel(srv.Models, j.Model); len(srv.Models) > 0 && j.Model != "" && !listed {
 				v.add(at("model"), didYouMean(j.Model, srv.Models), "server %q does not offer judge model %q", j.Server, j.Model)
 			}
 		default:
@@ -311,16 +312,22 @@ func validateModels(v *collector, c *Config) {
 		}
 	}
 	// Only servers that list their models can be checked before discovery;
-	// with any server that does not, CheckOffered decides after it.
-	var offered []string
+	// with any server that does not, CheckOffered decides after it. Names
+	// match as the fleet matches them (chat.MatchModel, server by server).
 	for _, s := range c.Servers {
 		if len(s.Models) == 0 {
 			return
 		}
-		offered = append(offered, s.Models...)
 	}
 	for _, m := range c.Models {
-		if !slices.Contains(offered, m) {
+		offered := false
+		for _, s := range c.Servers {
+			if _, ok := chat.MatchModel(s.Models, m); ok {
+				offered = true
+				break
+			}
+		}
+		if !offered {
 			v.add(c.modelField(m), offerHint(m, c.Servers), "model %q is not offered by any server", m)
 		}
 	}

@@ -26,7 +26,7 @@ func decodeChunk(raw []byte, ch *streamChunk) bool {
 	ok := p.object(func(key []byte) bool {
 		switch string(key) {
 		case "model":
-			return p.stringOrNull(&ch.Model)
+			return p.sameString(&ch.Model)
 		case "choices":
 			// A second list would be decoded into the first's elements
 			// by encoding/json: not this parser's to imitate.
@@ -169,6 +169,50 @@ func (p *chunkParser) stringOrNull(dst *string) bool {
 	return true
 }
 
+// sameString is stringOrNull keeping *dst when the string is the same: a
+// stream names its model in every chunk, and streamAcc keeps the name
+// from one chunk to the next, so a stream reads it into a string once.
+func (p *chunkParser) sameString(dst *string) bool {
+	start := p.i
+	if s, ok := p.rawString(); ok && string(s) == *dst {
+		return true
+	}
+	p.i = start
+	return p.stringOrNull(dst)
+}
+
+// finishReasons are the values finish_reason takes, so that a cell's is
+// one of these strings and not a string of its own.
+var finishReasons = [...]string{"stop", "length", "tool_calls", "content_filter", "function_call"}
+
+// finishReason is stringOrNull for finish_reason.
+func (p *chunkParser) finishReason(dst *string) bool {
+	start := p.i
+	if s, ok := p.rawString(); ok {
+		for _, f := range finishReasons {
+			if string(s) == f {
+				*dst = f
+				return true
+			}
+		}
+	}
+	p.i = start
+	return p.stringOrNull(dst)
+}
+
+// content reads delta.content: a string without escapes (most tokens)
+// into raw, the chunk's own bytes; any other into *dst as stringOrNull
+// does.
+func (p *chunkParser) content(raw *[]byte, dst *string) bool {
+	start := p.i
+	if s, ok := p.rawString(); ok {
+		*raw, *dst = s, ""
+		return true
+	}
+	p.i = start
+	return p.stringOrNull(dst)
+}
+
 // stringEnd finds the end of the string at p.i, escapes and all.
 func (p *chunkParser) stringEnd() (int, bool) {
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
@@ -216,10 +260,23 @@ func (p *chunkParser) intOrNull(dst *int) bool {
 // would match a field in another case (encoding/json matches keys without
 // regard to case): then the chunk is not this parser's to decide.
 func (p *chunkParser) other(key []byte) bool {
-	switch strings.ToLower(string(key)) {
-	case "model", "choices", "usage", "index", "finish_reason", "delta", "content",
-		"reasoning_content", "reasoning", "tool_calls", "prompt_tokens", "completion_tokens":
-		return false
+	var buf [24]byte // longer than any key pitwall reads: no lower-case copy needed
+	if len(key) <= len(buf) {
+		low := buf[:len(key)]
+		for i, c := range key {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			low[i] = c
+		}
+		switch string(low) {
+		case "model", "choices", "usage", "index", "finish_reason", "delta", "content",
+			"reasoning_content", "reasoning", "tool_calls", "prompt_tokens", "completion_tokens":
+			return false
+		}
+	}
+	if !ascii(key) {
+		return false // encoding/json folds some non-ASCII letters too (K, ſ): not ours to decide
 	}
 	return p.skip()
 }
@@ -242,7 +299,7 @@ func (p *chunkParser) skip() bool {
 		return p.array(p.skip)
 	case c == '"':
 		end, ok := p.stringEnd()
-		if !ok || !json.Valid(p.b[p.i:end]) {
+		if !ok || !validString(p.b[p.i+1:end-1]) {
 			return false
 		}
 		p.i = end
@@ -262,13 +319,85 @@ func (p *chunkParser) skip() bool {
 		for j < len(p.b) && strings.IndexByte("+-.eE0123456789", p.b[j]) >= 0 {
 			j++
 		}
-		if !json.Valid(p.b[p.i:j]) {
+		if !validNumber(p.b[p.i:j]) {
 			return false
 		}
 		p.i = j
 		return true
 	}
 	return false
+}
+
+// validString says whether s, the inside of a JSON string, is well formed:
+// no control character, and only JSON's escapes. encoding/json, which
+// decides the chunks the fast path does not, accepts the same strings
+// (FuzzDecodeChunk holds the two to it).
+func validString(s []byte) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20:
+			return false
+		case c == '\\':
+			i++
+			if i >= len(s) {
+				return false
+			}
+			switch s[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+5 > len(s) {
+					return false
+				}
+				for _, h := range s[i+1 : i+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return false
+					}
+				}
+				i += 4
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// validNumber says whether s is a JSON number:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func validNumber(s []byte) bool {
+	i := 0
+	digits := func() int {
+		n := 0
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i, n = i+1, n+1
+		}
+		return n
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 func (p *chunkParser) choices(ch *streamChunk) bool {
@@ -286,6 +415,7 @@ func (p *chunkParser) choices(ch *streamChunk) bool {
 				ReasoningContent string          `json:"reasoning_content"`
 				Reasoning        string          `json:"reasoning"`
 				ToolCalls        []toolCallDelta `json:"tool_calls"`
+				content          []byte
 			} `json:"delta"`
 		}{})
 		c := &ch.Choices[len(ch.Choices)-1]
@@ -294,7 +424,7 @@ func (p *chunkParser) choices(ch *streamChunk) bool {
 			case "index":
 				return p.intOrNull(&c.Index)
 			case "finish_reason":
-				return p.stringOrNull(&c.FinishReason)
+				return p.finishReason(&c.FinishReason)
 			case "delta":
 				if p.null() {
 					return true
@@ -302,7 +432,7 @@ func (p *chunkParser) choices(ch *streamChunk) bool {
 				return p.object(func(key []byte) bool {
 					switch string(key) {
 					case "content":
-						return p.stringOrNull(&c.Delta.Content)
+						return p.content(&c.Delta.content, &c.Delta.Content)
 					case "reasoning_content":
 						return p.stringOrNull(&c.Delta.ReasoningContent)
 					case "reasoning":

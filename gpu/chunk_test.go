@@ -3,6 +3,7 @@ package gpu
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -46,6 +47,11 @@ func FuzzDecodeChunk(f *testing.F) {
 		if len(fast.Choices) == 0 && len(slow.Choices) == 0 {
 			fast.Choices, slow.Choices = nil, nil
 		}
+		for i := range fast.Choices { // content as bytes is Content
+			if d := &fast.Choices[i].Delta; d.content != nil {
+				d.Content, d.content = string(d.content), nil
+			}
+		}
 		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("%q:\nfast %+v\nslow %+v", raw, fast, slow)
 		}
@@ -84,6 +90,26 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			if err := json.Unmarshal(raw, &ch); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// The fast path's checks of values it skips accept what encoding/json
+// accepts, and nothing else.
+func FuzzSkippedValuesAreJSONs(f *testing.F) {
+	for _, s := range []string{"0", "-0", "01", "1.", "1.5", "-1.5e10", "1e", "1E+2", "+1", "--1", "1.2.3", "",
+		`abc`, `a\"b`, `a\u00e9`, `\u12`, `\u12G4`, `\x`, "tab\there", `\/\b\f\n\r\t`, `\`, "é", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := validNumber([]byte(s)), json.Valid([]byte(s)) && strings.Trim(s, "+-.eE0123456789") == "" && s != ""; got != want {
+			t.Errorf("validNumber(%q) = %v, encoding/json says %v", s, got, want)
+		}
+		if strings.ContainsRune(s, '"') {
+			return // a quote ends the string before its end
+		}
+		if got, want := validString([]byte(s)), json.Valid([]byte(`"`+s+`"`)); got != want {
+			t.Errorf("validString(%q) = %v, encoding/json says %v", s, got, want)
 		}
 	})
 }

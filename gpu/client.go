@@ -53,7 +53,7 @@ func NewClient(cfg ServerConfig, hc *http.Client) *Client {
 	oc.HTTPClient = &wrapped
 	// Keep-alive comments during a long prefill count as empty messages;
 	// go-openai's default of 300 would end a healthy stream.
-	oc.EmptyMessagesLimit = 1 << 20
+	oc.EmptyMessagesLimit = emptyLinesLimit
 	if cfg.MaxReplyBytes <= 0 {
 		cfg.MaxReplyBytes = DefaultMaxReplyBytes
 	}
@@ -62,6 +62,11 @@ func NewClient(cfg ServerConfig, hc *http.Client) *Client {
 	}
 	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), hc: &wrapped}
 }
+
+// emptyLinesLimit is the most lines in a row a stream may send that are
+// not data: keep-alive comments during a long prefill count, and
+// go-openai's default of 300 would end a healthy stream.
+const emptyLinesLimit = 1 << 20
 
 // Server returns the name of the server this client talks to.
 func (c *Client) Server() string { return c.cfg.Name }
@@ -92,9 +97,16 @@ func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error
 	}
 	defer func() { _ = stream.Close() }()
 
+	// The body go-openai opened is read here, line by line without a copy
+	// (sseLines); go-openai's own reader stays for a body the hook did not
+	// see.
+	next := stream.RecvRaw
+	if cl.body != nil {
+		next = newSSELines(cl.body, emptyLinesLimit).next
+	}
 	var acc streamAcc
 	for {
-		raw, err := stream.RecvRaw()
+		raw, err := next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -189,7 +201,7 @@ type streamAcc struct {
 // add decodes one chunk; at is the time since the call began.
 func (a *streamAcc) add(raw []byte, at time.Duration) error {
 	ch := &a.scratch
-	*ch = streamChunk{Choices: ch.Choices[:0]}
+	*ch = streamChunk{Model: ch.Model, Choices: ch.Choices[:0]} // the model's name read once (sameString)
 	if !decodeChunk(raw, ch) {
 		*ch = streamChunk{} // encoding/json merges into what is there
 		if err := json.Unmarshal(raw, ch); err != nil {
@@ -211,12 +223,13 @@ func (a *streamAcc) add(raw []byte, at time.Duration) error {
 		}
 		d := &choice.Delta
 		reasoning := d.ReasoningContent + d.Reasoning
-		if d.Content != "" || reasoning != "" || len(d.ToolCalls) > 0 {
+		if d.Content != "" || len(d.content) > 0 || reasoning != "" || len(d.ToolCalls) > 0 {
 			if a.deltas == 0 {
 				a.ttft = at
 			}
 			a.deltas++
 		}
+		a.content.Write(d.content)
 		a.content.WriteString(d.Content)
 		a.reasoning.WriteString(reasoning)
 		for _, tc := range d.ToolCalls {

@@ -46,6 +46,10 @@ type Options struct {
 	// simulated (ServerConfig.GPUs are indices into it), and the policy
 	// their memory where the server itself does not say.
 	Telemetry *telemetry.Watcher
+	// LoopHold is how long the fleet keeps an agent loop's model on the
+	// server that ran its last step, waiting for the next step (Job.Loop);
+	// 0 means DefaultLoopHold, negative holds nothing.
+	LoopHold time.Duration
 	// ProbeInterval is how often each up server is probed for its state
 	// (Probe: resident models, VRAM, GPUs); 0 means DefaultProbeInterval,
 	// negative turns periodic probing off.
@@ -72,6 +76,17 @@ type Job struct {
 	// once with loading = true when it must first wait for its model to
 	// load there, then once with loading = false as it is sent.
 	Dispatched func(server string, loading bool)
+	// Steps is how many model turns the job stands for: a step of an agent
+	// loop is followed by the loop's next steps on the same model, one
+	// after another, and placement counts it as that much work
+	// (placement.JobView.Weight). 0 means 1.
+	Steps int
+	// Loop names the agent loop the job is a step of ("" for none). When a
+	// step of it ends in tool calls with Steps > 1, the fleet keeps its
+	// model on its server for the loop's next step, which the caller
+	// submits once it has answered the calls: until a job of the same Loop
+	// is queued, or Options.LoopHold has passed.
+	Loop string
 	// Done is called exactly once: with the result, or with a *chat.Error
 	// (chat.ClassCanceled when the Submit context is cancelled while queued or in
 	// flight, or the fleet closes). It may be called before Submit returns
@@ -119,10 +134,12 @@ type Fleet struct {
 	views    []placement.JobView // views[i] describes queue[i] once compacted
 	byID     map[uint64]*fleetJob
 	dirty    bool                 // queue holds gone entries
+	goneN    int                  // how many
 	queuedIn int                  // inference jobs in the queue
 	running  map[chat.Purpose]int // jobs in flight, by purpose
 	models   map[string]placement.ModelView
 	jobTimes map[string]meanAcc // per model: what its jobs' times add to
+	names    map[string]bool    // the models' names met so far (fleet_names.go)
 	changed  chan struct{}      // closed and replaced when the state changes (WaitState)
 }
 
@@ -165,7 +182,7 @@ func NewFleet(servers []ServerConfig, opts Options) *Fleet {
 		wake:   make(chan struct{}, 1), monitorWake: make(chan struct{}, 1),
 		byID: map[uint64]*fleetJob{}, running: map[chat.Purpose]int{},
 		models: maps.Clone(opts.Models), jobTimes: map[string]meanAcc{},
-		changed: make(chan struct{}), probes: newProbeTimes(opts),
+		changed: make(chan struct{}), probes: newProbeTimes(opts), names: map[string]bool{},
 	}
 	if f.models == nil {
 		f.models = map[string]placement.ModelView{}
@@ -186,6 +203,9 @@ func NewFleet(servers []ServerConfig, opts Options) *Fleet {
 		s := newServer(sc, NewClient(sc, hc))
 		f.servers = append(f.servers, s)
 		f.byName[sc.Name] = s
+	}
+	for _, m := range slices.Sorted(maps.Keys(opts.JudgeModels)) {
+		f.learnLocked(m)
 	}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.wg.Add(2)
@@ -212,6 +232,7 @@ func (f *Fleet) SubmitAll(ctx context.Context, jobs []*Job) {
 	var refused []droppedJob
 	f.mu.Lock()
 	for _, j := range jobs {
+		f.learnLocked(j.Request.Model)
 		q := &fleetJob{job: j, ctx: ctx, enqueued: now}
 		if err := f.refuseLocked(ctx, j); err != nil {
 			refused = append(refused, droppedJob{q: q, err: err})
@@ -257,8 +278,11 @@ func (f *Fleet) refuseLocked(ctx context.Context, j *Job) *chat.Error {
 func (f *Fleet) enqueueLocked(q *fleetJob) {
 	f.queue = append(f.queue, q)
 	f.views = append(f.views, placement.JobView{ID: q.id, Model: q.job.Request.Model, Purpose: q.job.Purpose,
-		Pinned: q.job.Pin, Enqueued: q.enqueued})
+		Pinned: q.job.Pin, Enqueued: q.enqueued, Weight: q.job.Steps})
 	f.byID[q.id] = q
+	if q.job.Loop != "" {
+		f.releaseLoopLocked(q.job.Loop)
+	}
 	if q.job.Purpose == chat.PurposeInference {
 		f.queuedIn++
 	}
@@ -270,6 +294,7 @@ func (f *Fleet) enqueueLocked(q *fleetJob) {
 func (f *Fleet) leaveQueueLocked(q *fleetJob, stopWatch bool) {
 	q.gone = true
 	f.dirty = true
+	f.goneN++
 	delete(f.byID, q.id)
 	if q.job.Purpose == chat.PurposeInference {
 		f.queuedIn--
@@ -283,6 +308,20 @@ func (f *Fleet) compactLocked() {
 	if !f.dirty {
 		return
 	}
+	f.dirty = false
+	// Jobs mostly leave in the order they came: when every gone entry is
+	// at the front, drop the front, not move the rest (the queue of a
+	// large run holds thousands of jobs, and this runs at each dispatch).
+	k := 0
+	for k < len(f.queue) && f.queue[k].gone {
+		k++
+	}
+	if k == f.goneN {
+		clear(f.queue[:k])
+		clear(f.views[:k])
+		f.queue, f.views, f.goneN = f.queue[k:], f.views[k:], 0
+		return
+	}
 	n := 0
 	for i, q := range f.queue {
 		if !q.gone {
@@ -291,8 +330,8 @@ func (f *Fleet) compactLocked() {
 		}
 	}
 	clear(f.queue[n:])
-	f.queue, f.views = f.queue[:n], f.views[:n]
-	f.dirty = false
+	clear(f.views[n:])
+	f.queue, f.views, f.goneN = f.queue[:n], f.views[:n], 0
 }
 
 // dropQueued runs when a queued job's context ends.
@@ -351,14 +390,15 @@ func canceledErr(ctx context.Context, model, server, when string) *chat.Error {
 		Message: fmt.Sprintf("cancelled %s (%v)", when, cause), Err: cause}
 }
 
-// Offered returns each server's models, for servers whose models are known.
+// Offered returns each server's models as the server lists them, for
+// servers whose models are known.
 func (f *Fleet) Offered() map[string][]string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make(map[string][]string, len(f.servers))
 	for _, s := range f.servers {
-		if s.offered != nil {
-			out[s.cfg.Name] = slices.Sorted(maps.Keys(s.offered))
+		if s.listed != nil {
+			out[s.cfg.Name] = slices.Sorted(slices.Values(s.listed))
 		}
 	}
 	return out
@@ -378,7 +418,7 @@ func (f *Fleet) Close() {
 				dropped = append(dropped, q)
 			}
 		}
-		f.queue, f.views = nil, nil
+		f.queue, f.views, f.goneN, f.dirty = nil, nil, 0, false
 		f.notifyLocked()
 	}
 	f.mu.Unlock()

@@ -16,6 +16,7 @@ type start struct {
 	q    *fleetJob
 	s    *fleetServer
 	slot int
+	as   string // the job's model as the server lists it: the name sent
 	// ctx is the job's own context; cancel ends it with a cause: the
 	// fleet closing, or its server going down.
 	ctx    context.Context
@@ -80,7 +81,7 @@ func (f *Fleet) dispatch() {
 // model first or wait for a load under way.
 func (f *Fleet) startLocked(q *fleetJob, s *fleetServer) *start {
 	model := q.job.Request.Model
-	st := &start{q: q, s: s, slot: s.acquire(model)}
+	st := &start{q: q, s: s, slot: s.acquire(model), as: s.sendAs(model)}
 	st.ctx, st.cancel = context.WithCancelCause(q.ctx)
 	s.slots[st.slot].cancel = st.cancel
 	switch {
@@ -168,8 +169,11 @@ func (f *Fleet) run(st *start) {
 		if j.Timeout > 0 {
 			rctx, rcancel = context.WithTimeoutCause(ctx, j.Timeout, errJobTimeout)
 		}
-		res, err = s.client.Chat(rctx, j.Request)
+		req := j.Request
+		req.Model = st.as
+		res, err = s.client.Chat(rctx, req)
 		rcancel()
+		err = asFleetName(err, st.as, j.Request.Model)
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
@@ -218,8 +222,9 @@ func (f *Fleet) warmup(ctx context.Context, st *start, timeout time.Duration) {
 	if timeout > 0 {
 		wctx, wcancel = context.WithTimeoutCause(ctx, timeout, errJobTimeout)
 	}
-	res, err := s.client.Chat(wctx, warmupRequest(model))
+	res, err := s.client.Chat(wctx, warmupRequest(st.as))
 	wcancel()
+	err = asFleetName(err, st.as, model)
 	if err != nil && ctx.Err() != nil {
 		err = f.endedErr(ctx, s, model, "while loading the model")
 	}
@@ -244,6 +249,16 @@ func (f *Fleet) warmup(ctx context.Context, st *start, timeout time.Duration) {
 	}
 }
 
+// asFleetName gives a request's error the fleet's name of its model: the
+// client names the model it sent, the server's spelling.
+func asFleetName(err error, sent, model string) error {
+	var e *chat.Error
+	if sent != model && errors.As(err, &e) && e.Model == sent {
+		e.Model = model
+	}
+	return err
+}
+
 func warmupRequest(model string) chat.Request {
 	return chat.Request{Model: model, Messages: []chat.Message{{Role: "user", Content: "Hi"}}, MaxTokens: 1}
 }
@@ -256,6 +271,9 @@ func (f *Fleet) settle(st *start, res chat.Result, err error) {
 	f.mu.Lock()
 	s.release(st.slot, err == nil)
 	h := s.observeHealth(err)
+	if err == nil && s.up {
+		f.holdLoopLocked(s, st.q.job, res)
+	}
 	if err == nil {
 		s.noteTPS(res.TokensPerSec)
 		if s.up {

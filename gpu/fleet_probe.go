@@ -106,7 +106,8 @@ func (f *Fleet) monitor() {
 }
 
 // startProbes starts the probes that are due and returns how long the
-// monitor may sleep: until the next probe or the end of a Retry-After.
+// monitor may sleep: until the next probe, the end of a Retry-After or of
+// an agent loop's hold.
 func (f *Fleet) startProbes(results chan<- probeDone) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -115,6 +116,13 @@ func (f *Fleet) startProbes(results chan<- probeDone) time.Duration {
 	for _, s := range f.servers {
 		if s.held(clock) {
 			wait = min(wait, s.heldUntil.Sub(clock))
+		}
+		end, ok, dropped := s.nextHoldEnd(clock)
+		if ok {
+			wait = min(wait, end.Sub(clock))
+		}
+		if dropped {
+			f.signal() // a dispatch that still saw the hold may have passed
 		}
 		if f.probes.interval < 0 || s.probe.inflight {
 			continue
@@ -222,7 +230,7 @@ func (f *Fleet) adoptLocked(s *fleetServer, r ProbeResult, ver uint64, force boo
 			s.slots[i].served = ""
 		}
 	}
-	s.adoptResidency(r.Resident, ver, force)
+	s.adoptResidency(s.fleetNames(r.Resident), ver, force)
 }
 
 // rejoinable reports whether a down server's probe shows it serving again:

@@ -64,6 +64,22 @@ func (r *residency) evict(m string) {
 	r.ver++
 }
 
+// rename calls the held model from by the name to, keeping its order of
+// use: a server reported it in its own spelling before the fleet met the
+// name. What the server holds is the same, so probes in flight stay good.
+func (r *residency) rename(from, to string) {
+	r.alias(from, to)
+	delete(r.lru, from)
+}
+
+// alias holds to as well as from (two of the fleet's names for one of the
+// server's models), as recently used.
+func (r *residency) alias(from, to string) {
+	if seq, ok := r.lru[from]; ok {
+		r.lru[to] = max(r.lru[to], seq)
+	}
+}
+
 // reset replaces the set with models (as a server reported them), keeping
 // the order of use of those it held already; the others count as least
 // recently used.

@@ -31,7 +31,15 @@ type fleetServer struct {
 	jit  bool
 	kind chat.Kind // cfg.Kind, or what a probe detected when it is ""
 
-	offered    map[string]bool // nil until known (config or Discover)
+	// listed is what the server says it offers, in its own spelling; nil
+	// until known (config or Discover). offered is the fleet's names it
+	// offers (placement's ServerView.Offered), sends the name to send it
+	// for each name the fleet has met ("" when not offered), back the
+	// fleet's names for each of its own (fleet_names.go).
+	listed     []string
+	offered    map[string]bool
+	sends      map[string]string
+	back       map[string][]string
 	up         bool
 	downReason string
 	downSince  time.Time // when it last went down
@@ -44,6 +52,9 @@ type fleetServer struct {
 	// sent to it before then.
 	heldUntil time.Time
 
+	// holds are the agent loops whose model the server keeps for their next
+	// step, by loop (fleet_loops.go).
+	holds map[string]loopHold
 	res   residency    // models loaded, as far as the fleet knows (JIT servers)
 	seen  serverReport // what probes and telemetry said last
 	probe probeSched
@@ -73,18 +84,12 @@ func newServer(cfg ServerConfig, c *Client) *fleetServer {
 		n = 1
 	}
 	s := &fleetServer{cfg: cfg, client: c, jit: cfg.Kind.JIT(), kind: cfg.Kind, up: true,
-		slots: make([]fleetSlot, n), loads: map[string]chan struct{}{}, res: newResidency()}
+		slots: make([]fleetSlot, n), loads: map[string]chan struct{}{}, res: newResidency(),
+		sends: map[string]string{}}
 	if cfg.Models != nil {
 		s.setOffered(cfg.Models)
 	}
 	return s
-}
-
-func (s *fleetServer) setOffered(models []string) {
-	s.offered = make(map[string]bool, len(models))
-	for _, m := range models {
-		s.offered[m] = true
-	}
 }
 
 func (s *fleetServer) free() int { return len(s.slots) - s.busy }
@@ -232,6 +237,7 @@ func (s *fleetServer) setDown(reason string) bool {
 func (s *fleetServer) markDown(reason string) {
 	s.up, s.downReason, s.downSince = false, reason, time.Now()
 	s.res.reset(nil)
+	clear(s.holds)
 	for i := range s.slots {
 		sl := &s.slots[i]
 		sl.served = ""
@@ -292,6 +298,7 @@ func (s *fleetServer) view(now time.Time, models map[string]placement.ModelView)
 		v.Busy = v.Slots
 	}
 	v.VRAMTotalGB, v.VRAMUsedGB = s.vram(models)
+	v.Expected = s.expected(now)
 	for _, sl := range s.slots {
 		if sl.busy {
 			v.Streaming[sl.model]++
@@ -306,7 +313,7 @@ func (s *fleetServer) state(now time.Time, models map[string]placement.ModelView
 	st := telemetry.ServerState{
 		Name: s.cfg.Name, Kind: string(s.kind), URL: s.cfg.URL, Up: s.up, DownReason: s.downReason, DownSince: s.downSince,
 		Slots: len(s.slots), Busy: s.busy, Loading: s.loading(), TokensPerSec: s.tps,
-		Offered: slices.Sorted(maps.Keys(s.offered)), Resident: slices.Sorted(maps.Keys(s.resident())),
+		Offered: slices.Sorted(slices.Values(s.listed)), Resident: slices.Sorted(maps.Keys(s.resident())),
 		GPUs: slices.Clone(s.seen.gpus),
 	}
 	if s.held(now) {

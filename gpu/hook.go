@@ -26,6 +26,7 @@ type callInfo struct {
 	done        bool  // the stream carried "data: [DONE]" (go-openai does not say)
 	received    int64 // bytes of the 2xx body read so far, up to maxReply
 	head        []byte
+	body        io.Reader // a chat completion's 2xx body, which Chat reads itself (sseLines)
 }
 
 type callKey struct{}
@@ -77,6 +78,9 @@ func (t *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp.Body = body
+	if ok && chat {
+		c.body = body
+	}
 	if ok && chat && isWebPage(c.contentType) {
 		// An HTML page (a login portal, a proxy's error page) is no answer,
 		// however long it is: quote its start and read no further.

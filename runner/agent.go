@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pitwall/config"
+	"pitwall/gpu"
 	"pitwall/gpu/chat"
 	"pitwall/internal/textutil"
 	"pitwall/judge"
@@ -153,6 +154,19 @@ func (e *engine) agentContinues(a *attempt, res chat.Result, err error) bool {
 	a.loop.base = a.n
 	e.submitInference([]*attempt{{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, loop: a.loop}})
 	return true
+}
+
+// agentJob tells the fleet that an agent step's job is part of a loop: the
+// steps the loop may still take, itself included, which placement counts as
+// that many jobs of the model, and the loop's name, under which the fleet
+// keeps the model on its server between one step and the next
+// (gpu.Job.Loop). Other jobs are left as they are.
+func (e *engine) agentJob(a *attempt, j *gpu.Job) {
+	if a.loop == nil {
+		return
+	}
+	j.Steps = max(a.loop.max-len(a.loop.steps), 1)
+	j.Loop = fmt.Sprintf("%s/%d/%d/%d", e.r.id, a.ti, a.mi, a.rep)
 }
 
 // showSteps puts the loop's trajectory so far on its cell.

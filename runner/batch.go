@@ -53,6 +53,9 @@ const batchTries = 2
 // batchFleet is what the batch path needs of the fleet (gpu.Fleet has it).
 type batchFleet interface {
 	BatchClient(server string) (*gpu.Client, bool)
+	// SendAs is the name server knows model by (chat.MatchModel): a batch
+	// line goes to the provider as it is, not through the fleet.
+	SendAs(server, model string) string
 }
 
 // judgeBatch is judge requests riding one provider batch, or on their way
@@ -110,7 +113,11 @@ func (e *engine) startBatch(ctx context.Context, client *gpu.Client, name string
 	for _, rj := range rjs {
 		id := rj.a.key
 		if jb.waiting[id] == nil {
-			lines = append(lines, gpu.BatchLine{CustomID: id, Request: rj.req})
+			req := rj.req
+			if bf, ok := e.r.fleet.(batchFleet); ok {
+				req.Model = bf.SendAs(rj.pin, req.Model)
+			}
+			lines = append(lines, gpu.BatchLine{CustomID: id, Request: req})
 		}
 		jb.waiting[id] = append(jb.waiting[id], rj)
 	}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -456,5 +457,23 @@ func TestALiveFallbackKeepsItsRetries(t *testing.T) {
 	}
 	if len(live) != b.Counts.ToJudge {
 		t.Errorf("%d cells went live, want all %d", len(live), b.Counts.ToJudge)
+	}
+}
+
+// A batch line goes to the provider as it is, not through the fleet: it
+// names the judge's model as its server lists it (here in capitals), or
+// the provider answers each line that it has no such model.
+func TestABatchLineNamesTheModelAsItsServerDoes(t *testing.T) {
+	fleet := strings.NewReplacer(`name = "judge"`, `name = "JUDGE"`, `models = ["judge"]`, `models = ["JUDGE"]`).Replace(batchJudgeFleet)
+	h := newHarness(t, testConfig(t, fleet), true)
+	b := h.finish(t)
+	allJudged(t, b)
+	if batches := h.sims.Server("api").Batches(); len(batches) != 1 || batches[0].Status != "completed" {
+		t.Fatalf("batches at the provider: %+v; want one completed", batches)
+	}
+	for _, q := range judgeRows(t, h.led, b.ID) {
+		if q.Model != "judge" {
+			t.Errorf("judge row %d names model %q, want the config's judge", q.ID, q.Model)
+		}
 	}
 }

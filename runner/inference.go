@@ -44,10 +44,34 @@ func buildRequest(t config.Test, model string, run config.Run) chat.Request {
 }
 
 func requestParams(req chat.Request) string {
-	return mustJSON(map[string]any{
-		"temperature": req.Temperature, "seed": req.Seed, "max_tokens": req.MaxTokens,
-		"tools": req.Tools, "tool_choice": req.ToolChoice, "response_format": req.ResponseFormat,
-	})
+	return mustJSON(paramsJSON{MaxTokens: req.MaxTokens, ResponseFormat: req.ResponseFormat, Seed: req.Seed,
+		Temperature: req.Temperature, ToolChoice: req.ToolChoice, Tools: req.Tools})
+}
+
+// paramsJSON and keyJSON are what requestParams and inferenceKey render:
+// structs, not maps, for speed, with their keys in the sorted order
+// encoding/json gives a map's, so that the bytes (and the keys of answers
+// already in a ledger) are those of the maps they replace
+// (TestRequestJSONIsTheMapsBytes).
+type paramsJSON struct {
+	MaxTokens      int                  `json:"max_tokens"`
+	ResponseFormat *chat.ResponseFormat `json:"response_format"`
+	Seed           *int                 `json:"seed"`
+	Temperature    *float64             `json:"temperature"`
+	ToolChoice     any                  `json:"tool_choice"`
+	Tools          []chat.Tool          `json:"tools"`
+}
+
+type keyJSON struct {
+	MaxTokens      int                  `json:"max_tokens"`
+	Messages       []chat.Message       `json:"messages"`
+	Model          string               `json:"model"`
+	ResponseFormat *chat.ResponseFormat `json:"response_format"`
+	Seed           *int                 `json:"seed"`
+	Temperature    int                  `json:"temperature"`
+	ToolChoice     any                  `json:"tool_choice"`
+	Tools          []chat.Tool          `json:"tools"`
+	V              string               `json:"v"`
 }
 
 // inferenceKey names an inference request's answer for reuse: everything
@@ -58,11 +82,9 @@ func inferenceKey(req chat.Request) string {
 	if req.Temperature == nil || *req.Temperature != 0 {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(mustJSON(map[string]any{
-		"v": "pitwall-inference-v1", "model": req.Model, "messages": req.Messages, "tools": req.Tools,
-		"tool_choice": req.ToolChoice, "response_format": req.ResponseFormat, "temperature": 0,
-		"seed": req.Seed, "max_tokens": req.MaxTokens,
-	})))
+	sum := sha256.Sum256([]byte(mustJSON(keyJSON{V: "pitwall-inference-v1", Model: req.Model, Messages: req.Messages,
+		Tools: req.Tools, ToolChoice: req.ToolChoice, ResponseFormat: req.ResponseFormat, Temperature: 0,
+		Seed: req.Seed, MaxTokens: req.MaxTokens})))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -122,6 +144,7 @@ func (e *engine) submitInference(batch []*attempt) {
 		c := e.table.edit(a.ti, a.mi, a.rep)
 		c.Status, c.Attempts = state.Queued, a.n
 		jobs[i] = e.job(a, reqs[i], chat.PurposeInference, "")
+		e.agentJob(a, jobs[i])
 	}
 	r.fleet.SubmitAll(e.phaseCtx, jobs)
 }

@@ -12,7 +12,8 @@ import (
 // whole models at a time and loads each about once.
 
 // inferenceWindow is how many first attempts the fleet holds at once in a
-// run too large to hand over whole.
+// run too large to hand over whole; it is refilled once a sixteenth of it
+// has room.
 var inferenceWindow = 4096 // a variable for the tests
 
 // queueInference queues every cell's first attempt and hands over what the
@@ -57,7 +58,9 @@ func (e *engine) feedInference() {
 		return
 	}
 	room := inferenceWindow - (e.inflight - len(e.iqueue))
-	if room <= 0 {
+	if room <= 0 || room < inferenceWindow/16 && room < len(e.iqueue) {
+		// Refilled a sixteenth of the window at a time, not cell by cell:
+		// each hand-over is a commit of the ledger (written before sent).
 		return
 	}
 	take := min(room, len(e.iqueue))

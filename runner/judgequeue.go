@@ -14,10 +14,24 @@ import "pitwall/runner/state"
 // handed to the fleet or a batch, or waiting out a retry.
 var judgeWindow = 512 // a variable for the tests
 
-// queuedCell is a completed cell waiting for judges not yet planned.
+// queuedCell is a completed cell waiting for judges not yet planned: 16
+// bytes, as a queue may hold every cell of the run.
 type queuedCell struct {
-	ti, mi, rep int
-	judges      []string // shared by the cells queued together; never changed
+	ti, mi, rep int32
+	set         int32 // the judges to plan, an index in engine.jsets
+}
+
+// judgeSet returns the index in e.jsets of judges, added unless it is the
+// last one added (the cells queued together share one slice).
+func (e *engine) judgeSet(judges []string) int32 {
+	if n := len(e.jsets); n > 0 {
+		last := e.jsets[n-1]
+		if len(last) == len(judges) && &last[0] == &judges[0] {
+			return int32(n - 1)
+		}
+	}
+	e.jsets = append(e.jsets, judges)
+	return int32(len(e.jsets) - 1)
 }
 
 // queueCell queues a completed cell for those of judges that have not
@@ -44,7 +58,7 @@ func (e *engine) queueCell(ti, mi, rep int, judges []string) int {
 	if len(lazy) == len(judges) {
 		lazy = judges // the common case shares one slice
 	}
-	e.jqueue = append(e.jqueue, queuedCell{ti: ti, mi: mi, rep: rep, judges: lazy})
+	e.jqueue = append(e.jqueue, queuedCell{ti: int32(ti), mi: int32(mi), rep: int32(rep), set: e.judgeSet(lazy)})
 	n := len(lazy) * e.samples()
 	e.jqueued += n
 	e.dirty = true
@@ -69,15 +83,25 @@ func (e *engine) feedJudging() {
 		e.dropJudgeQueue()
 		return
 	}
-	for len(e.jqueue) > 0 && e.jinflight < judgeWindow {
+	// Planned a sixteenth of the window at a time at least (or all that
+	// waits), and handed over in one submission: each is a commit of the
+	// ledger (written before sent).
+	room := judgeWindow - e.jinflight
+	if room <= 0 || room < judgeWindow/16 && room < e.jqueued {
+		return
+	}
+	var jobs []judgeJob
+	for len(e.jqueue) > 0 && len(jobs) < room {
 		q := e.jqueue[0]
 		e.jqueue[0] = queuedCell{}
 		e.jqueue = e.jqueue[1:]
-		e.jqueued -= len(q.judges) * e.samples()
-		e.submitJudging(e.planCell(q.ti, q.mi, q.rep, q.judges, false))
+		judges := e.jsets[q.set]
+		e.jqueued -= len(judges) * e.samples()
+		jobs = append(jobs, e.planCell(int(q.ti), int(q.mi), int(q.rep), judges, false)...)
 	}
+	e.submitJudging(jobs)
 	if len(e.jqueue) == 0 {
-		e.jqueue = nil // let the array go
+		e.jqueue, e.jsets = nil, nil // let the arrays go
 	}
 }
 
@@ -86,7 +110,7 @@ func (e *engine) dropJudgeQueue() {
 	if len(e.jqueue) > 0 {
 		e.dirty = true
 	}
-	e.jqueue, e.jqueued = nil, 0
+	e.jqueue, e.jsets, e.jqueued = nil, nil, 0
 }
 
 // judgeWork is the judge samples not settled: in flight, and queued.

@@ -37,8 +37,10 @@ type engine struct {
 	inflight  int              // inference attempts not settled, waiting retries included
 	jinflight int              // judge samples not settled, waiting retries included
 	// jqueue are completed cells waiting for judges, planned as the window
-	// allows (judgequeue.go); jqueued counts their judge samples.
+	// allows (judgequeue.go); jqueued counts their judge samples; jsets
+	// are the lists of judges they name.
 	jqueue  []queuedCell
+	jsets   [][]string
 	jqueued int
 	// iqueue are cells whose first inference attempt waits for room in
 	// the inference window (inferencequeue.go).
@@ -370,7 +372,12 @@ func (e *engine) judgeUnusable() string {
 	if c.Judged == 0 || c.JudgeError < c.Judged {
 		return ""
 	}
-	return fmt.Sprintf("judge %s gave no usable verdict (%d judge errors): check its server, model and key, then re-judge with `pitwall show %s`", e.plan.InView, c.JudgeError, e.r.id)
+	errs := "judge errors"
+	if c.JudgeError == 1 {
+		errs = "judge error"
+	}
+	return fmt.Sprintf("judge %s gave no usable verdict (%d %s): check its server, model and key, then `pitwall rejudge %s` (or r in `pitwall show %s`)",
+		e.plan.InView, c.JudgeError, errs, e.r.id, e.r.id)
 }
 
 // start records the run and its cells, then submits every inference job.

@@ -126,6 +126,9 @@ func TestReuseSendsNoInferenceTheLedgerHas(t *testing.T) {
 			if c.Status != want.Status || c.Output != want.Output {
 				t.Errorf("%s × %s: reused %s %q, first run %s %q", c.Model, c.Test, c.Status, c.Output, want.Status, want.Output)
 			}
+			if c.Status == state.Completed && !c.Cached() {
+				t.Errorf("%s × %s: reused, but the cell is not marked cached (server %q)", c.Model, c.Test, c.Server)
+			}
 		}
 	}
 	x := reused.export(t)

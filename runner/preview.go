@@ -75,22 +75,27 @@ func countPassed(rs []check.CheckResult) int {
 }
 
 // clipSamples returns judge samples as the live state keeps them, and
-// whether anything was cut: the judge's reason cut to a preview, its whole
-// reply and reasoning left to the verdict's ledger row, which has them.
+// whether anything was cut: each sample's vote (pass, score, a parse
+// error) stays; the judge's reply, reasoning and reason are left to the
+// verdict's ledger row, which has them whole. The screen shows a verdict
+// and its score; the detail view reads the rest from the ledger. A single
+// sample that says no more than its judgment is not kept at all.
 func clipSamples(samples []scoring.Sample) ([]scoring.Sample, bool) {
 	var out []scoring.Sample
 	for i, s := range samples {
-		reason, cut := preview(s.Reason)
-		if !cut && s.Raw == "" && s.Reasoning == "" {
+		if s.Raw == "" && s.Reasoning == "" && s.Reason == "" {
 			continue
 		}
 		if out == nil {
 			out = append([]scoring.Sample(nil), samples...)
 		}
-		out[i].Raw, out[i].Reasoning, out[i].Reason = "", "", reason
+		out[i].Raw, out[i].Reasoning, out[i].Reason = "", "", ""
 	}
 	if out == nil {
 		return samples, false
+	}
+	if len(out) == 1 && out[0].ParseErr == "" {
+		return nil, true // one vote: the judgment's verdict and score say it all
 	}
 	return out, true
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"pitwall/judge/scoring"
 	"pitwall/runner/history"
 	"pitwall/runner/state"
 )
@@ -59,8 +60,11 @@ server = "gpu0"
 			if !found {
 				t.Errorf("%s × %s: no judge request holds the reply past the preview (%s)", c.Model, c.Test, piece)
 			}
-			if j := c.Judgment("j"); j == nil || len(j.Samples) == 0 || j.Samples[0].Raw != "" {
-				t.Errorf("%s × %s: the live judgment keeps the judge's reply: %+v", c.Model, c.Test, j)
+			// One sample says no more than its judgment: the live state keeps
+			// none, and never the judge's words.
+			if j := c.Judgment("j"); j == nil || j.Status != state.JudgmentDone ||
+				len(j.Samples) > 0 && (j.Samples[0].Raw != "" || j.Samples[0].Reason != "") || len(j.Samples) == 1 && j.Samples[0].ParseErr == "" {
+				t.Errorf("%s × %s: the live judgment keeps the judge's words: %+v", c.Model, c.Test, j)
 			}
 			if wj := whole.Judgment("j"); wj == nil || len(wj.Samples) == 0 || wj.Samples[0].Raw == "" {
 				t.Errorf("%s × %s: the ledger's judgment lacks the judge's reply: %+v", c.Model, c.Test, wj)
@@ -69,5 +73,38 @@ server = "gpu0"
 	}
 	if clipped == 0 {
 		t.Fatal("no completed cell had a reply longer than a preview: the test proves nothing")
+	}
+}
+
+// The live state keeps each sample's vote and none of the judge's words;
+// a lone sample that adds nothing to its judgment is not kept at all.
+func TestClipSamplesKeepsVotesNotWords(t *testing.T) {
+	words := scoring.Sample{Raw: "long reply VERDICT: PASS", Reasoning: "thinking", Reason: "because", Pass: true, Score: 0.9}
+	three := []scoring.Sample{words, {Raw: "r", Pass: false, Score: 0.2, Reason: "no"}, {Raw: "x", ParseErr: "no verdict line"}}
+	got, cut := clipSamples(three)
+	if !cut || len(got) != 3 {
+		t.Fatalf("three samples clipped to %+v (cut %v)", got, cut)
+	}
+	for i, s := range got {
+		if s.Raw != "" || s.Reasoning != "" || s.Reason != "" {
+			t.Errorf("sample %d keeps words: %+v", i, s)
+		}
+		if s.Pass != three[i].Pass || s.Score != three[i].Score || s.ParseErr != three[i].ParseErr {
+			t.Errorf("sample %d lost its vote: %+v, was %+v", i, s, three[i])
+		}
+	}
+	if three[0].Raw == "" {
+		t.Error("clipSamples changed its argument")
+	}
+	if got, cut := clipSamples([]scoring.Sample{words}); !cut || got != nil {
+		t.Errorf("a lone sample with words clipped to %+v (cut %v), want none", got, cut)
+	}
+	lone := []scoring.Sample{{Raw: "?", ParseErr: "no verdict line"}}
+	if got, _ := clipSamples(lone); len(got) != 1 || got[0].ParseErr == "" {
+		t.Errorf("a lone sample's parse error is lost: %+v", got)
+	}
+	bare := []scoring.Sample{{Pass: true, Score: 1}}
+	if got, cut := clipSamples(bare); cut || len(got) != 1 {
+		t.Errorf("a sample with nothing to cut changed: %+v (cut %v)", got, cut)
 	}
 }

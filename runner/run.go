@@ -150,7 +150,7 @@ func defaultBackoff(n int) time.Duration {
 
 func testInfo(t config.Test) state.TestInfo {
 	system, prompt := t.PromptText()
-	return state.TestInfo{ID: t.ID, Name: t.Name, Category: t.Category, System: system, Prompt: prompt,
+	return state.TestInfo{ID: t.ID, Name: t.Name, Category: t.Category, Severity: t.Severity, System: system, Prompt: prompt,
 		Tools: t.Tools, Criteria: t.Criteria, Reference: t.Reference}
 }
 

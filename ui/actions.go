@@ -3,6 +3,7 @@ package ui
 import (
 	"pitwall/judge/scoring"
 	"pitwall/runner/state"
+	"slices"
 	"strconv"
 
 	"charm.land/bubbles/v2/key"
@@ -72,6 +73,8 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.pickerKey(msg)
 	case screenDetail:
 		return m.detailKey(msg)
+	case screenCompare:
+		return m.compareKey(msg)
 	}
 	return m.gridKey(msg)
 }
@@ -224,6 +227,8 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.StatusFilter):
 		g.cycleStatus()
+	case key.Matches(msg, k.Compare):
+		return m.openRanking()
 	case key.Matches(msg, k.Stop):
 		m.ask = askStop
 	case key.Matches(msg, k.Rejudge):
@@ -244,6 +249,78 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.exporting = true
 		m.say("exporting…", false)
 		return m.act.export()
+	}
+	return nil
+}
+
+// compareKey scrolls the ranking; esc and c close it.
+func (m *model) compareKey(msg tea.KeyPressMsg) tea.Cmd {
+	k, r := m.c.keys, &m.rank
+	switch {
+	case key.Matches(msg, k.Back, k.Compare):
+		m.screen = screenGrid
+	case key.Matches(msg, k.Help):
+		m.openHelp()
+	case key.Matches(msg, k.Down):
+		r.scroll(1)
+	case key.Matches(msg, k.Up):
+		r.scroll(-1)
+	case key.Matches(msg, k.PageDown):
+		r.scroll(r.page())
+	case key.Matches(msg, k.PageUp):
+		r.scroll(-r.page())
+	case key.Matches(msg, k.Top):
+		r.off = 0
+	case key.Matches(msg, k.Bottom):
+		r.toBottom()
+	}
+	return nil
+}
+
+// openRanking opens the compare view on the run in view and asks for its
+// ranking; the last one stays on screen until the new one arrives.
+func (m *model) openRanking() tea.Cmd {
+	if m.run == nil {
+		return nil
+	}
+	m.screen = screenCompare
+	m.rank.off = 0
+	return m.askRanking()
+}
+
+// rankingOpen reports whether the ranking is on screen, or under the help
+// it opened.
+func (m *model) rankingOpen() bool {
+	return m.screen == screenCompare || m.screen == screenHelp && m.back == screenCompare
+}
+
+// askRanking asks for the run in view to be ranked, for the judge in view
+// and over what the grid's filters keep. One ranking is worked out at a
+// time: asked again meanwhile, it is asked once more when that one arrives.
+func (m *model) askRanking() tea.Cmd {
+	if m.run == nil {
+		return nil
+	}
+	if m.rank.busy {
+		m.rank.stale = true
+		return nil
+	}
+	m.rank.busy = true
+	g := m.grid
+	var tests, models []int
+	if len(g.tests) < len(m.run.Tests) || len(g.models) < len(m.run.Models) {
+		tests, models = slices.Clone(g.tests), slices.Clone(g.models)
+	}
+	return rankRun(m.run, m.judge, tests, models)
+}
+
+// ranked takes a ranking that arrived, and asks for another when the run
+// or the judge moved on while it was being worked out.
+func (m *model) ranked(msg rankedMsg) tea.Cmd {
+	stale := m.rank.stale
+	m.rank.take(msg)
+	if m.rankingOpen() && m.run != nil && (stale || msg.seq != m.run.Seq || msg.judge != m.judge) {
+		return m.askRanking()
 	}
 	return nil
 }
@@ -430,6 +507,8 @@ func (m *model) refreshKeys() {
 	for _, b := range []*key.Binding{&k.Left, &k.Right, &k.Figures, &k.Transpose, &k.Filter, &k.StatusFilter} {
 		b.SetEnabled(have)
 	}
+	k.Compare.SetEnabled(have && (m.screen == screenGrid || m.rankingOpen() ||
+		m.screen == screenHelp && m.back == screenGrid))
 	// The moves scroll the key map too, run or not.
 	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.Top, &k.Bottom, &k.PageUp, &k.PageDown} {
 		b.SetEnabled(have || m.screen == screenHelp)

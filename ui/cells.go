@@ -248,9 +248,21 @@ func showCell(cells []*state.Cell, judge string, fig figure, g *glyphs, frame in
 	if fig != figNone && !busy {
 		if v, ok := meanFigure(cells, fig); ok {
 			s.text = g.glyph(s.kind, frame) + " " + v
+		} else if allCached(cells) {
+			s.text = g.glyph(s.kind, frame) + " cache"
 		}
 	}
 	return s
+}
+
+// allCached says every repeat's answer came from the ledger (--reuse).
+func allCached(cells []*state.Cell) bool {
+	for _, c := range cells {
+		if !c.Cached() {
+			return false
+		}
+	}
+	return len(cells) > 0
 }
 
 // meanFigure is the mean of fig over the repeats that ran, formatted to at
@@ -260,8 +272,8 @@ func meanFigure(cells []*state.Cell, fig figure) (string, bool) {
 	n := 0
 	for i := range cells {
 		c := cells[i]
-		if c.Status != state.Completed && c.Status != state.Failed {
-			continue
+		if c.Status != state.Completed && c.Status != state.Failed || c.Cached() {
+			continue // a reused answer's figures are not this run's
 		}
 		var v float64
 		switch fig {

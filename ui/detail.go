@@ -158,6 +158,12 @@ func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width
 	if test.Category != "" {
 		head += " · category " + test.Category
 	}
+	if test.Severity != "" {
+		head += " · severity " + test.Severity
+		if critical(test) {
+			head += " " + g.critical
+		}
+	}
 	// The grid cuts long names; here they are whole, wrapped.
 	w.names(head)
 	w.names("Model " + run.Models[m])

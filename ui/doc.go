@@ -4,6 +4,7 @@
 // with the Summary printed under its grid or once the program exits.
 //
 // It reads state.BatteryRun snapshots and asks for actions through the
-// Controller interface; it imports runner for those types alone and never
-// talks to servers, the ledger or the judge itself.
+// Controller interface; it imports runner for those types alone, and
+// runner/compare for the ranking the compare view (c) shows, and never talks
+// to servers, the ledger or the judge itself.
 package ui

@@ -45,14 +45,19 @@ func (s statusFilter) flag() cellFlag {
 // and categories, and a bare word against whichever of the two it matches
 // (so "qwen" keeps qwen's columns and every test). An axis keeps the items
 // that match any of its words, or all of them when it has none.
+// "sev:level" (or "severity:level") keeps the tests whose severity begins
+// with level, on top of the words: "t:json sev:crit" is the critical json
+// tests, not the json tests and the critical ones.
 type nameFilter struct {
-	models, tests []string
+	models, tests, severities []string
 }
 
 func parseFilter(q string, run *state.BatteryRun) nameFilter {
 	var f nameFilter
 	for _, w := range strings.Fields(strings.ToLower(q)) {
 		switch {
+		case isSeverityWord(w):
+			f.severities = append(f.severities, w[strings.IndexByte(w, ':')+1:])
 		case strings.HasPrefix(w, "m:") && len(w) > 2:
 			f.models = append(f.models, w[2:])
 		case strings.HasPrefix(w, "t:") && len(w) > 2:
@@ -69,6 +74,47 @@ func parseFilter(q string, run *state.BatteryRun) nameFilter {
 		}
 	}
 	return f
+}
+
+// isSeverityWord reports whether w asks for a severity: "sev:level" or
+// "severity:level". A bare "sev:" keeps the tests that have one, so the
+// grid does not empty while the level is being typed.
+func isSeverityWord(w string) bool {
+	return strings.HasPrefix(w, "sev:") || strings.HasPrefix(w, "severity:")
+}
+
+// severityMatches reports whether t has a severity that begins with one of
+// levels.
+func severityMatches(t *state.TestInfo, levels []string) bool {
+	sev := strings.ToLower(t.Severity)
+	for _, l := range levels {
+		if sev != "" && strings.HasPrefix(sev, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// critical reports whether a failure of t matters most: the tests
+// --fail-on critical gates on, marked in the test column.
+func critical(t *state.TestInfo) bool { return strings.EqualFold(t.Severity, "critical") }
+
+func anySeverity(run *state.BatteryRun) bool {
+	for i := range run.Tests {
+		if run.Tests[i].Severity != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func anyCritical(run *state.BatteryRun) bool {
+	for i := range run.Tests {
+		if critical(&run.Tests[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 func modelMatches(name string, words []string) bool {
@@ -128,6 +174,9 @@ func (f nameFilter) visibleTests(run *state.BatteryRun, b *board, st statusFilte
 	allModels := len(models) == len(run.Models)
 	for t := range run.Tests {
 		if len(f.tests) > 0 && !testMatches(&run.Tests[t], f.tests) {
+			continue
+		}
+		if len(f.severities) > 0 && !severityMatches(&run.Tests[t], f.severities) {
 			continue
 		}
 		if want != 0 {

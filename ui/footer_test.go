@@ -2,6 +2,7 @@ package ui
 
 import (
 	"pitwall/runner/state"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,9 +23,10 @@ func TestFooterFitsWholeKeys(t *testing.T) {
 		{name: "judged", run: sceneJudged},
 		{name: "filtered", run: sceneJudged, keys: []string{"/", "g", "e", "m", "enter"}},
 		{name: "detail", run: sceneJudged, keys: []string{"enter"}},
+		{name: "compare", run: sceneJudged, keys: []string{"c"}},
 	}
 	every := map[string]bool{} // as drawn, and as --ascii draws it
-	for _, b := range append(newKeyMap().ShortHelp(), newKeyMap().DetailHelp()...) {
+	for _, b := range slices.Concat(newKeyMap().ShortHelp(), newKeyMap().DetailHelp(), newKeyMap().CompareHelp()) {
 		item := b.Help().Key + " " + b.Help().Desc
 		every[item], every[asciiFold.Replace(item)] = true, true
 	}
@@ -58,7 +60,7 @@ func TestFooterDropsLeastNeededKeysFirst(t *testing.T) {
 		want string
 	}{
 		// J is there with one judge: it can put none in view.
-		{120, " enter detail • s stop • r re-judge • J judge • t figures • / filter • f status • e export • ? help • q quit"},
+		{120, " enter detail • s stop • r re-judge • J judge • c compare • t figures • / filter • f status • e export • ? help • q quit"},
 		{100, " enter detail • s stop • r re-judge • J judge • / filter • f status • e export • ? help • q quit"},
 		{80, " enter detail • s stop • r re-judge • J judge • / filter • ? help • q quit"},
 		{60, " enter detail • s stop • / filter • ? help • q quit"},
@@ -144,7 +146,7 @@ func TestFooterWhileTypingAFilter(t *testing.T) {
 			}
 		}
 		// t, x, f, e, q, ? and / type into the filter now.
-		for _, gone := range []string{"figures", "transpose", "status", "export", "quit", "help", "/ filter"} {
+		for _, gone := range []string{"figures", "transpose", "status", "export", "compare", "quit", "help", "/ filter"} {
 			if strings.Contains(got, gone) {
 				t.Errorf("at %d the footer lists %q, a key that types into the filter: %q", w, gone, got)
 			}

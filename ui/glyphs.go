@@ -18,6 +18,7 @@ type glyphs struct {
 	dash                         string // no value
 	down                         string // a server that is down
 	up                           string
+	critical                     string // a test whose severity is critical
 }
 
 // unicodeGlyphs is the default set.
@@ -44,6 +45,7 @@ var unicodeGlyphs = glyphs{
 	dash:       "—",
 	down:       "✗",
 	up:         "●",
+	critical:   "⚑",
 }
 
 // asciiGlyphs is for --ascii and TERM=dumb. A failed check reads FAIL with no
@@ -71,6 +73,7 @@ var asciiGlyphs = glyphs{
 	dash:       "-",
 	down:       "x",
 	up:         "*",
+	critical:   "!",
 }
 
 func glyphsFor(ascii bool) glyphs {
@@ -86,5 +89,5 @@ func glyphsFor(ascii bool) glyphs {
 var asciiFold = strings.NewReplacer(
 	"·", "-", "–", "-", "—", "-", "…", "~", "×", "x", "•", "|",
 	"→", ">", "←", "<", "↑", "^", "↓", "v", "▸", ">",
-	"█", "#", "░", "-", "●", "*", "✗", "x",
+	"█", "#", "░", "-", "●", "*", "✗", "x", "κ", "k",
 )

@@ -39,6 +39,7 @@ type grid struct {
 	query  string
 	names  nameFilter
 	status statusFilter
+	marks  bool // the run has critical tests: the test names make room for their mark
 
 	tests, models  []int // visible indices, after the filters
 	curRow, curCol int   // the cursor, as positions in rows() and cols()
@@ -95,14 +96,32 @@ func (g *grid) rowName(i int) string {
 	if g.transposed {
 		return g.run.Models[i]
 	}
-	return g.run.Tests[i].ID
+	return g.testName(i)
 }
 
 func (g *grid) colName(i int) string {
 	if g.transposed {
-		return g.run.Tests[i].ID
+		return g.testName(i)
 	}
 	return shortModel(g.run.Models[i])
+}
+
+// testName is test i's id, after the critical mark when the run has
+// critical tests (blank for the others, so that the ids line up).
+func (g *grid) testName(i int) string {
+	return markedID(g.c, &g.run.Tests[i], g.marks)
+}
+
+// markedID is t's id with room for the critical mark in front when marks is
+// set: the grid's test column and the plain grid share it.
+func markedID(c *common, t *state.TestInfo, marks bool) string {
+	switch {
+	case !marks:
+		return t.ID
+	case critical(t):
+		return c.glyphs.critical + " " + t.ID
+	}
+	return strings.Repeat(" ", c.sw(c.glyphs.critical)+1) + t.ID
 }
 
 func (g *grid) rowRate(i int) passCount {
@@ -129,6 +148,7 @@ func (g *grid) setRun(run *state.BatteryRun, changed []int, all bool) {
 	g.run = run
 	switch {
 	case old == nil || all || len(old.Models) != len(run.Models) || len(old.Tests) != len(run.Tests):
+		g.marks = anyCritical(run)
 		g.remeasure()
 		g.names = parseFilter(g.query, run)
 		g.refilter()

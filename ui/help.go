@@ -161,8 +161,11 @@ func (h *help) lines() []string {
 		{"verdicts", g.pass + " / " + g.fail + " / " + g.warn + " with the score (WARN: split samples or a jury that disagrees)  " +
 			g.judgeError + " the judge failed  " + g.judging + " being judged"},
 		{"repeats", g.spinner[0] + " 1/3: repeats over so far  " + g.fail + " 2/3: the worst outcome, and how many repeats succeeded"},
-		{"filter", "/word keeps tests and models whose name has it; m:word models only, t:word tests only; esc clears it; f cycles all, failures, errors, disagreements. " +
+		{"filter", "/word keeps tests and models whose name has it; m:word models only, t:word tests only; sev:critical only the tests of that severity " +
+			"(" + g.critical + " marks the critical ones); esc clears it; f cycles all, failures, errors, disagreements. " +
 			"Pass rates are of what the filters keep"},
+		{"compare", "c ranks the models on what the filters keep: pass rate with its 95% Wilson interval (= before a rank: tied, the intervals overlap), " +
+			"mean score with a bootstrap interval, by category, latency, TTFT, tok/s, tokens and the judges' agreement; it follows the run"},
 		{"figures", "t cycles verdicts, latency, time to first token, tokens/s"},
 		// ctrl+c has no row above: its word is here, where there is room.
 		{"quitting", "q quits with the run's exit code; while the run goes it asks, then stops it (exit 1, stopped). " +

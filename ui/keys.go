@@ -11,7 +11,7 @@ type keyMap struct {
 	PageUp, PageDown      key.Binding
 	Detail, Back          key.Binding
 
-	Figures, Transpose, Filter, ClearFilter, StatusFilter key.Binding
+	Figures, Transpose, Filter, ClearFilter, StatusFilter, Compare key.Binding
 
 	Stop, Rejudge, RejudgeAll, Judge, Export key.Binding
 
@@ -44,6 +44,7 @@ func newKeyMap() *keyMap {
 		Filter:       b([]string{"/"}, "/", "filter"),
 		ClearFilter:  b([]string{"esc"}, "esc", "clear filter"),
 		StatusFilter: b([]string{"f"}, "f", "status"),
+		Compare:      b([]string{"c"}, "c", "compare"),
 		Stop:         b([]string{"s"}, "s", "stop"),
 		Rejudge:      b([]string{"r"}, "r", "re-judge"),
 		RejudgeAll:   b([]string{"R"}, "R", "re-judge all"),
@@ -61,7 +62,7 @@ func newKeyMap() *keyMap {
 
 // ShortHelp is the footer of the grid.
 func (k *keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Detail, k.Stop, k.Rejudge, k.Judge, k.Figures, k.Transpose, k.Filter, k.ClearFilter, k.StatusFilter, k.Export, k.Help, k.Quit}
+	return []key.Binding{k.Detail, k.Stop, k.Rejudge, k.Judge, k.Compare, k.Figures, k.Transpose, k.Filter, k.ClearFilter, k.StatusFilter, k.Export, k.Help, k.Quit}
 }
 
 // DetailHelp is the footer of the detail view.
@@ -72,6 +73,12 @@ func (k *keyMap) DetailHelp() []key.Binding {
 // OverlayHelp is the footer of the judge picker.
 func (k *keyMap) OverlayHelp() []key.Binding {
 	return []key.Binding{k.Back, k.Up, k.Down, k.Quit}
+}
+
+// CompareHelp is the footer of the ranking, which scrolls; c closes it
+// as it opened it.
+func (k *keyMap) CompareHelp() []key.Binding {
+	return []key.Binding{k.Back, k.Up, k.Down, k.PageDown, k.Top, k.Bottom, k.Help, k.Quit}
 }
 
 // KeysHelp is the footer of the full key map, which scrolls.
@@ -89,7 +96,7 @@ func (k *keyMap) FilterHelp() []key.Binding {
 func (k *keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Left, k.Right, k.Top, k.Bottom, k.PageUp, k.PageDown},
-		{k.Detail, k.Back, k.Figures, k.Transpose, k.Filter, k.ClearFilter, k.StatusFilter},
+		{k.Detail, k.Back, k.Figures, k.Transpose, k.Filter, k.ClearFilter, k.StatusFilter, k.Compare},
 		{k.Stop, k.Rejudge, k.RejudgeAll, k.Judge, k.Export, k.Help, k.Quit},
 	}
 }
@@ -103,6 +110,7 @@ var longHelp = map[string]string{
 	"filter":       "filter by name",
 	"clear filter": "clear the / filter",
 	"status":       "all/failures/errors/disagreements",
+	"compare":      "rank the models, with intervals",
 	"stop":         "stop the run (y/N)",
 	"re-judge":     "re-judge the cell",
 	"re-judge all": "re-judge the whole run",
@@ -117,8 +125,8 @@ var longHelp = map[string]string{
 var footerRank = map[string]int{
 	"?": 0, "q": 0, "ctrl+c": 0,
 	"enter": 1, "esc": 1,
-	"s": 2, "/": 3, "r": 4, "J": 5, "f": 6, "e": 7, "t": 8, "x": 9,
-	"↑/k": 10, "↓/j": 10, "pgdn": 11,
+	"s": 2, "/": 3, "r": 4, "J": 5, "f": 6, "e": 7, "c": 8, "t": 9, "x": 10,
+	"↑/k": 11, "↓/j": 11, "pgdn": 12,
 }
 
 // fullHelpTitles name the columns of FullHelp.

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"pitwall/runner/compare"
 	"pitwall/runner/state"
 	"time"
 )
@@ -40,4 +41,19 @@ type judgeSwitchedMsg struct {
 type exportedMsg struct {
 	path string
 	err  error
+}
+
+// rankedMsg is a ranking worked out by rankRun.
+type rankedMsg struct {
+	seq    uint64 // the snapshot it ranks
+	judge  string
+	live   bool // verdicts may still come
+	judges int  // the run's judges, the jury apart
+	cells  int  // cells ranked: what the filters keep
+	tests  int  // tests kept, of allT
+	models int  // models kept, of allM
+	allT   int
+	allM   int
+	report *compare.Report
+	err    error
 }

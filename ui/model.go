@@ -16,6 +16,7 @@ const (
 	screenDetail
 	screenHelp
 	screenPicker
+	screenCompare
 )
 
 // question is a y/N the status line is asking.
@@ -53,6 +54,7 @@ type model struct {
 	detail *detail
 	help   help
 	picker picker
+	rank   ranking
 
 	screen    screen
 	back      screen // where help and the picker return to
@@ -92,6 +94,7 @@ func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, don
 	m.detail = newDetail(c)
 	m.help = help{c: c}
 	m.picker = picker{c: c}
+	m.rank = ranking{c: c}
 	m.refreshKeys()
 	return m
 }
@@ -132,6 +135,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		} else {
 			cmds = append(cmds, readSnapshot(m.snaps, m.done))
 		}
+		if m.rankingOpen() {
+			cmds = append(cmds, m.askRanking())
+		}
 		if m.live() && !m.ticking {
 			m.ticking = true
 			cmds = append(cmds, tick())
@@ -162,6 +168,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.handed(msg.seq)
 	case estimatedMsg:
 		m.estimated(msg)
+	case rankedMsg:
+		cmd = m.ranked(msg)
 	case wholeMsg:
 		m.detail.takeWhole(msg, m.run, m.judge)
 	case exportedMsg:
@@ -292,6 +300,7 @@ func (m *model) layout() {
 	m.detail.SetSize(w, bodyH)
 	m.help.SetSize(w, bodyH)
 	m.picker.SetSize(w, bodyH)
+	m.rank.SetSize(w, bodyH)
 }
 
 // View draws the screen.
@@ -325,6 +334,8 @@ func (m *model) frame() string {
 		body = m.help.View()
 	case screenPicker:
 		body = m.picker.View()
+	case screenCompare:
+		body = m.rank.View()
 	default:
 		// The fleet sits right under the grid: a run's rows do not change,
 		// so it does not move while the run goes on.
@@ -352,6 +363,8 @@ func (m *model) frame() string {
 		sb.WriteString(m.help.short(k.KeysHelp()))
 	case m.screen == screenPicker:
 		sb.WriteString(m.help.short(k.OverlayHelp()))
+	case m.screen == screenCompare:
+		sb.WriteString(m.help.short(k.CompareHelp()))
 	default:
 		sb.WriteString(m.help.short(k.ShortHelp()))
 	}
@@ -376,7 +389,11 @@ func (m *model) headerState() headerState {
 		}
 		s.status = "/" + m.typed + cursor
 		if m.typed == "" {
-			s.status += m.c.styles.dim.Render(" names to keep (m:model t:test) · enter keeps · esc clears")
+			hint := " names to keep (m:model t:test) · enter keeps · esc clears"
+			if m.run != nil && anySeverity(m.run) {
+				hint = " names to keep (m:model t:test sev:critical) · enter keeps · esc clears"
+			}
+			s.status += m.c.styles.dim.Render(hint)
 		}
 	case m.message != "":
 		s.status, s.alert = m.message, m.alert

@@ -188,6 +188,9 @@ func (p *plain) outcome(c *state.Cell) string {
 }
 
 func timing(c *state.Cell) string {
+	if c.Cached() {
+		return "cached" // the figures are the reused request's
+	}
 	s := plainDur(c.Latency)
 	if c.TokensPerSec > 0 {
 		s += " " + strconv.FormatFloat(c.TokensPerSec, 'f', 0, 64) + " tok/s"
@@ -365,9 +368,10 @@ func RenderGrid(run *state.BatteryRun, judge string, ascii bool) string {
 	b.apply(run, judge)
 	g := c.glyphs
 
+	marks := anyCritical(run)
 	nameW := c.sw("pass rate")
-	for _, t := range run.Tests {
-		nameW = max(nameW, c.sw(t.ID))
+	for i := range run.Tests {
+		nameW = max(nameW, c.sw(markedID(c, &run.Tests[i], marks)))
 	}
 	nameW = min(nameW, 40)
 	cells := make([][]string, len(run.Tests))
@@ -395,7 +399,7 @@ func RenderGrid(run *state.BatteryRun, judge string, ascii bool) string {
 	var sb strings.Builder
 	sb.WriteString(line("tests", "pass", func(m int) string { return run.Models[m] }))
 	for t := range run.Tests {
-		sb.WriteString(line(run.Tests[t].ID, b.rate(b.rowSum[t], g), func(m int) string { return cells[t][m] }))
+		sb.WriteString(line(markedID(c, &run.Tests[t], marks), b.rate(b.rowSum[t], g), func(m int) string { return cells[t][m] }))
 	}
 	sb.WriteString(line("pass rate", b.rate(b.total, g), func(m int) string { return b.rate(b.modSum[m], g) }))
 	if ascii {

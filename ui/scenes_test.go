@@ -255,3 +255,17 @@ func sceneAgent() *state.BatteryRun {
 	run.Phase = state.PhaseInference
 	return run
 }
+
+// sceneSeverity is sceneJudged with its tests in three categories and some
+// of them marked by severity, two of them critical.
+func sceneSeverity() *state.BatteryRun {
+	run := sceneJudged()
+	run.Tests = append([]state.TestInfo(nil), run.Tests...)
+	meta := []struct{ cat, sev string }{
+		{"tools", "critical"}, {"json", "warning"}, {"safety", "critical"}, {"tools", ""}, {"json", "info"}, {"tools", ""},
+	}
+	for i, m := range meta {
+		run.Tests[i].Category, run.Tests[i].Severity = m.cat, m.sev
+	}
+	return run
+}

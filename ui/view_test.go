@@ -65,6 +65,14 @@ func TestViewGolden(t *testing.T) {
 		{name: "filter_name_typing", w: 120, h: 20, run: sceneJudged, keys: []string{"/", "g", "e", "m", "m", "a"}},
 		{name: "confirm_stop", w: 100, h: 16, run: sceneMidInference, keys: []string{"s"}},
 		{name: "waiting", w: 80, h: 16, run: func() *state.BatteryRun { return nil }},
+		// Critical tests are marked in the test column, ASCII too, and
+		// /sev:critical keeps them; the detail view names the severity.
+		{name: "grid_severity", w: 120, h: 16, run: sceneSeverity},
+		{name: "grid_severity_ascii", w: 80, h: 16, opts: Options{ASCII: true}, run: sceneSeverity},
+		{name: "filter_severity", w: 120, h: 16, run: sceneSeverity, keys: []string{"/", "s", "e", "v", ":", "c", "r", "i", "t", "enter"}},
+		{name: "filter_severity_hint", w: 120, h: 16, run: sceneSeverity, keys: []string{"/"}},
+		{name: "transposed_severity", w: 120, h: 16, run: sceneSeverity, keys: []string{"x"}},
+		{name: "detail_severity", w: 100, h: 16, run: sceneSeverity, keys: []string{"enter"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

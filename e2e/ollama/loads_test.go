@@ -93,3 +93,35 @@ func (c *loadCounter) stop() (logLoads, psLoads int, order []string) {
 	defer c.mu.Unlock()
 	return logLoads, c.psLoads, append([]string(nil), c.order...)
 }
+
+// logSize is where Ollama's log ends now: the start of what a later countLogLines reads.
+func logSize() int64 {
+	st, err := os.Stat(srv.logPath)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// countLogLines counts the lines Ollama logged since offset for which match is true.
+func countLogLines(offset int64, match func(string) bool) int {
+	b, err := os.ReadFile(srv.logPath)
+	if err != nil || int64(len(b)) < offset {
+		return 0
+	}
+	n := 0
+	for _, l := range strings.Split(string(b[offset:]), "\n") {
+		if match(l) {
+			n++
+		}
+	}
+	return n
+}
+
+// isChatPost reports whether a line of the Ollama log is one request to the
+// OpenAI-compatible chat endpoint, as gin logs it once answered:
+//
+//	[GIN] 2025/11/26 - 08:01:02 | 200 |  312.5ms |       127.0.0.1 | POST     "/v1/chat/completions"
+func isChatPost(l string) bool {
+	return strings.HasPrefix(l, "[GIN]") && strings.Contains(l, `POST`) && strings.Contains(l, `"/v1/chat/completions"`)
+}

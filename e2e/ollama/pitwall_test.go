@@ -80,13 +80,25 @@ type configOpts struct {
 	timeout  string
 	retries  int
 	serverOf string // the server URL; default the suite's Ollama
+	battery  string // the battery's TOML; default battery
+	// judge, when set, is the judge's model on the suite's server
+	// ([scoring] mode = "judge", one [[scoring.judges]] named judgeName);
+	// "" scores with the checks alone.
+	judge          string
+	judgeMaxTokens int
 }
+
+// judgeName is the name of the judge a fixture with configOpts.judge declares.
+const judgeName = "tj"
 
 // newFixture writes battery.toml and pitwall.toml into a fresh directory.
 func newFixture(t *testing.T, o configOpts) fixture {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "battery.toml"), []byte(battery), 0o644); err != nil {
+	if o.battery == "" {
+		o.battery = battery
+	}
+	if err := os.WriteFile(filepath.Join(dir, "battery.toml"), []byte(o.battery), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if o.slots == 0 {
@@ -105,7 +117,15 @@ func newFixture(t *testing.T, o configOpts) fixture {
 	if o.kind != "" {
 		fmt.Fprintf(&b, "kind  = %q\n", o.kind)
 	}
-	fmt.Fprintf(&b, "slots = %d\n\n[scoring]\nmode = \"deterministic\"\n", o.slots)
+	fmt.Fprintf(&b, "slots = %d\n\n", o.slots)
+	if o.judge == "" {
+		fmt.Fprintf(&b, "[scoring]\nmode = \"deterministic\"\n")
+	} else {
+		fmt.Fprintf(&b, "[scoring]\nmode = \"judge\"\n\n[[scoring.judges]]\nname       = %q\nmodel      = %q\nserver     = \"ollama\"\n", judgeName, o.judge)
+		if o.judgeMaxTokens > 0 {
+			fmt.Fprintf(&b, "max_tokens = %d\n", o.judgeMaxTokens)
+		}
+	}
 	f := fixture{dir: dir, config: filepath.Join(dir, "pitwall.toml"), db: filepath.Join(dir, "ledger.db")}
 	if err := os.WriteFile(f.config, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -189,26 +209,44 @@ const batteryTests = 6
 // export is the part of `pitwall export RUN --format json` the suite reads.
 type export struct {
 	Run struct {
-		ID     string `json:"id"`
-		Status string `json:"status"`
+		ID       string `json:"id"`
+		Status   string `json:"status"`
+		Message  string `json:"message"`
+		ExitCode *int   `json:"exit_code"`
 	} `json:"run"`
+	Judge  string            `json:"judge"`
+	Judges []string          `json:"judges"`
 	Models []json.RawMessage `json:"models"`
 	Cells  []struct {
 		Model      string  `json:"model"`
 		Test       string  `json:"test"`
 		Repeat     int     `json:"repeat"`
 		Status     string  `json:"status"`
+		Outcome    string  `json:"outcome"`
 		Verdict    *string `json:"verdict"`
 		Output     string  `json:"output"`
 		Server     string  `json:"server"`
 		ErrorClass string  `json:"error_class"`
 		Error      string  `json:"error"`
+		Judgments  map[string]struct {
+			Verdict string `json:"verdict"`
+			Error   string `json:"error"`
+			Samples []struct {
+				Raw string `json:"raw"`
+			} `json:"samples"`
+		} `json:"judgments"`
 	} `json:"cells"`
 	Requests []struct {
-		Purpose    string `json:"purpose"`
-		Model      string `json:"model"`
-		Status     string `json:"status"`
-		ErrorClass string `json:"error_class"`
+		Purpose          string `json:"purpose"`
+		Model            string `json:"model"`
+		Test             string `json:"test"`
+		Repeat           int    `json:"repeat"`
+		Judge            string `json:"judge"`
+		CandidateModel   string `json:"candidate_model"`
+		Status           string `json:"status"`
+		CompletionTokens int    `json:"completion_tokens"`
+		ErrorClass       string `json:"error_class"`
+		Error            string `json:"error"`
 	} `json:"requests"`
 	Summary json.RawMessage `json:"summary"`
 }

@@ -93,9 +93,10 @@ type placeState struct {
 }
 
 // busy reports whether model x streams on s, or is being loaded there, once
-// this decision is applied: in flight now, loading, or given a job in it.
+// this decision is applied: in flight now, loading, given a job in it, or
+// awaiting the next step of an agent loop (ServerView.Expected).
 func (s *placeServer) busy(x string) bool {
-	return s.view.Streaming[x] > 0 || s.placed[x] > 0 || x == s.loading
+	return s.view.Streaming[x] > 0 || s.placed[x] > 0 || x == s.loading || s.view.Expected[x] > 0
 }
 
 // placeServer is one up server during a decision.
@@ -114,34 +115,43 @@ type placeServer struct {
 }
 
 // jobList is queued jobs of one model, in queue order, consumed from next.
-// It keeps the first few indices only: one decision never takes more jobs
-// than there are free slots, so a long queue costs a count, not a copy.
+// It keeps the first few jobs only: one decision never takes more jobs than
+// there are free slots, so a long queue costs a count, not a copy. Its
+// work is counted in jobs by weight (JobView.Weight), so that an agent
+// loop's step counts as the steps its loop has left.
 type jobList struct {
-	idx   []int
-	count int
-	next  int
+	kept  []keptJob
+	count int // the weight of every job in the list
+	next  int // jobs taken, from kept
+	taken int // their weight
 }
 
-func (l *jobList) add(i, keep int) {
-	if len(l.idx) < keep {
-		l.idx = append(l.idx, i)
+// keptJob is a queued job's index in the view and its weight.
+type keptJob struct{ i, w int }
+
+func (l *jobList) add(i, w, keep int) {
+	if len(l.kept) < keep {
+		l.kept = append(l.kept, keptJob{i, w})
 	}
-	l.count++
+	l.count += w
 }
 
+// left is the work left in the list, in jobs by weight.
 func (l *jobList) left() int {
 	if l == nil {
 		return 0
 	}
-	return l.count - l.next
+	return l.count - l.taken
 }
 
 func (l *jobList) take() (int, bool) {
-	if l.left() == 0 || l.next >= len(l.idx) {
+	if l == nil || l.next >= len(l.kept) {
 		return 0, false
 	}
+	k := l.kept[l.next]
 	l.next++
-	return l.idx[l.next-1], true
+	l.taken += k.w
+	return k.i, true
 }
 
 func newPlaceState(p Placer, v *FleetView) *placeState {
@@ -193,7 +203,7 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 	for i := range v.Queue {
 		j := &v.Queue[i]
 		if last != nil && j.Model == lastKey.Model && j.Purpose == lastKey.Purpose && j.Pinned == lastKey.Pinned {
-			last.add(i, totalFree)
+			last.add(i, j.weight(), totalFree)
 			continue
 		}
 		c := classOf(j.Purpose)
@@ -214,7 +224,7 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 			l = &jobList{}
 			pool[j.Model] = l
 		}
-		l.add(i, totalFree)
+		l.add(i, j.weight(), totalFree)
 		last, lastKey = l, JobView{Model: j.Model, Purpose: j.Purpose, Pinned: j.Pinned}
 	}
 	for m, mv := range v.Models {
@@ -230,11 +240,15 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 	return st
 }
 
-// left is how many jobs of class c and model m server s could take.
+// left is how many jobs of class c and model m server s could take, by
+// weight, with the agent steps expected back on it (ServerView.Expected).
 func (st *placeState) left(c jobClass, m string, s *placeServer) int {
 	n := st.pool[c][m].left()
 	if pm := st.pinned[s.view.Name]; pm != nil {
 		n += pm[c][m].left()
+	}
+	if c == classInference {
+		n += s.view.Expected[m]
 	}
 	return n
 }

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 )
 
@@ -20,6 +21,14 @@ func (st *placeState) prefetch(c jobClass, s *placeServer, ms []string) {
 	var left float64
 	for _, m := range ms {
 		left += float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(max(st.serving[m], 1))
+	}
+	if c == classInference {
+		// A loop's steps still to come keep its model busy here as well.
+		for _, m := range slices.Sorted(maps.Keys(s.view.Expected)) {
+			if s.present[m] && !slices.Contains(ms, m) {
+				left += float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(max(st.serving[m], 1))
+			}
+		}
 	}
 	left /= float64(max(s.view.Slots, 1))
 	f := st.p.PrefetchFactor
@@ -54,6 +63,9 @@ func (st *placeState) fitsBeside(s *placeServer, m string) bool {
 		return false
 	}
 	room := total - s.usedGB
+	if st.awaitsStep(s) {
+		return size <= room+1e-9
+	}
 	for x := range s.present {
 		if s.busy(x) || st.v.JudgeModels[x] {
 			continue
@@ -197,6 +209,11 @@ func (st *placeState) fit(s *placeServer, m string) (fitsNow, fitsEver, evictsJu
 	if need <= 1e-9 {
 		return true, true, false
 	}
+	if st.awaitsStep(s) {
+		// The server makes room by evicting its least recently used idle
+		// models, and to it a model between two steps of a loop is idle.
+		return false, true, false
+	}
 	var idleGB, idleOtherGB float64
 	unknownIdle := false
 	for x := range s.present {
@@ -216,4 +233,17 @@ func (st *placeState) fit(s *placeServer, m string) (fitsNow, fitsEver, evictsJu
 	// Once the busy models drain they are idle and can go: anything no
 	// larger than the VRAM fits in the end.
 	return fitsNow, true, fitsNow && !unknownIdle && idleOtherGB < need-1e-9
+}
+
+// awaitsStep reports whether s holds a model that an agent loop's next step
+// is expected on (ServerView.Expected). Its server takes that model for
+// idle and may evict it to make room, so a load there waits until the step
+// has arrived (and streams) unless it fits in the room that is free.
+func (st *placeState) awaitsStep(s *placeServer) bool {
+	for m, n := range s.view.Expected {
+		if n > 0 && s.present[m] {
+			return true
+		}
+	}
+	return false
 }

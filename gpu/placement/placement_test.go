@@ -365,38 +365,43 @@ func TestPlacerKeepsTheContract(t *testing.T) {
 	models := []string{"a", "b", "c", "d", "j1", "j2"}
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		v := plRandomView(rng, models)
-		free := map[string]int{}
-		servers := map[string]ServerView{}
-		for _, s := range v.Servers {
-			servers[s.Name] = s
-			if s.Up {
-				free[s.Name] = s.Free()
-			}
+		plCheckContract(t, seed, plRandomView(rng, models))
+	}
+}
+
+// plCheckContract fails t when Default's decision on v breaks the contract.
+func plCheckContract(t *testing.T, seed uint64, v FleetView) {
+	t.Helper()
+	free := map[string]int{}
+	servers := map[string]ServerView{}
+	for _, s := range v.Servers {
+		servers[s.Name] = s
+		if s.Up {
+			free[s.Name] = s.Free()
 		}
-		jobs := map[uint64]JobView{}
-		for _, j := range v.Queue {
-			jobs[j.ID] = j
+	}
+	jobs := map[uint64]JobView{}
+	for _, j := range v.Queue {
+		jobs[j.ID] = j
+	}
+	seen := map[uint64]bool{}
+	for _, a := range Default.Place(v) {
+		j, ok := jobs[a.Job]
+		s := servers[a.Server]
+		switch {
+		case !ok:
+			t.Fatalf("seed %d: assigned job %d, which is not queued", seed, a.Job)
+		case seen[a.Job]:
+			t.Fatalf("seed %d: assigned job %d twice", seed, a.Job)
+		case free[a.Server] <= 0:
+			t.Fatalf("seed %d: assigned job %d to %s, which has no free slot or is down", seed, a.Job, a.Server)
+		case !s.Offered[j.Model]:
+			t.Fatalf("seed %d: assigned %s to %s, which does not offer it", seed, j.Model, a.Server)
+		case j.Pinned != "" && j.Pinned != a.Server:
+			t.Fatalf("seed %d: job pinned to %s placed on %s", seed, j.Pinned, a.Server)
 		}
-		seen := map[uint64]bool{}
-		for _, a := range Default.Place(v) {
-			j, ok := jobs[a.Job]
-			s := servers[a.Server]
-			switch {
-			case !ok:
-				t.Fatalf("seed %d: assigned job %d, which is not queued", seed, a.Job)
-			case seen[a.Job]:
-				t.Fatalf("seed %d: assigned job %d twice", seed, a.Job)
-			case free[a.Server] <= 0:
-				t.Fatalf("seed %d: assigned job %d to %s, which has no free slot or is down", seed, a.Job, a.Server)
-			case !s.Offered[j.Model]:
-				t.Fatalf("seed %d: assigned %s to %s, which does not offer it", seed, j.Model, a.Server)
-			case j.Pinned != "" && j.Pinned != a.Server:
-				t.Fatalf("seed %d: job pinned to %s placed on %s", seed, j.Pinned, a.Server)
-			}
-			seen[a.Job] = true
-			free[a.Server]--
-		}
+		seen[a.Job] = true
+		free[a.Server]--
 	}
 }
 

@@ -15,6 +15,13 @@ type ServerView struct {
 	Resident  map[string]bool // loaded now (as far as pitwall knows)
 	Streaming map[string]int  // model -> requests in flight on it
 	Loading   string          // a model being loaded (a warm-up in flight), "" when none
+	// Expected counts, per model, the steps of agent loops expected back on
+	// the server: a loop's step ended here with more to come, and its next
+	// step has not been queued yet (it follows within moments, once the
+	// caller has answered the step's tool calls). The policy keeps such a
+	// model as it keeps one that is streaming: no load evicts it, so that a
+	// loop is not swapped out between its steps.
+	Expected map[string]int
 	// JIT says the server loads a model on demand when asked for it
 	// (LM Studio, Ollama, llama.cpp router); false for vLLM and hosted APIs,
 	// where every offered model is always resident.
@@ -33,7 +40,15 @@ type JobView struct {
 	Purpose  chat.Purpose
 	Pinned   string // must run on this server ("" = any that offers the model)
 	Enqueued time.Time
+	// Weight is how many jobs this one counts as: a step of an agent loop
+	// stands for the steps the loop is still expected to take, itself
+	// included, since they follow one another on the same model. 0 and 1
+	// mean one job.
+	Weight int
 }
+
+// weight is how many jobs j counts as (at least one).
+func (j *JobView) weight() int { return max(j.Weight, 1) }
 
 // ModelView is what the policy knows of a model (zero when unknown).
 type ModelView struct {

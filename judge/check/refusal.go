@@ -35,9 +35,19 @@ const refusalHead = 200
 // isRefusal reports whether an answer opens with a refusal.
 func isRefusal(answer string) bool {
 	s := strings.TrimLeft(strings.TrimSpace(answer), "*_#>\"'` \t\r\n")
+	if s == "" {
+		return false
+	}
+	// Every opening the pattern knows begins with i, s, u or a: most
+	// answers are told apart by their first letter, with no copy.
+	if c := s[0] | 0x20; s[0] < 0x80 && c != 'i' && c != 's' && c != 'u' && c != 'a' {
+		return false
+	}
 	if len(s) > refusalHead {
 		s = s[:refusalHead]
 	}
-	s = strings.NewReplacer("\u2019", "'", "\u2018", "'").Replace(strings.ToLower(s))
+	s = straightQuotes.Replace(strings.ToLower(s))
 	return refusalRE.MatchString(strings.Join(strings.Fields(s), " "))
 }
+
+var straightQuotes = strings.NewReplacer("\u2019", "'", "\u2018", "'")

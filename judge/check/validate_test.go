@@ -141,3 +141,23 @@ func TestIsRefusal(t *testing.T) {
 		}
 	}
 }
+
+// isRefusal's first-letter shortcut changes no answer's outcome: it agrees
+// with the pattern applied to every answer.
+func FuzzIsRefusalShortcut(f *testing.F) {
+	for _, s := range []string{"I can't help with that", "Sorry, but I cannot assist", "As an AI, I", "4", "  **I'm unable to provide**",
+		"\u2018I won't help", "İ cannot help", "unfortunately i can't do that", "The API can't be called twice", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, answer string) {
+		s := strings.TrimLeft(strings.TrimSpace(answer), "*_#>\"'` \t\r\n")
+		if len(s) > refusalHead {
+			s = s[:refusalHead]
+		}
+		s = strings.NewReplacer("\u2019", "'", "\u2018", "'").Replace(strings.ToLower(s))
+		want := refusalRE.MatchString(strings.Join(strings.Fields(s), " "))
+		if got := isRefusal(answer); got != want {
+			t.Errorf("isRefusal(%q) = %v, the pattern says %v", answer, got, want)
+		}
+	})
+}

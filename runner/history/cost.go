@@ -84,7 +84,7 @@ func RunSpending(led *ledger.Ledger, id string) (*Spending, error) {
 	if err != nil {
 		return nil, err
 	}
-	reqs, err := led.Requests(run.ID)
+	reqs, err := led.RequestsUsage(run.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 // csvHeader names the CSV export's columns. repeat counts from 0, as in
 // the JSON export.
 var csvHeader = []string{
-	"run", "model", "test", "category", "repeat", "status", "judge", "in_view", "verdict", "score",
+	"run", "model", "test", "category", "severity", "repeat", "status", "judge", "in_view", "verdict", "score",
 	"latency_ms", "ttft_ms", "tokens_per_sec", "prompt_tokens", "completion_tokens", "attempts",
 	"server", "error_class", "error", "reason", "output", "tool_calls", "checks",
 }
@@ -86,7 +86,7 @@ func csvRow(x *Export, c *ExportCell, judge string, inView bool, verdict *string
 		s = strconv.FormatFloat(*score, 'f', -1, 64)
 	}
 	return []string{
-		x.Run.ID, c.Model, c.Test, c.Category, strconv.Itoa(c.Repeat), c.Status, judge, strconv.FormatBool(inView), v, s,
+		x.Run.ID, c.Model, c.Test, c.Category, c.Severity, strconv.Itoa(c.Repeat), c.Status, judge, strconv.FormatBool(inView), v, s,
 		strconv.FormatInt(c.LatencyMS, 10), strconv.FormatInt(c.TTFTMS, 10),
 		strconv.FormatFloat(c.TokensPerSec, 'f', 1, 64), strconv.Itoa(c.PromptTokens),
 		strconv.Itoa(c.CompletionTokens), strconv.Itoa(c.Attempts),

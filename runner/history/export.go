@@ -23,12 +23,17 @@ type Export struct {
 	Judges []string  `json:"judges"` // every judge of the run, in config order
 	Models []string  `json:"models"`
 	Tests  []string  `json:"tests"`
-	// Categories maps tests to their category, when the run's config in the
-	// ledger says (see testCategories).
+	// Categories and Severities map tests to their category and severity
+	// (critical, warning, info), when the run's record in the ledger says
+	// (see Record).
 	Categories map[string]string `json:"categories,omitempty"`
-	Cells      []ExportCell      `json:"cells"`
-	Requests   []ExportRequest   `json:"requests"`
-	Summary    ExportSummary     `json:"summary"`
+	Severities map[string]string `json:"severities,omitempty"`
+	// Warnings are what the battery asked for that pitwall loaded but did
+	// not act on (assertions an importer could not map).
+	Warnings []string        `json:"warnings,omitempty"`
+	Cells    []ExportCell    `json:"cells"`
+	Requests []ExportRequest `json:"requests"`
+	Summary  ExportSummary   `json:"summary"`
 	// Inference and Judging are the run's requests apart: what each cost
 	// in requests, tokens, time and money (cost.go).
 	Inference ExportInference `json:"inference"`
@@ -47,6 +52,10 @@ type ExportRun struct {
 	EndedAt     *time.Time `json:"ended_at"`
 	// Message says why the run ended as it did: a failed run's reason.
 	Message string `json:"message,omitempty"`
+	// ExitCode is what the process that ran it returned (gates and
+	// interrupts included); absent for runs recorded before pitwall kept
+	// it, and for runs that did not end in their process.
+	ExitCode *int `json:"exit_code,omitempty"`
 }
 
 // ExportCell is one cell. Verdict is the judge's verdict on a completed
@@ -56,6 +65,7 @@ type ExportCell struct {
 	Model            string          `json:"model"`
 	Test             string          `json:"test"`
 	Category         string          `json:"category,omitempty"`
+	Severity         string          `json:"severity,omitempty"`
 	Repeat           int             `json:"repeat"`
 	Status           string          `json:"status"`
 	Outcome          string          `json:"outcome"` // pass | fail | warn | error | judge-error | none (runner/compare)
@@ -163,11 +173,17 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 		}
 	}
 	trajs := trajectories(reqs)
+	rec := RunRecord(run)
 	x := &Export{
 		Run:   ExportRun{ID: run.ID, Name: run.Name, Status: run.Status, ScoringMode: run.ScoringMode, StartedAt: run.StartedAt, Message: run.Message},
 		Judge: judgeName, Judges: plan.Judges, Models: run.Models, Tests: run.Tests,
-		Categories: testCategories(run.ConfigJSON),
-		Summary:    ExportSummary{ByStatus: map[string]int{}, ByVerdict: map[string]int{}, Requests: map[string]int{}},
+		Categories: rec.Categories, Severities: rec.Severities, Warnings: rec.Warnings,
+		Summary: ExportSummary{ByStatus: map[string]int{}, ByVerdict: map[string]int{}, Requests: map[string]int{}},
+	}
+	if code, ok, err := led.ExitCode(run.ID); err != nil {
+		return nil, err
+	} else if ok {
+		x.Run.ExitCode = &code
 	}
 	if x.Judges == nil {
 		x.Judges = []string{}
@@ -195,7 +211,7 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 	})
 	for _, c := range cells {
 		k := ck{c.Model, c.Test, c.Repeat}
-		ec := ExportCell{Model: c.Model, Test: c.Test, Category: x.Categories[c.Test], Repeat: c.Repeat, Status: c.Status,
+		ec := ExportCell{Model: c.Model, Test: c.Test, Category: x.Categories[c.Test], Severity: x.Severities[c.Test], Repeat: c.Repeat, Status: c.Status,
 			Messages: prompts[k], Output: c.Output, Reasoning: c.Reasoning,
 			LatencyMS: c.Latency.Milliseconds(), TTFTMS: c.TTFT.Milliseconds(), TokensPerSec: c.TokensPerSec,
 			PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, Attempts: c.Attempts,

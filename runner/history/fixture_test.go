@@ -82,6 +82,12 @@ func newLedger(t *testing.T) *ledger.Ledger {
 // putRun writes a finished run of cells into led through the ledger's API.
 func putRun(t *testing.T, led *ledger.Ledger, id string, started time.Time, cells []spec) {
 	t.Helper()
+	putRunRecord(t, led, id, started, cells, fixtureConfig)
+}
+
+// putRunRecord is putRun with the run's config record.
+func putRunRecord(t *testing.T, led *ledger.Ledger, id string, started time.Time, cells []spec, configJSON string) {
+	t.Helper()
 	sc, _ := json.Marshal(map[string]any{"mode": "jury", "judges": []map[string]any{{"name": "j1"}, {"name": "j2"}}})
 	var models, tests []string
 	repeat := 1
@@ -95,7 +101,7 @@ func putRun(t *testing.T, led *ledger.Ledger, id string, started time.Time, cell
 		repeat = max(repeat, s.repeat+1)
 	}
 	err := led.CreateRun(ledger.RunRow{ID: id, Name: "demo", Status: "completed", ScoringMode: "jury",
-		ConfigJSON: fixtureConfig, ScoringJSON: string(sc), Models: models, Tests: tests,
+		ConfigJSON: configJSON, ScoringJSON: string(sc), Models: models, Tests: tests,
 		Repeat: repeat, StartedAt: started, EndedAt: started.Add(22 * time.Second)})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -38,26 +39,23 @@ func TestParseFormatAndFormatFromPath(t *testing.T) {
 	}
 }
 
-func TestTestCategoriesFromConfigRecord(t *testing.T) {
+func TestRecordFromConfigRecord(t *testing.T) {
 	for _, tt := range []struct {
 		name, config string
-		want         map[string]string
+		cats, sevs   map[string]string
+		warnings     int
 	}{
-		{"ids only", `{"tests":["a","b"]}`, nil},
-		{"objects", `{"tests":[{"id":"a","category":"tools"},{"id":"b"}]}`, map[string]string{"a": "tools"}},
-		{"a map", `{"tests":["a"],"test_categories":{"a":"json"}}`, map[string]string{"a": "json"}},
-		{"not JSON", `{`, nil},
-		{"empty", ``, nil},
+		{"ids only (a run of an earlier build)", `{"tests":["a","b"]}`, nil, nil, 0},
+		{"objects", `{"tests":[{"id":"a","category":"tools","severity":"critical"},{"id":"b"}]}`,
+			map[string]string{"a": "tools"}, map[string]string{"a": "critical"}, 0},
+		{"maps", `{"tests":["a","b"],"test_categories":{"a":"json"},"test_severities":{"b":"warning"},"warnings":["w"]}`,
+			map[string]string{"a": "json"}, map[string]string{"b": "warning"}, 1},
+		{"not JSON", `{`, nil, nil, 0},
+		{"empty", ``, nil, nil, 0},
 	} {
-		got := testCategories(tt.config)
-		if len(got) != len(tt.want) {
-			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
-			continue
-		}
-		for k, v := range tt.want {
-			if got[k] != v {
-				t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
-			}
+		got := readRecord(tt.config)
+		if !maps.Equal(got.Categories, tt.cats) || !maps.Equal(got.Severities, tt.sevs) || len(got.Warnings) != tt.warnings {
+			t.Errorf("%s: %+v, want categories %v severities %v and %d warnings", tt.name, got, tt.cats, tt.sevs, tt.warnings)
 		}
 	}
 }

@@ -42,13 +42,16 @@ type junitProperty struct {
 }
 
 type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitProblem `xml:"failure,omitempty"`
-	Error     *junitProblem `xml:"error,omitempty"`
-	Skipped   *junitSkipped `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	Name      string `xml:"name,attr"`
+	Classname string `xml:"classname,attr"`
+	Time      string `xml:"time,attr"`
+	// Properties are the test's category and severity, when its battery
+	// gives them.
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Failure    *junitProblem   `xml:"failure,omitempty"`
+	Error      *junitProblem   `xml:"error,omitempty"`
+	Skipped    *junitSkipped   `xml:"skipped,omitempty"`
+	SystemOut  string          `xml:"system-out,omitempty"`
 }
 
 type junitProblem struct {
@@ -129,6 +132,12 @@ func junitTestcase(x *Export, c *ExportCell, repeats bool) junitCase {
 	tc := junitCase{Name: c.Test, Classname: "pitwall." + c.Model, Time: seconds(float64(c.LatencyMS) / 1000)}
 	if repeats {
 		tc.Name = fmt.Sprintf("%s #%d", c.Test, c.Repeat+1)
+	}
+	if c.Category != "" {
+		tc.Properties = append(tc.Properties, junitProperty{"category", c.Category})
+	}
+	if c.Severity != "" {
+		tc.Properties = append(tc.Properties, junitProperty{"severity", c.Severity})
 	}
 	detail := func() string {
 		var b strings.Builder

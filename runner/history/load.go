@@ -117,8 +117,9 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, 
 		state.SetJudgment(c, j)
 	}
 	infos := make([]state.TestInfo, len(run.Tests))
+	rec := RunRecord(run)
 	for i, t := range run.Tests {
-		infos[i] = state.TestInfo{ID: t}
+		infos[i] = state.TestInfo{ID: t, Category: rec.Categories[t], Severity: rec.Severities[t]}
 	}
 	return &state.BatteryRun{ID: run.ID, Name: run.Name, Status: state.RunStatus(run.Status), Phase: state.PhaseDone,
 		Models: run.Models, Tests: infos, Repeat: repeat, Rows: rows, Plan: plan,

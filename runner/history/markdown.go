@@ -44,6 +44,14 @@ func mdRun(ew *errw, x *Export, rep *compare.Report, rr *compare.RunReport, seve
 	ew.line("")
 	ew.line("**Summary:** " + mdText(summary(x)))
 	ew.line("")
+	if len(x.Warnings) > 0 {
+		ew.line("**Battery warnings:** what the battery asked for that pitwall loaded but did not act on:")
+		ew.line("")
+		for _, w := range x.Warnings {
+			ew.line("- " + mdText(w))
+		}
+		ew.line("")
+	}
 
 	ew.line(h + "# Ranking")
 	ew.line("")
@@ -99,13 +107,16 @@ func mdGrid(ew *errw, x *Export, h string) {
 	ew.line("")
 	ew.line(h + "# Grid")
 	ew.line("")
-	cats := false // a column of dashes says nothing
+	cats, sevs := false, x.hasSeverities() // a column of dashes says nothing
 	for _, t := range x.Tests {
 		cats = cats || x.Categories[t] != ""
 	}
 	head, rule := []string{"test"}, "|---"
 	if cats {
 		head, rule = append(head, "category"), rule+"|---"
+	}
+	if sevs {
+		head, rule = append(head, "severity"), rule+"|---"
 	}
 	for _, m := range x.Models {
 		head = append(head, mdCode(m))
@@ -118,6 +129,9 @@ func mdGrid(ew *errw, x *Export, h string) {
 		if cats {
 			row = append(row, mdText(x.category(t)))
 		}
+		if sevs {
+			row = append(row, mdText(x.severity(t)))
+		}
 		for _, m := range x.Models {
 			row = append(row, marks(g.at(t, m)))
 		}
@@ -126,6 +140,9 @@ func mdGrid(ew *errw, x *Export, h string) {
 	}
 	foot := []string{"**pass rate**"}
 	if cats {
+		foot = append(foot, "")
+	}
+	if sevs {
 		foot = append(foot, "")
 	}
 	for _, m := range x.Models {
@@ -149,8 +166,10 @@ func marks(cs []*ExportCell) string {
 	return strings.Join(parts, " ")
 }
 
-// mdFailures lists the cells that did not pass, folded.
+// mdFailures lists the cells that did not pass, folded, with their tests'
+// severities when the battery gives any.
 func mdFailures(ew *errw, x *Export, h string) {
+	sevs := x.hasSeverities()
 	var rows [][]string
 	for i := range x.Cells {
 		c := &x.Cells[i]
@@ -158,8 +177,12 @@ func mdFailures(ew *errw, x *Export, h string) {
 		if o == compare.Pass || o == compare.None {
 			continue
 		}
-		rows = append(rows, []string{mdCode(c.Test), mdCode(c.Model), fmt.Sprint(c.Repeat + 1), mark(c, true),
-			mdText(clip(why(c), 300)), mdText(clip(c.Output, 200))})
+		row := []string{mdCode(c.Test)}
+		if sevs {
+			row = append(row, mdText(x.severity(c.Test)))
+		}
+		rows = append(rows, append(row, mdCode(c.Model), fmt.Sprint(c.Repeat+1), mark(c, true),
+			mdText(clip(why(c), 300)), mdText(clip(c.Output, 200))))
 	}
 	if len(rows) == 0 {
 		return
@@ -167,8 +190,13 @@ func mdFailures(ew *errw, x *Export, h string) {
 	ew.line("")
 	ew.line(fmt.Sprintf("<details><summary>%d cells did not pass</summary>", len(rows)))
 	ew.line("")
-	ew.line("| test | model | repeat | result | why | output |")
-	ew.line("|---|---|---:|---|---|---|")
+	if sevs {
+		ew.line("| test | severity | model | repeat | result | why | output |")
+		ew.line("|---|---|---|---:|---|---|---|")
+	} else {
+		ew.line("| test | model | repeat | result | why | output |")
+		ew.line("|---|---|---:|---|---|---|")
+	}
 	for _, r := range rows {
 		ew.row(r...)
 	}
@@ -223,6 +251,9 @@ func header(x *Export) string {
 		parts = append(parts, t)
 	}
 	parts = append(parts, fmt.Sprintf("%d models × %d tests", len(x.Models), len(x.Tests)))
+	if x.Run.ExitCode != nil {
+		parts = append(parts, fmt.Sprintf("exit %d", *x.Run.ExitCode))
+	}
 	return strings.Join(parts, " · ")
 }
 

@@ -177,6 +177,24 @@ func (x *Export) category(test string) string {
 	return compare.NoCategory
 }
 
+// severity is a test's severity, or compare.NoCategory's dash.
+func (x *Export) severity(test string) string {
+	if s := x.Severities[test]; s != "" {
+		return s
+	}
+	return compare.NoCategory
+}
+
+// hasSeverities reports whether any test of the run has a severity.
+func (x *Export) hasSeverities() bool {
+	for _, t := range x.Tests {
+		if x.Severities[t] != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func rateText(pass, decided int) string {
 	return compare.Percent(float64(pass)/float64(max(decided, 1)), decided)
 }

@@ -149,36 +149,3 @@ func writeJSON(w io.Writer, xs []*Export, rep *compare.Report) error {
 		Comparison *compare.Report `json:"comparison"`
 	}{xs, rep})
 }
-
-// testCategories reads the tests' categories from a run's config record,
-// which may list its tests as ids or as objects with an id and a category,
-// or map them in "test_categories". An unreadable record gives none:
-// categories are a breakdown, not a reason to refuse an export.
-func testCategories(configJSON string) map[string]string {
-	var c struct {
-		Tests      []json.RawMessage `json:"tests"`
-		Categories map[string]string `json:"test_categories"`
-	}
-	if err := decode(configJSON, &c); err != nil {
-		return nil
-	}
-	out := map[string]string{}
-	for _, raw := range c.Tests {
-		var t struct {
-			ID       string `json:"id"`
-			Category string `json:"category"`
-		}
-		if json.Unmarshal(raw, &t) == nil && t.ID != "" && t.Category != "" {
-			out[t.ID] = t.Category
-		}
-	}
-	for id, cat := range c.Categories {
-		if cat != "" {
-			out[id] = cat
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}

@@ -306,23 +306,14 @@ func (r *record) cells() (status, msg string, err error) {
 }
 
 // configJSON is the run's config record: the generated config as every run
-// records its own, with the import's provenance under "imported" and the
-// tests' categories (which the export shows).
+// records its own (its tests' categories, severities and the battery's
+// warnings with it), with the import's provenance under "imported".
 func configJSON(cfg *config.Config, imported map[string]any) (string, error) {
 	var m map[string]any
 	if err := json.Unmarshal([]byte(cfg.RedactedJSON()), &m); err != nil {
 		return "", fmt.Errorf("recording the run's config: %w", err)
 	}
 	m["imported"] = imported
-	cats := map[string]string{}
-	for _, t := range cfg.Tests {
-		if t.Category != "" {
-			cats[t.ID] = t.Category
-		}
-	}
-	if len(cats) > 0 {
-		m["test_categories"] = cats
-	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return "", fmt.Errorf("recording the run's config: %w", err)

@@ -47,6 +47,14 @@ const (
 
 	requestsOfRunSQL = `SELECT ` + requestColumns + ` FROM requests WHERE run_id = ? ORDER BY id`
 
+	// usageOfRunSQL is requestsOfRunSQL without the texts (input, params,
+	// output, reasoning, tool calls): what a run spent needs none of them.
+	usageOfRunSQL = `SELECT id, run_id, purpose, server, model, test, repeat, judge, sample,
+	attempt, '', '', ` + cacheKeyColumn + `, batch_id, status, '', '', '',
+	verdict, error_class, error, prompt_tokens, completion_tokens, ttft_us, latency_us,
+	queued_ms, started_ms, ended_ms, candidate_model, round,
+	NULL, NULL, NULL, NULL, NULL FROM requests WHERE run_id = ? ORDER BY id`
+
 	// The cache_key <> '' term lets SQLite use the partial index, which
 	// holds the rows of a key in end order: the newest is read first, with
 	// no sort. Newest by end, not by id: a re-judge inserted before a cache
@@ -111,6 +119,13 @@ func (l *Ledger) CancelOpen(runID string, at time.Time) (int, error) {
 		return nil
 	}))
 	return int(n), err
+}
+
+// RequestsUsage is Requests without the texts (Input, Params, Output,
+// Reasoning and ToolCalls are empty): what a run spent, read without
+// reading what it said.
+func (l *Ledger) RequestsUsage(runID string) ([]Request, error) {
+	return l.runRequests("requests of run "+runID, runID, usageOfRunSQL, runID)
 }
 
 // Requests lists a run's requests in the order they were inserted. If it

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -207,5 +208,37 @@ func TestAReplyReadBackIsNotStoredAgainWhenQuoted(t *testing.T) {
 	reqs, err := l.Requests("r")
 	if err != nil || len(reqs) != 1 || reqs[0].Input != string(input) {
 		t.Fatalf("the judge request read back: %+v, %v", reqs, err)
+	}
+}
+
+// RequestsUsage reads what Requests reads but the texts.
+func TestRequestsUsageIsRequestsWithoutTexts(t *testing.T) {
+	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := range 3 {
+		if err := writeJudgedCell(l, "r", judgedCell(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole, err := l.Requests("r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	usage, err := l.RequestsUsage("r")
+	if err != nil || len(usage) != len(whole) || len(whole) != 6 {
+		t.Fatalf("usage %d rows (%v), whole %d", len(usage), err, len(whole))
+	}
+	for i := range whole {
+		w := whole[i]
+		if w.Input == "" || w.Output == "" {
+			t.Fatalf("whole row %d lacks its texts: %+v", i, w)
+		}
+		w.Input, w.Params, w.Output, w.Reasoning, w.ToolCalls = "", "", "", "", ""
+		if !reflect.DeepEqual(usage[i], w) {
+			t.Errorf("row %d:\nusage %+v\nwhole %+v", i, usage[i], w)
+		}
 	}
 }

@@ -41,7 +41,7 @@ const flushWrites = 512
 
 // maxQueued asynchronous writes make the next one wait for a commit, so
 // that a stalled disk bounds the queue instead of memory.
-const maxQueued = 16384
+const maxQueued = 4096
 
 // maxFailures bounds the failures kept for Flush; past it they are counted.
 const maxFailures = 8

@@ -141,6 +141,15 @@ type StepCall struct {
 	Mocked bool
 }
 
+// ServerCache is the server of a cell whose answer was taken from the
+// ledger (an inference reused, `--reuse`); ledger.ServerCache spells the
+// same.
+const ServerCache = "(cache)"
+
+// Cached says the cell's answer was taken from the ledger, not asked of a
+// server: its timings are those of the request it reused.
+func (c *Cell) Cached() bool { return c != nil && c.Server == ServerCache }
+
 // Judgment returns the cell's judgment by name, or nil.
 func (c *Cell) Judgment(name string) *Judgment {
 	if c == nil {
@@ -159,6 +168,7 @@ type TestInfo struct {
 	ID        string
 	Name      string
 	Category  string
+	Severity  string // how much a failure matters, as the battery says: critical, warning, info; "" unset
 	System    string
 	Prompt    string // the user turn(s), rendered
 	Tools     []chat.Tool

@@ -8,7 +8,7 @@
   const runs = data.runs || [];
   const cmp = data.comparison || { runs: [], diffs: [] };
   const severity = { fail: 6, error: 5, "judge-error": 4, warn: 3, none: 2, pass: 1 };
-  const state = { run: 0, status: "", verdict: "", category: "", test: "", hidden: new Set(), open: null };
+  const state = { run: 0, status: "", verdict: "", category: "", testSeverity: "", test: "", hidden: new Set(), open: null };
 
   // el builds an element; strings among kids become text nodes.
   function el(tag, attrs, ...kids) {
@@ -58,7 +58,15 @@
     const when = r.run.started_at ? new Date(r.run.started_at).toISOString().replace("T", " ").slice(0, 16) + " UTC" : "";
     let dur = "";
     if (r.run.ended_at && r.run.started_at) dur = " (" + Math.round((new Date(r.run.ended_at) - new Date(r.run.started_at)) / 1000) + " s)";
-    $("meta").textContent = [r.run.status, judgeLabel(r.judge), when + dur, r.models.length + " models × " + r.tests.length + " tests"].filter(Boolean).join(" · ");
+    const exit = r.run.exit_code === undefined || r.run.exit_code === null ? "" : "exit " + r.run.exit_code;
+    $("meta").textContent = [r.run.status, judgeLabel(r.judge), when + dur, r.models.length + " models × " + r.tests.length + " tests", exit].filter(Boolean).join(" · ");
+  }
+
+  function renderWarnings(r) {
+    const ws = r.warnings || [];
+    $("warnings-section").hidden = ws.length === 0;
+    const ul = clear($("warnings"));
+    for (const w of ws) ul.append(el("li", null, w));
   }
 
   function renderSummary(r) {
@@ -172,6 +180,9 @@
   }
   const category = (r, t) => (r.categories && r.categories[t]) || "—";
   const hasCategories = (r) => r.tests.some((t) => category(r, t) !== "—");
+  // A test's severity as its battery gives it (critical, warning, info).
+  const testSeverity = (r, t) => (r.severities && r.severities[t]) || "—";
+  const hasSeverities = (r) => r.tests.some((t) => testSeverity(r, t) !== "—");
 
   function renderFilters(r) {
     const opts = (sel, label, values, cur) => {
@@ -184,6 +195,9 @@
     opts($("f-verdict"), "any", ["pass", "fail", "warn", "error", "judge-error", "none"].filter((s) => present((c) => c.outcome).includes(s)), state.verdict);
     opts($("f-category"), "any", [...new Set(r.tests.map((t) => category(r, t)))], state.category);
     $("f-category").parentElement.hidden = !hasCategories(r);
+    const sevs = new Set(r.tests.map((t) => testSeverity(r, t)));
+    opts($("f-severity"), "any", ["critical", "warning", "info", "—"].filter((v) => sevs.has(v)), state.testSeverity);
+    $("f-severity").parentElement.hidden = !hasSeverities(r);
     const box = $("f-models");
     while (box.children.length > 1) box.removeChild(box.lastChild);
     for (const m of r.models) {
@@ -209,8 +223,11 @@
     let shown = 0;
     for (const test of r.tests) {
       if (state.category && category(r, test) !== state.category) continue;
+      if (state.testSeverity && testSeverity(r, test) !== state.testSeverity) continue;
       if (state.test && !test.toLowerCase().includes(state.test.toLowerCase())) continue;
-      const tr = el("tr", null, el("th", { scope: "row" }, test, hasCategories(r) ? el("div", { class: "cat" }, category(r, test)) : null));
+      const sev = testSeverity(r, test);
+      const tr = el("tr", null, el("th", { scope: "row" }, test, hasCategories(r) ? el("div", { class: "cat" }, category(r, test)) : null,
+        hasSeverities(r) && sev !== "—" ? el("div", { class: "sev sev-" + sev }, sev) : null));
       let any = false, rp = 0, rd = 0;
       models.forEach((m, mi) => {
         const idx = at.get(test + "\u0000" + m) || [];
@@ -276,7 +293,7 @@
     body.append(el("p", null, badge(c.outcome, r.marks[i]), " ", c.outcome, r.why[i] ? " — " + r.why[i] : ""));
     body.append(facts([
       ["status", c.status], ["verdict", c.verdict === null ? "—" : c.verdict + (c.score !== null ? " (score " + num(c.score, 2) + ", " + judgeLabel(r.judge) + ")" : "")],
-      ["category", hasCategories(r) ? category(r, c.test) : ""], ["latency", ms(c.latency_ms)], ["time to first token", ms(c.ttft_ms)],
+      ["category", hasCategories(r) ? category(r, c.test) : ""], ["severity", hasSeverities(r) ? testSeverity(r, c.test) : ""], ["latency", ms(c.latency_ms)], ["time to first token", ms(c.ttft_ms)],
       ["tokens/s", c.tokens_per_sec ? num(c.tokens_per_sec, 1) : "—"], ["tokens in / out", c.prompt_tokens + " / " + c.completion_tokens],
       ["attempts", c.attempts], ["server", c.server], ["error", c.error ? (c.error_class ? c.error_class + ": " : "") + c.error : ""],
     ]));
@@ -362,13 +379,14 @@
     renderRunNav();
     renderHeader(r);
     renderSummary(r);
+    renderWarnings(r);
     renderRanking();
     renderComparison();
     renderFilters(r);
     renderGrid();
   }
 
-  for (const [id, key] of [["f-status", "status"], ["f-verdict", "verdict"], ["f-category", "category"]]) {
+  for (const [id, key] of [["f-status", "status"], ["f-verdict", "verdict"], ["f-category", "category"], ["f-severity", "testSeverity"]]) {
     $(id).addEventListener("change", (e) => { state[key] = e.target.value; renderGrid(); });
   }
   $("f-test").addEventListener("input", (e) => { state.test = e.target.value; renderGrid(); });
