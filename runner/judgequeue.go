@@ -83,6 +83,9 @@ func (e *engine) feedJudging() {
 		e.dropJudgeQueue()
 		return
 	}
+	if len(e.jqueue) == 0 {
+		return
+	}
 	// Planned a sixteenth of the window at a time at least (or all that
 	// waits), and handed over in one submission: each is a commit of the
 	// ledger (written before sent).

@@ -34,7 +34,10 @@ func busiest(h *harness, server string, stop <-chan struct{}) <-chan int {
 // Phase two plans judge work as the window allows: the judge server's
 // queue never holds more than the window, and every cell is judged.
 func TestJudgingIsFedThroughAWindow(t *testing.T) {
-	defer func(w int) { judgeWindow = w }(judgeWindow)
+	// Put back after the harness's cleanup has closed the run (cleanups
+	// run last first), whose loop reads the window to its end.
+	w := judgeWindow
+	t.Cleanup(func() { judgeWindow = w })
 	judgeWindow = 6
 	const tests, models = 30, 10 // 300 cells, one judge input per test
 	h := newHarness(t, loadConfig(t, sameAnswers(t, tests, models, "")), true)
@@ -58,7 +61,8 @@ func TestJudgingIsFedThroughAWindow(t *testing.T) {
 // at a time, model by model: every cell runs, the fleet never holds more
 // than the window, and a stop cancels what was never handed over.
 func TestInferenceIsFedThroughAWindow(t *testing.T) {
-	defer func(w int) { inferenceWindow = w }(inferenceWindow)
+	w := inferenceWindow
+	t.Cleanup(func() { inferenceWindow = w }) // after the run is closed, as above
 	inferenceWindow = 7
 	const tests, models = 12, 5
 	h := newHarness(t, loadConfig(t, sameAnswers(t, tests, models, "")), true)

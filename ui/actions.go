@@ -122,20 +122,37 @@ func (m *model) helpKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, k.Help, k.Back):
 		m.screen = m.back
-	case key.Matches(msg, k.Down):
-		h.scroll(1)
-	case key.Matches(msg, k.Up):
-		h.scroll(-1)
-	case key.Matches(msg, k.PageDown):
-		h.scroll(h.page())
-	case key.Matches(msg, k.PageUp):
-		h.scroll(-h.page())
-	case key.Matches(msg, k.Top):
-		h.off = 0
-	case key.Matches(msg, k.Bottom):
-		h.toBottom()
+	default:
+		m.scrollKey(msg, h)
 	}
 	return nil
+}
+
+// scrollable is an overlay that scrolls: help, the compare view.
+type scrollable interface {
+	scroll(n int)
+	page() int
+	toTop()
+	toBottom()
+}
+
+// scrollKey moves s as msg asks, if msg is a scrolling key.
+func (m *model) scrollKey(msg tea.KeyPressMsg, s scrollable) {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Down):
+		s.scroll(1)
+	case key.Matches(msg, k.Up):
+		s.scroll(-1)
+	case key.Matches(msg, k.PageDown):
+		s.scroll(s.page())
+	case key.Matches(msg, k.PageUp):
+		s.scroll(-s.page())
+	case key.Matches(msg, k.Top):
+		s.toTop()
+	case key.Matches(msg, k.Bottom):
+		s.toBottom()
+	}
 }
 
 func (m *model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -261,18 +278,8 @@ func (m *model) compareKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.screen = screenGrid
 	case key.Matches(msg, k.Help):
 		m.openHelp()
-	case key.Matches(msg, k.Down):
-		r.scroll(1)
-	case key.Matches(msg, k.Up):
-		r.scroll(-1)
-	case key.Matches(msg, k.PageDown):
-		r.scroll(r.page())
-	case key.Matches(msg, k.PageUp):
-		r.scroll(-r.page())
-	case key.Matches(msg, k.Top):
-		r.off = 0
-	case key.Matches(msg, k.Bottom):
-		r.toBottom()
+	default:
+		m.scrollKey(msg, r)
 	}
 	return nil
 }

@@ -132,6 +132,8 @@ func (r *ranking) page() int { return max(r.height-1, 1) }
 
 func (r *ranking) toBottom() { r.off = r.lastOff() }
 
+func (r *ranking) toTop() { r.off = 0 }
+
 // View draws the ranking from the scroll offset in exactly height lines.
 func (r *ranking) View() string {
 	lines := r.layout()

@@ -29,6 +29,8 @@ func (h *help) page() int { return max(h.height-1, 1) }
 // toBottom scrolls to the end.
 func (h *help) toBottom() { h.off = h.last() }
 
+func (h *help) toTop() { h.off = 0 }
+
 // SetSize gives the full help its part of the screen.
 func (h *help) SetSize(w, ht int) { h.width, h.height = w, ht }
 
