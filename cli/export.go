@@ -61,10 +61,8 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 // exportBeside writes run id's JSON export, with judge's verdicts ("" for
 // the run's own), to pitwall-ID.json in the ledger's folder and says where:
 // the grid's export key on a run that can only be browsed.
-//
-// runner.Run.Export does the same for a live run; both would call one
-// history helper (history.WriteExport's file-writing sibling) once it
-// exists.
+// runner.Run.Export does the same for a live run: both call
+// history.ExportFile.
 func exportBeside(led *ledger.Ledger, id, judge string) (string, error) {
 	return history.ExportFile(led, "", id, judge)
 }
