@@ -210,6 +210,10 @@ func (p *chunkParser) content(raw *[]byte, dst *string) bool {
 		return true
 	}
 	p.i = start
+	if p.null() {
+		return true // null leaves the value as it was, as encoding/json does
+	}
+	*raw = nil // a key given twice: the last one is the value
 	return p.stringOrNull(dst)
 }
 

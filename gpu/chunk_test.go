@@ -35,6 +35,10 @@ func FuzzDecodeChunk(f *testing.F) {
 	for _, s := range chunkSeeds {
 		f.Add([]byte(s))
 	}
+	// A key given twice: the last one is the value, whichever way each is read.
+	f.Add([]byte(`{"choices":[{"index":0,"delta":{"content":"a","content":"b\n"}}]}`))
+	f.Add([]byte(`{"choices":[{"index":0,"delta":{"content":"b\n","content":"a"}}]}`))
+	f.Add([]byte(`{"choices":[{"index":0,"delta":{"content":"a","content":null}}]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var fast streamChunk
 		if !decodeChunk(raw, &fast) {

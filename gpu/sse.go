@@ -9,6 +9,9 @@ import (
 	"io"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"pitwall/gpu/chat"
+	"pitwall/internal/textutil"
 )
 
 // sseLines reads the data lines of a streamed chat completion from the
@@ -18,6 +21,8 @@ import (
 // for classify), without its three regular expressions and two copies per
 // line: a payload is a slice of the reader's buffer, valid until the next
 // call. TestSSELinesReadAsGoOpenAIReads holds the two to the same output.
+// One difference: an error line that is not an OpenAI error object is a
+// malformed reply here, where go-openai handed back nothing and no error.
 type sseLines struct {
 	r     *bufio.Reader
 	long  []byte // a line longer than the reader's buffer, put together
@@ -48,7 +53,8 @@ func (s *sseLines) next() ([]byte, error) {
 		}
 		if bytes.HasPrefix(payload, []byte(`{"error":`)) {
 			s.other = append(s.other, payload...)
-			return nil, s.errorBody(io.EOF)
+			return nil, s.errorBody(&chat.Error{Class: chat.ClassMalformed,
+				Message: "the server sent an error pitwall cannot read: " + textutil.Clip(string(payload), 200)})
 		}
 		if string(payload) == "[DONE]" {
 			return nil, io.EOF

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"pitwall/gpu/chat"
 )
 
 // bodyTransport answers every request with 200 and body, as an event
@@ -42,11 +44,7 @@ func readBoth(t *testing.T, body string, limit uint) (theirs, ours []string) {
 			theirs = append(theirs, "end: "+endOf(err))
 			break
 		}
-		if raw == nil {
-			theirs = append(theirs, "end: nothing") // go-openai's (nil, nil) after an unreadable error line
-			break
-		}
-		theirs = append(theirs, string(raw))
+		theirs = append(theirs, string(raw)) // nil: an empty payload ("data:"), or an unreadable error line
 	}
 	s := newSSELines(strings.NewReader(body), limit)
 	for {
@@ -62,7 +60,10 @@ func readBoth(t *testing.T, body string, limit uint) (theirs, ours []string) {
 
 func endOf(err error) string {
 	var api *openai.APIError
+	var ce *chat.Error
 	switch {
+	case errors.As(err, &ce) && ce.Class == chat.ClassMalformed:
+		return "unreadable error line"
 	case errors.Is(err, io.EOF):
 		return "EOF"
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -104,13 +105,23 @@ func TestSSELinesReadAsGoOpenAIReads(t *testing.T) {
 }
 
 // Where go-openai's reader would hand back nothing and no error (a line
-// that starts like an error but is not one, then more lines), sseLines
-// ends the stream: the call then fails as cut or empty, not as a chunk of
-// no bytes.
-func TestSSELinesEndAtAnUnreadableErrorLine(t *testing.T) {
-	s := newSSELines(strings.NewReader("data: {\"error\": oops\n\ndata: {\"a\":1}\n\n"), 300)
-	if raw, err := s.next(); !errors.Is(err, io.EOF) || raw != nil {
-		t.Fatalf("next = %q, %v; want the end", raw, err)
+// that starts like an error but is not one), sseLines fails the reply as
+// malformed, quoting the line, even after a finish_reason: an error the
+// server meant to send is never a clean end.
+func TestSSELinesFailAtAnUnreadableErrorLine(t *testing.T) {
+	for _, body := range []string{
+		"data: {\"error\": oops\n\ndata: {\"a\":1}\n\n",
+		"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: {\"error\": \"overloaded\"}\n\n",
+	} {
+		s := newSSELines(strings.NewReader(body), 300)
+		var err error
+		for err == nil {
+			_, err = s.next()
+		}
+		var ce *chat.Error
+		if !errors.As(err, &ce) || ce.Class != chat.ClassMalformed || !strings.Contains(ce.Message, "error") {
+			t.Errorf("%q ends %v; want a malformed reply quoting the line", body, err)
+		}
 	}
 }
 
@@ -122,8 +133,8 @@ func FuzzSSELinesReadAsGoOpenAIReads(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		theirs, ours := readBoth(t, body, 8)
-		if len(theirs) > 0 && theirs[len(theirs)-1] == "end: nothing" {
-			return // go-openai's (nil, nil): TestSSELinesEndAtAnUnreadableErrorLine
+		if len(ours) > 0 && ours[len(ours)-1] == "end: unreadable error line" {
+			return // where go-openai gave nothing, or an end: TestSSELinesFailAtAnUnreadableErrorLine
 		}
 		if fmt.Sprint(theirs) != fmt.Sprint(ours) {
 			t.Errorf("body %q:\ngo-openai %q\nsseLines  %q", body, theirs, ours)

@@ -95,8 +95,8 @@ func withWhole(live state.Cell, whole *state.Cell) state.Cell {
 				nj := *j
 				nj.Samples = w.Samples
 				j = &nj
-			case len(j.Samples) > 0:
-				clipped = true // judged again since: its preview stays
+			case j.Status == state.JudgmentDone:
+				clipped = true // judged again since: its words are in the ledger, not read yet
 			}
 			js = append(js, j)
 		}

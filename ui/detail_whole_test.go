@@ -56,3 +56,25 @@ func TestDetailReadsAClippedCellWhole(t *testing.T) {
 		})
 	}
 }
+
+// A verdict given after the cell was read whole keeps the preview note:
+// its words are in the ledger, not in what was read, even when the live
+// state keeps no sample of it (one vote says no more than its verdict).
+func TestAVerdictNewerThanTheWholeCellStaysAPreview(t *testing.T) {
+	whole := &state.Cell{Model: "m", Test: "t", Status: state.Completed, Output: "the whole reply",
+		Judgments: []*state.Judgment{{Judge: "j", Status: state.JudgmentDone, Verdict: scoring.Fail, Score: 0.2,
+			Samples: []scoring.Sample{{Raw: "VERDICT: FAIL", Reason: "wrong", Score: 0.2}}}}}
+	rejudged := state.Cell{Model: "m", Test: "t", Status: state.Completed, Output: "the whole…", Clipped: true,
+		Judgments: []*state.Judgment{{Judge: "j", Status: state.JudgmentDone, Verdict: scoring.Pass, Score: 0.9}}}
+	got := withWhole(rejudged, whole)
+	if !got.Clipped || got.Output != "the whole reply" || got.Judgment("j").Verdict != scoring.Pass {
+		t.Errorf("re-judged since read: clipped %v, output %q, verdict %s; want a preview note, the whole reply, the new PASS",
+			got.Clipped, got.Output, got.Judgment("j").Verdict)
+	}
+	same := rejudged
+	same.Judgments = []*state.Judgment{{Judge: "j", Status: state.JudgmentDone, Verdict: scoring.Fail, Score: 0.2}}
+	got = withWhole(same, whole)
+	if got.Clipped || len(got.Judgment("j").Samples) != 1 || got.Judgment("j").Samples[0].Reason != "wrong" {
+		t.Errorf("unchanged since read: clipped %v, samples %+v; want the whole samples, no note", got.Clipped, got.Judgment("j").Samples)
+	}
+}
