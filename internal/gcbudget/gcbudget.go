@@ -18,7 +18,8 @@
 // came with under a quarter of the headroom allocated, the heap holds more
 // than the limit allows for, and the limit grows by a headroom (a
 // fragmentation allowance), which shrinks again while collections are as
-// far apart as they should be.
+// far apart as they should be. A forced collection (runtime.GC) says
+// nothing of the limit and is not counted.
 //
 // A limit or a GOGC the user set (GOMEMLIMIT or GOGC in the environment,
 // or debug.SetMemoryLimit before Start) is left alone: Start does nothing.
@@ -47,6 +48,7 @@ var names = []string{
 	"/memory/classes/heap/free:bytes",
 	"/memory/classes/heap/released:bytes",
 	"/gc/heap/allocs:bytes",
+	"/gc/cycles/forced:gc-cycles",
 }
 
 // Limit is the limit Start sets for a live heap of live bytes in a runtime
@@ -97,6 +99,7 @@ type tuner struct {
 
 	// Of the last set, for the next.
 	allocs uint64 // bytes allocated so far
+	forced uint64 // collections forced so far (runtime.GC): they say nothing of the limit
 	bound  bool   // the limit was under GOGC's goal: the limit brings collections on
 	tight  int    // collections in a row the limit brought on under a quarter of the headroom
 	extra  uint64 // the fragmentation allowance
@@ -134,8 +137,9 @@ func (t *tuner) set() {
 	if total > heap {
 		overhead = total - heap
 	}
-	allocated := allocs - t.allocs
-	if t.bound && allocated < headroom(live)/4 {
+	allocated, forced := allocs-t.allocs, v[7] != t.forced
+	t.forced = v[7]
+	if t.bound && !forced && allocated < headroom(live)/4 {
 		t.tight++
 	} else {
 		t.tight = 0
