@@ -26,9 +26,9 @@ func recordExit(led *ledger.Ledger, id string, code int, stderr io.Writer) int {
 // exitOf is the exit code of run r as `runs` and `show` report it: the one
 // its process returned, when the ledger has it (recordExit), else the one
 // computed from its verdicts (runs recorded before pitwall kept it).
-func exitOf(led *ledger.Ledger, r ledger.RunRow, computed func() int) int {
-	if code, ok, err := led.ExitCode(r.ID); err == nil && ok {
-		return code
+func exitOf(r ledger.RunRow, computed func() int) int {
+	if r.ExitCode != nil {
+		return *r.ExitCode
 	}
 	return computed()
 }

@@ -128,7 +128,7 @@ func summarizeRun(led *ledger.Ledger, r ledger.RunRow) runSummary {
 	switch r.Status {
 	case ledger.RunRunning, ledger.RunInterrupted:
 	default:
-		code := exitOf(led, r, func() int { return state.ExitCode(b, runStrict(r)) })
+		code := exitOf(r, func() int { return state.ExitCode(b, runStrict(r)) })
 		s.ExitCode = &code
 	}
 	return s

@@ -48,7 +48,7 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		if *judgeName == "" {
 			// Under its own verdicts the run exits as its process did
 			// (gates, interrupts); another judge's earn their own code.
-			exitCode = func(b *state.BatteryRun) int { return exitOf(led, row, func() int { return state.ExitCode(b, false) }) }
+			exitCode = func(b *state.BatteryRun) int { return exitOf(row, func() int { return state.ExitCode(b, false) }) }
 		}
 		fmt.Fprint(stdout, ui.RenderGrid(b, b.Plan.InView, *ascii))
 		fmt.Fprintln(stdout)

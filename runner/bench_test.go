@@ -21,13 +21,7 @@ import (
 func BenchmarkRunCells(b *testing.B) {
 	const tests, models = 50, 4
 	dir := b.TempDir()
-	var battery strings.Builder
-	for i := 0; i < tests; i++ {
-		fmt.Fprintf(&battery, "[[tests]]\nid = \"t%d\"\ncategory = \"reasoning\"\nuser = \"What is %d plus %d?\"\nreference = \"%d\"\n  [[tests.checks]]\n  type = \"contains\"\n  value = \"%d\"\n\n", i, i, i, 2*i, 2*i)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "battery.toml"), []byte(battery.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	writeBenchBattery(b, dir, tests)
 	conf := fmt.Sprintf(`name = "bench"
 battery = "battery.toml"
 models = ["m0", "m1", "m2", "m3"]
@@ -64,24 +58,7 @@ models = ["m0", "m1", "m2", "m3"]
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		run, err := New(cfg, Options{Fleet: fleet, Ledger: led, RunID: fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano())})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := run.Start(); err != nil {
-			b.Fatal(err)
-		}
-		go func() {
-			for range run.Snapshots() {
-			}
-		}()
-		last := run.Wait(context.Background())
-		run.Close()
-		if last.Counts.Done() != tests*models {
-			b.Fatalf("%d of %d cells done", last.Counts.Done(), tests*models)
-		}
-	}
+	runBench(b, cfg, fleet, led, tests*models)
 	cells := float64(b.N * tests * models)
 	took := time.Since(start)
 	b.ReportMetric(cells/took.Seconds(), "cells/s")
@@ -96,13 +73,7 @@ models = ["m0", "m1", "m2", "m3"]
 func BenchmarkRunCellsOwnCPU(b *testing.B) {
 	const tests, models = 500, 4
 	dir := b.TempDir()
-	var battery strings.Builder
-	for i := range tests {
-		fmt.Fprintf(&battery, "[[tests]]\nid = \"t%d\"\ncategory = \"reasoning\"\nuser = \"What is %d plus %d?\"\nreference = \"%d\"\n  [[tests.checks]]\n  type = \"contains\"\n  value = \"%d\"\n\n", i, i, i, 2*i, 2*i)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "battery.toml"), []byte(battery.String()), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	writeBenchBattery(b, dir, tests)
 	conf := "name = \"bench\"\nbattery = \"battery.toml\"\nmodels = [\"m0\", \"m1\", \"m2\", \"m3\"]\n[run]\ntimeout = \"30s\"\n" +
 		"[[servers]]\nname = \"gpu0\"\nkind = \"sim\"\nslots = 8\nmodels = [\"m0\", \"m1\", \"m2\", \"m3\"]\n"
 	path := filepath.Join(dir, "pitwall.toml")
@@ -128,6 +99,17 @@ func BenchmarkRunCellsOwnCPU(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime(b)
+	runBench(b, cfg, fleet, led, tests*models)
+	b.StopTimer()
+	cpu := cpuTime(b) - cpu0
+	cells := float64(b.N * tests * models)
+	b.ReportMetric(float64(cpu.Microseconds())/cells, "cpu-µs/cell")
+	b.ReportMetric(float64(stopSims().Microseconds())/cells, "sim-cpu-µs/cell")
+}
+
+// runBench runs cfg b.N times on fleet into led, each run to its end with
+// every one of its cells done.
+func runBench(b *testing.B, cfg *config.Config, fleet *gpu.Fleet, led *ledger.Ledger, cells int) {
 	for i := 0; i < b.N; i++ {
 		run, err := New(cfg, Options{Fleet: fleet, Ledger: led, RunID: fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano())})
 		if err != nil {
@@ -142,13 +124,20 @@ func BenchmarkRunCellsOwnCPU(b *testing.B) {
 		}()
 		last := run.Wait(context.Background())
 		run.Close()
-		if last.Counts.Done() != tests*models {
-			b.Fatalf("%d of %d cells done", last.Counts.Done(), tests*models)
+		if last.Counts.Done() != cells {
+			b.Fatalf("%d of %d cells done", last.Counts.Done(), cells)
 		}
 	}
-	b.StopTimer()
-	cpu := cpuTime(b) - cpu0
-	cells := float64(b.N * tests * models)
-	b.ReportMetric(float64(cpu.Microseconds())/cells, "cpu-µs/cell")
-	b.ReportMetric(float64(stopSims().Microseconds())/cells, "sim-cpu-µs/cell")
+}
+
+// writeBenchBattery writes tests sums to dir/battery.toml, each with a
+// contains check.
+func writeBenchBattery(b *testing.B, dir string, tests int) {
+	var battery strings.Builder
+	for i := range tests {
+		fmt.Fprintf(&battery, "[[tests]]\nid = \"t%d\"\ncategory = \"reasoning\"\nuser = \"What is %d plus %d?\"\nreference = \"%d\"\n  [[tests.checks]]\n  type = \"contains\"\n  value = \"%d\"\n\n", i, i, i, 2*i, 2*i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "battery.toml"), []byte(battery.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -180,11 +180,7 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 		Categories: rec.Categories, Severities: rec.Severities, Warnings: rec.Warnings,
 		Summary: ExportSummary{ByStatus: map[string]int{}, ByVerdict: map[string]int{}, Requests: map[string]int{}},
 	}
-	if code, ok, err := led.ExitCode(run.ID); err != nil {
-		return nil, err
-	} else if ok {
-		x.Run.ExitCode = &code
-	}
+	x.Run.ExitCode = run.ExitCode
 	if x.Judges == nil {
 		x.Judges = []string{}
 	}

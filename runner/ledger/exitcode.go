@@ -1,8 +1,6 @@
 package ledger
 
 import (
-	"database/sql"
-	"errors"
 	"fmt"
 )
 
@@ -28,17 +26,14 @@ func (l *Ledger) SetExitCode(id string, code int) error {
 	})
 }
 
-// ExitCode is the exit code recorded for a run (SetExitCode); ok is false
-// when none is: a run of an earlier build, one still running or
-// interrupted, or one that started again since.
+// ExitCode is the exit code recorded for a run (SetExitCode, and
+// RunRow.ExitCode of the run's row); ok is false when none is: a run of an
+// earlier build, one still running or interrupted, or one that started
+// again since.
 func (l *Ledger) ExitCode(id string) (code int, ok bool, err error) {
-	var c sql.NullInt64
-	err = l.r.QueryRow(`SELECT exit_code FROM runs WHERE id = ?`, id).Scan(&c)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, l.wrap(fmt.Sprintf("exit code of run %q", id), ErrNotFound)
+	r, err := l.Run(id)
+	if err != nil || r.ExitCode == nil {
+		return 0, false, err
 	}
-	if err != nil {
-		return 0, false, l.wrap(fmt.Sprintf("exit code of run %q", id), err)
-	}
-	return int(c.Int64), c.Valid, nil
+	return *r.ExitCode, true, nil
 }

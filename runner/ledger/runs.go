@@ -18,6 +18,10 @@ const LastRun = "last"
 const runColumns = `id, name, status, scoring_mode, config_json, scoring_json,
 	models_json, tests_json, repeat, started_ms, ended_ms, message, pid, host, heartbeat_ms`
 
+// runRead is what scanRun reads: runColumns, and what is set only after a
+// run is created (the exit code).
+const runRead = runColumns + `, exit_code`
+
 // CreateRun records a new run. Its ID must be new (NewRunID); an empty
 // Status is stored as "running". ConfigJSON and ScoringJSON must be JSON (or
 // empty) and must not hold an API key: see checkNoSecrets.
@@ -106,7 +110,7 @@ func (l *Ledger) listRuns(limit int) ([]RunRow, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := l.r.Query(`SELECT `+runColumns+` FROM runs
+	rows, err := l.r.Query(`SELECT `+runRead+` FROM runs
 		ORDER BY started_ms DESC, id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, l.wrap("list runs", err)
@@ -152,7 +156,7 @@ func (l *Ledger) findRun(id string) (RunRow, error) {
 	if id == "" {
 		return RunRow{}, l.wrap("run", fmt.Errorf("empty run id: %w", ErrNotFound))
 	}
-	r, err := scanRun(l.r.QueryRow(`SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	r, err := scanRun(l.r.QueryRow(`SELECT `+runRead+` FROM runs WHERE id = ?`, id))
 	if err == nil {
 		return r, nil
 	}
@@ -164,7 +168,7 @@ func (l *Ledger) findRun(id string) (RunRow, error) {
 
 func (l *Ledger) runByPrefix(prefix string) (RunRow, error) {
 	// substr counts characters, not bytes. Three rows are enough to tell unique from ambiguous and to show a few.
-	rows, err := l.r.Query(`SELECT `+runColumns+` FROM runs
+	rows, err := l.r.Query(`SELECT `+runRead+` FROM runs
 		WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 3`, utf8.RuneCountInString(prefix), prefix)
 	if err != nil {
 		return RunRow{}, l.wrap(fmt.Sprintf("run %q", prefix), err)
@@ -206,10 +210,11 @@ func scanRun(s scanner) (RunRow, error) {
 		r                           RunRow
 		models, tests               string
 		started, stopped, heartbeat sql.NullInt64
+		exit                        sql.NullInt64
 	)
 	err := s.Scan(&r.ID, &r.Name, &r.Status, &r.ScoringMode, &r.ConfigJSON, &r.ScoringJSON,
 		&models, &tests, &r.Repeat, &started, &stopped, &r.Message,
-		&r.Owner.PID, &r.Owner.Host, &heartbeat)
+		&r.Owner.PID, &r.Owner.Host, &heartbeat, &exit)
 	if err != nil {
 		return RunRow{}, err
 	}
@@ -222,6 +227,10 @@ func scanRun(s scanner) (RunRow, error) {
 	r.StartedAt = timeFromMS(started)
 	r.EndedAt = timeFromMS(stopped)
 	r.Heartbeat = timeFromMS(heartbeat)
+	if exit.Valid {
+		code := int(exit.Int64)
+		r.ExitCode = &code
+	}
 	return r, nil
 }
 

@@ -57,6 +57,11 @@ type RunRow struct {
 	// reconciled.
 	Owner     Owner
 	Heartbeat time.Time
+	// ExitCode is what the process that ran it returned, for the end it
+	// was recorded at (SetExitCode); nil when none is: a run of an earlier
+	// build, one not ended, or one that started again since. CreateRun
+	// ignores it.
+	ExitCode *int
 }
 
 // Request is one request row.
