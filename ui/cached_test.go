@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/gpu/chat"
 	"pitwall/runner/state"
 )
 
@@ -13,7 +14,7 @@ import (
 // its headless line and in the grid's figures, not timings of this run.
 func TestReusedCellsSayCached(t *testing.T) {
 	g := glyphsFor(false)
-	reused := &state.Cell{Model: "m", Test: "t", Status: state.Completed, Server: state.ServerCache,
+	reused := &state.Cell{Model: "m", Test: "t", Status: state.Completed, Server: chat.ServerCache,
 		Latency: 850 * time.Millisecond, TokensPerSec: 40}
 	fresh := &state.Cell{Model: "m", Test: "t", Status: state.Completed, Server: "gpu0",
 		Latency: 850 * time.Millisecond, TokensPerSec: 40}

@@ -56,6 +56,14 @@ type Request struct {
 	MaxTokens   int
 }
 
+// The Server of a Result no server answered: its answer was taken from an
+// earlier request with the same key in the ledger (ServerCache), or from
+// an identical request in flight at the same time (ServerShared).
+const (
+	ServerCache  = "(cache)"
+	ServerShared = "(shared)"
+)
+
 // Result is what a server answered and how fast.
 type Result struct {
 	Server           string

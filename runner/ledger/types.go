@@ -172,10 +172,9 @@ func (r *Request) End(at time.Time, res chat.Result, err error) {
 	}
 }
 
-// Servers a request row names when no server answered it: its answer was
-// taken from an earlier request with the same cache key (ServerCache), or
-// from an identical request in flight at the same time (ServerShared).
+// Servers a request row names when no server answered it (chat.ServerCache,
+// chat.ServerShared).
 const (
-	ServerCache  = "(cache)"
-	ServerShared = "(shared)"
+	ServerCache  = chat.ServerCache
+	ServerShared = chat.ServerShared
 )

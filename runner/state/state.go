@@ -141,14 +141,9 @@ type StepCall struct {
 	Mocked bool
 }
 
-// ServerCache is the server of a cell whose answer was taken from the
-// ledger (an inference reused, `--reuse`); ledger.ServerCache spells the
-// same.
-const ServerCache = "(cache)"
-
-// Cached says the cell's answer was taken from the ledger, not asked of a
-// server: its timings are those of the request it reused.
-func (c *Cell) Cached() bool { return c != nil && c.Server == ServerCache }
+// Cached says the cell's answer was taken from the ledger (`--reuse`), not
+// asked of a server: its timings are those of the request it reused.
+func (c *Cell) Cached() bool { return c != nil && c.Server == chat.ServerCache }
 
 // Judgment returns the cell's judgment by name, or nil.
 func (c *Cell) Judgment(name string) *Judgment {
