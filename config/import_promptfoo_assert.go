@@ -280,7 +280,6 @@ func splitCommas(s string) []string {
 	return out
 }
 
-// jsString writes s as a JavaScript string literal.
 // jsRegExp reports whether JavaScript reads pattern as a RegExp: asked of
 // the engine that runs the javascript check, rather than guessed from why
 // RE2 refused it.
@@ -293,6 +292,7 @@ func jsRegExp(pattern string) bool {
 	return err == nil && r.Pass
 }
 
+// jsString writes s as a JavaScript string literal.
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)

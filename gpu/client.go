@@ -97,16 +97,13 @@ func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error
 	}
 	defer func() { _ = stream.Close() }()
 
-	// The body go-openai opened is read here, line by line without a copy
-	// (sseLines); go-openai's own reader stays for a body the hook did not
-	// see.
-	next := stream.RecvRaw
-	if cl.body != nil {
-		next = newSSELines(cl.body, emptyLinesLimit).next
-	}
+	// The body go-openai opened (the hook keeps every 2xx chat body) is
+	// read here, line by line without a copy (sseLines); go-openai's stream
+	// only closes it.
+	lines := newSSELines(cl.body, emptyLinesLimit)
 	var acc streamAcc
 	for {
-		raw, err := next()
+		raw, err := lines.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}

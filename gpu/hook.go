@@ -26,7 +26,7 @@ type callInfo struct {
 	done        bool  // the stream carried "data: [DONE]" (go-openai does not say)
 	received    int64 // bytes of the 2xx body read so far, up to maxReply
 	head        []byte
-	body        io.Reader // a chat completion's 2xx body, which Chat reads itself (sseLines)
+	body        io.Reader // the 2xx body, which Chat reads itself (sseLines)
 }
 
 type callKey struct{}
@@ -78,8 +78,8 @@ func (t *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp.Body = body
-	if ok && chat {
-		c.body = body
+	if ok {
+		c.body = body // whatever the URL looks like (a ?key= after /v1)
 	}
 	if ok && chat && isWebPage(c.contentType) {
 		// An HTML page (a login portal, a proxy's error page) is no answer,

@@ -54,7 +54,7 @@ func (s *sseLines) next() ([]byte, error) {
 		if bytes.HasPrefix(payload, []byte(`{"error":`)) {
 			s.other = append(s.other, payload...)
 			return nil, s.errorBody(&chat.Error{Class: chat.ClassMalformed,
-				Message: "the server sent an error pitwall cannot read: " + textutil.Clip(string(payload), 200)})
+				Message: "the server sent an error pitwall cannot read (its log says more): " + textutil.Clip(string(payload), 200)})
 		}
 		if string(payload) == "[DONE]" {
 			return nil, io.EOF
