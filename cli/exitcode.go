@@ -18,7 +18,7 @@ func recordExit(led *ledger.Ledger, id string, code int, stderr io.Writer) int {
 		return code
 	}
 	if err := led.SetExitCode(id, code); err != nil {
-		fmt.Fprintf(stderr, "pitwall: the ledger did not record the exit code %d of run %s: %v\n", code, id, err)
+		fmt.Fprintf(stderr, "pitwall: the ledger did not record the exit code %d of run %s (runs and show will give the code its verdicts earn): %v\n", code, id, err)
 	}
 	return code
 }
