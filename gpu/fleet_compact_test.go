@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"pitwall/gpu/chat"
@@ -25,7 +26,7 @@ func TestCompactKeepsTheQueueInOrderBesideItsViews(t *testing.T) {
 		f.compactLocked()
 		var want []string
 		for i := range 6 {
-			if !contains(gone, i) {
+			if !slices.Contains(gone, i) {
 				want = append(want, fmt.Sprint(i))
 			}
 		}
@@ -46,13 +47,4 @@ func TestCompactKeepsTheQueueInOrderBesideItsViews(t *testing.T) {
 			}
 		}
 	}
-}
-
-func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
