@@ -302,7 +302,7 @@ func (l *Ledger) wrap(op string, err error) error {
 }
 
 // Flush waits until every write queued before it (by any goroutine) has
-// been committed or has failed, and returns the asynchronous writes that
+// been committed or has failed, and its Ack has run, and returns the asynchronous writes that
 // failed since the last Flush (their Acks heard it too). nil means every
 // asynchronous write queued since the last Flush is committed: a crash of
 // the process can no longer lose it. Close flushes too.

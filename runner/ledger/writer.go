@@ -76,6 +76,7 @@ type writer struct {
 	spare   []queued
 	seq     uint64 // writes queued so far
 	done    uint64 // writes finished so far (committed, failed or declined)
+	acked   uint64 // of those, the ones whose Ack has run (or that have none)
 	busy    bool   // a commit is under way
 	idle    bool   // the writer's goroutine waits for a wake, with no timer
 	urgent  bool   // someone waits: commit now
@@ -200,6 +201,8 @@ func (w *writer) commitDue() {
 		}
 		clear(qs)
 		w.mu.Lock()
+		w.acked += uint64(len(qs))
+		w.cond.Broadcast()
 		if w.spare == nil {
 			w.spare = qs[:0]
 		}
@@ -333,7 +336,11 @@ func (r *recentCells) get(id cellID) (CellRow, bool) {
 func (w *writer) flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.await(w.seq)
+	seq := w.seq
+	w.await(seq)
+	for w.acked < seq {
+		w.cond.Wait() // their Acks are running on the goroutine that committed them
+	}
 	errs, more := w.failed, w.more
 	w.failed, w.more = nil, 0
 	if more > 0 {
