@@ -18,8 +18,11 @@
 // came with under a quarter of the headroom allocated, the heap holds more
 // than the limit allows for, and the limit grows by a headroom (a
 // fragmentation allowance), which shrinks again while collections are as
-// far apart as they should be. A forced collection (runtime.GC) says
-// nothing of the limit and is not counted.
+// far apart as they should be. The tuner runs on the finalizer goroutine,
+// which on one busy processor may wait while several collections run; they
+// are counted as they come (collections since the last look, and the bytes
+// allocated over them). A forced collection (runtime.GC) says nothing of
+// the limit and is not counted.
 //
 // A limit or a GOGC the user set (GOMEMLIMIT or GOGC in the environment,
 // or debug.SetMemoryLimit before Start) is left alone: Start does nothing.
@@ -49,6 +52,7 @@ var names = []string{
 	"/memory/classes/heap/released:bytes",
 	"/gc/heap/allocs:bytes",
 	"/gc/cycles/forced:gc-cycles",
+	"/gc/cycles/total:gc-cycles",
 }
 
 // Limit is the limit Start sets for a live heap of live bytes in a runtime
@@ -100,8 +104,9 @@ type tuner struct {
 	// Of the last set, for the next.
 	allocs uint64 // bytes allocated so far
 	forced uint64 // collections forced so far (runtime.GC): they say nothing of the limit
+	cycles uint64 // collections so far
 	bound  bool   // the limit was under GOGC's goal: the limit brings collections on
-	tight  int    // collections in a row the limit brought on under a quarter of the headroom
+	tight  uint64 // collections in a row the limit brought on under a quarter of the headroom
 	extra  uint64 // the fragmentation allowance
 }
 
@@ -137,10 +142,13 @@ func (t *tuner) set() {
 	if total > heap {
 		overhead = total - heap
 	}
-	allocated, forced := allocs-t.allocs, v[7] != t.forced
-	t.forced = v[7]
-	if t.bound && !forced && allocated < headroom(live)/4 {
-		t.tight++
+	// Collections since the last set: more than one when the finalizer's
+	// goroutine waited for a processor (one CPU, a busy allocating loop)
+	// while the limit brought several on; each counts.
+	allocated, forced, cycles := allocs-t.allocs, v[7]-t.forced, v[8]-t.cycles
+	t.forced, t.cycles = v[7], v[8]
+	if t.bound && forced == 0 && cycles > 0 && allocated < cycles*(headroom(live)/4) {
+		t.tight += cycles
 	} else {
 		t.tight = 0
 	}
