@@ -51,9 +51,6 @@ func NewClient(cfg ServerConfig, hc *http.Client) *Client {
 	oc := openai.DefaultConfig(cfg.APIKey) // Bearer only when the key is not empty
 	oc.BaseURL = strings.TrimRight(cfg.URL, "/")
 	oc.HTTPClient = &wrapped
-	// Keep-alive comments during a long prefill count as empty messages;
-	// go-openai's default of 300 would end a healthy stream.
-	oc.EmptyMessagesLimit = emptyLinesLimit
 	if cfg.MaxReplyBytes <= 0 {
 		cfg.MaxReplyBytes = DefaultMaxReplyBytes
 	}
@@ -64,8 +61,9 @@ func NewClient(cfg ServerConfig, hc *http.Client) *Client {
 }
 
 // emptyLinesLimit is the most lines in a row a stream may send that are
-// not data: keep-alive comments during a long prefill count, and
-// go-openai's default of 300 would end a healthy stream.
+// not data (sseLines): keep-alive comments during a long prefill count,
+// and go-openai's default of 300 would end a healthy stream. go-openai's
+// own stream reader, which its EmptyMessagesLimit bounds, is never read.
 const emptyLinesLimit = 1 << 20
 
 // Server returns the name of the server this client talks to.
