@@ -477,5 +477,9 @@ func recordedExit(db, id string) (int, bool, error) {
 		return 0, false, err
 	}
 	defer led.Close()
-	return led.ExitCode(id)
+	r, err := led.Run(id)
+	if err != nil || r.ExitCode == nil {
+		return 0, false, err
+	}
+	return *r.ExitCode, true, nil
 }

@@ -9,7 +9,8 @@ import (
 // report, gates and interrupts included, rather than a code computed again
 // from the verdicts. The end a code was given for is the one it belongs
 // to: once the run starts or ends again (resume, retry), the code is gone
-// (schema 7) until the new end is given one.
+// (schema 7) until the new end is given one. The code is read back as
+// RunRow.ExitCode.
 func (l *Ledger) SetExitCode(id string, code int) error {
 	name := "record the exit code of run " + id
 	return l.write(name, func(b *batch) error {
@@ -24,16 +25,4 @@ func (l *Ledger) SetExitCode(id string, code int) error {
 		}
 		return nil
 	})
-}
-
-// ExitCode is the exit code recorded for a run (SetExitCode, and
-// RunRow.ExitCode of the run's row); ok is false when none is: a run of an
-// earlier build, one still running or interrupted, or one that started
-// again since.
-func (l *Ledger) ExitCode(id string) (code int, ok bool, err error) {
-	r, err := l.Run(id)
-	if err != nil || r.ExitCode == nil {
-		return 0, false, err
-	}
-	return *r.ExitCode, true, nil
 }

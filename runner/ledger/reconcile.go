@@ -147,7 +147,7 @@ func (l *Ledger) writeInterrupt(tx *sql.Tx, seen RunRow, why string) (RunRow, er
 			return RunRow{}, l.wrap(op, err)
 		}
 	}
-	cur, err := scanRun(tx.QueryRow(`SELECT `+runRead+` FROM runs WHERE id = ?`, seen.ID))
+	cur, err := scanRun(tx.QueryRow(runByIDSQL, seen.ID))
 	if err != nil {
 		return RunRow{}, l.wrap(op, err)
 	}
@@ -211,7 +211,7 @@ func (l *Ledger) Heartbeat(runID string, at time.Time) error {
 
 func (l *Ledger) reclaim(tx *sql.Tx, id string, at time.Time) error {
 	op := "heartbeat of run " + id
-	cur, err := scanRun(tx.QueryRow(`SELECT `+runRead+` FROM runs WHERE id = ?`, id))
+	cur, err := scanRun(tx.QueryRow(runByIDSQL, id))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return declined{l.wrap(op, ErrNotFound)}
@@ -264,7 +264,7 @@ func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
 	err = l.write(op, func(b *batch) error {
 		tx := b.tx
 		var err error
-		if cur, err = scanRun(tx.QueryRow(`SELECT `+runRead+` FROM runs WHERE id = ?`, run.ID)); err != nil {
+		if cur, err = scanRun(tx.QueryRow(runByIDSQL, run.ID)); err != nil {
 			return l.wrap(op, err)
 		}
 		if cur.Status == RunRunning {

@@ -142,7 +142,7 @@ func (l *Ledger) runRequests(op, runID, query string, args ...any) ([]Request, e
 	if err != nil || !anyOpen(out) {
 		return out, err
 	}
-	run, err := scanRun(l.r.QueryRow(`SELECT `+runRead+` FROM runs WHERE id = ?`, runID))
+	run, err := scanRun(l.r.QueryRow(runByIDSQL, runID))
 	if err != nil || run.Status != RunRunning {
 		return out, nil // no run row (a test, a tool): nothing to settle by
 	}

@@ -22,6 +22,9 @@ const runColumns = `id, name, status, scoring_mode, config_json, scoring_json,
 // run is created (the exit code).
 const runRead = runColumns + `, exit_code`
 
+// runByIDSQL reads one run's row, for scanRun.
+const runByIDSQL = `SELECT ` + runRead + ` FROM runs WHERE id = ?`
+
 // CreateRun records a new run. Its ID must be new (NewRunID); an empty
 // Status is stored as "running". ConfigJSON and ScoringJSON must be JSON (or
 // empty) and must not hold an API key: see checkNoSecrets.
@@ -156,7 +159,7 @@ func (l *Ledger) findRun(id string) (RunRow, error) {
 	if id == "" {
 		return RunRow{}, l.wrap("run", fmt.Errorf("empty run id: %w", ErrNotFound))
 	}
-	r, err := scanRun(l.r.QueryRow(`SELECT `+runRead+` FROM runs WHERE id = ?`, id))
+	r, err := scanRun(l.r.QueryRow(runByIDSQL, id))
 	if err == nil {
 		return r, nil
 	}
