@@ -208,13 +208,7 @@ func validateScoring(v *collector, c *Config) {
 		case j.Server == AnyServer:
 			// Any fleet server that offers the model. Checked after discovery,
 			// and here already when every server lists what it offers.
-			listed, offered := true, false
-			for _, srv := range c.Servers {
-				listed = listed && len(srv.Models) > 0
-				_, ok := chat.MatchModel(srv.Models, j.Model)
-				offered = offered || ok
-			}
-			if listed && !offered && j.Model != "" {
+			if listed, offered := listedOffer(c.Servers, j.Model); listed && !offered && j.Model != "" {
 				v.add(at("model"), `add the model to a server's models, or correct the name`,
 					"judge %q: no server offers model %q", j.Name, j.Model)
 			}
@@ -312,25 +306,30 @@ func validateModels(v *collector, c *Config) {
 		}
 	}
 	// Only servers that list their models can be checked before discovery;
-	// with any server that does not, CheckOffered decides after it. Names
-	// match as the fleet matches them (chat.MatchModel, server by server).
-	for _, s := range c.Servers {
-		if len(s.Models) == 0 {
-			return
-		}
-	}
+	// with any server that does not, CheckOffered decides after it.
 	for _, m := range c.Models {
-		offered := false
-		for _, s := range c.Servers {
-			if _, ok := chat.MatchModel(s.Models, m); ok {
-				offered = true
-				break
-			}
+		listed, offered := listedOffer(c.Servers, m)
+		if !listed {
+			return
 		}
 		if !offered {
 			v.add(c.modelField(m), offerHint(m, c.Servers), "model %q is not offered by any server", m)
 		}
 	}
+}
+
+// listedOffer reports whether every server lists its models, so that the
+// config alone can tell who offers model, and whether one of them offers
+// it. Names match as the fleet matches them (chat.MatchModel, server by
+// server).
+func listedOffer(servers []Server, model string) (listed, offered bool) {
+	listed = true
+	for _, s := range servers {
+		listed = listed && len(s.Models) > 0
+		_, ok := chat.MatchModel(s.Models, model)
+		offered = offered || ok
+	}
+	return listed, offered
 }
 
 // offerHint says what the servers offer, nearest name first.
