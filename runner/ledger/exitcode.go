@@ -14,15 +14,7 @@ import (
 func (l *Ledger) SetExitCode(id string, code int) error {
 	name := "record the exit code of run " + id
 	return l.write(name, func(b *batch) error {
-		res, err := b.tx.Exec(`UPDATE runs SET exit_code = ? WHERE id = ? AND ended_ms IS NOT NULL`, code, id)
-		if err != nil {
-			return l.wrap(name, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return l.wrap(name, err)
-		} else if n == 0 {
-			return declined{l.wrap(fmt.Sprintf("record the exit code of run %q (not found, or not ended)", id), ErrNotFound)}
-		}
-		return nil
+		return l.updateRun(b, name, fmt.Sprintf("record the exit code of run %q (not found, or not ended)", id),
+			`UPDATE runs SET exit_code = ? WHERE id = ? AND ended_ms IS NOT NULL`, code, id)
 	})
 }

@@ -72,21 +72,29 @@ func (l *Ledger) CreateRun(r RunRow) error {
 	return nil
 }
 
+// updateRun runs in b an UPDATE of one run's row: a row it leaves alone
+// (no such run, or one its conditions leave out) is ErrNotFound, said as
+// notFound and declined, so that the rest of the batch commits.
+func (l *Ledger) updateRun(b *batch, op, notFound, query string, args ...any) error {
+	res, err := b.tx.Exec(query, args...)
+	if err != nil {
+		return l.wrap(op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return l.wrap(op, err)
+	} else if n == 0 {
+		return declined{l.wrap(notFound, ErrNotFound)}
+	}
+	return nil
+}
+
 // FinishRun sets a run's final status, the reason it ended so (message; "" for
 // a run that completed) and its end time.
 // The writes queued before it are committed with it or before it.
 func (l *Ledger) FinishRun(id, status, message string, ended time.Time) error {
 	err := l.write("finish run", func(b *batch) error {
-		res, err := b.tx.Exec(`UPDATE runs SET status = ?, message = ?, ended_ms = ? WHERE id = ?`, status, message, msOrNull(ended), id)
-		if err != nil {
-			return l.wrap("finish run "+id, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return l.wrap("finish run "+id, err)
-		} else if n == 0 {
-			return declined{l.wrap(fmt.Sprintf("finish run %q", id), ErrNotFound)}
-		}
-		return nil
+		return l.updateRun(b, "finish run "+id, fmt.Sprintf("finish run %q", id),
+			`UPDATE runs SET status = ?, message = ?, ended_ms = ? WHERE id = ?`, status, message, msOrNull(ended), id)
 	})
 	if err != nil {
 		return err

@@ -24,15 +24,7 @@ func (l *Ledger) SetScoring(id, mode, scoringJSON string) error {
 		return l.wrap(name, err)
 	}
 	return l.write(name, func(b *batch) error {
-		res, err := b.tx.Exec(`UPDATE runs SET scoring_mode = ?, scoring_json = ? WHERE id = ?`, mode, scoringJSON, id)
-		if err != nil {
-			return l.wrap(name, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return l.wrap(name, err)
-		} else if n == 0 {
-			return declined{l.wrap(fmt.Sprintf("set scoring of run %q", id), ErrNotFound)}
-		}
-		return nil
+		return l.updateRun(b, name, fmt.Sprintf("set scoring of run %q", id),
+			`UPDATE runs SET scoring_mode = ?, scoring_json = ? WHERE id = ?`, mode, scoringJSON, id)
 	})
 }
