@@ -291,15 +291,7 @@ func (g *gates) finish(led *ledger.Ledger, b *state.BatteryRun, code int, stderr
 // view, as compare and the export count it: a completed cell with no
 // judge in view passed on its checks.
 func cellOutcome(b *state.BatteryRun, c *state.Cell) compare.Outcome {
-	v := ""
-	if b.Plan.InView == "" {
-		if c.Status == state.Completed {
-			v = "pass"
-		}
-	} else if j := c.Judgment(b.Plan.InView); j != nil && j.Status == state.JudgmentDone {
-		v = string(j.Verdict)
-	}
-	return compare.OutcomeOf(string(c.Status), v)
+	return compare.OutcomeUnder(c, b.Plan.InView)
 }
 
 // outcomeCounts counts a snapshot's cells by outcome: one model's, or

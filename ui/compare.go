@@ -49,9 +49,8 @@ func rankRun(run *state.BatteryRun, judge string, tests, models []int) tea.Cmd {
 }
 
 // compareRun is a snapshot as runner/compare reads a run, with judge in
-// view: a cell's outcome is the one the export and the gates give it
-// (compare.OutcomeOf), a completed cell with no judge in view passes on its
-// checks, and its score is its judge's, 1 for such a pass, 0 for a failure.
+// view: each cell's verdict and score are the ones the export and the
+// gates give it (compare.Judged).
 func compareRun(run *state.BatteryRun, judge string, tests, models []int) compare.Run {
 	if tests == nil {
 		tests = allIndices(len(run.Tests))
@@ -80,16 +79,7 @@ func compareRun(run *state.BatteryRun, judge string, tests, models []int) compar
 }
 
 func compareCell(c *state.Cell, judge string) compare.Cell {
-	verdict, score := "", 0.0
-	switch {
-	case c.Status != state.Completed:
-	case judge == "":
-		verdict, score = string(scoring.Pass), 1
-	default:
-		if j := c.Judgment(judge); j != nil && j.Status == state.JudgmentDone {
-			verdict, score = string(j.Verdict), j.Score
-		}
-	}
+	verdict, score := compare.Judged(c, judge)
 	cc := compare.Cell{Model: c.Model, Test: c.Test, Repeat: c.Repeat, Outcome: compare.OutcomeOf(string(c.Status), verdict),
 		Score: score, Latency: c.Latency, TTFT: c.TTFT, TokensPerSec: c.TokensPerSec,
 		PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens}

@@ -50,6 +50,29 @@ func OutcomeOf(status, verdict string) Outcome {
 	return None
 }
 
+// Judged is the verdict and score of a live cell (a snapshot's) under
+// judge, as the export holds them: the judge's, once it is done; "pass"
+// and 1 for a completed cell when no judge is in view (its checks alone
+// decide); "" and 0 otherwise.
+func Judged(c *state.Cell, judge string) (verdict string, score float64) {
+	switch {
+	case c.Status != state.Completed:
+	case judge == "":
+		return string(scoring.Pass), 1
+	default:
+		if j := c.Judgment(judge); j != nil && j.Status == state.JudgmentDone {
+			return string(j.Verdict), j.Score
+		}
+	}
+	return "", 0
+}
+
+// OutcomeUnder is what a live cell came to under judge (Judged, OutcomeOf).
+func OutcomeUnder(c *state.Cell, judge string) Outcome {
+	v, _ := Judged(c, judge)
+	return OutcomeOf(string(c.Status), v)
+}
+
 // Cell is one (model, test, repeat) of a run as compare reads it.
 type Cell struct {
 	Model   string
