@@ -40,13 +40,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return state.ExitSetup
 	}
 	f, err := outputFormat(*format, *out, history.FormatText)
-	if err != nil {
-		return failf(stderr, err)
-	}
-	switch f {
-	case history.FormatText, history.FormatJSON, history.FormatMarkdown, history.FormatHTML:
-	default:
-		return failf(stderr, fmt.Errorf("compare --format %s: use text, json, md or html (`pitwall export` writes csv and junit)", f))
+	if err != nil || f != history.FormatText && f != history.FormatJSON && f != history.FormatMarkdown && f != history.FormatHTML {
+		asked := "--format " + *format // export's list of formats is not compare's
+		if *format == "" {
+			asked = "-o " + *out
+		}
+		return failf(stderr, fmt.Errorf("compare %s: use text, json, md or html, by --format or -o's extension (`pitwall export` writes csv and junit)", asked))
 	}
 	led, err := openLedger(*db)
 	if err != nil {

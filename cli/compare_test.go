@@ -161,13 +161,15 @@ func TestCompareWritesReportsByFormatOrExtension(t *testing.T) {
 		{"html by flag", []string{"--format", "html", "-o", "cmp.out"}, "cmp.out", []string{"<html", a, b}, 0},
 		{"by mean score", []string{"--by", "score", "-o", "score.txt"}, "score.txt", []string{"ranked by mean score"}, 0},
 		{"csv is export's", []string{"--format", "csv"}, "", []string{"use text, json, md or html"}, 2},
+		{"an unknown format gets compare's list", []string{"--format", "pdf"}, "", []string{"compare --format pdf: use text, json, md or html"}, 2},
+		{"an unknown extension gets compare's list", []string{"-o", "cmp.pdf"}, "", []string{"compare -o ", "cmp.pdf: use text, json, md or html"}, 2},
 		{"unknown rank", []string{"--by", "vibes"}, "", []string{"rank by \"vibes\""}, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"compare", a, b, "--db", db}
 			for _, x := range tc.args {
-				if strings.HasSuffix(x, ".md") || strings.HasSuffix(x, ".out") || strings.HasSuffix(x, ".txt") {
+				if strings.HasSuffix(x, ".md") || strings.HasSuffix(x, ".out") || strings.HasSuffix(x, ".txt") || strings.HasSuffix(x, ".pdf") {
 					x = filepath.Join(dir, x)
 				}
 				args = append(args, x)
