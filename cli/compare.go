@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 
+	"pitwall/internal/outfile"
 	"pitwall/runner/compare"
 	"pitwall/runner/history"
 	"pitwall/runner/state"
@@ -27,7 +29,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	by := fs.String("by", compare.ByRate, "rank by pass rate (rate) or mean score (score)")
 	level := fs.Float64("level", 0.95, "confidence level of the intervals and tests")
 	format := fs.String("format", "", "text (default), json, md or html; from -o's extension when not given")
-	out := fs.String("o", "", "write to FILE instead of stdout")
+	out := fs.String("o", "", "write to FILE instead of stdout (- is stdout; a device or FIFO is written to, never replaced)")
 	judgeName := fs.String("judge", "", "whose verdicts to compare (default: each run's own judge or jury)")
 	ids, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -38,6 +40,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if len(ids) == 0 {
 		fmt.Fprintln(stderr, "pitwall compare: name one run or more (an id, a prefix, or \"last\"); `pitwall runs` lists them")
 		return state.ExitSetup
+	}
+	if err := checkOut("-o", *out); err != nil {
+		return failf(stderr, err)
 	}
 	f, err := outputFormat(*format, *out, history.FormatText)
 	if err != nil || f != history.FormatText && f != history.FormatJSON && f != history.FormatMarkdown && f != history.FormatHTML {
@@ -73,25 +78,46 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 // outputFormat is the format a command writes: --format when given, else
 // the extension of -o's file, else def.
 func outputFormat(format, out, def string) (string, error) {
-	switch {
-	case format != "":
+	if format != "" {
 		return history.ParseFormat(format)
-	case out != "":
-		return history.FormatFromPath(out)
 	}
-	return def, nil
+	return formatOf(out, def)
 }
 
-// emit writes a finished report to stdout, or to the file out whole (an
-// earlier file is replaced only by a complete one).
-func emit(data []byte, out string, stdout, stderr io.Writer) int {
-	var err error
-	if out == "" {
-		_, err = stdout.Write(data)
-	} else {
-		err = writeFileAtomic(out, data)
+// formatOf is the format of a report written to out: def for stdout ("" or
+// "-") and for a device or FIFO named without an extension (/dev/stdout),
+// else its extension's.
+func formatOf(out, def string) (string, error) {
+	if out == "" || out == outfile.Stdout {
+		return def, nil
 	}
-	if err != nil {
+	if filepath.Ext(out) == "" {
+		if k, err := outfile.Check(out); err == nil && k == outfile.Stream {
+			return def, nil
+		}
+	}
+	return history.FormatFromPath(out)
+}
+
+// checkOut refuses, before any work, an output path that cannot be
+// written (a directory, a folder that is not there); flag names the flag.
+func checkOut(flag, out string) error {
+	if out == "" {
+		return nil
+	}
+	if _, err := outfile.Check(out); err != nil {
+		return fmt.Errorf("%s %w", flag, err)
+	}
+	return nil
+}
+
+// emit writes a finished report to stdout, or to out by outfile's rules (a
+// file is replaced only by a complete one; a device or FIFO is written to).
+func emit(data []byte, out string, stdout, stderr io.Writer) int {
+	if out == "" {
+		out = outfile.Stdout
+	}
+	if err := outfile.Write(out, stdout, data); err != nil {
 		return failf(stderr, err)
 	}
 	return 0

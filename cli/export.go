@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"pitwall/runner/history"
@@ -28,7 +26,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 			"  text   the comparison as plain tables, as `pitwall compare` prints it (.txt)", stderr)
 	db := ledgerFlag(fs)
 	format := fs.String("format", "", "export format: "+strings.Join(history.Formats(), ", ")+" (default json, or -o's extension)")
-	out := fs.String("o", "", "write to FILE instead of stdout")
+	out := fs.String("o", "", "write to FILE instead of stdout (- is stdout; a device or FIFO is written to, never replaced)")
 	judgeName := fs.String("judge", "", "whose verdicts to export (default: each run's own judge or jury)")
 	ids, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -39,6 +37,9 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	if len(ids) == 0 {
 		fmt.Fprintln(stderr, "pitwall export: name one run or more (an id, a prefix, or \"last\"); `pitwall runs` lists them")
 		return state.ExitSetup
+	}
+	if err := checkOut("-o", *out); err != nil {
+		return failf(stderr, err)
 	}
 	f, err := outputFormat(*format, *out, history.FormatJSON)
 	if err != nil {
@@ -65,31 +66,4 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 // history.ExportFile.
 func exportBeside(led *ledger.Ledger, id, judge string) (string, error) {
 	return history.ExportFile(led, "", id, judge)
-}
-
-// writeFileAtomic writes data to path through a temporary file beside it,
-// so that path holds either its old content or all of the new.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".pitwall-export-*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
-	}
-	if err := os.Chmod(f.Name(), mode); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"pitwall/config"
 	"pitwall/gpu/chat"
+	"pitwall/internal/outfile"
 	"pitwall/runner/compare"
 	"pitwall/runner/history"
 	"pitwall/runner/ledger"
@@ -62,8 +64,11 @@ func registerGates(fs *flag.FlagSet, g *gates) {
 		return nil
 	})
 	fs.Func("out", "also write the run's report to FILE when it ends; the format is the extension's: "+
-		".json, .csv, .md, .html, .xml (JUnit), .txt", func(v string) error {
-		f, err := history.FormatFromPath(v)
+		".json, .csv, .md, .html, .xml (JUnit), .txt (json for - , stdout, or a device or FIFO without one)", func(v string) error {
+		if v == "" {
+			return errors.New("name the report's file, or - for stdout")
+		}
+		f, err := formatOf(v, history.FormatJSON)
 		if err != nil {
 			return err
 		}
@@ -128,6 +133,11 @@ func (g *gates) active() bool {
 // and refuses a model gate for a model the run does not have.
 func (g *gates) check(cfg *config.Config) error {
 	g.strict = cfg.Run.Strict
+	// Before the run, not after it: a folder that is not there would
+	// otherwise cost the whole run's report.
+	if err := checkOut("--out", g.out); err != nil {
+		return err
+	}
 	g.severity = make(map[string]string, len(cfg.Tests))
 	for _, t := range cfg.Tests {
 		g.severity[t.ID] = t.Severity
@@ -265,9 +275,9 @@ func (g *gates) report(w io.Writer, b *state.BatteryRun) {
 }
 
 // finish ends a run's command: it prints the gates' verdicts to stderr,
-// writes --out, and returns the exit code (code as session.exitCode gave
-// it). A report that cannot be written is exit 2.
-func (g *gates) finish(led *ledger.Ledger, b *state.BatteryRun, code int, stderr io.Writer) int {
+// writes --out (- to stdout), and returns the exit code (code as
+// session.exitCode gave it). A report that cannot be written is exit 2.
+func (g *gates) finish(led *ledger.Ledger, b *state.BatteryRun, code int, stdout, stderr io.Writer) int {
 	if g == nil {
 		return code
 	}
@@ -280,8 +290,8 @@ func (g *gates) finish(led *ledger.Ledger, b *state.BatteryRun, code int, stderr
 	if err := history.Write(&buf, led, []string{b.ID}, g.outFmt, ""); err != nil {
 		return failf(stderr, fmt.Errorf("--out %s: %w", g.out, err))
 	}
-	if err := writeFileAtomic(g.out, buf.Bytes()); err != nil {
-		return failf(stderr, fmt.Errorf("--out %s: %w", g.out, err))
+	if err := outfile.Write(g.out, stdout, buf.Bytes()); err != nil {
+		return failf(stderr, fmt.Errorf("--out: %w", err))
 	}
 	fmt.Fprintf(stderr, "pitwall: wrote %s (%s)\n", g.out, g.outFmt)
 	return code

@@ -127,7 +127,7 @@ func TestNoGatesChangeNothing(t *testing.T) {
 	if got := g.exitCode(b, 1); got != 1 {
 		t.Errorf("nil gates: exitCode %d, want 1", got)
 	}
-	if got := g.finish(nil, b, 1, io.Discard); got != 1 {
+	if got := g.finish(nil, b, 1, io.Discard, io.Discard); got != 1 {
 		t.Errorf("nil gates: finish %d, want 1", got)
 	}
 }
@@ -181,7 +181,7 @@ func TestGatesFinishWritesTheReportAndSaysWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	code := g.finish(led, b, state.ExitCode(b, false), &stderr)
+	code := g.finish(led, b, state.ExitCode(b, false), io.Discard, &stderr)
 	want := 0
 	if rate < 0.5 {
 		want = 1

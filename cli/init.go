@@ -18,6 +18,7 @@ import (
 
 	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/internal/outfile"
 	"pitwall/internal/redact"
 	"pitwall/runner/state"
 )
@@ -46,7 +47,8 @@ func cmdInit(args []string, stdout, stderr io.Writer) int {
 			"servers and kinds it found, the models each offers (named exactly as listed), their slots, a\n"+
 			"judge suggestion (the largest model by its name), and a small starter battery beside it. When\n"+
 			"no server answers, the config runs on pitwall's simulator until you point it at yours.\n"+
-			"It never overwrites a file without --force.", stderr)
+			"It never overwrites a file without --force. -o - prints the config to stdout (what init found goes\n"+
+			"to stderr then); a device or FIFO is written to, and the battery then goes in the current folder.", stderr)
 	var urls []string
 	fs.Func("url", "also probe this server (http://host:port/v1); repeat or comma-separate", func(v string) error {
 		for _, u := range strings.Split(v, ",") {
@@ -57,7 +59,7 @@ func cmdInit(args []string, stdout, stderr io.Writer) int {
 		return nil
 	})
 	force := fs.Bool("force", false, "overwrite the config and the starter battery if they exist")
-	out := fs.String("o", "pitwall.toml", "the config file to write")
+	out := fs.String("o", "pitwall.toml", "the config file to write (- is stdout)")
 	scan := fs.Bool("scan", true, "probe the usual local ports (--scan=false probes only --url)")
 	timeout := fs.Duration("probe-timeout", 3*time.Second, "how long to wait for each server")
 	pos, err := parseArgs(fs, args)
@@ -70,11 +72,26 @@ func cmdInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pitwall init: unexpected %q: give servers with --url and the file with -o\n", pos[0])
 		return state.ExitSetup
 	}
-	if _, err := os.Stat(*out); err == nil && !*force {
+	kind, err := outfile.Check(*out)
+	if err != nil {
+		return failf(stderr, fmt.Errorf("-o %w", err))
+	}
+	if kind == outfile.File && !*force {
 		return failf(stderr, fmt.Errorf("%s exists: pass --force to overwrite it, or -o to write another file", *out))
 	}
+	// The config names its battery relative to itself; one that is not a
+	// file (stdout, a FIFO, /dev/null) has no folder to put it beside, and
+	// the current folder is where a redirect most likely lands.
 	batteryName := "starter-battery.toml"
-	batteryPath := filepath.Join(filepath.Dir(*out), batteryName)
+	batteryPath := batteryName
+	if kind != outfile.Stream {
+		batteryPath = filepath.Join(filepath.Dir(*out), batteryName)
+	}
+	// With the config on stdout, what init found must not mix with it.
+	report := stdout
+	if *out == outfile.Stdout {
+		report = stderr
+	}
 
 	var targets []probeTarget
 	if *scan {
@@ -103,36 +120,44 @@ func cmdInit(args []string, stdout, stderr io.Writer) int {
 		if sv.Slots > 0 {
 			slots = plural(sv.Slots, "slot")
 		}
-		fmt.Fprintf(stdout, "found    %s at %s (kind %s, %s, %s)\n", sv.Name, sv.URL, sv.Kind, plural(len(sv.Models), "chat model"), slots)
+		fmt.Fprintf(report, "found    %s at %s (kind %s, %s, %s)\n", sv.Name, sv.URL, sv.Kind, plural(len(sv.Models), "chat model"), slots)
 	}
 	for _, m := range s.Missed {
-		fmt.Fprintf(stdout, "missed   %s\n", m)
+		fmt.Fprintf(report, "missed   %s\n", m)
 	}
-	if err := writeFileAtomic(*out, []byte(s.render())); err != nil {
+	if err := outfile.Write(*out, stdout, []byte(s.render())); err != nil {
 		return failf(stderr, err)
 	}
 	wroteBattery := true
 	if _, err := os.Stat(batteryPath); err == nil && !*force {
 		wroteBattery = false
-	} else if err := writeFileAtomic(batteryPath, []byte(starterBattery)); err != nil {
+	} else if err := outfile.Write(batteryPath, stdout, []byte(starterBattery)); err != nil {
 		return failf(stderr, err)
+	}
+	name := *out
+	if name == outfile.Stdout {
+		name = "stdout"
 	}
 
 	switch {
 	case len(s.Servers) == 0:
-		fmt.Fprintf(stdout, "no server found: wrote %s to run on pitwall's simulator until you start one (see its top)\n", *out)
+		fmt.Fprintf(report, "no server found: wrote %s to run on pitwall's simulator until you start one (see its top)\n", name)
 	case s.Judge != nil:
-		fmt.Fprintf(stdout, "wrote    %s: %s, %s, judge %s on %s\n", *out, plural(len(s.Servers), "server"),
+		fmt.Fprintf(report, "wrote    %s: %s, %s, judge %s on %s\n", name, plural(len(s.Servers), "server"),
 			plural(len(s.starterModels()), "model"), s.Judge.Model, s.Judge.Server)
 	default:
-		fmt.Fprintf(stdout, "wrote    %s: %s, %s, no judge (checks decide)\n", *out, plural(len(s.Servers), "server"), plural(len(s.starterModels()), "model"))
+		fmt.Fprintf(report, "wrote    %s: %s, %s, no judge (checks decide)\n", name, plural(len(s.Servers), "server"), plural(len(s.starterModels()), "model"))
 	}
 	if wroteBattery {
-		fmt.Fprintf(stdout, "wrote    %s\n", batteryPath)
+		fmt.Fprintf(report, "wrote    %s\n", batteryPath)
 	} else {
-		fmt.Fprintf(stdout, "kept     %s (it exists; --force replaces it)\n", batteryPath)
+		fmt.Fprintf(report, "kept     %s (it exists; --force replaces it)\n", batteryPath)
 	}
-	fmt.Fprintf(stdout, "next     pitwall validate %s && pitwall run %s\n", *out, *out)
+	if kind == outfile.Stream {
+		fmt.Fprintf(report, "next     save the config as a file beside %s, then pitwall validate FILE && pitwall run FILE\n", batteryPath)
+	} else {
+		fmt.Fprintf(report, "next     pitwall validate %s && pitwall run %s\n", *out, *out)
+	}
 	return 0
 }
 

@@ -55,7 +55,7 @@ func cmdRun(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer run.Close() // before the app's Close: the run writes to its ledger
 	code = driveGated(run, a, &cf, &g, stdin, stdout, stderr)
-	code = g.finish(a.led, run.Wait(context.Background()), code, stderr)
+	code = g.finish(a.led, run.Wait(context.Background()), code, stdout, stderr)
 	return recordExit(a.led, run.ID(), code, stderr)
 }
 

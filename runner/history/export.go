@@ -1,14 +1,15 @@
 package history
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"time"
 
+	"pitwall/internal/outfile"
 	"pitwall/judge/scoring"
 	"pitwall/runner/compare"
 	"pitwall/runner/ledger"
@@ -322,13 +323,12 @@ func ExportFile(led *ledger.Ledger, dir, id, judge string) (string, error) {
 		dir = filepath.Dir(led.Path())
 	}
 	path := filepath.Join(dir, "pitwall-"+id+".json")
-	f, err := os.Create(path)
-	if err != nil {
-		return "", fmt.Errorf("export: %w", err)
-	}
-	if err := WriteExport(f, led, id, judge, "json"); err != nil {
-		f.Close()
+	var buf bytes.Buffer
+	if err := WriteExport(&buf, led, id, judge, "json"); err != nil {
 		return "", fmt.Errorf("export %s: %w", path, err)
 	}
-	return path, f.Close()
+	if err := outfile.Write(path, io.Discard, buf.Bytes()); err != nil {
+		return "", fmt.Errorf("export: %w", err)
+	}
+	return path, nil
 }
