@@ -68,6 +68,11 @@ func registerGates(fs *flag.FlagSet, g *gates) {
 		if v == "" {
 			return errors.New("name the report's file, or - for stdout")
 		}
+		// Before the run, not after it: a directory or a folder that is
+		// not there would otherwise cost the whole run's report.
+		if _, err := outfile.Check(v); err != nil {
+			return err
+		}
 		f, err := formatOf(v, history.FormatJSON)
 		if err != nil {
 			return err
@@ -133,11 +138,6 @@ func (g *gates) active() bool {
 // and refuses a model gate for a model the run does not have.
 func (g *gates) check(cfg *config.Config) error {
 	g.strict = cfg.Run.Strict
-	// Before the run, not after it: a folder that is not there would
-	// otherwise cost the whole run's report.
-	if err := checkOut("--out", g.out); err != nil {
-		return err
-	}
 	g.severity = make(map[string]string, len(cfg.Tests))
 	for _, t := range cfg.Tests {
 		g.severity[t.ID] = t.Severity
