@@ -9,7 +9,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/judge/check"
-	"pitwall/judge/check/script"
+	script "pitwall/edges/jsassert"
 )
 
 // pfContext is what an assertion of one test sees: the test's vars, its
