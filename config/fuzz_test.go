@@ -31,7 +31,7 @@ func fuzzSeeds(f *testing.F, exts ...string) {
 }
 
 // checkLoad runs one importer on data and checks what came back.
-func checkLoad(t *testing.T, data []byte, load func(path string, data []byte, n *notes) ([]Test, error)) {
+func checkLoad(t *testing.T, data []byte, load func(path string, data []byte, n *Notes) ([]Test, error)) {
 	path := filepath.Join("fuzz-nonexistent", "b") // file:// references find nothing beside it
 	n := newNotes(path)
 	tests, err := load(path, data, n)
