@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"reflect"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 
@@ -80,6 +82,10 @@ func loadBattery(path string) ([]Test, []string, error) {
 func loadForeign(f File) ([]Test, error) {
 	if format := formatFor(f); format != nil {
 		return format.Load(f)
+	}
+	if ext := strings.ToLower(filepath.Ext(f.Path)); ext == ".yaml" || ext == ".yml" {
+		return nil, &Error{File: f.Path, Line: 1, Msg: "a YAML battery is a promptfoo config, and this program links no reader of promptfoo's format",
+			Hint: "build pitwall with edges/promptfoo (cli links it), or write the battery as TOML or JSON"}
 	}
 	return nil, &Error{File: f.Path, Line: 1, Msg: "not a battery: the file is neither JSON, JSONL, TOML nor YAML",
 		Hint: "a battery is native TOML or JSON, prompt-prix JSON or JSONL, BFCL or inspect JSONL, or a promptfoo YAML config"}
