@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"pitwall/runner/importrun"
+	"pitwall/edges/importrun"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 )

@@ -10,10 +10,10 @@ import (
 	"syscall"
 	"time"
 
+	"pitwall/edges/importrun"
 	"pitwall/judge/scoring"
 	"pitwall/runner"
 	"pitwall/runner/history"
-	"pitwall/runner/importrun"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 	"pitwall/ui"

@@ -8,9 +8,9 @@ import (
 	"os"
 
 	"pitwall/config"
+	"pitwall/edges/importrun"
 	"pitwall/runner"
 	"pitwall/runner/history"
-	"pitwall/runner/importrun"
 	"pitwall/runner/ledger"
 )
 

@@ -130,7 +130,7 @@ func (t Test) PromptText() (system, prompt string) {
 // every reply gets against what the test asked (tools, tool_choice,
 // response_format), then the test's own checks. ok is true when all pass.
 // The runner decides a cell with it, and so does an imported run.
-func (t Test) Judge(out check.Output) (results []check.CheckResult, ok bool) {
+func (t Test) Judge(out check.Output) (results []scoring.CheckResult, ok bool) {
 	results = check.Validate(check.Expect{ToolChoice: t.ToolChoice, HasTools: len(t.Tools) > 0, ResponseFormat: t.ResponseFormat}, out)
 	results = append(results, check.RunChecks(t.Checks, out)...)
 	return results, check.Passed(results)

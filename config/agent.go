@@ -125,7 +125,7 @@ func mockTools(v any) (MockTools, string) {
 	if v == nil {
 		return nil, ""
 	}
-	top, ok := jsonNormalize(v).(map[string]any)
+	top, ok := JSONNormalize(v).(map[string]any)
 	if !ok {
 		return nil, "mock_tools must map each tool's name to its answers"
 	}
@@ -141,7 +141,7 @@ func mockTools(v any) (MockTools, string) {
 			case string:
 				out[tool][key] = obs
 			default:
-				out[tool][key] = valueText(obs)
+				out[tool][key] = ValueText(obs)
 			}
 		}
 	}
@@ -159,4 +159,18 @@ func normalizeMode(m string) string {
 	default:
 		return s
 	}
+}
+
+func ValueText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	}
+	b, err := json.Marshal(JSONNormalize(v))
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"reflect"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 
@@ -32,7 +34,7 @@ import (
 func LoadBattery(path string) ([]Test, error) {
 	tests, _, err := loadBattery(path)
 	if err != nil {
-		return nil, asErrors(err).err()
+		return nil, asErrors(err).Err()
 	}
 	return tests, nil
 }
@@ -40,7 +42,7 @@ func LoadBattery(path string) ([]Test, error) {
 // loadBattery is LoadBattery that also returns warnings: what the file
 // asked for that pitwall loads but will not do as written, once per kind.
 func loadBattery(path string) ([]Test, []string, error) {
-	data, err := readInput(path)
+	data, err := ReadInput(path)
 	if err != nil {
 		msg := fmt.Sprintf("cannot read battery: %v", err)
 		if isInputError(err) {
@@ -70,9 +72,23 @@ func loadBattery(path string) ([]Test, []string, error) {
 	case formatJSONL:
 		tests, err = loadJSONL(path, data, n)
 	default:
-		tests, err = loadPromptfoo(path, data, n)
+		tests, err = loadForeign(File{Path: path, Data: data, Notes: n})
 	}
 	return tests, n.list(), err
+}
+
+// loadForeign reads a file that is neither JSON nor TOML with the
+// registered Format that claims it.
+func loadForeign(f File) ([]Test, error) {
+	if format := formatFor(f); format != nil {
+		return format.Load(f)
+	}
+	if ext := strings.ToLower(filepath.Ext(f.Path)); ext == ".yaml" || ext == ".yml" {
+		return nil, &Error{File: f.Path, Line: 1, Msg: "a YAML battery is a promptfoo config, and this program links no reader of promptfoo's format",
+			Hint: "build pitwall with edges/promptfoo (cli links it), or write the battery as TOML or JSON"}
+	}
+	return nil, &Error{File: f.Path, Line: 1, Msg: "not a battery: the file is neither JSON, JSONL, TOML nor YAML",
+		Hint: "a battery is native TOML or JSON, prompt-prix JSON or JSONL, BFCL or inspect JSONL, or a promptfoo YAML config"}
 }
 
 // rawBattery is the native format as written.
@@ -93,7 +109,7 @@ type rawTest struct {
 	Messages       []rawMessage       `toml:"messages" json:"messages"`
 	Tools          []chat.Tool        `toml:"tools" json:"tools"`
 	ToolChoice     any                `toml:"tool_choice" json:"tool_choice"`
-	ResponseFormat *rawResponseFormat `toml:"response_format" json:"response_format"`
+	ResponseFormat *RawResponseFormat `toml:"response_format" json:"response_format"`
 	Criteria       string             `toml:"criteria" json:"criteria"`
 	PassCriteria   string             `toml:"pass_criteria" json:"pass_criteria"`
 	FailCriteria   string             `toml:"fail_criteria" json:"fail_criteria"`
@@ -105,9 +121,9 @@ type rawTest struct {
 	MockTools      any                `toml:"mock_tools" json:"mock_tools"` // read by mockTools
 }
 
-// rawResponseFormat is chat.ResponseFormat, also accepting OpenAI's nesting
+// RawResponseFormat is chat.ResponseFormat, also accepting OpenAI's nesting
 // of the schema under json_schema so a request body can be pasted as is.
-type rawResponseFormat struct {
+type RawResponseFormat struct {
 	Type       string `toml:"type" json:"type"`
 	Name       string `toml:"name" json:"name"`
 	Schema     any    `toml:"schema" json:"schema"`
@@ -119,40 +135,40 @@ type rawResponseFormat struct {
 	} `toml:"json_schema" json:"json_schema"`
 }
 
-func loadNativeTOML(path string, data []byte, n *notes) ([]Test, error) {
+func loadNativeTOML(path string, data []byte, n *Notes) ([]Test, error) {
 	text := string(data)
 	var generic map[string]any
 	if _, err := toml.Decode(text, &generic); err != nil {
 		return nil, tomlError(path, err)
 	}
-	if e := notABattery(path, 1, generic); e != nil {
+	if e := NotABattery(path, 1, generic); e != nil {
 		return nil, e
 	}
 	src := locateTOML(path, text)
-	col := newCollector(src)
+	col := NewCollector(src)
 	checkShape(col, generic, reflect.TypeFor[rawBattery](), "toml", "")
 	var rb rawBattery
 	if _, err := toml.Decode(text, &rb); err != nil {
 		// checkShape has named each value of the wrong type, which is all
 		// the decoder can complain of, in words of the file's own.
-		if len(col.errs) == 0 {
-			col.errs = append(col.errs, tomlError(path, err))
+		if len(col.Errs) == 0 {
+			col.Errs = append(col.Errs, tomlError(path, err))
 		}
-		return nil, col.errs.err()
+		return nil, col.Errs.Err()
 	}
 	return finishNative(rb.Tests, src, col, n)
 }
 
 // loadJSON reads a JSON battery: native, prompt-prix's, or an array of
 // inspect samples or BFCL entries.
-func loadJSON(path string, data []byte, n *notes) ([]Test, error) {
+func loadJSON(path string, data []byte, n *Notes) ([]Test, error) {
 	var top any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&top); err != nil {
 		return nil, jsonSyntaxError(path, data, 0, err)
 	}
-	if e := notABattery(path, 1, top); e != nil {
+	if e := NotABattery(path, 1, top); e != nil {
 		return nil, e
 	}
 	var (
@@ -181,35 +197,35 @@ func loadJSON(path string, data []byte, n *notes) ([]Test, error) {
 				Hint: "see README.md, Battery format"}
 		}
 	default:
-		return nil, &Error{File: path, Line: 1, Msg: "not a battery: the file holds " + describe(top, "json") + ", not tests",
+		return nil, &Error{File: path, Line: 1, Msg: "not a battery: the file holds " + Describe(top, "json") + ", not tests",
 			Hint: "a JSON battery is {\"tests\": [...]} or an array of tests"}
 	}
 	src, err := locateJSON(path, data, 0, root)
 	if err != nil {
 		return nil, jsonSyntaxError(path, data, 0, err)
 	}
-	col := newCollector(src)
+	col := NewCollector(src)
 	checkShape(col, top, shape, "json", root)
 	if err := json.Unmarshal(data, into); err != nil {
-		if len(col.errs) == 0 {
-			col.errs = append(col.errs, jsonDecodeError(path, data, 0, err))
+		if len(col.Errs) == 0 {
+			col.Errs = append(col.Errs, JSONDecodeError(path, data, 0, err))
 		}
-		return nil, col.errs.err()
+		return nil, col.Errs.Err()
 	}
 	return finishNative(rb.Tests, src, col, n)
 }
 
 // finishNative converts and validates decoded native tests, adding any
 // problems to those checkShape already found.
-func finishNative(raw []rawTest, src *source, col *collector, n *notes) ([]Test, error) {
+func finishNative(raw []rawTest, src *Source, col *Collector, n *Notes) ([]Test, error) {
 	tests := make([]Test, len(raw))
 	for i, rt := range raw {
-		base := indexPath("tests", i)
+		base := IndexPath("tests", i)
 		tests[i] = rt.toTest()
-		tests[i].Source = fmt.Sprintf("%s:%d", src.file, src.line(base))
+		tests[i].Source = fmt.Sprintf("%s:%d", src.File, src.Line(base))
 		for _, p := range rt.problems() {
-			col.add(under(base, p.field), p.hint, "test %q: %s", tests[i].ID, p.msg)
+			col.Add(Under(base, p.field), p.hint, "test %q: %s", tests[i].ID, p.msg)
 		}
 	}
-	return finishTests(tests, src, col.errs, n)
+	return FinishTests(tests, src, col.Errs, n)
 }

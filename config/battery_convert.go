@@ -36,15 +36,15 @@ func (rt rawTest) toTest() Test {
 		if tool.Type == "" {
 			tool.Type = "function"
 		}
-		tool.Function.Parameters = jsonNormalize(tool.Function.Parameters)
+		tool.Function.Parameters = JSONNormalize(tool.Function.Parameters)
 		t.Tools = append(t.Tools, tool)
 	}
 	for _, c := range rt.Checks {
 		c.Type = strings.ToLower(strings.TrimSpace(c.Type))
 		if c.Args != nil {
-			c.Args, _ = jsonNormalize(c.Args).(map[string]any)
+			c.Args, _ = JSONNormalize(c.Args).(map[string]any)
 		}
-		c.Schema = jsonNormalize(c.Schema)
+		c.Schema = JSONNormalize(c.Schema)
 		t.Checks = append(t.Checks, c)
 	}
 	if rf := rt.ResponseFormat; rf != nil {
@@ -52,7 +52,7 @@ func (rt rawTest) toTest() Test {
 		if js := rf.JSONSchema; js != nil {
 			f.Name, f.Schema, f.Strict = js.Name, js.Schema, js.Strict
 		}
-		f.Schema = jsonNormalize(f.Schema)
+		f.Schema = JSONNormalize(f.Schema)
 		t.ResponseFormat = f
 	}
 	return t
@@ -68,8 +68,8 @@ func (rt rawTest) problems() []problem {
 	return probs
 }
 
-// under is the path of field (itself a path) under base.
-func under(base, field string) string {
+// Under is the path of field (itself a path) under base.
+func Under(base, field string) string {
 	switch {
 	case field == "":
 		return base
@@ -81,20 +81,20 @@ func under(base, field string) string {
 	return base + "." + field
 }
 
-// finishTests is every loader's last step: it completes the tests (what
+// FinishTests is every loader's last step: it completes the tests (what
 // depends on the whole test, see complete), validates them, and returns
 // them, or the problems found here and before (errs).
-func finishTests(tests []Test, src *source, errs Errors, n *notes) ([]Test, error) {
+func FinishTests(tests []Test, src *Source, errs Errors, n *Notes) ([]Test, error) {
 	return finishTestsAt(tests, src, "tests", errs, n)
 }
 
 // finishTestsAt is finishTests for tests that sit under root in the file.
-func finishTestsAt(tests []Test, src *source, root string, errs Errors, n *notes) ([]Test, error) {
+func finishTestsAt(tests []Test, src *Source, root string, errs Errors, n *Notes) ([]Test, error) {
 	for i := range tests {
 		complete(&tests[i], n)
 	}
 	errs = append(errs, validateTestsAt(tests, src, root)...)
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return nil, err
 	}
 	return tests, nil
@@ -110,7 +110,7 @@ func finishTestsAt(tests []Test, src *source, root string, errs Errors, n *notes
 //   - an Expect becomes a verdict check, unless the test has one;
 //   - a test with both user and messages, whose user is no user turn of the
 //     messages, is noted: messages are sent, user is not.
-func complete(t *Test, n *notes) {
+func complete(t *Test, n *Notes) {
 	if t.Mode == ModeAgent && t.MaxIterations == 0 {
 		t.MaxIterations = DefaultMaxIterations
 	}
@@ -140,7 +140,7 @@ func complete(t *Test, n *notes) {
 	if t.User != "" && len(t.Messages) > 0 && !slices.ContainsFunc(t.Messages, func(m chat.Message) bool {
 		return m.Role == "user" && strings.TrimSpace(m.Content) == strings.TrimSpace(t.User)
 	}) {
-		n.add("gives both user and messages, and user is none of the messages' user turns: the messages are sent, user is not", t.ID)
+		n.Add("gives both user and messages, and user is none of the messages' user turns: the messages are sent, user is not", t.ID)
 	}
 }
 
@@ -158,7 +158,7 @@ func withArg(args map[string]any, k string, v any) map[string]any {
 func toolParameters(tools []chat.Tool) map[string]any {
 	out := map[string]any{}
 	for _, tool := range tools {
-		out[tool.Function.Name] = jsonNormalize(tool.Function.Parameters)
+		out[tool.Function.Name] = JSONNormalize(tool.Function.Parameters)
 	}
 	return out
 }
@@ -190,7 +190,7 @@ func normalizeToolChoice(v any) any {
 	if name, ok := m["name"].(string); ok && len(m) == 1 {
 		return map[string]any{"type": "function", "function": map[string]any{"name": name}}
 	}
-	return jsonNormalize(m)
+	return JSONNormalize(m)
 }
 
 // toolChoiceName returns the function a table tool_choice names.
@@ -207,9 +207,9 @@ func toolChoiceName(v any) (string, bool) {
 	return name, ok && name != ""
 }
 
-// jsonNormalize round-trips v through JSON, so TOML's int64s become
+// JSONNormalize round-trips v through JSON, so TOML's int64s become
 // float64s, its dates strings, and YAML's maps map[string]any.
-func jsonNormalize(v any) any {
+func JSONNormalize(v any) any {
 	if v == nil {
 		return nil
 	}
@@ -222,4 +222,11 @@ func jsonNormalize(v any) any {
 		return v
 	}
 	return out
+}
+
+// Request converts a test's tools, tool_choice and response_format, written
+// as OpenAI's API takes them, into a Test's, as a native battery's are.
+func Request(tools []chat.Tool, toolChoice any, rf *RawResponseFormat) ([]chat.Tool, any, *chat.ResponseFormat) {
+	t := rawTest{Tools: tools, ToolChoice: toolChoice, ResponseFormat: rf}.toTest()
+	return t.Tools, t.ToolChoice, t.ResponseFormat
 }

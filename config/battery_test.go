@@ -211,14 +211,14 @@ func TestBatteryValidationOfRequestShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := validateTests([]Test{tt.test}, newSource("b.toml")).err()
+			err := validateTests([]Test{tt.test}, NewSource("b.toml")).Err()
 			wantErr(t, err, "b.toml", 0, tt.field, tt.sub)
 		})
 	}
 }
 
 func TestEmptyBatteryIsAnError(t *testing.T) {
-	err := validateTests(nil, newSource("b.toml")).err()
+	err := validateTests(nil, NewSource("b.toml")).Err()
 	wantErr(t, err, "b.toml", 0, "tests", "no tests")
 }
 

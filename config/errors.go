@@ -32,7 +32,7 @@ func (es Errors) Unwrap() []error {
 
 // err returns es as an error, or nil when it is empty, sorted so that the
 // messages read top to bottom through each file.
-func (es Errors) err() error {
+func (es Errors) Err() error {
 	if len(es) == 0 {
 		return nil
 	}
@@ -42,20 +42,20 @@ func (es Errors) err() error {
 	return es
 }
 
-// collector gathers errors for one file, looking up each field's line in the
+// Collector gathers errors for one file, looking up each field's line in the
 // file's source map.
-type collector struct {
-	src  *source
-	errs Errors
+type Collector struct {
+	Src  *Source
+	Errs Errors
 }
 
-func newCollector(src *source) *collector { return &collector{src: src} }
+func NewCollector(src *Source) *Collector { return &Collector{Src: src} }
 
 // add records a problem at field (a dotted path such as servers[1].slots).
-func (c *collector) add(field, hint, format string, args ...any) {
-	c.errs = append(c.errs, &Error{
-		File:  c.src.file,
-		Line:  c.src.line(field),
+func (c *Collector) Add(field, hint, format string, args ...any) {
+	c.Errs = append(c.Errs, &Error{
+		File:  c.Src.File,
+		Line:  c.Src.Line(field),
 		Field: field,
 		Msg:   fmt.Sprintf(format, args...),
 		Hint:  hint,
@@ -63,10 +63,10 @@ func (c *collector) add(field, hint, format string, args ...any) {
 }
 
 // addAt records a problem at an explicit line (formats whose fields have no
-// source map, such as one JSONL line).
-func (c *collector) addAt(line int, field, hint, format string, args ...any) {
-	c.errs = append(c.errs, &Error{
-		File:  c.src.file,
+// Source map, such as one JSONL line).
+func (c *Collector) AddAt(line int, field, hint, format string, args ...any) {
+	c.Errs = append(c.Errs, &Error{
+		File:  c.Src.File,
 		Line:  line,
 		Field: field,
 		Msg:   fmt.Sprintf(format, args...),
@@ -80,9 +80,9 @@ func nearest(s string, candidates []string) string {
 	return textutil.Nearest(s, candidates, max(2, len(s)/3))
 }
 
-// didYouMean is a hint naming the nearest candidate, or listing them all
+// DidYouMean is a hint naming the nearest candidate, or listing them all
 // when none is near.
-func didYouMean(s string, candidates []string) string {
+func DidYouMean(s string, candidates []string) string {
 	if n := nearest(s, candidates); n != "" {
 		return fmt.Sprintf("did you mean `%s`?", n)
 	}

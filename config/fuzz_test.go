@@ -31,7 +31,7 @@ func fuzzSeeds(f *testing.F, exts ...string) {
 }
 
 // checkLoad runs one importer on data and checks what came back.
-func checkLoad(t *testing.T, data []byte, load func(path string, data []byte, n *notes) ([]Test, error)) {
+func checkLoad(t *testing.T, data []byte, load func(path string, data []byte, n *Notes) ([]Test, error)) {
 	path := filepath.Join("fuzz-nonexistent", "b") // file:// references find nothing beside it
 	n := newNotes(path)
 	tests, err := load(path, data, n)
@@ -109,7 +109,7 @@ func FuzzPromptfoo(f *testing.F) {
 	f.Add([]byte("prompts: [a, b, c]\ntests:\n  - vars: {x: [1, 2, 3], y: [4, 5]}\n    assert: [{type: contains-any, value: \"1, 2\"}]\n"))
 	f.Add([]byte("a: &a [1, 2]\nb: &b [*a, *a]\nc: &c [*b, *b]\nprompts: [x]\ntests: [{vars: {v: *c}}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkLoad(t, data, loadPromptfoo)
+		checkLoad(t, data, loadYAML)
 	})
 }
 
@@ -126,9 +126,19 @@ func FuzzSniff(f *testing.F) {
 				}
 				continue
 			}
-			if format < formatTOML || format > formatYAML {
+			if format < formatTOML || format > formatOther {
 				t.Fatalf("%s: format %d", ext, format)
 			}
 		}
 	})
+}
+
+// maxExpandedTests is edges/promptfoo's bound on the tests one config
+// expands into.
+const maxExpandedTests = 20000
+
+// loadYAML reads a .yaml battery with the format registered for it
+// (edges/promptfoo, which edges_test.go links).
+func loadYAML(path string, data []byte, n *Notes) ([]Test, error) {
+	return loadForeign(File{Path: path, Data: data, Notes: n})
 }

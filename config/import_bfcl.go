@@ -32,7 +32,7 @@ var bfclKeys = []string{"id", "question", "function", "metadata", "ground_truth"
 
 var bfclStem = regexp.MustCompile(`^(.*?)_\d+(?:[-_]\d+)*$`)
 
-func bfclTest(col *collector, n *notes, m map[string]any, fallbackID, at string) (Test, bool) {
+func bfclTest(col *Collector, n *Notes, m map[string]any, fallbackID, at string) (Test, bool) {
 	t := Test{ID: fallbackID}
 	switch id := m["id"].(type) {
 	case string:
@@ -42,8 +42,8 @@ func bfclTest(col *collector, n *notes, m map[string]any, fallbackID, at string)
 	case json.Number:
 		t.ID = id.String()
 	}
-	before := len(col.errs)
-	msgs := bfclQuestion(col, n, m["question"], t.ID, joinPath(at, "question"))
+	before := len(col.Errs)
+	msgs := bfclQuestion(col, n, m["question"], t.ID, JoinPath(at, "question"))
 	switch {
 	case len(msgs) == 1 && msgs[0].Role == "user":
 		t.User = msgs[0].Content
@@ -52,7 +52,7 @@ func bfclTest(col *collector, n *notes, m map[string]any, fallbackID, at string)
 	default:
 		t.Messages = msgs
 	}
-	t.Tools = bfclTools(col, m["function"], t.ID, joinPath(at, "function"))
+	t.Tools = bfclTools(col, m["function"], t.ID, JoinPath(at, "function"))
 	if meta, ok := m["metadata"].(map[string]any); ok {
 		t.Category, _ = meta["category"].(string)
 		if sev, ok := meta["severity"].(string); ok {
@@ -65,48 +65,48 @@ func bfclTest(col *collector, n *notes, m map[string]any, fallbackID, at string)
 		}
 	}
 	if gt, ok := m["ground_truth"]; ok {
-		checks, probs := bfclGroundTruth(jsonNormalize(gt))
+		checks, probs := bfclGroundTruth(JSONNormalize(gt))
 		t.Checks = checks
 		for _, p := range probs {
-			col.add(under(joinPath(at, "ground_truth"), p.field), p.hint, "test %q: %s", t.ID, p.msg)
+			col.Add(Under(JoinPath(at, "ground_truth"), p.field), p.hint, "test %q: %s", t.ID, p.msg)
 		}
 	}
 	for _, k := range sortedKeys(m) {
 		if !slices.Contains(bfclKeys, k) {
-			n.add(fmt.Sprintf("BFCL key %q is not read", k), t.ID)
+			n.Add(fmt.Sprintf("BFCL key %q is not read", k), t.ID)
 		}
 	}
-	return t, len(col.errs) == before
+	return t, len(col.Errs) == before
 }
 
 // bfclQuestion reads question: messages, or turns of messages.
-func bfclQuestion(col *collector, n *notes, q any, id, at string) []chat.Message {
-	list, ok := jsonNormalize(q).([]any)
+func bfclQuestion(col *Collector, n *Notes, q any, id, at string) []chat.Message {
+	list, ok := JSONNormalize(q).([]any)
 	if !ok || len(list) == 0 {
-		col.add(at, `write "question": [{"role": "user", "content": "..."}]`, "test %q: question must be a list of messages", id)
+		col.Add(at, `write "question": [{"role": "user", "content": "..."}]`, "test %q: question must be a list of messages", id)
 		return nil
 	}
 	if turns, nested := list[0].([]any); nested {
 		if len(list) > 1 {
-			n.add("BFCL multi-turn question: only its first turn is sent, since each later turn follows the model's reply", id)
+			n.Add("BFCL multi-turn question: only its first turn is sent, since each later turn follows the model's reply", id)
 		}
 		list = turns
 	}
-	msgs, probs, ok := decodeMessages(list)
+	msgs, probs, ok := DecodeMessages(list)
 	if !ok {
-		col.add(at, `each message is {"role": "user", "content": "..."}`, "test %q: question holds something that is not a message", id)
+		col.Add(at, `each message is {"role": "user", "content": "..."}`, "test %q: question holds something that is not a message", id)
 		return nil
 	}
 	for _, p := range probs {
-		col.add(under(at, strings.TrimPrefix(p.field, "messages")), p.hint, "test %q: %s", id, p.msg)
+		col.Add(Under(at, strings.TrimPrefix(p.field, "messages")), p.hint, "test %q: %s", id, p.msg)
 	}
 	return msgs
 }
 
 // bfclTools reads function: one function or a list, in BFCL's shape or
 // OpenAI's.
-func bfclTools(col *collector, f any, id, at string) []chat.Tool {
-	v := jsonNormalize(f)
+func bfclTools(col *Collector, f any, id, at string) []chat.Tool {
+	v := JSONNormalize(f)
 	if v == nil {
 		return nil
 	}
@@ -122,7 +122,7 @@ func bfclTools(col *collector, f any, id, at string) []chat.Tool {
 		}
 		name, _ := fn["name"].(string)
 		if !ok || strings.TrimSpace(name) == "" {
-			col.add(indexPath(at, i), `each function is {"name", "description", "parameters"}`, "test %q: function has no name", id)
+			col.Add(IndexPath(at, i), `each function is {"name", "description", "parameters"}`, "test %q: function has no name", id)
 			continue
 		}
 		desc, _ := fn["description"].(string)
@@ -176,12 +176,12 @@ func bfclGroundTruth(gt any) ([]check.Check, []problem) {
 	for i, e := range list {
 		call, ok := e.(map[string]any)
 		if !ok || len(call) != 1 {
-			probs = append(probs, problem{indexPath("", i), `each entry is {"func": {"arg": [values]}}`, "a ground-truth entry must name one function"})
+			probs = append(probs, problem{IndexPath("", i), `each entry is {"func": {"arg": [values]}}`, "a ground-truth entry must name one function"})
 			continue
 		}
 		for _, name := range sortedKeys(call) {
 			params, _ := call[name].(map[string]any)
-			checked(check.Check{Type: "tool-call", Name: name}, indexPath("", i), "", &out, &probs)
+			checked(check.Check{Type: "tool-call", Name: name}, IndexPath("", i), "", &out, &probs)
 			required := map[string]any{}
 			for _, p := range sortedKeys(params) {
 				values, ok := params[p].([]any)
@@ -191,7 +191,7 @@ func bfclGroundTruth(gt any) ([]check.Check, []problem) {
 				required[p] = values
 			}
 			if len(required) > 0 {
-				checked(check.Check{Type: "tool-args-enum", Name: name, Args: required}, indexPath("", i), "", &out, &probs)
+				checked(check.Check{Type: "tool-args-enum", Name: name, Args: required}, IndexPath("", i), "", &out, &probs)
 			}
 		}
 	}

@@ -13,9 +13,9 @@ import (
 // loadJSONL reads one test per line. Each line is told apart by its keys
 // (recordKind): an inspect sample, a BFCL entry or a prompt-prix prompt.
 // Blank lines are skipped; a line's problems name that line.
-func loadJSONL(path string, data []byte, n *notes) ([]Test, error) {
-	src := newSource(path)
-	col := newCollector(src)
+func loadJSONL(path string, data []byte, n *Notes) ([]Test, error) {
+	src := NewSource(path)
+	col := NewCollector(src)
 	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	var tests []Test
 	records := 0 // lines read as records, whether or not they made a test
@@ -32,22 +32,22 @@ func loadJSONL(path string, data []byte, n *notes) ([]Test, error) {
 		if err := dec.Decode(&v); err != nil {
 			e := jsonSyntaxError(path, line, ln-1, err)
 			e.Line = ln // a line of JSONL is all one record
-			col.errs = append(col.errs, e)
+			col.Errs = append(col.Errs, e)
 			continue
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			col.addAt(ln, "", "each line of a JSONL battery is one test, a JSON object", "line %d is %s, not a test", ln, describe(v, "json"))
+			col.AddAt(ln, "", "each line of a JSONL battery is one test, a JSON object", "line %d is %s, not a test", ln, Describe(v, "json"))
 			continue
 		}
 		if len(tests) == 0 {
-			if e := notABattery(path, ln, m); e != nil {
+			if e := NotABattery(path, ln, m); e != nil {
 				return nil, e
 			}
 		}
-		at := indexPath("tests", records)
+		at := IndexPath("tests", records)
 		records++
-		src.set(at, ln)
+		src.Set(at, ln)
 		t, ok := recordTest(col, n, recordKind(m), m, fmt.Sprintf("%s-%d", stem, records), at)
 		if !ok {
 			continue
@@ -56,13 +56,13 @@ func loadJSONL(path string, data []byte, n *notes) ([]Test, error) {
 		tests = append(tests, t)
 	}
 	if err := sc.Err(); err != nil {
-		col.errs = append(col.errs, &Error{File: path, Msg: fmt.Sprintf("cannot read battery: %v", err)})
+		col.Errs = append(col.Errs, &Error{File: path, Msg: fmt.Sprintf("cannot read battery: %v", err)})
 	}
-	if len(col.errs) > 0 {
-		return nil, lineFields(col.errs).err()
+	if len(col.Errs) > 0 {
+		return nil, lineFields(col.Errs).Err()
 	}
-	tests, err := finishTests(tests, src, nil, n)
-	return tests, lineFields(asErrors(err)).err()
+	tests, err := FinishTests(tests, src, nil, n)
+	return tests, lineFields(asErrors(err)).Err()
 }
 
 // lineFields drops the tests[k] that starts a JSONL error's field: its line
@@ -80,7 +80,7 @@ func lineFields(errs Errors) Errors {
 
 // loadRecords reads a JSON file that holds records rather than a battery
 // object: an array of inspect samples or BFCL entries, or one record alone.
-func loadRecords(path string, data []byte, kind string, n *notes) ([]Test, error) {
+func loadRecords(path string, data []byte, kind string, n *Notes) ([]Test, error) {
 	var top any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -96,14 +96,14 @@ func loadRecords(path string, data []byte, kind string, n *notes) ([]Test, error
 	if err != nil {
 		return nil, jsonSyntaxError(path, data, 0, err)
 	}
-	col := newCollector(src)
+	col := NewCollector(src)
 	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	var tests []Test
 	for i, r := range records {
-		at := indexPath("tests", i)
+		at := IndexPath("tests", i)
 		m, ok := r.(map[string]any)
 		if !ok {
-			col.add(at, "each element is one test, a JSON object", "element %d is %s, not a test", i+1, describe(r, "json"))
+			col.Add(at, "each element is one test, a JSON object", "element %d is %s, not a test", i+1, Describe(r, "json"))
 			continue
 		}
 		k := recordKind(m)
@@ -114,18 +114,18 @@ func loadRecords(path string, data []byte, kind string, n *notes) ([]Test, error
 		if !ok {
 			continue
 		}
-		t.Source = fmt.Sprintf("%s:%d", path, src.line(at))
+		t.Source = fmt.Sprintf("%s:%d", path, src.Line(at))
 		tests = append(tests, t)
 	}
-	if len(col.errs) > 0 {
-		return nil, col.errs.err()
+	if len(col.Errs) > 0 {
+		return nil, col.Errs.Err()
 	}
-	return finishTests(tests, src, nil, n)
+	return FinishTests(tests, src, nil, n)
 }
 
 // recordTest converts one record of the given kind; ok is false when its
 // problems were reported and there is no test.
-func recordTest(col *collector, n *notes, kind string, m map[string]any, fallbackID, at string) (Test, bool) {
+func recordTest(col *Collector, n *Notes, kind string, m map[string]any, fallbackID, at string) (Test, bool) {
 	switch kind {
 	case recordInspect:
 		return inspectTest(col, n, m, fallbackID, at)
@@ -146,29 +146,29 @@ type inspectSample struct {
 
 var inspectKeys = []string{"id", "input", "target", "choices", "metadata", "sandbox", "files", "setup"}
 
-func inspectTest(col *collector, n *notes, m map[string]any, fallbackID, at string) (Test, bool) {
+func inspectTest(col *Collector, n *Notes, m map[string]any, fallbackID, at string) (Test, bool) {
 	b, err := json.Marshal(m)
 	var s inspectSample
 	if err == nil {
 		err = json.Unmarshal(b, &s)
 	}
 	if err != nil {
-		col.add(at, `an inspect sample is {"id", "input", "target", "choices", "metadata"}`, "cannot read the sample: %s", jsonDecodeError(col.src.file, b, 0, err).Msg)
+		col.Add(at, `an inspect sample is {"id", "input", "target", "choices", "metadata"}`, "cannot read the sample: %s", JSONDecodeError(col.Src.File, b, 0, err).Msg)
 		return Test{}, false
 	}
 	t, field, msg := s.toTest(fallbackID)
 	if msg != "" {
-		col.add(under(at, field), `input is a string or a list of {"role", "content"} messages`, "%s", msg)
+		col.Add(Under(at, field), `input is a string or a list of {"role", "content"} messages`, "%s", msg)
 		return Test{}, false
 	}
 	for _, k := range sortedKeys(m) {
 		if !slices.Contains(inspectKeys, k) {
-			n.add(fmt.Sprintf("inspect sample key %q is not read", k), t.ID)
+			n.Add(fmt.Sprintf("inspect sample key %q is not read", k), t.ID)
 		}
 	}
 	for _, k := range []string{"sandbox", "files", "setup"} {
 		if _, ok := m[k]; ok {
-			n.add(fmt.Sprintf("inspect sample's %s is not provided: the model sees only the input", k), t.ID)
+			n.Add(fmt.Sprintf("inspect sample's %s is not provided: the model sees only the input", k), t.ID)
 		}
 	}
 	return t, true
@@ -197,12 +197,12 @@ func (s inspectSample) toTest(fallbackID string) (t Test, field, msg string) {
 	case string:
 		t.User = in
 	case []any:
-		msgs, probs, ok := decodeMessages(in)
+		msgs, probs, ok := DecodeMessages(in)
 		if !ok {
 			return t, "input", "an input message is not a {\"role\", \"content\"} object"
 		}
 		if len(probs) > 0 {
-			return t, under("input", strings.TrimPrefix(probs[0].field, "messages")), probs[0].msg
+			return t, Under("input", strings.TrimPrefix(probs[0].field, "messages")), probs[0].msg
 		}
 		t.Messages = msgs
 		if len(t.Messages) == 1 && t.Messages[0].Role == "user" {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"testing"
 
 	"pitwall/judge/check"
@@ -31,7 +32,7 @@ func TestPromptfooRegexRunsAsJavaScriptWhereRE2Cannot(t *testing.T) {
 		if tt.typ == "not-javascript" {
 			typ = "not-regex"
 		}
-		body += "  - metadata: {test_id: " + tt.id + "}\n    vars: {q: x}\n    assert: [{type: " + typ + ", value: " + jsString(tt.pattern) + "}]\n"
+		body += "  - metadata: {test_id: " + tt.id + "}\n    vars: {q: x}\n    assert: [{type: " + typ + ", value: " + jsonString(tt.pattern) + "}]\n"
 	}
 	p := writeFile(t, t.TempDir(), "pf.yaml", body)
 	tests, _, err := loadBattery(p)
@@ -62,10 +63,16 @@ func TestPromptfooRegexNeitherReadsIsAnError(t *testing.T) {
 		`a{2,1}`,    // a repeat count out of order
 	} {
 		t.Run(pattern, func(t *testing.T) {
-			body := "prompts: [\"{{q}}\"]\ntests:\n  - metadata: {test_id: bad}\n    vars: {q: x}\n    assert:\n      - type: regex\n        value: " + jsString(pattern) + "\n"
+			body := "prompts: [\"{{q}}\"]\ntests:\n  - metadata: {test_id: bad}\n    vars: {q: x}\n    assert:\n      - type: regex\n        value: " + jsonString(pattern) + "\n"
 			p := writeFile(t, t.TempDir(), "pf.yaml", body)
 			_, err := LoadBattery(p)
 			wantErr(t, err, p, 6, "tests[0].assert[0]", `test "bad"`, "bad regex")
 		})
 	}
+}
+
+// jsonString writes s as a JSON string, which YAML and JavaScript read alike.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -39,7 +39,7 @@ type ppPrompt struct {
 	Messages         []rawMessage       `json:"messages"`
 	Tools            []chat.Tool        `json:"tools"`
 	ToolChoice       any                `json:"tool_choice"`
-	ResponseFormat   *rawResponseFormat `json:"response_format"`
+	ResponseFormat   *RawResponseFormat `json:"response_format"`
 	Expected         map[string]any     `json:"expected"`
 	ExpectedResponse string             `json:"expected_response"`
 	Criteria         string             `json:"criteria"`
@@ -55,7 +55,7 @@ type ppPrompt struct {
 const promptPrixSystem = "You are a helpful assistant."
 
 // importPromptPrixJSON reads {"test_suite": ..., "prompts": [...]}.
-func importPromptPrixJSON(path string, data []byte, n *notes) ([]Test, error) {
+func importPromptPrixJSON(path string, data []byte, n *Notes) ([]Test, error) {
 	var top map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -66,36 +66,36 @@ func importPromptPrixJSON(path string, data []byte, n *notes) ([]Test, error) {
 	if err != nil {
 		return nil, jsonSyntaxError(path, data, 0, err)
 	}
-	col := newCollector(src)
+	col := NewCollector(src)
 	prompts, ok := top["prompts"].([]any)
 	if !ok {
-		col.add("prompts", `write "prompts": [{"id": "...", "user": "..."}, ...]`, "prompts must be an array, got %s", describe(top["prompts"], "json"))
-		return nil, col.errs.err()
+		col.Add("prompts", `write "prompts": [{"id": "...", "user": "..."}, ...]`, "prompts must be an array, got %s", Describe(top["prompts"], "json"))
+		return nil, col.Errs.Err()
 	}
 	tests := make([]Test, 0, len(prompts))
 	for i, raw := range prompts {
-		at := indexPath("prompts", i)
+		at := IndexPath("prompts", i)
 		t, ok := promptPrixTest(col, n, raw, at)
 		if !ok {
 			continue
 		}
-		t.Source = fmt.Sprintf("%s:%d", path, src.line(at))
+		t.Source = fmt.Sprintf("%s:%d", path, src.Line(at))
 		tests = append(tests, t)
 	}
-	if len(col.errs) > 0 {
-		return nil, col.errs.err()
+	if len(col.Errs) > 0 {
+		return nil, col.Errs.Err()
 	}
 	return finishTestsAt(tests, src, "prompts", nil, n)
 }
 
 // promptPrixTest reads one prompt from its generic decoding (numbers as
 // json.Number), reporting problems at the paths under at.
-func promptPrixTest(col *collector, n *notes, raw any, at string) (Test, bool) {
-	before := len(col.errs)
-	checkShapeWith(col, raw, reflect.TypeFor[ppPrompt](), "json", at, func(path, key string) {
-		n.add(fmt.Sprintf("prompt-prix key %q is not read (prompt-prix does not read it either)", key), promptLabel(raw))
+func promptPrixTest(col *Collector, n *Notes, raw any, at string) (Test, bool) {
+	before := len(col.Errs)
+	CheckShapeWith(col, raw, reflect.TypeFor[ppPrompt](), "json", at, func(path, key string) {
+		n.Add(fmt.Sprintf("prompt-prix key %q is not read (prompt-prix does not read it either)", key), promptLabel(raw))
 	})
-	if len(col.errs) > before {
+	if len(col.Errs) > before {
 		return Test{}, false
 	}
 	b, err := json.Marshal(raw)
@@ -104,7 +104,7 @@ func promptPrixTest(col *collector, n *notes, raw any, at string) (Test, bool) {
 		err = json.Unmarshal(b, &p)
 	}
 	if err != nil {
-		col.add(at, "", "cannot read the prompt: %v", jsonDecodeError(col.src.file, b, 0, err).Msg)
+		col.Add(at, "", "cannot read the prompt: %v", JSONDecodeError(col.Src.File, b, 0, err).Msg)
 		return Test{}, false
 	}
 	t := p.toTest(col, n, at)
@@ -122,7 +122,7 @@ func promptLabel(raw any) string {
 
 // toTest maps a prompt onto a Test, reporting what cannot be read at the
 // paths under at.
-func (p ppPrompt) toTest(col *collector, n *notes, at string) Test {
+func (p ppPrompt) toTest(col *Collector, n *Notes, at string) Test {
 	rt := rawTest{
 		ID: p.ID, Name: p.Name, Category: p.Category, Severity: p.Severity, User: p.User,
 		Messages: p.Messages, Tools: p.Tools, ToolChoice: p.ToolChoice, ResponseFormat: p.ResponseFormat,
@@ -139,11 +139,11 @@ func (p ppPrompt) toTest(col *collector, n *notes, at string) Test {
 		rt.System = system
 		if len(p.Messages) > 0 {
 			rt.Messages = nil
-			n.add("react test with messages: prompt-prix's loop starts from system and user, and so does pitwall's; the messages are not sent", id)
+			n.Add("react test with messages: prompt-prix's loop starts from system and user, and so does pitwall's; the messages are not sent", id)
 		}
 	case len(p.Messages) > 0:
 		if p.System != nil && !opensWithSystem(p.Messages) {
-			n.add("test with messages and system: prompt-prix sends the messages as written, so the system prompt is not sent", id)
+			n.Add("test with messages and system: prompt-prix sends the messages as written, so the system prompt is not sent", id)
 		}
 	default:
 		rt.System = system
@@ -158,13 +158,13 @@ func (p ppPrompt) toTest(col *collector, n *notes, at string) Test {
 		}
 		checks, probs := expectedChecks(p.Expected, n, id)
 		for _, pr := range probs {
-			col.add(under(joinPath(at, "expected"), pr.field), pr.hint, "test %q: %s", id, pr.msg)
+			col.Add(Under(JoinPath(at, "expected"), pr.field), pr.hint, "test %q: %s", id, pr.msg)
 		}
 		rt.Checks = checks
 	}
 	rt.Reference = strings.Join(refs, "\n\n")
 	for _, pr := range rt.problems() {
-		col.add(under(at, pr.field), pr.hint, "test %q: %s", id, pr.msg)
+		col.Add(Under(at, pr.field), pr.hint, "test %q: %s", id, pr.msg)
 	}
 	return rt.toTest()
 }

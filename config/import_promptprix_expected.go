@@ -42,15 +42,15 @@ import (
 // (exact, exclusion, structure, …) and change nothing. Other keys (notes)
 // are not checks: the judge reads them with the rest of the block, and they
 // are noted.
-func expectedChecks(e map[string]any, n *notes, id string) ([]check.Check, []problem) {
+func expectedChecks(e map[string]any, n *Notes, id string) ([]check.Check, []problem) {
 	var out []check.Check
 	var probs []problem
 	str := func(k string) string { s, _ := e[k].(string); return strings.TrimSpace(s) }
-	obj := func(k string) map[string]any { m, _ := jsonNormalize(e[k]).(map[string]any); return m }
+	obj := func(k string) map[string]any { m, _ := JSONNormalize(e[k]).(map[string]any); return m }
 	name := str("tool_name")
 	mode := strings.ToLower(str("match_mode"))
 	if mode != "" && !slices.Contains(matchModes, mode) {
-		n.add(fmt.Sprintf("expected.match_mode %q is not one pitwall knows: the expected keys are checked as written", mode), id)
+		n.Add(fmt.Sprintf("expected.match_mode %q is not one pitwall knows: the expected keys are checked as written", mode), id)
 	}
 	add := func(c check.Check, key, hint string) { checked(c, key, hint, &out, &probs) }
 
@@ -82,7 +82,7 @@ func expectedChecks(e map[string]any, n *notes, id string) ([]check.Check, []pro
 		add(check.Check{Type: "not-tool-call", Name: v}, "tool_name_not", `write "tool_name_not": "execute_code"`)
 	}
 	if v, ok := e["tool_name_any"]; ok {
-		add(check.Check{Type: "tool-call-any", Args: map[string]any{"names": jsonNormalize(v)}}, "tool_name_any",
+		add(check.Check{Type: "tool-call-any", Args: map[string]any{"names": JSONNormalize(v)}}, "tool_name_any",
 			`write "tool_name_any": ["ask_human", "respond_to_user"]`)
 	}
 	argsOf := func(k, hint string) (map[string]any, bool) {
@@ -90,7 +90,7 @@ func expectedChecks(e map[string]any, n *notes, id string) ([]check.Check, []pro
 		if !ok {
 			return nil, false
 		}
-		if m, ok := jsonNormalize(v).(map[string]any); ok {
+		if m, ok := JSONNormalize(v).(map[string]any); ok {
 			return m, true
 		}
 		probs = append(probs, problem{k, hint, k + " must be an object naming arguments"})
@@ -103,7 +103,7 @@ func expectedChecks(e map[string]any, n *notes, id string) ([]check.Check, []pro
 		}
 	}
 	if v, ok := e["params_required"]; ok {
-		add(check.Check{Type: "tool-args-required", Name: name, Args: map[string]any{"params": jsonNormalize(v)}}, "params_required",
+		add(check.Check{Type: "tool-args-required", Name: name, Args: map[string]any{"params": JSONNormalize(v)}}, "params_required",
 			`write "params_required": ["from_account", "amount"]`)
 	}
 	for _, k := range []string{"params_types", "params_structure"} {
@@ -116,10 +116,10 @@ func expectedChecks(e map[string]any, n *notes, id string) ([]check.Check, []pro
 		add(check.Check{Type: "tool-args-pattern", Name: name, Args: args}, "params_pattern", `write "params_pattern": {"created_after": "^2025-"}`)
 	}
 	if v, ok := e["tool_calls_count"]; ok {
-		add(check.Check{Type: "tool-call-count", Value: valueText(jsonNormalize(v))}, "tool_calls_count", `write "tool_calls_count": 2`)
+		add(check.Check{Type: "tool-call-count", Value: ValueText(JSONNormalize(v))}, "tool_calls_count", `write "tool_calls_count": 2`)
 	}
 	if v, ok := e["tool_calls"]; ok {
-		calls, isList := jsonNormalize(v).([]any)
+		calls, isList := JSONNormalize(v).([]any)
 		if !isList {
 			probs = append(probs, problem{"tool_calls", `write "tool_calls": [{"tool_name": "f", "params": {...}}]`, "tool_calls must be a list of calls"})
 		}
@@ -130,7 +130,7 @@ func expectedChecks(e map[string]any, n *notes, id string) ([]check.Check, []pro
 			if params, ok := m["params"].(map[string]any); ok && len(params) > 0 {
 				c.Args = params
 			}
-			add(c, indexPath("tool_calls", k), `each call is {"tool_name": "f", "params": {...}}`)
+			add(c, IndexPath("tool_calls", k), `each call is {"tool_name": "f", "params": {...}}`)
 		}
 	}
 	if v := str("response_type"); v != "" {
@@ -150,7 +150,7 @@ func expectedChecks(e map[string]any, n *notes, id string) ([]check.Check, []pro
 	}
 	for _, k := range sortedKeys(e) {
 		if !slices.Contains(expectedKeys, k) {
-			n.add(fmt.Sprintf("expected key %q is not a check: the judge reads it with the rest of the expected block", k), id)
+			n.Add(fmt.Sprintf("expected key %q is not a check: the judge reads it with the rest of the expected block", k), id)
 		}
 	}
 	return out, probs

@@ -20,7 +20,7 @@ var sharedBatteries = filepath.Join("..", "..", "shared", "batteries")
 func sharedBattery(t *testing.T, name string) string {
 	t.Helper()
 	if _, err := os.Stat(sharedBatteries); err != nil {
-		t.Skipf("shared batteries folder %s is absent (it sits beside the repo); importer fixtures under testdata still run", sharedBatteries)
+		t.Skipf("shared batteries folder %s is absent (it sits beside the repo); importer fixtures Under testdata still run", sharedBatteries)
 	}
 	return filepath.Join(sharedBatteries, "prompt-prix", name)
 }

@@ -54,11 +54,11 @@ func checkMode(fi fs.FileInfo) error {
 	return &inputError{"is not a regular file: pitwall reads only regular files"}
 }
 
-// readInput reads a config or battery file once checkInput has passed it.
+// ReadInput reads a config or battery file once checkInput has passed it.
 // The file is opened without blocking and checked again through the open
 // handle, so a file swapped for a FIFO or a device between the two looks
 // is refused too; the read stops one byte past the cap whatever Stat said.
-func readInput(path string) ([]byte, error) {
+func ReadInput(path string) ([]byte, error) {
 	before, err := checkInput(path)
 	if err != nil {
 		return nil, err

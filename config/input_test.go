@@ -87,7 +87,7 @@ func TestDeepNestingIsRefusedBeforeDecoding(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := LoadBattery(p)
-			wantErr(t, err, p, tt.line, "", fmt.Sprintf("nested more than %d levels deep", maxNesting))
+			wantErr(t, err, p, tt.line, "", fmt.Sprintf("nested more than %d levels deep", MaxNesting))
 		})
 	}
 	t.Run("a config", func(t *testing.T) {
@@ -146,9 +146,9 @@ func TestLocatorMemoryIsLinearInDepth(t *testing.T) {
 	// 40 KB of arrays nested 250 deep, the most maxNesting allows, cost
 	// 100 times that in the locator and grew with the square of the depth
 	// before it stopped recording at maxLocateDepth.
-	chain := "x = " + strings.Repeat("[", maxNesting-6) + strings.Repeat("]", maxNesting-6) + "\n"
+	chain := "x = " + strings.Repeat("[", MaxNesting-6) + strings.Repeat("]", MaxNesting-6) + "\n"
 	text := "[[tests]]\nid = \"a\"\n" + strings.Repeat(chain, 40<<10/len(chain))
-	json := `{"tests":[{"id":"a","x":[` + strings.Repeat(strings.Repeat("[", maxNesting-6)+strings.Repeat("]", maxNesting-6)+",", 40<<10/(2*maxNesting)) + `1]}]}`
+	json := `{"tests":[{"id":"a","x":[` + strings.Repeat(strings.Repeat("[", MaxNesting-6)+strings.Repeat("]", MaxNesting-6)+",", 40<<10/(2*MaxNesting)) + `1]}]}`
 	for _, tt := range []struct {
 		name   string
 		size   int
@@ -176,10 +176,10 @@ func TestDeepValuesTakeTheLineOfTheirRecordedAncestor(t *testing.T) {
 	text := "x = [\n" + strings.Repeat("[", 30) + "\n1" + strings.Repeat("]", 30) + "]\n"
 	src := locateTOML("b.toml", text)
 	deep := "x" + strings.Repeat("[0]", 30)
-	if got := src.line(deep); got != 2 {
+	if got := src.Line(deep); got != 2 {
 		t.Errorf("line of %s = %d, want 2 (its ancestor at depth %d)", deep, got, maxLocateDepth)
 	}
-	if got := src.line("x[0]"); got != 2 {
+	if got := src.Line("x[0]"); got != 2 {
 		t.Errorf("line of x[0] = %d, want 2", got)
 	}
 }

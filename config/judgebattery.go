@@ -81,7 +81,7 @@ var judgeShape = func() reflect.Type {
 }()
 
 // LoadJudgeBattery reads a judge battery (.toml or .json, or a promptfoo
-// judge-competence config, .yaml: see loadPromptfooJudge). Every test is
+// judge-competence config, .yaml, read by edges/promptfoo). Every test is
 // validated as a battery test and as a judge test; all problems come back
 // at once, as Errors naming file, line and field.
 func LoadJudgeBattery(path string) ([]JudgeTest, error) {
@@ -95,7 +95,7 @@ func loadJudgeBattery(path string) ([]JudgeTest, []string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, Errors{{File: path, Msg: fmt.Sprintf("cannot read judge battery: %v", err),
-			Hint: "check the battery path"}}.err()
+			Hint: "check the battery path"}}.Err()
 	}
 	n := newNotes(path)
 	var tests []JudgeTest
@@ -104,17 +104,20 @@ func loadJudgeBattery(path string) ([]JudgeTest, []string, error) {
 		tests, err = loadJudgeTOML(path, data)
 	case ".json":
 		tests, err = loadJudgeJSON(path, data)
-	case ".yaml", ".yml":
-		if e := nestingError(path, data, "brackets"); e != nil {
-			return nil, nil, Errors{e}.err()
-		}
-		tests, err = loadPromptfooJudge(path, data, n)
 	default:
-		err = &Error{File: path, Msg: fmt.Sprintf("unknown judge battery format %q", ext),
-			Hint: "a judge battery is .toml or .json, or a promptfoo config (.yaml)"}
+		f := judgeFormatFor(path)
+		if f == nil {
+			err = &Error{File: path, Msg: fmt.Sprintf("unknown judge battery format %q", ext),
+				Hint: "a judge battery is .toml or .json, or a promptfoo config (.yaml)"}
+			break
+		}
+		if e := nestingError(path, data, "brackets"); e != nil {
+			return nil, nil, Errors{e}.Err()
+		}
+		tests, err = f.LoadJudge(File{Path: path, Data: data, Notes: n})
 	}
 	if err != nil {
-		return nil, nil, asErrors(err).err()
+		return nil, nil, asErrors(err).Err()
 	}
 	return tests, n.list(), nil
 }
@@ -126,11 +129,11 @@ func loadJudgeTOML(path string, data []byte) ([]JudgeTest, error) {
 		return nil, tomlError(path, err)
 	}
 	src := locateTOML(path, text)
-	col := newCollector(src)
+	col := NewCollector(src)
 	checkShape(col, generic, judgeShape, "toml", "")
 	var rb rawBattery
 	if _, err := toml.Decode(text, &rb); err != nil {
-		return nil, Errors(append(col.errs, tomlError(path, err))).err()
+		return nil, Errors(append(col.Errs, tomlError(path, err))).Err()
 	}
 	return finishJudge(rb.Tests, judgeFields(generic["tests"]), src, col)
 }
@@ -163,7 +166,7 @@ func loadJudgeJSON(path string, data []byte) ([]JudgeTest, error) {
 	if err != nil {
 		return nil, jsonSyntaxError(path, data, 0, err)
 	}
-	col := newCollector(src)
+	col := NewCollector(src)
 	checkShape(col, top, judgeShape, "json", "")
 	var rb rawBattery
 	body := data
@@ -171,7 +174,7 @@ func loadJudgeJSON(path string, data []byte) ([]JudgeTest, error) {
 		body = []byte(`{"tests":` + string(data) + `}`)
 	}
 	if err := json.Unmarshal(body, &rb); err != nil {
-		return nil, Errors(append(col.errs, jsonSyntaxError(path, data, 0, err))).err()
+		return nil, Errors(append(col.Errs, jsonSyntaxError(path, data, 0, err))).Err()
 	}
 	return finishJudge(rb.Tests, judgeFields(tests), src, col)
 }
@@ -216,77 +219,77 @@ func asList(v any) []any {
 }
 
 // finishJudge converts and validates decoded judge tests.
-func finishJudge(rts []rawTest, rjs []rawJudgeFields, src *source, col *collector) ([]JudgeTest, error) {
+func finishJudge(rts []rawTest, rjs []rawJudgeFields, src *Source, col *Collector) ([]JudgeTest, error) {
 	tests := make([]Test, len(rts))
 	for i, rt := range rts {
 		tests[i] = rt.toTest()
-		tests[i].Source = fmt.Sprintf("%s:%d", src.file, src.line(indexPath("tests", i)))
+		tests[i].Source = fmt.Sprintf("%s:%d", src.File, src.Line(IndexPath("tests", i)))
 	}
-	errs := append(col.errs, validateTests(tests, src)...)
-	v := newCollector(src)
+	errs := append(col.Errs, validateTests(tests, src)...)
+	v := NewCollector(src)
 	out := make([]JudgeTest, len(tests))
 	for i := range tests {
 		var rj rawJudgeFields
 		if i < len(rjs) {
 			rj = rjs[i]
 		}
-		out[i] = judgeTest(v, tests[i], rj, indexPath("tests", i))
+		out[i] = judgeTest(v, tests[i], rj, IndexPath("tests", i))
 	}
-	if err := append(errs, v.errs...).err(); err != nil {
+	if err := append(errs, v.Errs...).Err(); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // judgeTest checks one test's judge fields and builds its JudgeTest.
-func judgeTest(v *collector, t Test, rj rawJudgeFields, base string) JudgeTest {
-	at := func(k string) string { return joinPath(base, k) }
+func judgeTest(v *Collector, t Test, rj rawJudgeFields, base string) JudgeTest {
+	at := func(k string) string { return JoinPath(base, k) }
 	label := fmt.Sprintf("test %q", t.ID)
 	jt := JudgeTest{Test: t}
 	if len(t.Checks) > 0 {
-		v.add(at("checks"), "remove them: the candidate's output is fixed, and expect says what a judge should answer",
+		v.Add(at("checks"), "remove them: the candidate's output is fixed, and expect says what a judge should answer",
 			"%s: checks have no place in a judge battery", label)
 	}
 	switch e := strings.ToLower(strings.TrimSpace(rj.Expect)); {
 	case e == "":
-		v.add(base, `add expect = "pass" or expect = "fail": the verdict a good judge gives this candidate`, "%s has no expect", label)
+		v.Add(base, `add expect = "pass" or expect = "fail": the verdict a good judge gives this candidate`, "%s has no expect", label)
 	case slices.Contains(expects, e):
 		jt.Expect = scoring.Verdict(e)
 	default:
-		v.add(at("expect"), didYouMean(e, expects), "%s: expect must be pass or fail, got %q", label, rj.Expect)
+		v.Add(at("expect"), DidYouMean(e, expects), "%s: expect must be pass or fail, got %q", label, rj.Expect)
 	}
 	if rj.Candidate != nil {
 		jt.Candidate = *rj.Candidate
 	}
 	if rj.Candidate == nil && len(rj.CandidateToolCalls) == 0 {
-		v.add(base, `add candidate = "..." (the reply the judge grades; "" for none) or candidate_tool_calls`,
+		v.Add(base, `add candidate = "..." (the reply the judge grades; "" for none) or candidate_tool_calls`,
 			"%s has no candidate output", label)
 	}
 	for k, c := range rj.CandidateToolCalls {
-		p := indexPath(at("candidate_tool_calls"), k)
+		p := IndexPath(at("candidate_tool_calls"), k)
 		if strings.TrimSpace(c.Name) == "" {
-			v.add(joinPath(p, "name"), `add name = "get_weather"`, "%s: candidate tool call has no name", label)
+			v.Add(JoinPath(p, "name"), `add name = "get_weather"`, "%s: candidate tool call has no name", label)
 		}
-		args, ok := candidateArgs(c.Arguments)
+		args, ok := CandidateArgs(c.Arguments)
 		if !ok {
-			v.add(joinPath(p, "arguments"), `write arguments = { city = "Tokyo" }, or a JSON string as a model sends it`,
-				"%s: arguments must be a table or a string, got %s", label, describe(c.Arguments, "toml"))
+			v.Add(JoinPath(p, "arguments"), `write arguments = { city = "Tokyo" }, or a JSON string as a model sends it`,
+				"%s: arguments must be a table or a string, got %s", label, Describe(c.Arguments, "toml"))
 		}
 		jt.CandidateToolCalls = append(jt.CandidateToolCalls, chat.ToolCall{ID: c.ID, Name: c.Name, Arguments: args})
 	}
 	return jt
 }
 
-// candidateArgs is a tool call's arguments as a model sends them: a string
+// CandidateArgs is a tool call's arguments as a model sends them: a string
 // as written, a table as JSON.
-func candidateArgs(v any) (string, bool) {
+func CandidateArgs(v any) (string, bool) {
 	switch a := v.(type) {
 	case nil:
 		return "", true
 	case string:
 		return a, true
 	case map[string]any:
-		b, err := json.Marshal(jsonNormalize(a))
+		b, err := json.Marshal(JSONNormalize(a))
 		return string(b), err == nil
 	}
 	return "", false

@@ -29,14 +29,14 @@ func LoadQualify(path string, ov Overrides, getenv func(string) string) (*Config
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, Errors{readError(path, err)}.err()
+		return nil, nil, Errors{readError(path, err)}.Err()
 	}
 	c, src, errs := decodeConfig(path, data)
 	env, envErrs := envOverrides(getenv)
 	errs = append(errs, envErrs...)
 	errs = append(errs, checkFlags(ov)...)
 	if c == nil {
-		return nil, nil, errs.err()
+		return nil, nil, errs.Err()
 	}
 	eff := mergeOverrides(env, ov)
 	c.meta = &meta{src: src, fileModels: c.Models}
@@ -50,7 +50,7 @@ func LoadQualify(path string, ov Overrides, getenv func(string) string) (*Config
 		errs = append(errs, e)
 	}
 	if len(c.JudgeNames()) == 0 {
-		errs = append(errs, &Error{File: path, Line: src.line("scoring"), Field: "scoring.judges",
+		errs = append(errs, &Error{File: path, Line: src.Line("scoring"), Field: "scoring.judges",
 			Msg:  "no judge to qualify",
 			Hint: "add a [[scoring.judges]] table (and do not pass --judge none)"})
 	}
@@ -65,17 +65,17 @@ func LoadQualify(path string, ov Overrides, getenv func(string) string) (*Config
 		errs = append(errs, berrs...)
 		c.Warnings = append(c.Warnings, warnings...)
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return nil, nil, err
 	}
 	return c, tests, nil
 }
 
-func loadConfigJudgeBattery(c *Config, src *source, eff *effective) ([]JudgeTest, []string, Errors) {
+func loadConfigJudgeBattery(c *Config, src *Source, eff *effective) ([]JudgeTest, []string, Errors) {
 	p := c.BatteryPath()
 	if _, err := os.Stat(p); err != nil {
 		return nil, nil, Errors{{
-			File: c.Path, Line: src.line("battery"), Field: "battery",
+			File: c.Path, Line: src.Line("battery"), Field: "battery",
 			Msg:  fmt.Sprintf("judge battery file %s not found", c.Battery),
 			Hint: fmt.Sprintf("looked for %s: a battery path is relative to the config's folder", p),
 		}}
@@ -139,10 +139,8 @@ func IsQualifyConfig(path string) bool {
 		if json.Unmarshal(data, &top) != nil {
 			return false
 		}
-	case ".yaml", ".yml":
-		return len(head.Models) == 0 && nestingError(c.Battery, data, "brackets") == nil && isPromptfooJudgeBattery(data)
 	default:
-		return false
+		return len(head.Models) == 0 && nestingError(c.Battery, data, "brackets") == nil && isForeignJudgeBattery(c.Battery, data)
 	}
 	tests := top
 	if m, ok := top.(map[string]any); ok {

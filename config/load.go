@@ -19,7 +19,7 @@ const DefaultPath = "pitwall.toml"
 // meta is what Load remembers of the file for later messages (CheckOffered
 // runs after discovery and still names the line of a model).
 type meta struct {
-	src        *source
+	src        *Source
 	fileModels []string // models as the file lists them, before --models
 }
 
@@ -37,9 +37,9 @@ func Load(path string, ov Overrides, getenv func(string) string) (*Config, error
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	data, err := readInput(path)
+	data, err := ReadInput(path)
 	if err != nil {
-		return nil, Errors{readError(path, err)}.err()
+		return nil, Errors{readError(path, err)}.Err()
 	}
 	c, src, errs := decodeConfig(path, data)
 
@@ -47,7 +47,7 @@ func Load(path string, ov Overrides, getenv func(string) string) (*Config, error
 	errs = append(errs, envErrs...)
 	errs = append(errs, checkFlags(ov)...)
 	if c == nil {
-		return nil, errs.err()
+		return nil, errs.Err()
 	}
 	eff := mergeOverrides(env, ov)
 	c.meta = &meta{src: src, fileModels: c.Models}
@@ -64,7 +64,7 @@ func Load(path string, ov Overrides, getenv func(string) string) (*Config, error
 			errs = append(errs, berrs...)
 		}
 	}
-	if err := errs.err(); err != nil {
+	if err := errs.Err(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -114,7 +114,7 @@ func defaults() *Config {
 
 // decodeConfig parses the TOML, checks its shape and decodes it over the
 // defaults. A nil Config means the file could not be decoded at all.
-func decodeConfig(path string, data []byte) (*Config, *source, Errors) {
+func decodeConfig(path string, data []byte) (*Config, *Source, Errors) {
 	if e := nestingError(path, data, "toml"); e != nil {
 		return nil, nil, Errors{e}
 	}
@@ -124,19 +124,19 @@ func decodeConfig(path string, data []byte) (*Config, *source, Errors) {
 		return nil, nil, Errors{tomlError(path, err)}
 	}
 	src := locateTOML(path, text)
-	col := newCollector(src)
+	col := NewCollector(src)
 	checkShape(col, generic, reflect.TypeFor[Config](), "toml", "")
 
 	c := defaults()
 	if _, err := toml.Decode(text, c); err != nil {
-		if len(col.errs) == 0 {
-			col.errs = append(col.errs, tomlError(path, err))
+		if len(col.Errs) == 0 {
+			col.Errs = append(col.Errs, tomlError(path, err))
 		}
-		return nil, src, col.errs
+		return nil, src, col.Errs
 	}
 	c.Path = path
 	elementDefaults(c, generic)
-	return c, src, col.errs
+	return c, src, col.Errs
 }
 
 // elementDefaults fills defaults inside arrays of tables, whose elements the
@@ -214,10 +214,10 @@ func (c *Config) BatteryPath() string {
 	return filepath.Join(filepath.Dir(c.Path), c.Battery)
 }
 
-func loadConfigBattery(c *Config, src *source) ([]Test, []string, Errors) {
+func loadConfigBattery(c *Config, src *Source) ([]Test, []string, Errors) {
 	p := c.BatteryPath()
 	if _, err := checkInput(p); err != nil {
-		e := &Error{File: c.Path, Line: src.line("battery"), Field: "battery",
+		e := &Error{File: c.Path, Line: src.Line("battery"), Field: "battery",
 			Msg:  fmt.Sprintf("cannot read battery %s: %v", c.Battery, err),
 			Hint: "a battery is a .toml, .json, .jsonl, .yaml or .yml file"}
 		switch {

@@ -13,8 +13,8 @@ import (
 // Source and the line of a bad field come from here. base is added to each
 // line, for documents that start part-way into a file (a JSONL line); root
 // is the path given to the document itself.
-func locateJSON(file string, data []byte, base int, root string) (*source, error) {
-	src := newSource(file)
+func locateJSON(file string, data []byte, base int, root string) (*Source, error) {
+	src := NewSource(file)
 	idx := newLineIndex(data)
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -28,7 +28,7 @@ func locateJSON(file string, data []byte, base int, root string) (*source, error
 			return err
 		}
 		if path != "" && depth <= maxLocateDepth {
-			src.set(path, base+idx.line(skipJSONSeparators(data, off)))
+			src.Set(path, base+idx.line(skipJSONSeparators(data, off)))
 		}
 		d, ok := tok.(json.Delim)
 		if !ok {
@@ -44,7 +44,7 @@ func locateJSON(file string, data []byte, base int, root string) (*source, error
 				}
 				p := path
 				if key, _ := k.(string); deeper {
-					p = joinPath(path, key)
+					p = JoinPath(path, key)
 				}
 				if err := walk(p, depth+1); err != nil {
 					return err
@@ -54,7 +54,7 @@ func locateJSON(file string, data []byte, base int, root string) (*source, error
 			for i := 0; dec.More(); i++ {
 				p := path
 				if deeper {
-					p = indexPath(path, i)
+					p = IndexPath(path, i)
 				}
 				if err := walk(p, depth+1); err != nil {
 					return err

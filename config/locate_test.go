@@ -72,7 +72,7 @@ func TestLocateTOMLFindsEachPathsLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			if got := src.line(tt.path); got != tt.want {
+			if got := src.Line(tt.path); got != tt.want {
 				t.Errorf("line(%s) = %d, want %d", tt.path, got, tt.want)
 			}
 		})
@@ -116,7 +116,7 @@ func TestLocateJSONFindsEachValuesLine(t *testing.T) {
 		{"tests[1].id", 9},
 	}
 	for _, tt := range tests {
-		if got := src.line(tt.path); got != tt.want {
+		if got := src.Line(tt.path); got != tt.want {
 			t.Errorf("line(%s) = %d, want %d", tt.path, got, tt.want)
 		}
 	}

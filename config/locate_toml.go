@@ -12,8 +12,8 @@ import (
 //
 // The text has already passed the real parser; this scanner is only as
 // strict as finding lines needs.
-func locateTOML(file, text string) *source {
-	t := &tomlScan{s: text, line: 1, src: newSource(file), arrays: map[string]int{}}
+func locateTOML(file, text string) *Source {
+	t := &tomlScan{s: text, line: 1, src: NewSource(file), arrays: map[string]int{}}
 	t.run()
 	return t.src
 }
@@ -22,7 +22,7 @@ type tomlScan struct {
 	s      string
 	i      int
 	line   int
-	src    *source
+	src    *Source
 	arrays map[string]int // path of an array of tables -> elements seen so far
 	table  string         // path of the table that keys now belong to
 	depth  int            // segments in table, counting those past maxLocateDepth
@@ -37,7 +37,7 @@ func (t *tomlScan) step(path string, depth int, seg func() string, line int) str
 		return path
 	}
 	p := seg()
-	t.src.set(p, line)
+	t.src.Set(p, line)
 	return p
 }
 
@@ -113,7 +113,7 @@ func (t *tomlScan) run() {
 // each prefix, and returns the path and its depth.
 func (t *tomlScan) keys(path string, depth int, keys []string, line int) (string, int) {
 	for _, k := range keys {
-		path = t.step(path, depth, func() string { return joinPath(path, k) }, line)
+		path = t.step(path, depth, func() string { return JoinPath(path, k) }, line)
 		depth++
 	}
 	return path, depth
@@ -128,9 +128,9 @@ func (t *tomlScan) resolve(keys []string) (string, int) {
 		if depth >= maxLocateDepth {
 			return p, len(keys)
 		}
-		p = joinPath(p, k)
+		p = JoinPath(p, k)
 		if n, ok := t.arrays[p]; ok {
-			p = indexPath(p, n-1)
+			p = IndexPath(p, n-1)
 		}
 		depth++
 	}
@@ -143,7 +143,7 @@ func (t *tomlScan) tableHeader(keys []string, line int) {
 	}
 	t.table, t.depth = t.resolve(keys)
 	if t.depth <= maxLocateDepth {
-		t.src.set(t.table, line)
+		t.src.Set(t.table, line)
 	}
 }
 
@@ -156,12 +156,12 @@ func (t *tomlScan) arrayHeader(keys []string, line int) {
 	if depth >= maxLocateDepth {
 		return
 	}
-	p := joinPath(parent, keys[len(keys)-1])
+	p := JoinPath(parent, keys[len(keys)-1])
 	n := t.arrays[p]
 	t.arrays[p] = n + 1
-	t.table = indexPath(p, n)
-	t.src.set(p, line)
-	t.src.set(t.table, line)
+	t.table = IndexPath(p, n)
+	t.src.Set(p, line)
+	t.src.Set(t.table, line)
 }
 
 // keyPath reads a dotted key (bare, "basic" or 'literal' segments).
@@ -242,7 +242,7 @@ func (t *tomlScan) value(path string, depth int) {
 				t.i++
 				continue
 			}
-			ep := t.step(path, depth, func() string { return indexPath(path, idx) }, t.line)
+			ep := t.step(path, depth, func() string { return IndexPath(path, idx) }, t.line)
 			start := t.i
 			t.value(ep, depth+1)
 			if t.i == start {

@@ -49,7 +49,7 @@ func (f *rawFunctionCall) UnmarshalJSON(b []byte) error {
 }
 
 // problem is something wrong with one test as written, at field (a path
-// under the test, "" for the test itself).
+// Under the test, "" for the test itself).
 type problem struct {
 	field, hint, msg string
 }
@@ -59,11 +59,11 @@ func toMessages(raw []rawMessage) ([]chat.Message, []problem) {
 	var out []chat.Message
 	var probs []problem
 	for i, rm := range raw {
-		at := indexPath("messages", i)
+		at := IndexPath("messages", i)
 		m := chat.Message{Role: strings.ToLower(strings.TrimSpace(rm.Role)), Name: rm.Name, ToolCallID: rm.ToolCallID}
 		text, ok := messageText(rm.Content)
 		if !ok {
-			probs = append(probs, problem{joinPath(at, "content"),
+			probs = append(probs, problem{JoinPath(at, "content"),
 				`content is text, null, or a list of {"type": "text", "text": "..."} parts`,
 				"message content is neither text nor a list of text parts"})
 		}
@@ -71,13 +71,13 @@ func toMessages(raw []rawMessage) ([]chat.Message, []problem) {
 		for k, tc := range rm.ToolCalls {
 			call, prob := tc.toCall()
 			if prob != "" {
-				probs = append(probs, problem{indexPath(joinPath(at, "tool_calls"), k),
+				probs = append(probs, problem{IndexPath(JoinPath(at, "tool_calls"), k),
 					`write {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{...}"}}`, prob})
 			}
 			m.ToolCalls = append(m.ToolCalls, call)
 		}
 		if len(rm.ToolCalls) > 0 && m.Role != "assistant" {
-			probs = append(probs, problem{joinPath(at, "tool_calls"), "only assistant messages carry tool_calls",
+			probs = append(probs, problem{JoinPath(at, "tool_calls"), "only assistant messages carry tool_calls",
 				fmt.Sprintf("a %q message has tool_calls", m.Role)})
 		}
 		out = append(out, m)
@@ -102,7 +102,7 @@ func (tc rawToolCall) toCall() (chat.ToolCall, string) {
 	case string:
 		call.Arguments = a
 	default:
-		b, err := json.Marshal(jsonNormalize(a))
+		b, err := json.Marshal(JSONNormalize(a))
 		if err != nil {
 			return call, "its arguments cannot be written as JSON"
 		}
@@ -142,11 +142,11 @@ func messageText(v any) (string, bool) {
 	return "", false
 }
 
-// decodeMessages reads messages from generic decoded data (inspect's
+// DecodeMessages reads messages from generic decoded data (inspect's
 // input, a promptfoo chat prompt, BFCL's question) through rawMessage, so
 // every format reads tool calls alike.
-func decodeMessages(v any) ([]chat.Message, []problem, bool) {
-	b, err := json.Marshal(jsonNormalize(v))
+func DecodeMessages(v any) ([]chat.Message, []problem, bool) {
+	b, err := json.Marshal(JSONNormalize(v))
 	if err != nil {
 		return nil, nil, false
 	}

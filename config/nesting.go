@@ -2,12 +2,12 @@ package config
 
 import "fmt"
 
-// maxNesting caps how deep a config or battery may nest arrays, tables and
+// MaxNesting caps how deep a config or battery may nest arrays, tables and
 // dotted keys. A tool's JSON schema, the deepest thing a battery holds, is
 // rarely ten levels deep; a file far past this is an attack or an accident,
 // and the decoders behind it (recursive, one allocation per level) would
 // spend memory and stack on it before any other check could run.
-const maxNesting = 256
+const MaxNesting = 256
 
 // nestingError is the error for a file nested past maxNesting, or nil. It
 // reads the text once, before any decoder does, and costs no allocation.
@@ -31,12 +31,12 @@ func nestingError(file string, data []byte, format string) *Error {
 		return nil
 	}
 	return &Error{File: file, Line: line,
-		Msg:  fmt.Sprintf("nested more than %d levels deep", maxNesting),
+		Msg:  fmt.Sprintf("nested more than %d levels deep", MaxNesting),
 		Hint: "no config or battery needs this depth: check that this is the file you meant"}
 }
 
 // jsonTooDeep returns the line where arrays and objects first nest past
-// maxNesting, or 0. JSONL is read the same way: each line of it is JSON.
+// MaxNesting, or 0. JSONL is read the same way: each line of it is JSON.
 func jsonTooDeep(data []byte) int {
 	line, depth := 1, 0
 	for i := 0; i < len(data); i++ {
@@ -53,7 +53,7 @@ func jsonTooDeep(data []byte) int {
 				}
 			}
 		case '[', '{':
-			if depth++; depth > maxNesting {
+			if depth++; depth > MaxNesting {
 				return line
 			}
 		case ']', '}':
@@ -86,12 +86,12 @@ func tomlTooDeep(data []byte, dotted bool) int {
 			// A quoted key continues a dotted key: dots stay counted.
 			i, line = skipTOMLString(data, i, line)
 		case c == '.' && dotted:
-			if dots++; depth+dots > maxNesting {
+			if dots++; depth+dots > MaxNesting {
 				return line
 			}
 		case c == '[' || c == '{':
 			dots = 0
-			if depth++; depth > maxNesting {
+			if depth++; depth > MaxNesting {
 				return line
 			}
 		case c == ']' || c == '}':

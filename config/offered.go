@@ -19,20 +19,20 @@ import (
 //
 // Each problem names the model, the config file and the line it is on.
 func CheckOffered(c *Config, offered map[string][]string) error {
-	var src *source
+	var src *Source
 	if c.meta != nil {
 		src = c.meta.src
 	}
 	if src == nil {
-		src = newSource(c.Path)
+		src = NewSource(c.Path)
 	}
-	v := newCollector(src)
+	v := NewCollector(src)
 	names := sortedKeys(offered)
 	for _, m := range c.Models {
 		if offeredBySome(offered, names, m) {
 			continue
 		}
-		v.add(c.modelField(m), offeredHint(m, names, offered), "no reachable server offers model %q", m)
+		v.Add(c.modelField(m), offeredHint(m, names, offered), "no reachable server offers model %q", m)
 	}
 	for i, j := range c.Scoring.Judges {
 		if j.Server == "" || !slices.Contains(c.JudgeNames(), j.Name) {
@@ -40,7 +40,7 @@ func CheckOffered(c *Config, offered map[string][]string) error {
 		}
 		if j.Server == AnyServer {
 			if !offeredBySome(offered, names, j.Model) {
-				v.add(joinPath(indexPath("scoring.judges", i), "model"), offeredHint(j.Model, names, offered),
+				v.Add(JoinPath(IndexPath("scoring.judges", i), "model"), offeredHint(j.Model, names, offered),
 					"judge %q: no reachable server offers model %q", j.Name, j.Model)
 			}
 			continue
@@ -54,11 +54,11 @@ func CheckOffered(c *Config, offered map[string][]string) error {
 			if n := nearest(j.Model, offered[j.Server]); n != "" {
 				hint = fmt.Sprintf("did you mean `%s`? ", n) + hint
 			}
-			v.add(joinPath(indexPath("scoring.judges", i), "model"), hint,
+			v.Add(JoinPath(IndexPath("scoring.judges", i), "model"), hint,
 				"judge %q: server %q does not offer model %q", j.Name, j.Server, j.Model)
 		}
 	}
-	return v.errs.err()
+	return v.Errs.Err()
 }
 
 // offeredBySome reports whether any server serves model, by whatever name.

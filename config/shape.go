@@ -21,14 +21,14 @@ var durationType = reflect.TypeFor[time.Duration]()
 // them all, each with a hint.
 //
 // tag is the struct tag that names keys: "toml" or "json".
-func checkShape(c *collector, v any, t reflect.Type, tag, path string) {
-	checkShapeWith(c, v, t, tag, path, nil)
+func checkShape(c *Collector, v any, t reflect.Type, tag, path string) {
+	CheckShapeWith(c, v, t, tag, path, nil)
 }
 
-// checkShapeWith is checkShape that hands unknown keys to unknown instead
+// CheckShapeWith is checkShape that hands unknown keys to unknown instead
 // of reporting them, for formats whose own tools ignore keys they do not
 // know (prompt-prix, promptfoo): those become notes, not errors.
-func checkShapeWith(c *collector, v any, t reflect.Type, tag, path string, unknown func(path, key string)) {
+func CheckShapeWith(c *Collector, v any, t reflect.Type, tag, path string, unknown func(path, key string)) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -41,15 +41,15 @@ func checkShapeWith(c *collector, v any, t reflect.Type, tag, path string, unkno
 		s, ok := v.(string)
 		if !ok {
 			if n, isNum := asNumber(v); isNum {
-				c.add(path, fmt.Sprintf("write %s (units: ms, s, m, h)", assign(key, `"`+n+`s"`, tag)),
+				c.Add(path, fmt.Sprintf("write %s (units: ms, s, m, h)", assign(key, `"`+n+`s"`, tag)),
 					"must be a duration string, not a bare number")
 				return
 			}
-			c.add(path, "write e.g. "+assign(key, `"30s"`, tag), "must be a duration string, got %s", describe(v, tag))
+			c.Add(path, "write e.g. "+assign(key, `"30s"`, tag), "must be a duration string, got %s", Describe(v, tag))
 			return
 		}
 		if _, err := time.ParseDuration(s); err != nil {
-			c.add(path, "write e.g. "+assign(key, `"30s"`, tag)+" (units: ms, s, m, h)", "%q is not a duration", s)
+			c.Add(path, "write e.g. "+assign(key, `"30s"`, tag)+" (units: ms, s, m, h)", "%q is not a duration", s)
 		}
 		return
 	}
@@ -59,7 +59,7 @@ func checkShapeWith(c *collector, v any, t reflect.Type, tag, path string, unkno
 	case reflect.Struct:
 		m, ok := v.(map[string]any)
 		if !ok {
-			c.add(path, tableHint(path, key, tag), "must be %s, got %s", aTable(tag), describe(v, tag))
+			c.Add(path, tableHint(path, key, tag), "must be %s, got %s", aTable(tag), Describe(v, tag))
 			return
 		}
 		fields, names := fieldsByTag(t, tag)
@@ -70,19 +70,19 @@ func checkShapeWith(c *collector, v any, t reflect.Type, tag, path string, unkno
 					unknown(path, k)
 					continue
 				}
-				c.add(joinPath(path, k), didYouMean(k, names), "unknown key %q", k)
+				c.Add(JoinPath(path, k), DidYouMean(k, names), "unknown key %q", k)
 				continue
 			}
-			checkShapeWith(c, m[k], f.Type, tag, joinPath(path, k), unknown)
+			CheckShapeWith(c, m[k], f.Type, tag, JoinPath(path, k), unknown)
 		}
 	case reflect.Map:
 		m, ok := v.(map[string]any)
 		if !ok {
-			c.add(path, tableHint(path, key, tag), "must be %s, got %s", aTable(tag), describe(v, tag))
+			c.Add(path, tableHint(path, key, tag), "must be %s, got %s", aTable(tag), Describe(v, tag))
 			return
 		}
 		for _, k := range sortedKeys(m) {
-			checkShapeWith(c, m[k], t.Elem(), tag, joinPath(path, k), unknown)
+			CheckShapeWith(c, m[k], t.Elem(), tag, JoinPath(path, k), unknown)
 		}
 	case reflect.Slice:
 		rv := reflect.ValueOf(v)
@@ -98,27 +98,27 @@ func checkShapeWith(c *collector, v any, t reflect.Type, tag, path string, unkno
 			case elem.Kind() == reflect.Struct || elem.Kind() == reflect.Map:
 				hint = "write e.g. " + assign(key, `[{ ... }, { ... }]`, tag)
 			}
-			c.add(path, hint, "must be an array, got %s", describe(v, tag))
+			c.Add(path, hint, "must be an array, got %s", Describe(v, tag))
 			return
 		}
 		for i := range rv.Len() {
-			checkShapeWith(c, rv.Index(i).Interface(), t.Elem(), tag, indexPath(path, i), unknown)
+			CheckShapeWith(c, rv.Index(i).Interface(), t.Elem(), tag, IndexPath(path, i), unknown)
 		}
 	case reflect.String:
 		if _, ok := v.(string); !ok {
-			c.add(path, "put the value in quotes: "+assign(key, `"..."`, tag), "must be a string, got %s", describe(v, tag))
+			c.Add(path, "put the value in quotes: "+assign(key, `"..."`, tag), "must be a string, got %s", Describe(v, tag))
 		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			c.add(path, fmt.Sprintf("write %s or %s, without quotes", assign(key, "true", tag), assign(key, "false", tag)), "must be true or false, got %s", describe(v, tag))
+			c.Add(path, fmt.Sprintf("write %s or %s, without quotes", assign(key, "true", tag), assign(key, "false", tag)), "must be true or false, got %s", Describe(v, tag))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if !isInteger(v) {
-			c.add(path, "write a whole number without quotes, e.g. "+assign(key, "2", tag), "must be a whole number, got %s", describe(v, tag))
+			c.Add(path, "write a whole number without quotes, e.g. "+assign(key, "2", tag), "must be a whole number, got %s", Describe(v, tag))
 		}
 	case reflect.Float32, reflect.Float64:
 		if _, ok := asNumber(v); !ok {
-			c.add(path, "write a number without quotes, e.g. "+assign(key, "0.5", tag), "must be a number, got %s", describe(v, tag))
+			c.Add(path, "write a number without quotes, e.g. "+assign(key, "0.5", tag), "must be a number, got %s", Describe(v, tag))
 		}
 	}
 }
@@ -216,9 +216,9 @@ func asNumber(v any) (string, bool) {
 	return "", false
 }
 
-// describe names a decoded value's type for a message: the string "two",
+// Describe names a decoded value's type for a message: the string "two",
 // the number 3, a table.
-func describe(v any, tag string) string {
+func Describe(v any, tag string) string {
 	switch x := v.(type) {
 	case string:
 		return fmt.Sprintf("the string %q", x)

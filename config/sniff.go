@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
-	"gopkg.in/yaml.v3"
 )
 
 // batteryFormat is how a battery file is written, told from its content.
@@ -20,7 +20,7 @@ const (
 	formatTOML batteryFormat = iota
 	formatJSON
 	formatJSONL
-	formatYAML
+	formatOther // neither JSON, JSONL nor TOML: a registered Format's
 )
 
 // nesting is the format's name for nestingError.
@@ -33,7 +33,7 @@ func (f batteryFormat) nesting() string {
 	case formatJSONL:
 		return "jsonl"
 	}
-	return "yaml"
+	return "" // a Format's own: nestingError has checked brackets
 }
 
 // sniffFormat tells a battery's format from its content:
@@ -46,8 +46,9 @@ func (f batteryFormat) nesting() string {
 //  2. JSON that does not parse is JSONL when two or more lines open with
 //     {, else JSON (whose syntax error then names the line), unless the
 //     extension says TOML or YAML;
-//  3. other text is TOML or YAML: the extension says which when it is one
-//     of theirs; otherwise whichever parses, TOML first.
+//  3. other text is TOML when the extension says so or it parses as TOML,
+//     unless the extension is a registered Format's; anything else is
+//     formatOther, for the registered formats to claim (loadForeign).
 func sniffFormat(path string, data []byte) (batteryFormat, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	body := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
@@ -74,26 +75,19 @@ func sniffFormat(path string, data []byte) (batteryFormat, error) {
 			return formatJSON, nil
 		}
 	}
-	switch ext {
-	case ".toml":
+	switch {
+	case ext == ".toml":
 		return formatTOML, nil
-	case ".yaml", ".yml":
-		return formatYAML, nil
-	case ".json", ".jsonl":
+	case ext == ".json" || ext == ".jsonl":
 		return formatJSON, nil // not JSON after all: loadJSON says where
+	case slices.Contains(formatExts(), ext):
+		return formatOther, nil
 	}
 	var t map[string]any
 	if _, err := toml.Decode(string(data), &t); err == nil {
 		return formatTOML, nil
 	}
-	var y any
-	if err := yaml.Unmarshal(data, &y); err == nil {
-		if _, ok := y.(map[string]any); ok {
-			return formatYAML, nil
-		}
-	}
-	return 0, &Error{File: path, Line: 1, Msg: "not a battery: the file is neither JSON, JSONL, TOML nor YAML",
-		Hint: "a battery is native TOML or JSON, prompt-prix JSON or JSONL, BFCL or inspect JSONL, or a promptfoo YAML config"}
+	return formatOther, nil
 }
 
 // objectLines counts the lines that open with {.
@@ -196,8 +190,8 @@ func isStrings(v any) bool {
 	return true
 }
 
-// notABattery is the error for a file identify recognises, or nil.
-func notABattery(path string, line int, top any) *Error {
+// NotABattery is the error for a file identify recognises, or nil.
+func NotABattery(path string, line int, top any) *Error {
 	l := identify(top)
 	if l == nil {
 		return nil
@@ -254,10 +248,10 @@ func keyList(m map[string]any) string {
 	return "the keys " + strings.Join(keys, ", ")
 }
 
-// jsonDecodeError is jsonSyntaxError for any decoding error, saying a type
+// JSONDecodeError is jsonSyntaxError for any decoding error, saying a type
 // mismatch in JSON's words ("a string where an object belongs") rather
 // than in Go's.
-func jsonDecodeError(file string, data []byte, base int, err error) *Error {
+func JSONDecodeError(file string, data []byte, base int, err error) *Error {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) {
 		return jsonSyntaxError(file, data, base, err)

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// source maps dotted field paths of one file (servers[1].slots,
+// Source maps dotted field paths of one file (servers[1].slots,
 // tests[3].checks[0].type) to the line where each is written. The TOML and
 // JSON decoders give no positions for decoded values, so errors found after
 // decoding look their line up here.
@@ -17,22 +17,22 @@ import (
 // the limit. Without the limit a file nested n deep cost memory in n²
 // (each level a map entry holding the whole path to it): 660 MB for 40 KB
 // of nested arrays.
-type source struct {
-	file  string
+type Source struct {
+	File  string
 	lines map[string]int
 }
 
 // maxLocateDepth is how many path segments the locators record.
 const maxLocateDepth = 16
 
-func newSource(file string) *source {
-	return &source{file: file, lines: map[string]int{}}
+func NewSource(file string) *Source {
+	return &Source{File: file, lines: map[string]int{}}
 }
 
 // line returns the line of path, or of its nearest enclosing field that has
 // one (a value inside an inline table has no line of its own in the map, but
 // its table does); 0 when nothing encloses it.
-func (s *source) line(path string) int {
+func (s *Source) Line(path string) int {
 	if s == nil {
 		return 0
 	}
@@ -47,7 +47,7 @@ func (s *source) line(path string) int {
 
 // set records the first line a path appears on; later mentions (a table
 // header reopened by a dotted key) do not move it.
-func (s *source) set(path string, line int) {
+func (s *Source) Set(path string, line int) {
 	if path == "" {
 		return
 	}
@@ -70,9 +70,9 @@ func parentPath(p string) string {
 	return ""
 }
 
-// joinPath appends a key to a path, quoting keys that would not read back
+// JoinPath appends a key to a path, quoting keys that would not read back
 // as one segment.
-func joinPath(p, key string) string {
+func JoinPath(p, key string) string {
 	if strings.ContainsAny(key, ".[] \"") || key == "" {
 		key = fmt.Sprintf("%q", key)
 	}
@@ -91,7 +91,7 @@ func pathDepth(p string) int {
 	return n
 }
 
-func indexPath(p string, i int) string { return fmt.Sprintf("%s[%d]", p, i) }
+func IndexPath(p string, i int) string { return fmt.Sprintf("%s[%d]", p, i) }
 
 // lineIndex converts byte offsets to 1-based line numbers.
 type lineIndex []int // offsets where each line starts

@@ -30,9 +30,9 @@ var (
 // keys, wrong types) were reported by checkShape; this checks values and
 // how sections refer to each other.
 func validate(c *Config) Errors {
-	v := newCollector(c.meta.src)
+	v := NewCollector(c.meta.src)
 	if c.Battery == "" {
-		v.add("battery", `add battery = "batteries/tools.toml"; the path is relative to this file`, "no battery given")
+		v.Add("battery", `add battery = "batteries/tools.toml"; the path is relative to this file`, "no battery given")
 	}
 	validateRun(v, &c.Run)
 	validateServers(v, c.Servers)
@@ -40,83 +40,83 @@ func validate(c *Config) Errors {
 	validateSim(v, c)
 	validateModels(v, c)
 	validatePrices(v, c.Prices)
-	return v.errs
+	return v.Errs
 }
 
-func validateRun(v *collector, r *Run) {
+func validateRun(v *Collector, r *Run) {
 	if r.MaxWait < 0 {
-		v.add("run.max_wait", `write e.g. max_wait = "5m", or 0 to wait for ever`, "max_wait cannot be negative, got %s", r.MaxWait)
+		v.Add("run.max_wait", `write e.g. max_wait = "5m", or 0 to wait for ever`, "max_wait cannot be negative, got %s", r.MaxWait)
 	}
 	if r.Timeout <= 0 {
-		v.add("run.timeout", `write e.g. timeout = "300s"`, "timeout must be positive, got %s", r.Timeout)
+		v.Add("run.timeout", `write e.g. timeout = "300s"`, "timeout must be positive, got %s", r.Timeout)
 	}
 	if r.MaxTokens < 1 {
-		v.add("run.max_tokens", "max_tokens = 1024 is the default", "max_tokens must be at least 1, got %d", r.MaxTokens)
+		v.Add("run.max_tokens", "max_tokens = 1024 is the default", "max_tokens must be at least 1, got %d", r.MaxTokens)
 	}
 	if r.MaxReplyBytes < 1024 {
-		v.add("run.max_reply_bytes", "max_reply_bytes = 8388608 (8 MiB) is the default and fits about 30,000 streamed tokens",
+		v.Add("run.max_reply_bytes", "max_reply_bytes = 8388608 (8 MiB) is the default and fits about 30,000 streamed tokens",
 			"max_reply_bytes must be at least 1024, got %d", r.MaxReplyBytes)
 	}
 	if r.Temperature < 0 || r.Temperature > 2 {
-		v.add("run.temperature", "OpenAI-compatible servers take 0 to 2; 0 makes runs repeatable", "temperature %g is out of range", r.Temperature)
+		v.Add("run.temperature", "OpenAI-compatible servers take 0 to 2; 0 makes runs repeatable", "temperature %g is out of range", r.Temperature)
 	}
 	if r.Repeat < 1 {
-		v.add("run.repeat", "repeat = 1 runs each cell once", "repeat must be at least 1, got %d", r.Repeat)
+		v.Add("run.repeat", "repeat = 1 runs each cell once", "repeat must be at least 1, got %d", r.Repeat)
 	}
 	if r.Retries < 0 {
-		v.add("run.retries", "retries = 0 turns retrying off", "retries cannot be negative, got %d", r.Retries)
+		v.Add("run.retries", "retries = 0 turns retrying off", "retries cannot be negative, got %d", r.Retries)
 	}
 	if !slices.Contains(judgingModes, string(r.Judging)) {
-		v.add("run.judging", didYouMean(string(r.Judging), judgingModes), "unknown judging %q", r.Judging)
+		v.Add("run.judging", DidYouMean(string(r.Judging), judgingModes), "unknown judging %q", r.Judging)
 	}
 }
 
-func validateServers(v *collector, servers []Server) {
+func validateServers(v *Collector, servers []Server) {
 	if len(servers) == 0 {
-		v.add("servers", `add a [[servers]] table with name and url, or kind = "sim" and models`, "no servers")
+		v.Add("servers", `add a [[servers]] table with name and url, or kind = "sim" and models`, "no servers")
 	}
 	seen := map[string]int{}
 	for i, s := range servers {
-		at := func(k string) string { return joinPath(indexPath("servers", i), k) }
+		at := func(k string) string { return JoinPath(IndexPath("servers", i), k) }
 		switch first, dup := seen[s.Name]; {
 		case s.Name == "":
-			v.add(at("name"), `add name = "gpu0"`, "server has no name")
+			v.Add(at("name"), `add name = "gpu0"`, "server has no name")
 		case s.Name == AnyServer:
-			v.add(at("name"), `choose another name: a judge's server = "any" means every server`, "%q is reserved", AnyServer)
+			v.Add(at("name"), `choose another name: a judge's server = "any" means every server`, "%q is reserved", AnyServer)
 		case dup:
-			v.add(at("name"), "give each server its own name",
-				"duplicate server name %q (first at line %d)", s.Name, v.src.line(joinPath(indexPath("servers", first), "name")))
+			v.Add(at("name"), "give each server its own name",
+				"duplicate server name %q (first at line %d)", s.Name, v.Src.Line(JoinPath(IndexPath("servers", first), "name")))
 		default:
 			seen[s.Name] = i
 		}
 		if s.Kind != "" && !slices.Contains(serverKinds, string(s.Kind)) {
-			v.add(at("kind"), didYouMean(string(s.Kind), serverKinds), "unknown kind %q", s.Kind)
+			v.Add(at("kind"), DidYouMean(string(s.Kind), serverKinds), "unknown kind %q", s.Kind)
 		}
 		switch {
 		case s.URL == "" && s.Kind != chat.KindSim:
-			v.add(at("url"), `add url = "http://127.0.0.1:1234/v1", or kind = "sim" for a simulated server`,
+			v.Add(at("url"), `add url = "http://127.0.0.1:1234/v1", or kind = "sim" for a simulated server`,
 				"server %q has no url", s.Name)
 		case s.URL != "":
 			if msg := badURL(s.URL); msg != "" {
-				v.add(at("url"), `write e.g. url = "http://127.0.0.1:1234/v1"`, "%s", msg)
+				v.Add(at("url"), `write e.g. url = "http://127.0.0.1:1234/v1"`, "%s", msg)
 			} else if u, _ := url.Parse(s.URL); s.Kind == chat.KindSim && u.Port() == "" {
-				v.add(at("url"), `give it a port (url = "http://127.0.0.1:8101/v1"), or leave url out to get a free one`,
+				v.Add(at("url"), `give it a port (url = "http://127.0.0.1:8101/v1"), or leave url out to get a free one`,
 					"a sim server's url needs a port: %q has none", redact.URL(s.URL))
 			} else if h := u.Hostname(); s.Kind == chat.KindSim && h != "localhost" && !strings.HasPrefix(h, "127.") {
-				v.add(at("url"), `use 127.0.0.1, or leave url out`, "a sim server listens on loopback only, not %q", h)
+				v.Add(at("url"), `use 127.0.0.1, or leave url out`, "a sim server listens on loopback only, not %q", h)
 			}
 		}
 		if s.Slots < 1 {
-			v.add(at("slots"), "slots is how many requests the server runs at once: 1 or more", "slots must be at least 1, got %d", s.Slots)
+			v.Add(at("slots"), "slots is how many requests the server runs at once: 1 or more", "slots must be at least 1, got %d", s.Slots)
 		}
 		for k, g := range s.GPUs {
 			if g < 0 {
-				v.add(indexPath(at("gpus"), k), "GPU indices start at 0", "negative GPU index %d", g)
+				v.Add(IndexPath(at("gpus"), k), "GPU indices start at 0", "negative GPU index %d", g)
 			}
 		}
 		checkKeyEnv(v, at("api_key_env"), s.APIKeyEnv)
 		if s.Kind == chat.KindSim && len(s.Models) == 0 {
-			v.add(at("models"), `list the models it simulates: models = ["qwen3-8b"]`, "sim server %q lists no models", s.Name)
+			v.Add(at("models"), `list the models it simulates: models = ["qwen3-8b"]`, "sim server %q lists no models", s.Name)
 		}
 		if s.Sim != nil {
 			validateSimServer(v, at("sim"), s)
@@ -124,16 +124,16 @@ func validateServers(v *collector, servers []Server) {
 	}
 }
 
-func validateSimServer(v *collector, at string, s Server) {
+func validateSimServer(v *Collector, at string, s Server) {
 	if s.Kind != chat.KindSim {
-		v.add(at, `set kind = "sim", or remove the [servers.sim] table`, "simulation settings on server %q, whose kind is not sim", s.Name)
+		v.Add(at, `set kind = "sim", or remove the [servers.sim] table`, "simulation settings on server %q, whose kind is not sim", s.Name)
 	}
 	if s.Sim.Backend != "" && !slices.Contains(simBackends, s.Sim.Backend) {
-		v.add(joinPath(at, "backend"), didYouMean(s.Sim.Backend, simBackends), "unknown backend %q", s.Sim.Backend)
+		v.Add(JoinPath(at, "backend"), DidYouMean(s.Sim.Backend, simBackends), "unknown backend %q", s.Sim.Backend)
 	}
 	for k, m := range s.Sim.Preload {
 		if !slices.Contains(s.Models, m) {
-			v.add(indexPath(joinPath(at, "preload"), k), "preload only models the server lists in models", "preloads %q, which server %q does not offer", m, s.Name)
+			v.Add(IndexPath(JoinPath(at, "preload"), k), "preload only models the server lists in models", "preloads %q, which server %q does not offer", m, s.Name)
 		}
 	}
 	f := s.Sim.Faults
@@ -141,42 +141,42 @@ func validateSimServer(v *collector, at string, s Server) {
 		"hang_rate": f.HangRate, "cut_rate": f.CutRate, "malformed_rate": f.MalformedRate}
 	for _, name := range sortedKeys(rates) {
 		if rate := rates[name]; rate < 0 || rate > 1 {
-			v.add(joinPath(joinPath(at, "faults"), name), "a rate is a share of requests, 0 to 1", "%s %g is out of range", name, rate)
+			v.Add(JoinPath(JoinPath(at, "faults"), name), "a rate is a share of requests, 0 to 1", "%s %g is out of range", name, rate)
 		}
 	}
 	if f.CrashAfter < 0 {
-		v.add(joinPath(joinPath(at, "faults"), "crash_after"), "0 means never", "crash_after cannot be negative")
+		v.Add(JoinPath(JoinPath(at, "faults"), "crash_after"), "0 means never", "crash_after cannot be negative")
 	}
 }
 
-func validateScoring(v *collector, c *Config) {
+func validateScoring(v *Collector, c *Config) {
 	s := &c.Scoring
 	if !slices.Contains(scoringModes, string(s.Mode)) {
-		v.add("scoring.mode", didYouMean(string(s.Mode), scoringModes), "unknown mode %q", s.Mode)
+		v.Add("scoring.mode", DidYouMean(string(s.Mode), scoringModes), "unknown mode %q", s.Mode)
 	}
 	if s.Samples < 1 {
-		v.add("scoring.samples", "samples is votes per judge per cell: 1 or more", "samples must be at least 1, got %d", s.Samples)
+		v.Add("scoring.samples", "samples is votes per judge per cell: 1 or more", "samples must be at least 1, got %d", s.Samples)
 	}
 	if s.MinScore < 0 || s.MinScore > 1 {
-		v.add("scoring.min_score", "scores run from 0 to 1; min_score = 0.5 is the default", "min_score %g is outside 0..1", s.MinScore)
+		v.Add("scoring.min_score", "scores run from 0 to 1; min_score = 0.5 is the default", "min_score %g is outside 0..1", s.MinScore)
 	}
 	if !slices.Contains(aggregations, s.Aggregation) {
-		v.add("scoring.aggregation", didYouMean(s.Aggregation, aggregations), "unknown aggregation %q", s.Aggregation)
+		v.Add("scoring.aggregation", DidYouMean(s.Aggregation, aggregations), "unknown aggregation %q", s.Aggregation)
 	}
 	if s.DisagreementMax < 0 || s.DisagreementMax > 1 {
-		v.add("scoring.disagreement_threshold", "judges' scores run from 0 to 1, so does their spread; 0.3 is the default",
+		v.Add("scoring.disagreement_threshold", "judges' scores run from 0 to 1, so does their spread; 0.3 is the default",
 			"disagreement_threshold %g is outside 0..1", s.DisagreementMax)
 	}
 	switch {
 	case s.Mode == scoring.ModeJudge && len(s.Judges) == 0:
-		v.add("scoring.mode", `add a [[scoring.judges]] table, or set mode = "deterministic"`, `mode "judge" but no judges`)
+		v.Add("scoring.mode", `add a [[scoring.judges]] table, or set mode = "deterministic"`, `mode "judge" but no judges`)
 	case s.Mode == scoring.ModeJury && len(s.Judges) < 2:
-		v.add("scoring.mode", `a jury needs two or more judges: add one, or set mode = "judge"`,
+		v.Add("scoring.mode", `a jury needs two or more judges: add one, or set mode = "judge"`,
 			`mode "jury" with %d judge(s)`, len(s.Judges))
 	}
 	names := c.allJudgeNames()
 	if s.Active != "" && !slices.Contains(names, s.Active) && !(s.Active == scoring.JuryName && s.Mode == scoring.ModeJury) {
-		v.add("scoring.active", didYouMean(s.Active, names), "active names no judge: %q", s.Active)
+		v.Add("scoring.active", DidYouMean(s.Active, names), "active names no judge: %q", s.Active)
 	}
 	servers := map[string]*Server{}
 	var serverNames []string
@@ -186,49 +186,49 @@ func validateScoring(v *collector, c *Config) {
 	}
 	seen := map[string]int{}
 	for i, j := range s.Judges {
-		at := func(k string) string { return joinPath(indexPath("scoring.judges", i), k) }
+		at := func(k string) string { return JoinPath(IndexPath("scoring.judges", i), k) }
 		switch first, dup := seen[j.Name]; {
 		case j.Name == "":
-			v.add(at("name"), `add name = "gemma"`, "judge has no name")
+			v.Add(at("name"), `add name = "gemma"`, "judge has no name")
 		case dup:
-			v.add(at("name"), "give each judge its own name",
-				"duplicate judge name %q (first at line %d)", j.Name, v.src.line(joinPath(indexPath("scoring.judges", first), "name")))
+			v.Add(at("name"), "give each judge its own name",
+				"duplicate judge name %q (first at line %d)", j.Name, v.Src.Line(JoinPath(IndexPath("scoring.judges", first), "name")))
 		default:
 			seen[j.Name] = i
 		}
 		if j.Model == "" {
-			v.add(at("model"), `add model = "google/gemma-3-12b"`, "judge %q has no model", j.Name)
+			v.Add(at("model"), `add model = "google/gemma-3-12b"`, "judge %q has no model", j.Name)
 		}
 		switch {
 		case j.Server == "" && j.URL == "":
-			v.add(at("server"), `name a fleet server (server = "gpu1", or "any" for every server that offers the model), or a hosted API (url = "https://...", api_key_env = "...")`,
+			v.Add(at("server"), `name a fleet server (server = "gpu1", or "any" for every server that offers the model), or a hosted API (url = "https://...", api_key_env = "...")`,
 				"judge %q names no server and no url", j.Name)
 		case j.Server != "" && j.URL != "":
-			v.add(at("url"), "give server or url, not both", "judge %q names both a server and a url", j.Name)
+			v.Add(at("url"), "give server or url, not both", "judge %q names both a server and a url", j.Name)
 		case j.Server == AnyServer:
 			// Any fleet server that offers the model. Checked after discovery,
 			// and here already when every server lists what it offers.
 			if listed, offered := listedOffer(c.Servers, j.Model); listed && !offered && j.Model != "" {
-				v.add(at("model"), `add the model to a server's models, or correct the name`,
+				v.Add(at("model"), `add the model to a server's models, or correct the name`,
 					"judge %q: no server offers model %q", j.Name, j.Model)
 			}
 		case j.Server != "":
 			srv, ok := servers[j.Server]
 			if !ok {
-				v.add(at("server"), didYouMean(j.Server, serverNames), "judge %q names server %q, which is not in [[servers]]", j.Name, j.Server)
+				v.Add(at("server"), DidYouMean(j.Server, serverNames), "judge %q names server %q, which is not in [[servers]]", j.Name, j.Server)
 			} else if _, listed := chat.MatchModel(srv.Models, j.Model); len(srv.Models) > 0 && j.Model != "" && !listed {
-				v.add(at("model"), didYouMean(j.Model, srv.Models), "server %q does not offer judge model %q", j.Server, j.Model)
+				v.Add(at("model"), DidYouMean(j.Model, srv.Models), "server %q does not offer judge model %q", j.Server, j.Model)
 			}
 		default:
 			if msg := badURL(j.URL); msg != "" {
-				v.add(at("url"), `write e.g. url = "https://api.openai.com/v1"`, "%s", msg)
+				v.Add(at("url"), `write e.g. url = "https://api.openai.com/v1"`, "%s", msg)
 			}
 		}
 		if !(j.Weight > 0) {
-			v.add(at("weight"), "weight = 1 is the default; a larger weight counts more in a jury", "weight must be above 0, got %g", j.Weight)
+			v.Add(at("weight"), "weight = 1 is the default; a larger weight counts more in a jury", "weight must be above 0, got %g", j.Weight)
 		}
 		if j.MaxTokens < 1 {
-			v.add(at("max_tokens"), "max_tokens = 512 is the default", "max_tokens must be at least 1, got %d", j.MaxTokens)
+			v.Add(at("max_tokens"), "max_tokens = 512 is the default", "max_tokens must be at least 1, got %d", j.MaxTokens)
 		}
 		checkKeyEnv(v, at("api_key_env"), j.APIKeyEnv)
 		checkPrice(v, at("price_in"), j.PriceIn)
@@ -237,23 +237,23 @@ func validateScoring(v *collector, c *Config) {
 }
 
 // validatePrices checks [prices]: what each model costs per million tokens.
-func validatePrices(v *collector, prices map[string]Price) {
+func validatePrices(v *Collector, prices map[string]Price) {
 	models := slices.Sorted(maps.Keys(prices))
 	for _, m := range models {
-		checkPrice(v, joinPath(joinPath("prices", m), "price_in"), prices[m].In)
-		checkPrice(v, joinPath(joinPath("prices", m), "price_out"), prices[m].Out)
+		checkPrice(v, JoinPath(JoinPath("prices", m), "price_in"), prices[m].In)
+		checkPrice(v, JoinPath(JoinPath("prices", m), "price_out"), prices[m].Out)
 	}
 }
 
-func checkPrice(v *collector, at string, p float64) {
+func checkPrice(v *Collector, at string, p float64) {
 	if p < 0 || math.IsNaN(p) || math.IsInf(p, 0) {
-		v.add(at, "a price is dollars per million tokens, e.g. 0.15; 0 leaves it unpriced", "price must be 0 or more, got %g", p)
+		v.Add(at, "a price is dollars per million tokens, e.g. 0.15; 0 leaves it unpriced", "price must be 0 or more, got %g", p)
 	}
 }
 
-func validateSim(v *collector, c *Config) {
+func validateSim(v *Collector, c *Config) {
 	if !validScale(c.Sim.TimeScale) {
-		v.add("sim.time_scale", "1 is real time; 0.01 makes a 30s model load take 0.3s; 0 makes every delay zero", "time_scale must be 0 or more, got %g", c.Sim.TimeScale)
+		v.Add("sim.time_scale", "1 is real time; 0.01 makes a 30s model load take 0.3s; 0 makes every delay zero", "time_scale must be 0 or more, got %g", c.Sim.TimeScale)
 	}
 	var simModels []string
 	for _, s := range c.Servers {
@@ -263,46 +263,46 @@ func validateSim(v *collector, c *Config) {
 	}
 	seen := map[string]int{}
 	for i, m := range c.Sim.Models {
-		at := func(k string) string { return joinPath(indexPath("sim.models", i), k) }
+		at := func(k string) string { return JoinPath(IndexPath("sim.models", i), k) }
 		switch first, dup := seen[m.Name]; {
 		case m.Name == "":
-			v.add(at("name"), `add name = "qwen3-8b"`, "simulated model has no name")
+			v.Add(at("name"), `add name = "qwen3-8b"`, "simulated model has no name")
 			continue
 		case dup:
-			v.add(at("name"), "describe each model once", "duplicate simulated model %q (first at line %d)",
-				m.Name, v.src.line(joinPath(indexPath("sim.models", first), "name")))
+			v.Add(at("name"), "describe each model once", "duplicate simulated model %q (first at line %d)",
+				m.Name, v.Src.Line(JoinPath(IndexPath("sim.models", first), "name")))
 		default:
 			seen[m.Name] = i
 		}
 		// An entry no sim server offers is most likely a typo, and its
 		// settings would silently never apply.
 		if !slices.Contains(simModels, m.Name) {
-			v.add(at("name"), didYouMean(m.Name, simModels), "no sim server offers %q", m.Name)
+			v.Add(at("name"), DidYouMean(m.Name, simModels), "no sim server offers %q", m.Name)
 		}
 		unit := map[string]float64{"skill": m.Skill, "judge_error_rate": m.JudgeErrorRate}
 		for k, s := range m.Skills {
-			unit[joinPath("skills", k)] = s
+			unit[JoinPath("skills", k)] = s
 		}
 		for _, k := range sortedKeys(unit) {
 			if x := unit[k]; x < 0 || x > 1 {
-				v.add(at(k), "a chance, from 0 to 1", "%s %g is outside 0..1", k, x)
+				v.Add(at(k), "a chance, from 0 to 1", "%s %g is outside 0..1", k, x)
 			}
 		}
 		if m.SizeGB < 0 || m.TokensPerSec < 0 || m.PrefillTPS < 0 || m.TTFT < 0 || m.ReplyTokens < 0 {
-			v.add(indexPath("sim.models", i), "sizes, rates and times cannot be negative (0 takes the default)",
+			v.Add(IndexPath("sim.models", i), "sizes, rates and times cannot be negative (0 takes the default)",
 				"simulated model %q has a negative setting", m.Name)
 		}
 	}
 }
 
-func validateModels(v *collector, c *Config) {
+func validateModels(v *Collector, c *Config) {
 	if len(c.meta.fileModels) == 0 {
-		v.add("models", `list the models to run: models = ["qwen3-8b", "gemma-3-12b"]`, "no models")
+		v.Add("models", `list the models to run: models = ["qwen3-8b", "gemma-3-12b"]`, "no models")
 		return
 	}
 	for i, m := range c.meta.fileModels {
 		if k := slices.Index(c.meta.fileModels, m); k < i {
-			v.add(indexPath("models", i), "list each model once", "model %q is listed twice", m)
+			v.Add(IndexPath("models", i), "list each model once", "model %q is listed twice", m)
 		}
 	}
 	// Only servers that list their models can be checked before discovery;
@@ -313,7 +313,7 @@ func validateModels(v *collector, c *Config) {
 			return
 		}
 		if !offered {
-			v.add(c.modelField(m), offerHint(m, c.Servers), "model %q is not offered by any server", m)
+			v.Add(c.modelField(m), offerHint(m, c.Servers), "model %q is not offered by any server", m)
 		}
 	}
 }
@@ -350,7 +350,7 @@ func offerHint(model string, servers []Server) string {
 func (c *Config) modelField(model string) string {
 	if c.meta != nil {
 		if i := slices.Index(c.meta.fileModels, model); i >= 0 {
-			return indexPath("models", i)
+			return IndexPath("models", i)
 		}
 	}
 	return "models"
@@ -366,9 +366,9 @@ func (c *Config) allJudgeNames() []string {
 
 // checkKeyEnv rejects an api_key_env that is not a variable name. The value
 // is never echoed: when it is not a name it is most likely the key itself.
-func checkKeyEnv(v *collector, field, name string) {
+func checkKeyEnv(v *Collector, field, name string) {
 	if name != "" && !envName.MatchString(name) {
-		v.add(field, `write the variable's NAME, e.g. api_key_env = "OPENAI_API_KEY", and export the key in it`,
+		v.Add(field, `write the variable's NAME, e.g. api_key_env = "OPENAI_API_KEY", and export the key in it`,
 			"api_key_env must name an environment variable, not hold a key")
 	}
 }

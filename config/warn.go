@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// notes gathers what a battery asked for that pitwall loads but will not do
+// Notes gathers what a battery asked for that pitwall loads but will not do
 // as written (an assertion it cannot run, a key it does not read), once per
 // kind with a count and the first tests it concerns, so that a file with
 // forty unmapped assertions gives one line, not forty.
-type notes struct {
+type Notes struct {
 	file  string
 	order []string
 	kinds map[string]*note
@@ -21,11 +21,11 @@ type note struct {
 	examples []string
 }
 
-func newNotes(file string) *notes { return &notes{file: file, kinds: map[string]*note{}} }
+func newNotes(file string) *Notes { return &Notes{file: file, kinds: map[string]*note{}} }
 
 // add counts one instance of kind (a sentence saying what is not done and
 // what happens instead) in the test named by example ("" for the file).
-func (n *notes) add(kind, example string) {
+func (n *Notes) Add(kind, example string) {
 	if n == nil {
 		return
 	}
@@ -43,7 +43,7 @@ func (n *notes) add(kind, example string) {
 
 // list renders the notes in the order their kinds first appeared:
 // "file: 15× kind (in a, b, c, …)".
-func (n *notes) list() []string {
+func (n *Notes) list() []string {
 	if n == nil {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"pitwall/internal/textutil"
 	"pitwall/judge"
 	"pitwall/judge/check"
+	"pitwall/judge/scoring"
 	"pitwall/runner/state"
 )
 
@@ -207,7 +208,7 @@ func (e *engine) agentSettled(a *attempt, c *state.Cell) {
 		c.TokensPerSec = float64(c.CompletionTokens) / decoding.Seconds()
 	}
 	out := lp.output()
-	checks := []check.CheckResult{lp.result()}
+	checks := []scoring.CheckResult{lp.result()}
 	checks = append(checks, check.ValidateTrajectory(check.Expect{ToolChoice: t.ToolChoice, HasTools: len(t.Tools) > 0,
 		ResponseFormat: t.ResponseFormat}, out)...)
 	c.Checks = append(checks, check.RunChecks(t.Checks, out)...)
@@ -266,8 +267,8 @@ func (lp *agentLoop) take(res chat.Result) loopEnd {
 
 // result is the loop's ending as a check: passed when it ended with an
 // answer.
-func (lp *agentLoop) result() check.CheckResult {
-	r := check.CheckResult{Name: "agent-loop", Pass: lp.end == loopAnswered, Reason: lp.why}
+func (lp *agentLoop) result() scoring.CheckResult {
+	r := scoring.CheckResult{Name: "agent-loop", Pass: lp.end == loopAnswered, Reason: lp.why}
 	if lp.end == loopRunning {
 		r.Reason = "the loop did not end"
 	}

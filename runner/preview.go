@@ -7,7 +7,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/internal/textutil"
-	"pitwall/judge/check"
+
 	"pitwall/judge/scoring"
 	"pitwall/runner/state"
 )
@@ -53,7 +53,7 @@ func clipCell(c *state.Cell) {
 	// The checks that passed are not what the screen shows of a cell
 	// (its status says it); the ones that failed say why it failed.
 	if n := countPassed(c.Checks); n > 0 {
-		var failed []check.CheckResult
+		var failed []scoring.CheckResult
 		for _, r := range c.Checks {
 			if !r.Pass {
 				failed = append(failed, r)
@@ -64,7 +64,7 @@ func clipCell(c *state.Cell) {
 	c.Clipped = c.Clipped || any
 }
 
-func countPassed(rs []check.CheckResult) int {
+func countPassed(rs []scoring.CheckResult) int {
 	n := 0
 	for _, r := range rs {
 		if r.Pass {

@@ -18,7 +18,7 @@ import (
 	_ "github.com/charmbracelet/x/exp/golden"
 
 	"pitwall/gpu/chat"
-	"pitwall/judge/check"
+
 	"pitwall/judge/scoring"
 	"pitwall/runner/state"
 )
@@ -116,7 +116,7 @@ func completed(lat time.Duration, tps float64) func(*state.Cell) {
 		c.Output = "The answer to " + c.Test + " is 42."
 		c.TTFT, c.Latency, c.TokensPerSec = lat/4, lat, tps
 		c.PromptTokens, c.CompletionTokens = 120, 48
-		c.Checks = []check.CheckResult{{Name: "not-empty", Pass: true}}
+		c.Checks = []scoring.CheckResult{{Name: "not-empty", Pass: true}}
 	}
 }
 
@@ -125,7 +125,7 @@ func failed(name, reason string) func(*state.Cell) {
 		completed(800*time.Millisecond, 30)(c)
 		c.Status = state.Failed
 		c.Output = "I cannot call tools."
-		c.Checks = []check.CheckResult{{Name: "not-empty", Pass: true}, {Name: name, Reason: reason}}
+		c.Checks = []scoring.CheckResult{{Name: "not-empty", Pass: true}, {Name: name, Reason: reason}}
 	}
 }
 

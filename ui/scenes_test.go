@@ -5,7 +5,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/telemetry"
-	"pitwall/judge/check"
+
 	"pitwall/judge/scoring"
 	"pitwall/runner/state"
 )
@@ -222,7 +222,7 @@ func sceneAgent() *state.BatteryRun {
 			c.TTFT = steps[0].TTFT
 			c.Output = steps[len(steps)-1].Content
 			c.FinishReason = steps[len(steps)-1].FinishReason
-			c.Checks = []check.CheckResult{{Name: "agent-loop", Pass: pass, Reason: why}, {Name: "tool-call move_file", Pass: true}}
+			c.Checks = []scoring.CheckResult{{Name: "agent-loop", Pass: pass, Reason: why}, {Name: "tool-call move_file", Pass: true}}
 			if !pass {
 				c.Status = state.Failed
 			}

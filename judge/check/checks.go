@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"pitwall/internal/textutil"
+	"pitwall/judge/scoring"
 	"regexp"
 	"strings"
 	"time"
@@ -63,7 +64,7 @@ import (
 // A check that is itself invalid fails in either form.
 
 type checkKind struct {
-	// label is what follows the type in CheckResult.Name.
+	// label is what follows the type in scoring.CheckResult.Name.
 	label func(c Check) string
 	// validate reports what is wrong with the check's own fields.
 	validate func(c Check) error
@@ -165,22 +166,22 @@ func ValidateCheck(c Check) error {
 
 // RunChecks evaluates a test's deterministic checks against a reply, one
 // result per check, in order.
-func RunChecks(checks []Check, out Output) []CheckResult {
+func RunChecks(checks []Check, out Output) []scoring.CheckResult {
 	if len(checks) == 0 {
 		return nil
 	}
 	r := reply{Output: out, answer: Answer(out.Content)}
-	results := make([]CheckResult, 0, len(checks))
+	results := make([]scoring.CheckResult, 0, len(checks))
 	for _, c := range checks {
 		results = append(results, runCheck(c, r))
 	}
 	return results
 }
 
-func runCheck(c Check, r reply) CheckResult {
+func runCheck(c Check, r reply) scoring.CheckResult {
 	k, negate, ok := lookupCheck(c.Type)
 	if !ok {
-		return CheckResult{Name: c.Type, Reason: fmt.Sprintf("invalid check: unknown type %q", c.Type)}
+		return scoring.CheckResult{Name: c.Type, Reason: fmt.Sprintf("invalid check: unknown type %q", c.Type)}
 	}
 	name := strings.ToLower(strings.TrimSpace(c.Type))
 	if l := k.label(c); l != "" {
@@ -191,16 +192,16 @@ func runCheck(c Check, r reply) CheckResult {
 		name += " [" + string(sc) + "]"
 	}
 	if err := cmp.Or(k.validate(c), serr); err != nil {
-		return CheckResult{Name: name, Reason: "invalid check: " + err.Error()}
+		return scoring.CheckResult{Name: name, Reason: "invalid check: " + err.Error()}
 	}
 	pass, found, err := runScoped(k, c, sc, r)
 	if err != nil {
-		return CheckResult{Name: name, Reason: "invalid check: " + err.Error()}
+		return scoring.CheckResult{Name: name, Reason: "invalid check: " + err.Error()}
 	}
 	if negate {
 		pass = !pass
 	}
-	res := CheckResult{Name: name, Pass: pass}
+	res := scoring.CheckResult{Name: name, Pass: pass}
 	if !pass {
 		res.Reason = found
 	}

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -92,35 +93,6 @@ func TestToolArgumentChecksDecide(t *testing.T) {
 	runDecides(t, tests)
 }
 
-func TestJavascriptCheckDecides(t *testing.T) {
-	calls := []chat.ToolCall{{ID: "call_9", Name: "get_weather", Arguments: `{"city":"Tokyo"}`}}
-	prompptfoo := "const result = JSON.parse(output);\nreturn result.some(tc =>\n  tc.function?.name === 'get_weather' &&\n  tc.function?.arguments?.includes('Tokyo')\n);\n"
-	textOnly := "try {\n  const parsed = JSON.parse(output);\n  return !Array.isArray(parsed) || parsed.length === 0;\n} catch {\n  return true;\n}\n"
-	tests := []struct {
-		name   string
-		check  Check
-		out    Output
-		pass   bool
-		reason string
-	}{
-		{"promptfoo's JSON.parse of tool calls", Check{Type: "javascript", Value: prompptfoo}, Output{ToolCalls: calls}, true, ""},
-		{"the same script fails on text", Check{Type: "javascript", Value: prompptfoo}, Output{Content: "It is sunny."}, false, "threw SyntaxError"},
-		{"a text answer passes the text-only script", Check{Type: "javascript", Value: textOnly}, Output{Content: "4"}, true, ""},
-		{"a call fails the text-only script", Check{Type: "javascript", Value: textOnly}, Output{ToolCalls: calls}, false, "returned false"},
-		{"text beside calls is the message", Check{Type: "javascript", Value: "output.content === 'Checking.' && output.tool_calls[0].id === 'call_9'"}, Output{Content: "Checking.", ToolCalls: calls}, true, ""},
-		{"thinking is not the output", Check{Type: "javascript", Value: "output === 'Paris'"}, Output{Content: "<think>hmm</think>Paris"}, true, ""},
-		{"vars in the context", Check{Type: "javascript", Value: "output.includes(context.vars.city)", Args: map[string]any{"vars": map[string]any{"city": "Paris"}}}, Output{Content: "Paris"}, true, ""},
-		{"threshold", Check{Type: "javascript", Value: "output.length / 10", Args: map[string]any{"threshold": 0.5}}, Output{Content: "abc"}, false, "below the threshold 0.5"},
-		{"grading result", Check{Type: "javascript", Value: "({pass: false, score: 0, reason: 'too short: ' + output.length})"}, Output{Content: "abc"}, false, "too short: 3"},
-		{"json output", Check{Type: "javascript", Value: "output.city === 'Paris'", Args: map[string]any{"output": "json"}}, Output{Content: `{"city": "Paris"}`}, true, ""},
-		{"not-javascript", Check{Type: "not-javascript", Value: "output === 'no'"}, Output{Content: "yes"}, true, ""},
-		{"a throw names the test", Check{Type: "javascript", Value: "output.x.y", Args: map[string]any{"test_id": "weather", "source": "b.yaml:12"}}, Output{Content: "x"}, false, `invalid check: test "weather" (b.yaml:12): javascript assertion: threw TypeError`},
-		{"a throw fails the not- form too", Check{Type: "not-javascript", Value: "output.x.y"}, Output{Content: "x"}, false, "invalid check"},
-		{"a module", Check{Type: "javascript", Value: "module.exports = (output, context) => output.length === context.vars.n;", Args: map[string]any{"module": true, "file": "len.js", "vars": map[string]any{"n": 2}}}, Output{Content: "ab"}, true, ""},
-	}
-	runDecides(t, tests)
-}
-
 func runDecides(t *testing.T, tests []struct {
 	name   string
 	check  Check
@@ -169,7 +141,6 @@ func TestNewChecksValidate(t *testing.T) {
 		{Check{Type: "tool-args-required", Args: map[string]any{"params": []any{}}}, "empty"},
 		{Check{Type: "valid-tool-calls"}, "needs args.tools"},
 		{Check{Type: "javascript"}, "needs the script"},
-		{Check{Type: "javascript", Value: "return (;\n"}, "syntax error"},
 		{Check{Type: "javascript", Value: "x", Args: map[string]any{"threshold": "high"}}, "threshold must be a number"},
 	}
 	for _, tt := range tests {
@@ -243,4 +214,20 @@ func editDistanceFull(a, b string) int {
 		}
 	}
 	return d[len(ra)][len(rb)]
+}
+
+func TestJavascriptWithoutAnEngineSaysSo(t *testing.T) {
+	// The test binary links edges/jsassert (script_test.go); take it away.
+	if e := scriptEngine.Load(); e != nil {
+		t.Cleanup(func() { RegisterScriptEngine(*e) })
+	}
+	RegisterScriptEngine(nil)
+	c := Check{Type: "javascript", Value: "output === 'x'"}
+	if err := ValidateCheck(c); !errors.Is(err, ErrNoScriptEngine) {
+		t.Fatalf("ValidateCheck = %v, want ErrNoScriptEngine", err)
+	}
+	r := RunChecks([]Check{c}, Output{Content: "x"})[0]
+	if r.Pass || !strings.Contains(r.Reason, "edges/jsassert") {
+		t.Errorf("RunChecks = %+v, want an invalid check naming the engine to link", r)
+	}
 }

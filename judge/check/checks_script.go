@@ -7,12 +7,11 @@ import (
 	"sync"
 
 	"pitwall/internal/textutil"
-	"pitwall/judge/check/script"
 )
 
 // The javascript check runs Value, a promptfoo JavaScript assertion (an
 // expression, a function body, or with args.module a CommonJS file's text),
-// in package script. Args carries what promptfoo gives the script and how to
+// in the registered ScriptEngine (script_engine.go). Args carries what promptfoo gives the script and how to
 // read its answer:
 //
 //	threshold  a number result passes at or above it (without one, above 0)
@@ -39,7 +38,7 @@ type scriptKey struct {
 
 // compiled caches programs by source: a battery's scripts are few and run
 // once per cell.
-var compiled sync.Map // scriptKey → *script.Program
+var compiled sync.Map // scriptKey → Script
 
 func scriptArgs(c Check) (key scriptKey, threshold *float64, err error) {
 	a, err := plain(c.Args)
@@ -76,15 +75,15 @@ func validScript(c Check) error {
 	if err != nil {
 		return err
 	}
-	_, err = script.Compile(key.src, key.module, key.function)
+	_, err = compileScript(key)
 	return err
 }
 
-func program(key scriptKey) (*script.Program, error) {
+func program(key scriptKey) (Script, error) {
 	if p, ok := compiled.Load(key); ok {
-		return p.(*script.Program), nil
+		return p.(Script), nil
 	}
-	p, err := script.Compile(key.src, key.module, key.function)
+	p, err := compileScript(key)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +117,7 @@ func runScript(c Check, r reply) (bool, string, error) {
 	if _, ok := ctx["vars"]; !ok {
 		ctx["vars"] = map[string]any{}
 	}
-	res, err := p.Run(script.Input{Output: scriptOutput(c, r), Context: ctx}, threshold)
+	res, err := p.Run(scriptOutput(c, r), ctx, threshold)
 	if err != nil {
 		return false, "", scriptError(c, err)
 	}

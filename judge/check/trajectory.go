@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"strings"
+
+	"pitwall/judge/scoring"
 )
 
 // How checks read an agent test's trajectory (Output.Steps set). Each check
@@ -82,11 +84,11 @@ func stepReply(o Output) reply { return reply{Output: o, answer: Answer(o.Conten
 // the first step (the only one it is sent with: a loop under "required"
 // could never end); and every call of every step has JSON arguments.
 // Without steps it is Validate.
-func ValidateTrajectory(e Expect, out Output) []CheckResult {
+func ValidateTrajectory(e Expect, out Output) []scoring.CheckResult {
 	if len(out.Steps) == 0 {
 		return Validate(e, out)
 	}
-	var res []CheckResult
+	var res []scoring.CheckResult
 	if last := out.Steps[len(out.Steps)-1]; len(last.ToolCalls) == 0 {
 		res = Validate(Expect{ResponseFormat: e.ResponseFormat}, Output{Content: last.Content})
 	}
@@ -98,7 +100,7 @@ func ValidateTrajectory(e Expect, out Output) []CheckResult {
 			res = append(res, r)
 		}
 	} else if len(out.ToolCalls) > 0 {
-		res = append(res, CheckResult{Name: "tools-offered", Reason: "called " + callsText(out.ToolCalls) + " but the test offered no tools"})
+		res = append(res, scoring.CheckResult{Name: "tools-offered", Reason: "called " + callsText(out.ToolCalls) + " but the test offered no tools"})
 	}
 	if len(out.ToolCalls) > 0 {
 		res = append(res, toolArgsResult(out.ToolCalls))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
+	"pitwall/judge/scoring"
 )
 
 // sortLoop is an agent's loop as the runner hands it to checks: it listed a
@@ -98,8 +99,8 @@ func TestValidateCheckNamesABadScope(t *testing.T) {
 
 func TestValidateTrajectory(t *testing.T) {
 	required := Expect{ToolChoice: "required", HasTools: true}
-	byName := func(rs []CheckResult) map[string]CheckResult {
-		m := map[string]CheckResult{}
+	byName := func(rs []scoring.CheckResult) map[string]scoring.CheckResult {
+		m := map[string]scoring.CheckResult{}
 		for _, r := range rs {
 			m[r.Name] = r
 		}

@@ -38,10 +38,3 @@ type Expect struct {
 	HasTools       bool
 	ResponseFormat *chat.ResponseFormat
 }
-
-// CheckResult is the outcome of one check or validation.
-type CheckResult struct {
-	Name   string `json:"name"` // e.g. "contains \"Paris\"", "not-empty", "tool_choice=required"
-	Pass   bool   `json:"pass"`
-	Reason string `json:"reason,omitempty"` // why it failed, in words a user can act on
-}

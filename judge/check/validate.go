@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"pitwall/gpu/chat"
+	"pitwall/judge/scoring"
 	"strings"
 )
 
@@ -21,14 +22,14 @@ import (
 //	                       json_schema's schema is checked as far as schema.go's subset goes
 //
 // tool_choice is ignored without tools, because servers ignore or reject it.
-func Validate(e Expect, out Output) []CheckResult {
+func Validate(e Expect, out Output) []scoring.CheckResult {
 	thinking, answer := SplitThink(out.Content)
 	text := strings.TrimSpace(answer)
 	calls := out.ToolCalls
 
-	res := []CheckResult{notEmpty(text, thinking, calls)}
+	res := []scoring.CheckResult{notEmpty(text, thinking, calls)}
 	if text != "" {
-		r := CheckResult{Name: "not-refusal", Pass: !isRefusal(text)}
+		r := scoring.CheckResult{Name: "not-refusal", Pass: !isRefusal(text)}
 		if !r.Pass {
 			r.Reason = "reply is a refusal: " + quote(text, 80)
 		}
@@ -39,7 +40,7 @@ func Validate(e Expect, out Output) []CheckResult {
 			res = append(res, r)
 		}
 	} else if len(calls) > 0 {
-		res = append(res, CheckResult{Name: "tools-offered", Reason: "called " + callsText(calls) + " but the test offered no tools"})
+		res = append(res, scoring.CheckResult{Name: "tools-offered", Reason: "called " + callsText(calls) + " but the test offered no tools"})
 	}
 	if len(calls) > 0 {
 		res = append(res, toolArgsResult(calls))
@@ -51,7 +52,7 @@ func Validate(e Expect, out Output) []CheckResult {
 }
 
 // Passed reports whether every result passed; no results pass.
-func Passed(results []CheckResult) bool {
+func Passed(results []scoring.CheckResult) bool {
 	for _, r := range results {
 		if !r.Pass {
 			return false
@@ -60,8 +61,8 @@ func Passed(results []CheckResult) bool {
 	return true
 }
 
-func notEmpty(text, thinking string, calls []chat.ToolCall) CheckResult {
-	r := CheckResult{Name: "not-empty", Pass: text != "" || len(calls) > 0}
+func notEmpty(text, thinking string, calls []chat.ToolCall) scoring.CheckResult {
+	r := scoring.CheckResult{Name: "not-empty", Pass: text != "" || len(calls) > 0}
 	switch {
 	case r.Pass:
 	case thinking != "":
@@ -100,23 +101,23 @@ func toolChoice(tc any) (mode, name string) {
 	return "", ""
 }
 
-func toolChoiceResult(tc any, calls []chat.ToolCall) (CheckResult, bool) {
+func toolChoiceResult(tc any, calls []chat.ToolCall) (scoring.CheckResult, bool) {
 	mode, name := toolChoice(tc)
 	switch mode {
 	case "required":
-		r := CheckResult{Name: "tool_choice=required", Pass: len(calls) > 0}
+		r := scoring.CheckResult{Name: "tool_choice=required", Pass: len(calls) > 0}
 		if !r.Pass {
 			r.Reason = "tool_choice was required but the reply made no tool call"
 		}
 		return r, true
 	case "none":
-		r := CheckResult{Name: "tool_choice=none", Pass: len(calls) == 0}
+		r := scoring.CheckResult{Name: "tool_choice=none", Pass: len(calls) == 0}
 		if !r.Pass {
 			r.Reason = "tool_choice was none but the reply called " + callsText(calls)
 		}
 		return r, true
 	case "function":
-		r := CheckResult{Name: "tool_choice=" + name, Pass: true}
+		r := scoring.CheckResult{Name: "tool_choice=" + name, Pass: true}
 		if len(calls) == 0 {
 			r.Pass, r.Reason = false, fmt.Sprintf("tool_choice named %s but the reply made no tool call", name)
 		}
@@ -128,11 +129,11 @@ func toolChoiceResult(tc any, calls []chat.ToolCall) (CheckResult, bool) {
 		}
 		return r, true
 	}
-	return CheckResult{}, false
+	return scoring.CheckResult{}, false
 }
 
-func toolArgsResult(calls []chat.ToolCall) CheckResult {
-	r := CheckResult{Name: "tool-args-json", Pass: true}
+func toolArgsResult(calls []chat.ToolCall) scoring.CheckResult {
+	r := scoring.CheckResult{Name: "tool-args-json", Pass: true}
 	for _, c := range calls {
 		v, err := callArgs(c)
 		switch {
@@ -148,15 +149,15 @@ func toolArgsResult(calls []chat.ToolCall) CheckResult {
 	return r
 }
 
-func responseFormatResult(rf *chat.ResponseFormat, text string) (CheckResult, bool) {
+func responseFormatResult(rf *chat.ResponseFormat, text string) (scoring.CheckResult, bool) {
 	if rf == nil || text == "" {
-		return CheckResult{}, false
+		return scoring.CheckResult{}, false
 	}
 	kind := strings.ToLower(strings.TrimSpace(rf.Type))
 	if kind != "json_object" && kind != "json_schema" {
-		return CheckResult{}, false
+		return scoring.CheckResult{}, false
 	}
-	r := CheckResult{Name: "response_format=" + kind}
+	r := scoring.CheckResult{Name: "response_format=" + kind}
 	v, err := parseJSON(text)
 	if err != nil {
 		r.Reason = notJSON(text, err)

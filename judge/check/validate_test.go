@@ -2,12 +2,13 @@ package check
 
 import (
 	"pitwall/gpu/chat"
+	"pitwall/judge/scoring"
 	"strings"
 	"testing"
 )
 
 // failures returns the names of the failed results, and their reasons.
-func failures(rs []CheckResult) (names []string, reasons string) {
+func failures(rs []scoring.CheckResult) (names []string, reasons string) {
 	for _, r := range rs {
 		if !r.Pass {
 			names = append(names, r.Name)
@@ -93,12 +94,12 @@ func TestValidateAlwaysReportsNotEmpty(t *testing.T) {
 func TestPassed(t *testing.T) {
 	tests := []struct {
 		name string
-		rs   []CheckResult
+		rs   []scoring.CheckResult
 		want bool
 	}{
 		{"none", nil, true},
-		{"all pass", []CheckResult{{Pass: true}, {Pass: true}}, true},
-		{"one fails", []CheckResult{{Pass: true}, {Pass: false}}, false},
+		{"all pass", []scoring.CheckResult{{Pass: true}, {Pass: true}}, true},
+		{"one fails", []scoring.CheckResult{{Pass: true}, {Pass: false}}, false},
 	}
 	for _, tt := range tests {
 		if got := Passed(tt.rs); got != tt.want {

@@ -43,3 +43,12 @@ type JuryResult struct {
 	// Decision otherwise (see Aggregate).
 	Decision Verdict `json:"decision,omitempty"`
 }
+
+// CheckResult is the outcome of one deterministic check or reply validation
+// (judge/check makes them; a cell carries them for the grid and the
+// exports to draw).
+type CheckResult struct {
+	Name   string `json:"name"` // e.g. "contains \"Paris\"", "not-empty", "tool_choice=required"
+	Pass   bool   `json:"pass"`
+	Reason string `json:"reason,omitempty"` // why it failed, in words a user can act on
+}

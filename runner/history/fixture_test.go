@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
-	"pitwall/judge/check"
+
 	"pitwall/judge/scoring"
 	"pitwall/runner/ledger"
 )
@@ -28,7 +28,7 @@ type spec struct {
 	output      string
 	errClass    string
 	errMsg      string
-	checks      []check.CheckResult
+	checks      []scoring.CheckResult
 	toolCalls   []chat.ToolCall
 	verdicts    map[string]string // judge → pass | fail | warn | error
 	latency     time.Duration
@@ -43,7 +43,7 @@ func fixtureCells() []spec {
 	return []spec{
 		{model: "alpha", test: "weather_tool", status: "completed", output: "Calling the weather tool.",
 			toolCalls: []chat.ToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city":"Paris"}`}},
-			checks:    []check.CheckResult{{Name: "tool-call get_weather", Pass: true}}, verdicts: pass, latency: 210 * time.Millisecond},
+			checks:    []scoring.CheckResult{{Name: "tool-call get_weather", Pass: true}}, verdicts: pass, latency: 210 * time.Millisecond},
 		{model: "alpha", test: "pick_tool", status: "completed", output: "search()", verdicts: pass, latency: 190 * time.Millisecond},
 		{model: "alpha", test: "json_person", status: "completed", output: `{"name":"Ada"}`, verdicts: pass, latency: 320 * time.Millisecond},
 		{model: "alpha", test: "json_list", status: "completed", output: "[1,2,3]", verdicts: pass, latency: 150 * time.Millisecond},
@@ -52,7 +52,7 @@ func fixtureCells() []spec {
 		{model: "alpha", test: "summarise", status: "completed", output: "A summary.", verdicts: pass, latency: 400 * time.Millisecond},
 
 		{model: "beta|b", test: "weather_tool", status: "failed", output: "It is sunny.", latency: 250 * time.Millisecond,
-			checks: []check.CheckResult{{Name: "tool-call get_weather", Pass: false, Reason: "no tool call in the reply"}}},
+			checks: []scoring.CheckResult{{Name: "tool-call get_weather", Pass: false, Reason: "no tool call in the reply"}}},
 		{model: "beta|b", test: "pick_tool", status: "error", errClass: "timeout", errMsg: "no reply within 300s"},
 		{model: "beta|b", test: "json_person", status: "completed", output: injected, latency: 280 * time.Millisecond,
 			verdicts: map[string]string{"j1": "fail", "j2": "fail", scoring.JuryName: "fail"}},

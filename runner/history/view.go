@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"pitwall/judge/check"
 	"pitwall/judge/scoring"
 	"pitwall/runner/compare"
 )
@@ -122,8 +121,8 @@ func sampleReason(ss []scoring.Sample) string {
 	return ""
 }
 
-func checksOf(c *ExportCell) []check.CheckResult {
-	var rs []check.CheckResult
+func checksOf(c *ExportCell) []scoring.CheckResult {
+	var rs []scoring.CheckResult
 	if len(c.Checks) > 0 {
 		_ = json.Unmarshal(c.Checks, &rs) // a record that does not read shows no checks
 	}

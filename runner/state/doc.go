@@ -6,5 +6,6 @@
 // The runner produces these; the UI, the plain renderer, export and the
 // command line read them. It holds no behaviour beyond counting and imports
 // only the other vocabulary packages (gpu/chat, gpu/telemetry,
-// judge/check, judge/scoring): no HTTP client, no ledger, no simulator.
+// judge/scoring, which holds a cell's check results too): no HTTP client,
+// no ledger, no checks' engine, no simulator.
 package state

@@ -6,7 +6,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/telemetry"
-	"pitwall/judge/check"
+
 	"pitwall/judge/scoring"
 )
 
@@ -88,7 +88,7 @@ type Cell struct {
 	Reasoning    string
 	ToolCalls    []chat.ToolCall
 	FinishReason string
-	Checks       []check.CheckResult
+	Checks       []scoring.CheckResult
 
 	TTFT             time.Duration
 	Latency          time.Duration

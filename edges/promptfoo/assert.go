@@ -1,4 +1,4 @@
-package config
+package promptfoo
 
 import (
 	"encoding/json"
@@ -7,9 +7,10 @@ import (
 	"regexp"
 	"strings"
 
+	"pitwall/config"
+	"pitwall/edges/jsassert"
 	"pitwall/gpu/chat"
 	"pitwall/judge/check"
-	"pitwall/judge/check/script"
 )
 
 // pfContext is what an assertion of one test sees: the test's vars, its
@@ -63,7 +64,7 @@ func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 		return t
 	}
 	skip := func(why string) pfMapped {
-		n.add(fmt.Sprintf("%q assertion not checked: %s", typ, why), c.id)
+		n.Add(fmt.Sprintf("%q assertion not checked: %s", typ, why), c.id)
 		return pfMapped{}
 	}
 	switch {
@@ -75,12 +76,12 @@ func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 	if s, ok := a.Value.(string); ok && strings.HasPrefix(strings.TrimSpace(s), "file://") && baseType != "javascript" {
 		return skip("values read from file:// are supported for javascript only")
 	}
-	val := pfRender(valueText(a.Value), c.vars)
+	val := pfRender(config.ValueText(a.Value), c.vars)
 	one := func(ch check.Check) pfMapped { return c.keep(ch, field) }
 	switch baseType {
 	case "equals":
 		if obj, ok := a.Value.(map[string]any); ok {
-			return one(check.Check{Type: neg("json-schema"), Schema: map[string]any{"const": jsonNormalize(obj)}})
+			return one(check.Check{Type: neg("json-schema"), Schema: map[string]any{"const": config.JSONNormalize(obj)}})
 		}
 		return one(check.Check{Type: neg("equals"), Value: val})
 	case "contains", "icontains", "starts-with":
@@ -100,7 +101,7 @@ func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 	case "is-json", "contains-json":
 		ch := check.Check{Type: neg(baseType)}
 		if a.Value != nil {
-			schema := jsonNormalize(a.Value)
+			schema := config.JSONNormalize(a.Value)
 			if s, ok := a.Value.(string); ok {
 				if err := json.Unmarshal([]byte(pfRender(s, c.vars)), &schema); err != nil {
 					return skip("its schema is text that is not JSON")
@@ -137,7 +138,7 @@ func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 			return skip("a rubric needs a value, and has no not- form")
 		}
 		if a.Provider != nil {
-			n.add("an assertion's own grading provider is not used: pitwall's judges grade", c.id)
+			n.Add("an assertion's own grading provider is not used: pitwall's judges grade", c.id)
 		}
 		return pfMapped{criteria: val}
 	case "factuality", "model-graded-factuality":
@@ -150,11 +151,11 @@ func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 			return skip("a not- assert-set has no meaning as separate checks")
 		}
 		if a.Threshold != nil {
-			n.add("an assert-set's threshold is not applied: each of its assertions must pass", c.id)
+			n.Add("an assert-set's threshold is not applied: each of its assertions must pass", c.id)
 		}
 		var out pfMapped
 		for k, member := range a.Assert {
-			m := c.assertion(member, under(field, indexPath("assert", k)))
+			m := c.assertion(member, config.Under(field, config.IndexPath("assert", k)))
 			out.checks = append(out.checks, m.checks...)
 			out.criteria = strings.TrimSpace(out.criteria + "\n" + m.criteria)
 			if m.reference != "" {
@@ -174,13 +175,11 @@ func (c *pfContext) keep(ch check.Check, field string) pfMapped {
 		// Its tools come from the test, after mapping (see complete).
 		return pfMapped{checks: []check.Check{ch}}
 	}
-	var out []check.Check
-	var probs []problem
-	checked(ch, "", "", &out, &probs)
-	for _, p := range probs {
-		c.base.col.add(field, "", "test %q: %s", c.id, p.msg)
+	if err := check.ValidateCheck(ch); err != nil {
+		c.base.col.Add(field, "", "test %q: %s", c.id, err)
+		return pfMapped{}
 	}
-	return pfMapped{checks: out}
+	return pfMapped{checks: []check.Check{ch}}
 }
 
 // javascript maps a javascript assertion: inline code, rendered with the
@@ -192,7 +191,7 @@ func (c *pfContext) javascript(a pfAssert, not bool, field string) pfMapped {
 	}
 	raw, ok := a.Value.(string)
 	if !ok || strings.TrimSpace(raw) == "" {
-		c.base.col.add(joinPath(field, "value"), "write the code, or file://path.js", "test %q: javascript assertion without code", c.id)
+		c.base.col.Add(config.JoinPath(field, "value"), "write the code, or file://path.js", "test %q: javascript assertion without code", c.id)
 		return pfMapped{}
 	}
 	ch := c.script(typ, "", a)
@@ -204,12 +203,12 @@ func (c *pfContext) javascript(a pfAssert, not bool, field string) pfMapped {
 		switch strings.ToLower(filepath.Ext(file)) {
 		case ".js", ".cjs", ".mjs":
 		default:
-			c.base.n.add(fmt.Sprintf("%q assertion not checked: file://%s is not a JavaScript file", typ, ref), c.id)
+			c.base.n.Add(fmt.Sprintf("%q assertion not checked: file://%s is not a JavaScript file", typ, ref), c.id)
 			return pfMapped{}
 		}
 		data, _, err := pfFile(c.base.path, file)
 		if err != nil {
-			c.base.col.add(joinPath(field, "value"), "the path is relative to the promptfoo config", "test %q: %v", c.id, err)
+			c.base.col.Add(config.JoinPath(field, "value"), "the path is relative to the promptfoo config", "test %q: %v", c.id, err)
 			return pfMapped{}
 		}
 		ch.Value = string(data)
@@ -221,17 +220,17 @@ func (c *pfContext) javascript(a pfAssert, not bool, field string) pfMapped {
 	} else {
 		ch.Value = pfRender(raw, c.vars)
 	}
-	return c.keep(ch, joinPath(field, "value"))
+	return c.keep(ch, config.JoinPath(field, "value"))
 }
 
 // script is a javascript check with code and the context promptfoo gives.
 func (c *pfContext) script(typ, code string, a pfAssert) check.Check {
-	args := map[string]any{"vars": jsonNormalize(c.vars), "prompt": c.prompt, "test": jsonNormalize(c.test)}
+	args := map[string]any{"vars": config.JSONNormalize(c.vars), "prompt": c.prompt, "test": config.JSONNormalize(c.test)}
 	if a.Threshold != nil {
 		args["threshold"] = *a.Threshold
 	}
 	if a.Config != nil {
-		args["config"] = jsonNormalize(a.Config)
+		args["config"] = config.JSONNormalize(a.Config)
 	}
 	return check.Check{Type: typ, Value: code, Args: args}
 }
@@ -243,13 +242,13 @@ func (c *pfContext) listValue(v any) []any {
 	switch x := v.(type) {
 	case []any:
 		for _, e := range x {
-			items = append(items, valueText(e))
+			items = append(items, config.ValueText(e))
 		}
 	case string:
 		items = splitCommas(x)
 	case nil:
 	default:
-		items = []string{valueText(x)}
+		items = []string{config.ValueText(x)}
 	}
 	out := make([]any, 0, len(items))
 	for _, s := range items {
@@ -284,31 +283,17 @@ func splitCommas(s string) []string {
 // the engine that runs the javascript check, rather than guessed from why
 // RE2 refused it.
 func jsRegExp(pattern string) bool {
-	p, err := script.Compile("new RegExp("+jsString(pattern)+") instanceof RegExp", false, "")
+	p, err := jsassert.Compile("new RegExp("+jsString(pattern)+") instanceof RegExp", false, "")
 	if err != nil {
 		return false
 	}
-	r, err := p.Run(script.Input{Output: ""}, nil)
+	r, err := p.Run(jsassert.Input{Output: ""}, nil)
 	return err == nil && r.Pass
 }
 
 // jsString writes s as a JavaScript string literal.
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-func valueText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	}
-	b, err := json.Marshal(jsonNormalize(v))
-	if err != nil {
-		return fmt.Sprint(v)
-	}
 	return string(b)
 }
 
@@ -323,7 +308,7 @@ func chatMessages(s string) ([]chat.Message, bool) {
 	if err := json.Unmarshal([]byte(s), &list); err != nil || len(list) == 0 {
 		return nil, false
 	}
-	msgs, probs, ok := decodeMessages(list)
+	msgs, probs, ok := config.DecodeMessages(list)
 	if !ok || len(probs) > 0 {
 		return nil, false
 	}

@@ -1,22 +1,26 @@
-package config
+package promptfoo
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"pitwall/config"
 )
 
 // pfBase is what every test of a promptfoo config shares.
 type pfBase struct {
 	path     string
-	n        *notes
-	col      *collector
+	n        *config.Notes
+	col      *config.Collector
 	prompts  []pfPrompt
 	def      pfTest
 	provider *pfRequest // the config's provider's request fields
@@ -29,12 +33,12 @@ const maxVarCombinations = 1000
 
 // expand turns one promptfoo test into pitwall tests: one per combination
 // of its list-valued vars, times one per prompt.
-func (b *pfBase) expand(pt pfTest, i int, at string) []Test {
+func (b *pfBase) expand(pt pfTest, i int, at string) []config.Test {
 	vars := map[string]any{}
 	for _, src := range []any{b.def.Vars, pt.Vars} {
 		m, ok := src.(map[string]any)
 		if !ok && src != nil {
-			b.col.add(joinPath(at, "vars"), "vars is a table of names and values", "vars must be a table, got %s", describe(src, "json"))
+			b.col.Add(config.JoinPath(at, "vars"), "vars is a table of names and values", "vars must be a table, got %s", config.Describe(src, "json"))
 			return nil
 		}
 		for k, v := range m {
@@ -47,10 +51,10 @@ func (b *pfBase) expand(pt pfTest, i int, at string) []Test {
 		err = fmt.Errorf("its %d prompts × %d combinations of list-valued vars make more than %d tests", len(b.prompts), len(combos), maxExpandedTests)
 	}
 	if err != nil {
-		b.col.add(joinPath(at, "vars"), "split the test, or shorten its lists", "%v", err)
+		b.col.Add(config.JoinPath(at, "vars"), "split the test, or shorten its lists", "%v", err)
 		return nil
 	}
-	req := pfProviderRequest(b.col, b.n, pt.Options.Provider, joinPath(at, "options.provider"))
+	req := pfProviderRequest(b.col, b.n, pt.Options.Provider, config.JoinPath(at, "options.provider"))
 	meta := map[string]any{}
 	for _, m := range []map[string]any{b.def.Metadata, pt.Metadata} {
 		for k, v := range m {
@@ -65,7 +69,7 @@ func (b *pfBase) expand(pt pfTest, i int, at string) []Test {
 	if baseID == "" {
 		baseID = fmt.Sprintf("test-%d", i+1)
 	}
-	var out []Test
+	var out []config.Test
 	for k, vs := range combos {
 		id := baseID
 		if len(combos) > 1 {
@@ -82,8 +86,8 @@ func (b *pfBase) expand(pt pfTest, i int, at string) []Test {
 }
 
 // test builds the pitwall test for one combination of vars and one prompt.
-func (b *pfBase) test(pt pfTest, vars, meta map[string]any, p pfPrompt, id string, asserts []pfAssert, at string) Test {
-	t := Test{Name: pt.Description, ID: id}
+func (b *pfBase) test(pt pfTest, vars, meta map[string]any, p pfPrompt, id string, asserts []pfAssert, at string) config.Test {
+	t := config.Test{Name: pt.Description, ID: id}
 	if len(b.prompts) > 1 {
 		t.ID += "/" + p.id
 	}
@@ -100,9 +104,9 @@ func (b *pfBase) test(pt pfTest, vars, meta map[string]any, p pfPrompt, id strin
 		test: map[string]any{"description": pt.Description, "vars": vars, "metadata": meta}}
 	var criteria []string
 	for k, a := range asserts {
-		field := under(at, indexPath("assert", k))
+		field := config.Under(at, config.IndexPath("assert", k))
 		if k < len(b.def.Assert) {
-			field = indexPath("defaultTest.assert", k)
+			field = config.IndexPath("defaultTest.assert", k)
 		}
 		m := ctx.assertion(a, field)
 		t.Checks = append(t.Checks, m.checks...)
@@ -122,16 +126,16 @@ func (b *pfBase) test(pt pfTest, vars, meta map[string]any, p pfPrompt, id strin
 
 // pfRunNotes notes the parts of a test's options that change how promptfoo
 // runs it and that pitwall does not apply.
-func pfRunNotes(n *notes, pt pfTest, id string) {
+func pfRunNotes(n *config.Notes, pt pfTest, id string) {
 	o := pt.Options
 	if o.Transform != nil || o.Postprocess != nil {
-		n.add("options.transform is not applied: assertions read the reply as the model wrote it", id)
+		n.Add("options.transform is not applied: assertions read the reply as the model wrote it", id)
 	}
 	if o.Prefix != nil || o.Suffix != nil {
-		n.add("options.prefix and suffix are not added to the prompt", id)
+		n.Add("options.prefix and suffix are not added to the prompt", id)
 	}
 	if pt.Threshold != nil {
-		n.add("a test's threshold (a minimum share of weighted assertions) is not applied: every check must pass", id)
+		n.Add("a test's threshold (a minimum share of weighted assertions) is not applied: every check must pass", id)
 	}
 }
 
@@ -139,7 +143,7 @@ func pfRunNotes(n *notes, pt pfTest, id string) {
 // in promptfoo's order (the first var varies slowest).
 func varCombinations(vars map[string]any) ([]map[string]any, error) {
 	combos := []map[string]any{{}}
-	for _, k := range sortedKeys(vars) {
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		values, ok := vars[k].([]any)
 		if !ok || len(values) == 0 {
 			for _, c := range combos {
@@ -169,7 +173,7 @@ func varCombinations(vars map[string]any) ([]map[string]any, error) {
 // readVarFiles replaces file:// var values with the file's content: text as
 // it is, .json and .yaml parsed, as promptfoo loads them.
 func (b *pfBase) readVarFiles(vars map[string]any, at string) {
-	for _, k := range sortedKeys(vars) {
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		s, ok := vars[k].(string)
 		ref, isFile := strings.CutPrefix(strings.TrimSpace(s), "file://")
 		if !ok || !isFile {
@@ -177,7 +181,7 @@ func (b *pfBase) readVarFiles(vars map[string]any, at string) {
 		}
 		v, err := pfDataFile(b.path, ref)
 		if err != nil {
-			b.col.add(joinPath(joinPath(at, "vars"), k), "the path is relative to the promptfoo config", "%v", err)
+			b.col.Add(config.JoinPath(config.JoinPath(at, "vars"), k), "the path is relative to the promptfoo config", "%v", err)
 			continue
 		}
 		vars[k] = v
@@ -190,15 +194,15 @@ func (b *pfBase) readVarFiles(vars map[string]any, at string) {
 const maxScriptBytes = 1 << 20
 
 // pfFile reads a file:// reference relative to the config.
-func pfFile(config, ref string) ([]byte, string, error) {
+func pfFile(cfgPath, ref string) ([]byte, string, error) {
 	p := ref
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(filepath.Dir(config), ref)
+		p = filepath.Join(filepath.Dir(cfgPath), ref)
 	}
 	if strings.ContainsAny(ref, "*?[") {
 		return nil, p, fmt.Errorf("file://%s: globs are not read; name one file", ref)
 	}
-	data, err := readInput(p)
+	data, err := config.ReadInput(p)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, p, fmt.Errorf("file://%s: no such file (looked for %s)", ref, p)
@@ -211,8 +215,8 @@ func pfFile(config, ref string) ([]byte, string, error) {
 }
 
 // pfDataFile reads a var's file: text, or parsed JSON or YAML.
-func pfDataFile(config, ref string) (any, error) {
-	data, p, err := pfFile(config, ref)
+func pfDataFile(cfgPath, ref string) (any, error) {
+	data, p, err := pfFile(cfgPath, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +224,7 @@ func pfDataFile(config, ref string) (any, error) {
 	case ".json":
 		var v any
 		if err := json.Unmarshal(data, &v); err != nil {
-			return nil, fmt.Errorf("file://%s is not JSON: %s", ref, jsonDecodeError(p, data, 0, err).Msg)
+			return nil, fmt.Errorf("file://%s is not JSON: %s", ref, config.JSONDecodeError(p, data, 0, err).Msg)
 		}
 		return v, nil
 	case ".yaml", ".yml":
@@ -228,7 +232,7 @@ func pfDataFile(config, ref string) (any, error) {
 		if err := yaml.Unmarshal(data, &v); err != nil {
 			return nil, fmt.Errorf("file://%s: YAML: %s", ref, yamlMessage(err))
 		}
-		return jsonNormalize(v), nil
+		return config.JSONNormalize(v), nil
 	case ".js", ".cjs", ".mjs", ".py", ".rb":
 		return nil, fmt.Errorf("file://%s: vars computed by scripts are not run; write the value, or its file's text", ref)
 	}
@@ -237,8 +241,8 @@ func pfDataFile(config, ref string) (any, error) {
 
 // pfPromptFile reads a prompt file: text, or a JSON chat (kept as its text,
 // which the renderer reads as messages).
-func pfPromptFile(config, ref string) (string, error) {
-	data, p, err := pfFile(config, ref)
+func pfPromptFile(cfgPath, ref string) (string, error) {
+	data, p, err := pfFile(cfgPath, ref)
 	if err != nil {
 		return "", err
 	}
@@ -262,7 +266,7 @@ var (
 func (b *pfBase) render(s string, vars map[string]any, id string) string {
 	out := pfRender(s, vars)
 	if pfTemplate.MatchString(out) && pfTemplate.MatchString(s) {
-		b.n.add("template syntax pitwall does not render ({% … %}, a filter, or an unknown var) is sent as written", id)
+		b.n.Add("template syntax pitwall does not render ({% … %}, a filter, or an unknown var) is sent as written", id)
 	}
 	return out
 }
@@ -274,12 +278,12 @@ func pfRender(s string, vars map[string]any) string {
 		if !ok {
 			return m
 		}
-		text := valueText(v)
+		text := config.ValueText(v)
 		for _, f := range strings.Split(sm[2], "|") {
 			switch strings.TrimSpace(f) {
 			case "":
 			case "dump":
-				b, err := json.Marshal(jsonNormalize(v))
+				b, err := json.Marshal(config.JSONNormalize(v))
 				if err != nil {
 					return m
 				}
@@ -317,7 +321,7 @@ func lookupVar(vars map[string]any, name string) (any, bool) {
 // providersRequest reads the request fields of the config's providers: the
 // one provider's, or the first's when several have config (noted, since
 // pitwall sends every model the same request).
-func providersRequest(col *collector, n *notes, v any) *pfRequest {
+func providersRequest(col *config.Collector, n *config.Notes, v any) *pfRequest {
 	var list []any
 	switch x := v.(type) {
 	case nil:
@@ -330,7 +334,7 @@ func providersRequest(col *collector, n *notes, v any) *pfRequest {
 	var first *pfRequest
 	withConfig := 0
 	for i, p := range list {
-		r := pfProviderRequest(col, n, p, indexPath("providers", i))
+		r := pfProviderRequest(col, n, p, config.IndexPath("providers", i))
 		if r == nil {
 			continue
 		}
@@ -340,16 +344,16 @@ func providersRequest(col *collector, n *notes, v any) *pfRequest {
 		}
 	}
 	if withConfig > 1 {
-		n.add("several providers have config: pitwall sends every model the first one's tools, tool_choice and response_format", "")
+		n.Add("several providers have config: pitwall sends every model the first one's tools, tool_choice and response_format", "")
 	}
-	n.add("providers are not run: pitwall runs the models of its own config", "")
+	n.Add("providers are not run: pitwall runs the models of its own config", "")
 	return first
 }
 
 // pfProviderRequest reads tools, tool_choice and response_format from a
 // provider's config, when the provider is a table; other config keys are
 // noted.
-func pfProviderRequest(col *collector, n *notes, v any, at string) *pfRequest {
+func pfProviderRequest(col *config.Collector, n *config.Notes, v any, at string) *pfRequest {
 	p, ok := v.(map[string]any)
 	if !ok {
 		return nil
@@ -364,15 +368,15 @@ func pfProviderRequest(col *collector, n *notes, v any, at string) *pfRequest {
 		err = json.Unmarshal(b, &req)
 	}
 	if err != nil {
-		col.add(joinPath(at, "config"), "tools, tool_choice and response_format are written as OpenAI's API takes them",
-			"tools, tool_choice or response_format is not in OpenAI's shape: %s", jsonDecodeError(col.src.file, b, 0, err).Msg)
+		col.Add(config.JoinPath(at, "config"), "tools, tool_choice and response_format are written as OpenAI's API takes them",
+			"tools, tool_choice or response_format is not in OpenAI's shape: %s", config.JSONDecodeError(col.Src.File, b, 0, err).Msg)
 		return nil
 	}
-	for _, k := range sortedKeys(cfg) {
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		switch k {
 		case "tools", "tool_choice", "response_format":
 		default:
-			n.add(fmt.Sprintf("provider config %q is not applied: pitwall's [run] settings shape every request", k), "")
+			n.Add(fmt.Sprintf("provider config %q is not applied: pitwall's [run] settings shape every request", k), "")
 		}
 	}
 	return &req
@@ -380,22 +384,21 @@ func pfProviderRequest(col *collector, n *notes, v any, at string) *pfRequest {
 
 // pfApplyRequest sets the request fields from the most specific provider
 // config that has each: the test's, defaultTest's, the config's.
-func pfApplyRequest(t *Test, reqs ...*pfRequest) {
-	rt := rawTest{}
+func pfApplyRequest(t *config.Test, reqs ...*pfRequest) {
+	var merged pfRequest
 	for _, r := range reqs {
 		if r == nil {
 			continue
 		}
 		if r.Tools != nil {
-			rt.Tools = r.Tools
+			merged.Tools = r.Tools
 		}
 		if r.ToolChoice != nil {
-			rt.ToolChoice = r.ToolChoice
+			merged.ToolChoice = r.ToolChoice
 		}
 		if r.ResponseFormat != nil {
-			rt.ResponseFormat = r.ResponseFormat
+			merged.ResponseFormat = r.ResponseFormat
 		}
 	}
-	conv := rt.toTest()
-	t.Tools, t.ToolChoice, t.ResponseFormat = conv.Tools, conv.ToolChoice, conv.ResponseFormat
+	t.Tools, t.ToolChoice, t.ResponseFormat = config.Request(merged.Tools, merged.ToolChoice, merged.ResponseFormat)
 }

@@ -1,8 +1,9 @@
-package config
+package promptfoo
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"pitwall/config"
 	"pitwall/gpu/chat"
 )
 
@@ -67,9 +69,9 @@ type pfAssert struct {
 
 // pfRequest is the part of a provider config that shapes the request.
 type pfRequest struct {
-	Tools          []chat.Tool        `json:"tools"`
-	ToolChoice     any                `json:"tool_choice"`
-	ResponseFormat *rawResponseFormat `json:"response_format"`
+	Tools          []chat.Tool               `json:"tools"`
+	ToolChoice     any                       `json:"tool_choice"`
+	ResponseFormat *config.RawResponseFormat `json:"response_format"`
 }
 
 type pfPrompt struct {
@@ -92,29 +94,29 @@ const maxExpandedTests = 20000
 // readPFYAML parses a promptfoo YAML file: its root node, where each of
 // its values is, and its content as JSON would hold it. empty names the
 // file's kind, for the error a file with nothing in it gets.
-func readPFYAML(path string, data []byte, empty string) (*yaml.Node, *source, any, error) {
+func readPFYAML(path string, data []byte, empty string) (*yaml.Node, *config.Source, any, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, nil, nil, yamlError(path, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, nil, nil, &Error{File: path, Line: 1, Msg: "the " + empty + " is empty", Hint: "a promptfoo config has prompts and tests"}
+		return nil, nil, nil, &config.Error{File: path, Line: 1, Msg: "the " + empty + " is empty", Hint: "a promptfoo config has prompts and tests"}
 	}
 	root := doc.Content[0]
 	var top any
 	if err := root.Decode(&top); err != nil {
 		return nil, nil, nil, yamlError(path, err)
 	}
-	return root, locateYAML(path, root), jsonNormalize(top), nil
+	return root, locateYAML(path, root), config.JSONNormalize(top), nil
 }
 
-func loadPromptfoo(path string, data []byte, n *notes) ([]Test, error) {
+func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, error) {
 	root, src, top, err := readPFYAML(path, data, "battery file")
 	if err != nil {
 		return nil, err
 	}
-	col := newCollector(src)
-	if e := notABattery(path, root.Line, top); e != nil {
+	col := config.NewCollector(src)
+	if e := config.NotABattery(path, root.Line, top); e != nil {
 		return nil, e
 	}
 	m, ok := top.(map[string]any)
@@ -123,11 +125,11 @@ func loadPromptfoo(path string, data []byte, n *notes) ([]Test, error) {
 		if root.Kind == yaml.SequenceNode {
 			hint = "this looks like a promptfoo tests file (a list of tests): point battery = at the promptfoo config that names it"
 		}
-		return nil, &Error{File: path, Line: root.Line, Msg: "not a promptfoo config: the file holds " + describe(top, "json"), Hint: hint}
+		return nil, &config.Error{File: path, Line: root.Line, Msg: "not a promptfoo config: the file holds " + config.Describe(top, "json"), Hint: hint}
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(pfKeys, k) && !slices.Contains(pfQuiet, k) {
-			n.add(fmt.Sprintf("promptfoo key %q is not read", k), "")
+			n.Add(fmt.Sprintf("promptfoo key %q is not read", k), "")
 		}
 	}
 	prompts, err := pfPrompts(path, mapValue(root, "prompts"), n)
@@ -140,12 +142,12 @@ func loadPromptfoo(path string, data []byte, n *notes) ([]Test, error) {
 		if testsNode != nil {
 			line = testsNode.Line
 		}
-		return nil, &Error{File: path, Line: line, Field: "tests",
+		return nil, &config.Error{File: path, Line: line, Field: "tests",
 			Msg:  "tests must be a list written in this file",
 			Hint: "pitwall reads inline promptfoo tests only (not file:// or CSV tests)"}
 	}
 	lenient := func(what string) func(string, string) {
-		return func(_, key string) { n.add(fmt.Sprintf("promptfoo %s key %q is not read", what, key), "") }
+		return func(_, key string) { n.Add(fmt.Sprintf("promptfoo %s key %q is not read", what, key), "") }
 	}
 	var def pfTest
 	if raw, ok := m["defaultTest"]; ok {
@@ -159,36 +161,36 @@ func loadPromptfoo(path string, data []byte, n *notes) ([]Test, error) {
 	tl := newTestList(n)
 	rawTests, _ := m["tests"].([]any)
 	for i, raw := range rawTests {
-		at := indexPath("tests", i)
-		line := src.line(at)
+		at := config.IndexPath("tests", i)
+		line := src.Line(at)
 		pt, ok := decodePFTest(col, raw, at, lenient("test"))
 		if !ok {
 			continue
 		}
 		expanded := base.expand(pt, i, at)
 		if len(tl.tests)+len(expanded) > maxExpandedTests {
-			return nil, &Error{File: path, Line: line, Field: at,
+			return nil, &config.Error{File: path, Line: line, Field: at,
 				Msg:  fmt.Sprintf("prompts × tests × list-valued vars make more than %d tests", maxExpandedTests),
 				Hint: "split the config into several batteries"}
 		}
 		for _, t := range expanded {
 			t.Source = fmt.Sprintf("%s:%d", path, line)
-			src.set(indexPath("tests", len(tl.tests)), line)
+			src.Set(config.IndexPath("tests", len(tl.tests)), line)
 			tl.add(t)
 		}
 	}
-	if len(col.errs) > 0 {
-		return nil, col.errs.err()
+	if len(col.Errs) > 0 {
+		return nil, col.Errs.Err()
 	}
-	return finishTests(tl.tests, src, nil, n)
+	return config.FinishTests(tl.tests, src, nil, n)
 }
 
 // decodePFTest reads a test (or defaultTest) from its generic decoding,
 // reporting wrong types at their fields and unknown keys to unknown.
-func decodePFTest(col *collector, raw any, at string, unknown func(string, string)) (pfTest, bool) {
-	before := len(col.errs)
-	checkShapeWith(col, raw, reflect.TypeFor[pfTest](), "json", at, unknown)
-	if len(col.errs) > before {
+func decodePFTest(col *config.Collector, raw any, at string, unknown func(string, string)) (pfTest, bool) {
+	before := len(col.Errs)
+	config.CheckShapeWith(col, raw, reflect.TypeFor[pfTest](), "json", at, unknown)
+	if len(col.Errs) > before {
 		return pfTest{}, false
 	}
 	var pt pfTest
@@ -197,7 +199,7 @@ func decodePFTest(col *collector, raw any, at string, unknown func(string, strin
 		err = json.Unmarshal(b, &pt)
 	}
 	if err != nil {
-		col.add(at, "", "cannot read the test: %s", jsonDecodeError(col.src.file, b, 0, err).Msg)
+		col.Add(at, "", "cannot read the test: %s", config.JSONDecodeError(col.Src.File, b, 0, err).Msg)
 		return pfTest{}, false
 	}
 	return pt, true
@@ -206,20 +208,20 @@ func decodePFTest(col *collector, raw any, at string, unknown func(string, strin
 // testList gathers tests, making ids unique as prompt-prix's promptfoo
 // reader does (a second "x" becomes "x-2").
 type testList struct {
-	tests []Test
+	tests []config.Test
 	seen  map[string]bool
-	n     *notes
+	n     *config.Notes
 }
 
-func newTestList(n *notes) *testList { return &testList{seen: map[string]bool{}, n: n} }
+func newTestList(n *config.Notes) *testList { return &testList{seen: map[string]bool{}, n: n} }
 
-func (l *testList) add(t Test) {
+func (l *testList) add(t config.Test) {
 	if l.seen[t.ID] {
 		id := t.ID
 		for k := 2; l.seen[t.ID]; k++ {
 			t.ID = fmt.Sprintf("%s-%d", id, k)
 		}
-		l.n.add("tests share an id (from their description or vars): later ones get -2, -3 …", t.ID)
+		l.n.Add("tests share an id (from their description or vars): later ones get -2, -3 …", t.ID)
 	}
 	l.seen[t.ID] = true
 	l.tests = append(l.tests, t)
@@ -239,26 +241,26 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 }
 
 // locateYAML maps every value under root to its line, as locateJSON does.
-func locateYAML(file string, root *yaml.Node) *source {
-	src := newSource(file)
+func locateYAML(file string, root *yaml.Node) *config.Source {
+	src := config.NewSource(file)
 	var walk func(n *yaml.Node, path string, depth int)
 	walk = func(n *yaml.Node, path string, depth int) {
-		if n == nil || depth > maxNesting {
+		if n == nil || depth > config.MaxNesting {
 			return
 		}
 		if n.Kind == yaml.AliasNode {
-			src.set(path, n.Line)
+			src.Set(path, n.Line)
 			return // its target is located where it is written
 		}
-		src.set(path, n.Line)
+		src.Set(path, n.Line)
 		switch n.Kind {
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				walk(n.Content[i+1], joinPath(path, n.Content[i].Value), depth+1)
+				walk(n.Content[i+1], config.JoinPath(path, n.Content[i].Value), depth+1)
 			}
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
-				walk(c, indexPath(path, i), depth+1)
+				walk(c, config.IndexPath(path, i), depth+1)
 			}
 		}
 	}
@@ -268,9 +270,9 @@ func locateYAML(file string, root *yaml.Node) *source {
 
 // pfPrompts reads prompts: one string, or a list of strings or {raw, id,
 // label} tables; a file:// prompt is read from beside the config.
-func pfPrompts(path string, n *yaml.Node, notes *notes) ([]pfPrompt, error) {
+func pfPrompts(path string, n *yaml.Node, notes *config.Notes) ([]pfPrompt, error) {
 	bad := func(line int, msg string) error {
-		return &Error{File: path, Line: max(line, 1), Field: "prompts", Msg: msg,
+		return &config.Error{File: path, Line: max(line, 1), Field: "prompts", Msg: msg,
 			Hint: "write prompts inline, a string with {{var}} placeholders or {raw: ..., label: ...}, or file:// a .txt, .md or .json file"}
 	}
 	var items []*yaml.Node
@@ -306,7 +308,7 @@ func pfPrompts(path string, n *yaml.Node, notes *notes) ([]pfPrompt, error) {
 						p.id = val.Value
 					}
 				default:
-					notes.add(fmt.Sprintf("prompt key %q is not read", key), "")
+					notes.Add(fmt.Sprintf("prompt key %q is not read", key), "")
 				}
 			}
 		default:
@@ -335,12 +337,12 @@ func pfPrompts(path string, n *yaml.Node, notes *notes) ([]pfPrompt, error) {
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
-func yamlError(path string, err error) *Error {
+func yamlError(path string, err error) *config.Error {
 	line := 0
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		fmt.Sscan(m[1], &line)
 	}
-	return &Error{File: path, Line: line, Msg: "YAML: " + yamlMessage(err),
+	return &config.Error{File: path, Line: line, Msg: "YAML: " + yamlMessage(err),
 		Hint: "check indentation and quoting near this line"}
 }
 

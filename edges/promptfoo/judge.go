@@ -1,4 +1,4 @@
-package config
+package promptfoo
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"pitwall/config"
 	"pitwall/gpu/chat"
 	"pitwall/judge/scoring"
 )
@@ -56,16 +57,16 @@ var (
 
 // loadPromptfooJudge reads a promptfoo judge-competence config as a judge
 // battery.
-func loadPromptfooJudge(path string, data []byte, n *notes) ([]JudgeTest, error) {
+func loadPromptfooJudge(path string, data []byte, n *config.Notes) ([]config.JudgeTest, error) {
 	root, src, top, err := readPFYAML(path, data, "judge battery")
 	if err != nil {
 		return nil, err
 	}
-	col := newCollector(src)
+	col := config.NewCollector(src)
 	m, _ := top.(map[string]any)
 	rawTests, _ := m["tests"].([]any)
 	if len(rawTests) == 0 {
-		return nil, &Error{File: path, Line: root.Line, Field: "tests",
+		return nil, &config.Error{File: path, Line: root.Line, Field: "tests",
 			Msg:  "not a promptfoo judge battery: no tests written in the file",
 			Hint: "a judge battery's tests carry vars.expected_verdict and the output to grade (vars.output)"}
 	}
@@ -80,13 +81,13 @@ func loadPromptfooJudge(path string, data []byte, n *notes) ([]JudgeTest, error)
 	configEcho := isEcho(m["providers"])
 
 	var (
-		out      []JudgeTest
+		out      []config.JudgeTest
 		partial  []string
 		asserted bool
 		ids      = map[string]bool{}
 	)
 	for i, raw := range rawTests {
-		at := indexPath("tests", i)
+		at := config.IndexPath("tests", i)
 		pt, ok := decodePFTest(col, raw, at, lenient)
 		if !ok {
 			continue
@@ -112,23 +113,23 @@ func loadPromptfooJudge(path string, data []byte, n *notes) ([]JudgeTest, error)
 				for k := 2; ids[jt.ID]; k++ {
 					jt.ID = fmt.Sprintf("%s-%d", id, k)
 				}
-				n.add("tests share an id (from their description or vars): later ones get -2, -3 …", jt.ID)
+				n.Add("tests share an id (from their description or vars): later ones get -2, -3 …", jt.ID)
 			}
 			ids[jt.ID] = true
 			out = append(out, jt)
 		}
 	}
-	if len(col.errs) > 0 {
-		return nil, col.errs.err()
+	if len(col.Errs) > 0 {
+		return nil, col.Errs.Err()
 	}
 	for _, id := range partial {
-		n.add("a test expecting PARTIAL is left out: a judge battery's verdicts are pass or fail", id)
+		n.Add("a test expecting PARTIAL is left out: a judge battery's verdicts are pass or fail", id)
 	}
 	if asserted {
-		n.add("assertions are not read: they grade the judge's own reply, and qualify compares its verdict with expected_verdict instead", "")
+		n.Add("assertions are not read: they grade the judge's own reply, and qualify compares its verdict with expected_verdict instead", "")
 	}
 	if len(out) == 0 {
-		return nil, &Error{File: path, Line: root.Line, Field: "tests",
+		return nil, &config.Error{File: path, Line: root.Line, Field: "tests",
 			Msg: "no test of the judge battery expects pass or fail", Hint: "set vars.expected_verdict to PASS or FAIL"}
 	}
 	return out, nil
@@ -137,20 +138,20 @@ func loadPromptfooJudge(path string, data []byte, n *notes) ([]JudgeTest, error)
 // judgeTests makes the judge tests of one promptfoo test: one per
 // combination of its list-valued vars (and per prompt, with echo). A test
 // whose expected verdict is PARTIAL comes back with Expect "".
-func (b *pfBase) judgeTests(pt pfTest, i int, at string, echo []pfPrompt) []JudgeTest {
+func (b *pfBase) judgeTests(pt pfTest, i int, at string, echo []pfPrompt) []config.JudgeTest {
 	vars := map[string]any{}
 	varAt := map[string]string{}
 	for k, v := range pfMap(b.def.Vars) {
-		vars[k], varAt[k] = v, joinPath("defaultTest.vars", k)
+		vars[k], varAt[k] = v, config.JoinPath("defaultTest.vars", k)
 	}
 	if pt.Vars != nil {
 		if _, ok := pt.Vars.(map[string]any); !ok {
-			b.col.add(joinPath(at, "vars"), "vars is a table of names and values", "vars must be a table, got %s", describe(pt.Vars, "json"))
+			b.col.Add(config.JoinPath(at, "vars"), "vars is a table of names and values", "vars must be a table, got %s", config.Describe(pt.Vars, "json"))
 			return nil
 		}
 	}
 	for k, v := range pfMap(pt.Vars) {
-		vars[k], varAt[k] = v, joinPath(joinPath(at, "vars"), k)
+		vars[k], varAt[k] = v, config.JoinPath(config.JoinPath(at, "vars"), k)
 	}
 	b.readVarFiles(vars, at)
 	meta := map[string]any{}
@@ -164,7 +165,7 @@ func (b *pfBase) judgeTests(pt pfTest, i int, at string, echo []pfPrompt) []Judg
 		err = fmt.Errorf("its combinations of list-valued vars make more than %d tests", maxExpandedTests)
 	}
 	if err != nil {
-		b.col.add(joinPath(at, "vars"), "split the test, or shorten its lists", "%v", err)
+		b.col.Add(config.JoinPath(at, "vars"), "split the test, or shorten its lists", "%v", err)
 		return nil
 	}
 	baseID := firstString(meta["test_id"], vars["test_id"], vars["id"], meta["id"])
@@ -174,8 +175,8 @@ func (b *pfBase) judgeTests(pt pfTest, i int, at string, echo []pfPrompt) []Judg
 	if baseID == "" {
 		baseID = fmt.Sprintf("test-%d", i+1)
 	}
-	req := pfProviderRequest(b.col, b.n, pt.Options.Provider, joinPath(at, "options.provider"))
-	var out []JudgeTest
+	req := pfProviderRequest(b.col, b.n, pt.Options.Provider, config.JoinPath(at, "options.provider"))
+	var out []config.JudgeTest
 	for k, vs := range combos {
 		id := baseID
 		if len(combos) > 1 {
@@ -186,11 +187,11 @@ func (b *pfBase) judgeTests(pt pfTest, i int, at string, echo []pfPrompt) []Judg
 			if p, ok := varAt[key]; ok {
 				return p
 			}
-			return joinPath(joinPath(at, "vars"), key)
+			return config.JoinPath(config.JoinPath(at, "vars"), key)
 		}
 		sources := map[string]map[string]any{"vars": vs, "metadata": meta}
 
-		jt := JudgeTest{Test: Test{ID: id, Name: pt.Description}}
+		jt := config.JudgeTest{Test: config.Test{ID: id, Name: pt.Description}}
 		jt.Category = firstString(meta["category"], vs["category"])
 		jt.Severity = strings.ToLower(firstString(meta["severity"], vs["severity"]))
 		jt.System = firstString(vs["system"])
@@ -204,7 +205,7 @@ func (b *pfBase) judgeTests(pt pfTest, i int, at string, echo []pfPrompt) []Judg
 			where, name, _ := strings.Cut(key, ".")
 			if v, ok := sources[where][name]; ok && v != nil {
 				verdictKey, verdict = key, strings.TrimSpace(fmt.Sprint(v))
-				verdictField = joinPath(joinPath(at, where), name)
+				verdictField = config.JoinPath(config.JoinPath(at, where), name)
 				if where == "vars" {
 					verdictField = field(name)
 				}
@@ -213,14 +214,14 @@ func (b *pfBase) judgeTests(pt pfTest, i int, at string, echo []pfPrompt) []Judg
 		}
 		switch v := strings.ToLower(verdict); {
 		case verdictKey == "":
-			b.col.add(at, `add vars.expected_verdict: PASS or FAIL, the verdict a good judge gives this output`,
+			b.col.Add(at, `add vars.expected_verdict: PASS or FAIL, the verdict a good judge gives this output`,
 				"%s has no expected verdict (vars.expected_verdict)", label)
 		case v == "pass" || v == "fail":
 			jt.Expect = scoring.Verdict(v)
 		case v == "partial":
 			// Left out by the caller, with a warning.
 		default:
-			b.col.add(verdictField, didYouMean(v, expects),
+			b.col.Add(verdictField, config.DidYouMean(v, []string{"pass", "fail"}),
 				"%s: %s is %q: want pass or fail", label, verdictKey, verdict)
 		}
 
@@ -228,17 +229,17 @@ func (b *pfBase) judgeTests(pt pfTest, i int, at string, echo []pfPrompt) []Judg
 		case key != "":
 			text, calls, err := candidateOutput(v)
 			if err != nil {
-				b.col.add(field(key), `write the output as a model sends it: text, or a JSON list of tool calls {"function": {"name": ..., "arguments": "..."}}`,
+				b.col.Add(field(key), `write the output as a model sends it: text, or a JSON list of tool calls {"function": {"name": ..., "arguments": "..."}}`,
 					"%s: vars.%s: %v", label, key, err)
 			}
 			jt.Candidate, jt.CandidateToolCalls = text, calls
 		case len(echo) > 0:
 		default:
-			b.col.add(joinPath(at, "vars"), "add vars.output (or actual_output, response, candidate): the output the judges grade",
+			b.col.Add(config.JoinPath(at, "vars"), "add vars.output (or actual_output, response, candidate): the output the judges grade",
 				"%s has no fixed output to judge", label)
 		}
 		if jt.User == "" && len(echo) == 0 {
-			b.col.add(joinPath(at, "vars"), "add vars.task_description (or question, input): what the candidate was asked",
+			b.col.Add(config.JoinPath(at, "vars"), "add vars.task_description (or question, input): what the candidate was asked",
 				"%s does not say what the candidate was asked", label)
 		}
 		if len(echo) == 0 {
@@ -358,7 +359,7 @@ func toolCall(m map[string]any) (chat.ToolCall, bool) {
 		return chat.ToolCall{}, false
 	}
 	id, _ := m["id"].(string)
-	args, ok := candidateArgs(fn["arguments"])
+	args, ok := config.CandidateArgs(fn["arguments"])
 	if !ok {
 		b, err := json.Marshal(fn["arguments"])
 		if err != nil {
@@ -391,7 +392,7 @@ func isPromptfooJudgeBattery(data []byte) bool {
 	if yaml.Unmarshal(data, &top) != nil {
 		return false
 	}
-	m, _ := jsonNormalize(top).(map[string]any)
+	m, _ := config.JSONNormalize(top).(map[string]any)
 	tests, _ := m["tests"].([]any)
 	def := pfMap(m["defaultTest"])
 	echo := isEcho(m["providers"]) || isEcho(pfMap(def["options"])["provider"])

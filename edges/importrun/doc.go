@@ -32,5 +32,8 @@
 // or more models, tests, repeats or cells than the limits, is refused with
 // an error that says which limit, before anything is allocated for it.
 //
-// It must not send a request, start a fleet, or import the runner engine.
+// It is an edge: it imports the core (config, judge/check, runner/ledger,
+// runner/state) and nothing in the core imports it; cli's import, resume and
+// rejudge commands call it. It must not send a request, start a fleet, or
+// import the runner engine.
 package importrun

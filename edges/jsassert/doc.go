@@ -1,4 +1,4 @@
-// Package script runs a battery's JavaScript assertions, with promptfoo's
+// Package jsassert runs a battery's JavaScript assertions, with promptfoo's
 // contract, in an embedded engine (goja): no node process, nothing on the
 // machine is reachable from a script.
 //
@@ -14,6 +14,8 @@
 // a script that throws, runs away or returns something else is an error
 // that says which, never a pass.
 //
-// It imports nothing of pitwall's; judge/check wraps it as the javascript
-// check.
-package script
+// It is an edge: it imports the core's judge/check only to register itself
+// there as the ScriptEngine of the javascript check (register.go, in init),
+// and nothing in the core imports it. cli links it (cli/edges.go); so does
+// edges/promptfoo, whose batteries carry the assertions.
+package jsassert
