@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"strings"
 	"testing"
 )
@@ -49,7 +49,7 @@ func TestToolChoiceAsEachBackendReadsIt(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			cfg := instant("good", "bad")
 			cfg.Spec.Backend = backend
-			cfg.Catalog = map[string]spec.Model{"good": {Skill: 1}, "bad": {Skills: map[string]float64{"tools": 0}}}
+			cfg.Catalog = map[string]simspec.Model{"good": {Skill: 1}, "bad": {Skills: map[string]float64{"tools": 0}}}
 			cfg.Answers = answers
 			s := start(t, cfg)
 			c := client(t)
@@ -82,7 +82,7 @@ func TestToolChoiceAsEachBackendReadsIt(t *testing.T) {
 
 func TestAnOracleToolThatWasNotOfferedIsNeverCalled(t *testing.T) {
 	cfg := instant("m")
-	cfg.Catalog = map[string]spec.Model{"m": {Skills: map[string]float64{"tools": 0.5}}}
+	cfg.Catalog = map[string]simspec.Model{"m": {Skills: map[string]float64{"tools": 0.5}}}
 	cfg.Answers = map[string]Answer{}
 	for i := range 100 {
 		cfg.Answers[fmt.Sprintf("Search for item %d", i)] = Answer{Category: "tools", ToolName: "search_web", ToolArgs: map[string]any{"q": fmt.Sprint(i)}}
@@ -267,7 +267,7 @@ func TestRetrieveModelAsEachBackendServesIt(t *testing.T) {
 		t.Run(tc.backend, func(t *testing.T) {
 			cfg := instant(models...)
 			cfg.Spec.Backend = tc.backend
-			cfg.Catalog = map[string]spec.Model{"hf.co/bartowski/Llama-3.2-1B:Q4_K_M": {SizeGB: 1}}
+			cfg.Catalog = map[string]simspec.Model{"hf.co/bartowski/Llama-3.2-1B:Q4_K_M": {SizeGB: 1}}
 			s := start(t, cfg)
 			c := client(t)
 			_, listed := get(t, c, s, "/v1/models")
@@ -328,7 +328,7 @@ func TestRetrieveModelAsEachBackendServesIt(t *testing.T) {
 func TestOllamaChunksAsOllamaSendsThem(t *testing.T) {
 	cfg := instant("m")
 	cfg.Spec.Backend = BackendOllama
-	cfg.Catalog = map[string]spec.Model{"m": {Skill: 1, ReplyTokens: 100}}
+	cfg.Catalog = map[string]simspec.Model{"m": {Skill: 1, ReplyTokens: 100}}
 	cfg.Answers = map[string]Answer{"Weather in Oslo?": {ToolName: "get_weather", ToolArgs: map[string]any{"city": "Oslo", "units": "metric"}}}
 	s := start(t, cfg)
 	c := client(t)

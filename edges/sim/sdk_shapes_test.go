@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"regexp"
 	"strings"
 	"testing"
@@ -158,7 +158,7 @@ func sdkCases() []sdkCase {
 
 func sdkServer(t *testing.T) *Server {
 	cfg := instant("gpt-4o-mini", "lmstudio-community/qwen3-8b", "qwen3:8b")
-	cfg.Catalog = map[string]spec.Model{"gpt-4o-mini": {Skill: 1}}
+	cfg.Catalog = map[string]simspec.Model{"gpt-4o-mini": {Skill: 1}}
 	cfg.Answers = map[string]Answer{"What's the weather in Oslo?": {Category: "tools", ToolName: "get_weather",
 		ToolArgs: map[string]any{"city": "Oslo"}, Content: "It is 4 degrees and raining in Oslo."}}
 	return start(t, cfg)

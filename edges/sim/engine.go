@@ -3,7 +3,7 @@ package sim
 import (
 	"cmp"
 	"context"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"slices"
 	"time"
 )
@@ -29,7 +29,7 @@ func (r residency) String() string {
 
 // modelRun is one offered model's life in one generation of the server.
 type modelRun struct {
-	ms       spec.Model
+	ms       simspec.Model
 	res      residency
 	lru      uint64    // order of last use, for eviction
 	lastUsed time.Time // wall time of last use, for Ollama's keep-alive
@@ -249,7 +249,7 @@ func (e *engine) loadLocked(ctx context.Context, m *modelRun, victims []*modelRu
 
 // loadTime is how long a model takes to load: its size over the server's
 // load bandwidth.
-func loadTime(m spec.Model, sp spec.Server) time.Duration {
+func loadTime(m simspec.Model, sp simspec.Server) time.Duration {
 	return seconds(m.SizeGB / sp.LoadGBps)
 }
 

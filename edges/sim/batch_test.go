@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 )
 
 // batchClient speaks the Batch API over raw HTTP, as any client would.
@@ -232,19 +232,19 @@ func TestABatchMovesThroughItsStatesInOrder(t *testing.T) {
 func TestBatchFaults(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		faults   spec.Faults
+		faults   simspec.Faults
 		cancel   bool
 		want     []string // the status of each of two batches
 		notRun   string   // the code of the error lines of requests never run
 		answered int      // requests of the first batch answered
 	}{
-		{name: "the first batch fails, the second completes", faults: spec.Faults{BatchFail: 1},
+		{name: "the first batch fails, the second completes", faults: simspec.Faults{BatchFail: 1},
 			want: []string{statusFailed, statusCompleted}},
-		{name: "two batches expire with half their requests unanswered", faults: spec.Faults{BatchExpire: 2},
+		{name: "two batches expire with half their requests unanswered", faults: simspec.Faults{BatchExpire: 2},
 			want: []string{statusExpired, statusExpired}, notRun: "batch_expired", answered: 2},
-		{name: "a failure, then an expiry", faults: spec.Faults{BatchFail: 1, BatchExpire: 1},
+		{name: "a failure, then an expiry", faults: simspec.Faults{BatchFail: 1, BatchExpire: 1},
 			want: []string{statusFailed, statusExpired}},
-		{name: "a held batch that is cancelled", faults: spec.Faults{BatchHold: true}, cancel: true,
+		{name: "a held batch that is cancelled", faults: simspec.Faults{BatchHold: true}, cancel: true,
 			want: []string{statusCancelled}, notRun: "batch_cancelled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -311,7 +311,7 @@ func TestABatchExpiresWhenItsWindowPassesUnderTheTimeScale(t *testing.T) {
 	cfg := instant("m")
 	// 24 h at 1e-5 is 0.86 s; the requests hang, so the window ends them.
 	cfg.Instant, cfg.TimeScale = false, 1e-5
-	cfg.Spec.Faults = spec.Faults{HangRate: 1}
+	cfg.Spec.Faults = simspec.Faults{HangRate: 1}
 	s := start(t, cfg)
 	bc := newBatchClient(t, s)
 	_, b, _ := bc.create(bc.upload("batch", jsonl("m", "a", "b")), "24h", nil)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 	"net/http"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"runtime"
 	"strings"
 	"testing"
@@ -18,12 +18,12 @@ func TestStartRejectsConfigsWithWhatToChange(t *testing.T) {
 		want string
 	}{
 		{"no models", Config{Name: "x"}, "no models offered"},
-		{"unknown backend", Config{Models: []string{"m"}, Spec: spec.Server{Backend: "tgi"}}, `unknown backend "tgi"`},
-		{"preload not offered", Config{Models: []string{"m"}, Spec: spec.Server{Preload: []string{"n"}}}, `preload model "n" is not among`},
-		{"model too big", Config{Models: []string{"m"}, Spec: spec.Server{Backend: BackendLMStudio},
-			Catalog: map[string]spec.Model{"m": {SizeGB: 80}}}, "takes 80.0 GB but the server has 24.0 GB"},
-		{"vllm models do not fit together", Config{Models: []string{"a", "b"}, Spec: spec.Server{Backend: BackendVLLM},
-			Catalog: map[string]spec.Model{"a": {SizeGB: 16}, "b": {SizeGB: 16}}}, "vllm keeps every offered model resident"},
+		{"unknown backend", Config{Models: []string{"m"}, Spec: simspec.Server{Backend: "tgi"}}, `unknown backend "tgi"`},
+		{"preload not offered", Config{Models: []string{"m"}, Spec: simspec.Server{Preload: []string{"n"}}}, `preload model "n" is not among`},
+		{"model too big", Config{Models: []string{"m"}, Spec: simspec.Server{Backend: BackendLMStudio},
+			Catalog: map[string]simspec.Model{"m": {SizeGB: 80}}}, "takes 80.0 GB but the server has 24.0 GB"},
+		{"vllm models do not fit together", Config{Models: []string{"a", "b"}, Spec: simspec.Server{Backend: BackendVLLM},
+			Catalog: map[string]simspec.Model{"a": {SizeGB: 16}, "b": {SizeGB: 16}}}, "vllm keeps every offered model resident"},
 		{"model twice", Config{Models: []string{"m", "m"}}, `model "m" offered twice`},
 		{"address taken", Config{Models: []string{"m"}, Addr: "127.0.0.1:-1"}, "listen on"},
 		{"negative time scale", Config{Models: []string{"m"}, TimeScale: -1}, "time scale -1 is not a number >= 0"},
@@ -62,7 +62,7 @@ func TestURLAndFixedAddress(t *testing.T) {
 func TestCloseEndsInFlightRequestsAndLeavesNoGoroutine(t *testing.T) {
 	base := runtime.NumGoroutine()
 	cfg := Config{Name: "t", Models: []string{"m"}, Slots: 2, TimeScale: 1,
-		Catalog: map[string]spec.Model{"m": {TTFT: time.Nanosecond, TokensPerSec: 1e-6}}} // streams until stopped
+		Catalog: map[string]simspec.Model{"m": {TTFT: time.Nanosecond, TokensPerSec: 1e-6}}} // streams until stopped
 	s, err := Start(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestCloseEndsInFlightRequestsAndLeavesNoGoroutine(t *testing.T) {
 func TestStartFleet(t *testing.T) {
 	f, err := StartFleet([]Config{
 		{Name: "gpu0", Models: []string{"a"}, Instant: true},
-		{Name: "gpu1", Models: []string{"b"}, Instant: true, Spec: spec.Server{Backend: BackendOllama}},
+		{Name: "gpu1", Models: []string{"b"}, Instant: true, Spec: simspec.Server{Backend: BackendOllama}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -161,8 +161,8 @@ func TestTimeScaleZeroMakesEveryDelayZero(t *testing.T) {
 	for _, backend := range []string{BackendLMStudio, BackendOllama} {
 		t.Run(backend, func(t *testing.T) {
 			cfg := Config{Name: "t", Models: []string{"m"}, TimeScale: 0,
-				Spec:    spec.Server{Backend: backend, LoadGBps: 1e-3},
-				Catalog: map[string]spec.Model{"m": {TTFT: time.Hour, TokensPerSec: 1.0 / 60}}}
+				Spec:    simspec.Server{Backend: backend, LoadGBps: 1e-3},
+				Catalog: map[string]simspec.Model{"m": {TTFT: time.Hour, TokensPerSec: 1.0 / 60}}}
 			s := start(t, cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()

@@ -3,7 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"math/rand/v2"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"sort"
 	"strings"
 )
@@ -71,7 +71,7 @@ func (a ask) mayCall(name string) bool {
 // right or wrong by the model's skill, for a battery prompt; a generic
 // reply otherwise. Choice 0 is the reply a request with no n gets; the
 // others are further samples.
-func (s *Server) compose(ms spec.Model, req *chatRequest, choice int) reply {
+func (s *Server) compose(ms simspec.Model, req *chatRequest, choice int) reply {
 	h := requestHash(ms.Name, req, s.cfg.Seed)
 	if choice > 0 {
 		h = splitmix64(h ^ uint64(choice))
@@ -98,7 +98,7 @@ func (s *Server) compose(ms spec.Model, req *chatRequest, choice int) reply {
 // rightReply gives the oracle's answer in the form the request asks: the
 // oracle's call when it may make it, else a call of the function the
 // request forces, built from its schema.
-func rightReply(ms spec.Model, a ask, ans Answer, prompt string, rng *rand.Rand) reply {
+func rightReply(ms simspec.Model, a ask, ans Answer, prompt string, rng *rand.Rand) reply {
 	switch {
 	case a.mayCall(ans.ToolName):
 		return reply{calls: []toolCall{{name: ans.ToolName, args: marshalArgs(ans.ToolArgs)}}}
@@ -168,7 +168,7 @@ func sortedKeys(m map[string]any) []string {
 
 // genericReply answers a prompt the oracle does not know: a call built from
 // the tool's schema when a call is required, JSON when asked, text else.
-func genericReply(ms spec.Model, a ask, prompt string, rng *rand.Rand) reply {
+func genericReply(ms simspec.Model, a ask, prompt string, rng *rand.Rand) reply {
 	switch {
 	case a.mustCall:
 		return schemaCall(a)
@@ -267,7 +267,7 @@ func firstWords(s string, n int) string {
 
 // padded follows core with explanatory sentences so that the reply's length
 // varies around the model's ReplyTokens.
-func padded(core string, ms spec.Model, rng *rand.Rand) string {
+func padded(core string, ms simspec.Model, rng *rand.Rand) string {
 	target := int(float64(ms.ReplyTokens) * (0.6 + 0.8*rng.Float64()))
 	rest := target - countTokens(core)
 	if rest <= 0 {

@@ -10,6 +10,10 @@
 // which of tool_choice, n and max_completion_tokens it honours, whether it
 // serves GET /v1/models/{id}, and the shape of its chunks and errors.
 //
-// It is the backbone of the demo, the tests and the benchmarks. It imports
-// no other pitwall package.
+// It is the backbone of the demo, the tests and the benchmarks, and an edge:
+// it imports the core's vocabulary (gpu/simspec, the [sim] config types) and
+// nothing of the core imports it. The servers themselves read no pitwall
+// package but simspec; config.go alone reads a config (StartConfig, the
+// battery's answer key in Answers) and offers it as the core's
+// setup.Simulator (Simulator), which cli registers.
 package sim

@@ -3,7 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"net/http"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"strings"
 	"testing"
 )
@@ -118,7 +118,7 @@ func TestMaxTokensCutsTheReplyWithFinishLength(t *testing.T) {
 
 func TestToolCallsStreamByIndexAndFinishToolCalls(t *testing.T) {
 	cfg := instant("m1")
-	cfg.Catalog = map[string]spec.Model{"m1": {Skill: 1}}
+	cfg.Catalog = map[string]simspec.Model{"m1": {Skill: 1}}
 	cfg.Answers = map[string]Answer{"What's the weather in Tokyo?": {
 		Category: "tools", ToolName: "get_weather", ToolArgs: map[string]any{"city": "Tokyo", "units": "metric", "days": 3},
 	}}
@@ -183,7 +183,7 @@ func TestBadRequestsGetOpenAIErrorBodies(t *testing.T) {
 
 func TestContentPartsAreReadAsText(t *testing.T) {
 	cfg := instant("m1")
-	cfg.Catalog = map[string]spec.Model{"m1": {Skill: 1}}
+	cfg.Catalog = map[string]simspec.Model{"m1": {Skill: 1}}
 	cfg.Answers = map[string]Answer{"What is 2+2?": {Content: "4", Exact: true}}
 	s := start(t, cfg)
 	req := map[string]any{"model": "m1", "messages": []any{map[string]any{"role": "user", "content": []any{

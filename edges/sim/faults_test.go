@@ -6,7 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +16,7 @@ import (
 func TestFaultsErrorAndRateLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		faults    spec.Faults
+		faults    simspec.Faults
 		cfg       func(*Config)
 		status    int
 		typ       string
@@ -24,12 +24,12 @@ func TestFaultsErrorAndRateLimit(t *testing.T) {
 		retryMS   string
 		faultKind string
 	}{
-		{"error", spec.Faults{ErrorRate: 1}, nil, 500, "server_error", "", "", "error"},
-		{"rate limit, scaled under a second", spec.Faults{RateLimitRate: 1, RetryAfter: 2 * time.Second},
+		{"error", simspec.Faults{ErrorRate: 1}, nil, 500, "server_error", "", "", "error"},
+		{"rate limit, scaled under a second", simspec.Faults{RateLimitRate: 1, RetryAfter: 2 * time.Second},
 			func(c *Config) { c.Instant, c.TimeScale = false, 0.01 }, 429, "rate_limit_error", "1", "20", "rate_limit"},
-		{"rate limit, scaled over a second", spec.Faults{RateLimitRate: 1, RetryAfter: 300 * time.Second},
+		{"rate limit, scaled over a second", simspec.Faults{RateLimitRate: 1, RetryAfter: 300 * time.Second},
 			func(c *Config) { c.Instant, c.TimeScale = false, 0.01 }, 429, "rate_limit_error", "3", "3000", "rate_limit"},
-		{"rate limit, instant", spec.Faults{RateLimitRate: 1}, nil, 429, "rate_limit_error", "0", "0", "rate_limit"},
+		{"rate limit, instant", simspec.Faults{RateLimitRate: 1}, nil, 429, "rate_limit_error", "0", "0", "rate_limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := instant("m")
@@ -62,14 +62,14 @@ func TestFaultsErrorAndRateLimit(t *testing.T) {
 func TestFaultsCutAndMalformedStreams(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		faults    spec.Faults
+		faults    simspec.Faults
 		done      bool
 		malformed bool
 		eof       bool
 	}{
-		{"cut", spec.Faults{CutRate: 1}, false, false, true},
-		{"malformed", spec.Faults{MalformedRate: 1}, true, true, false},
-		{"none", spec.Faults{}, true, false, false},
+		{"cut", simspec.Faults{CutRate: 1}, false, false, true},
+		{"malformed", simspec.Faults{MalformedRate: 1}, true, true, false},
+		{"none", simspec.Faults{}, true, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := instant("m")
@@ -101,11 +101,11 @@ func TestFaultsCutAndMalformedStreams(t *testing.T) {
 func TestFaultsCutAndMalformedReplies(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		faults  spec.Faults
+		faults  simspec.Faults
 		readErr bool
 	}{
-		{"cut", spec.Faults{CutRate: 1}, true},
-		{"malformed", spec.Faults{MalformedRate: 1}, false},
+		{"cut", simspec.Faults{CutRate: 1}, true},
+		{"malformed", simspec.Faults{MalformedRate: 1}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := instant("m")
@@ -129,7 +129,7 @@ func TestFaultsCutAndMalformedReplies(t *testing.T) {
 
 func TestFaultHangsUntilTheClientGoesAway(t *testing.T) {
 	cfg := instant("m")
-	cfg.Spec.Faults = spec.Faults{HangRate: 1}
+	cfg.Spec.Faults = simspec.Faults{HangRate: 1}
 	s := start(t, cfg)
 	release := hold(t, client(t), s, body("m", "hi", nil))
 	defer release()
@@ -148,7 +148,7 @@ func TestFaultsAreDeterministicPerRequestNumber(t *testing.T) {
 	statuses := func() []int {
 		cfg := instant("m")
 		cfg.Seed = 42
-		cfg.Spec.Faults = spec.Faults{ErrorRate: 0.3, RateLimitRate: 0.2}
+		cfg.Spec.Faults = simspec.Faults{ErrorRate: 0.3, RateLimitRate: 0.2}
 		s := start(t, cfg)
 		c := client(t)
 		var out []int
@@ -177,7 +177,7 @@ func TestSetFaultsChangesFaultsAtRunTime(t *testing.T) {
 	if st, _, _ := post(t, c, s, body("m", "hi", nil)); st != 200 {
 		t.Fatalf("status %d before faults", st)
 	}
-	s.SetFaults(spec.Faults{ErrorRate: 1})
+	s.SetFaults(simspec.Faults{ErrorRate: 1})
 	if st, _, _ := post(t, c, s, body("m", "hi", nil)); st != 500 {
 		t.Errorf("status %d after SetFaults", st)
 	}
@@ -185,7 +185,7 @@ func TestSetFaultsChangesFaultsAtRunTime(t *testing.T) {
 
 func TestCrashAfterNRequestsThenRestartOnTheSamePort(t *testing.T) {
 	cfg := instant("m")
-	cfg.Spec.Faults = spec.Faults{CrashAfter: 2, RestartAfter: time.Second}
+	cfg.Spec.Faults = simspec.Faults{CrashAfter: 2, RestartAfter: time.Second}
 	s := start(t, cfg)
 	c := client(t)
 	url := s.URL()
@@ -212,8 +212,8 @@ func TestCrashAfterNRequestsThenRestartOnTheSamePort(t *testing.T) {
 
 func TestManualCrashDropsConnectionsAndRestartListensAgain(t *testing.T) {
 	cfg := Config{Name: "t", Models: []string{"m"}, TimeScale: 1,
-		Spec:    spec.Server{Backend: BackendLMStudio, Preload: []string{"m"}},
-		Catalog: map[string]spec.Model{"m": {TTFT: time.Hour}}}
+		Spec:    simspec.Server{Backend: BackendLMStudio, Preload: []string{"m"}},
+		Catalog: map[string]simspec.Model{"m": {TTFT: time.Hour}}}
 	s := start(t, cfg)
 	c := client(t)
 	ctx, cancel := contextWithTimeout()

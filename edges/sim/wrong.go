@@ -3,7 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"math/rand/v2"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,7 +13,7 @@ import (
 // refusal, otherwise a mistake of the kind the request invites. Where the
 // request forces a call, the mistake is in the call: servers that honour
 // tool_choice constrain the model to call, so text cannot come back.
-func wrongReply(ms spec.Model, a ask, ans Answer, rng *rand.Rand) reply {
+func wrongReply(ms simspec.Model, a ask, ans Answer, rng *rand.Rand) reply {
 	if !a.mustCall {
 		switch v := rng.Float64(); {
 		case v < 0.07:

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,11 +15,11 @@ import (
 // Config describes one simulated server.
 type Config struct {
 	Name    string
-	Addr    string                // listen address; "127.0.0.1:0" (any free port) by default
-	Slots   int                   // requests decoded at once (default 1); more wait in a queue
-	Models  []string              // models it offers
-	Spec    spec.Server           // backend, GPUs, load bandwidth, faults, preload
-	Catalog map[string]spec.Model // by model name; a model with no entry gets defaults
+	Addr    string                   // listen address; "127.0.0.1:0" (any free port) by default
+	Slots   int                      // requests decoded at once (default 1); more wait in a queue
+	Models  []string                 // models it offers
+	Spec    simspec.Server           // backend, GPUs, load bandwidth, faults, preload
+	Catalog map[string]simspec.Model // by model name; a model with no entry gets defaults
 	// TimeScale multiplies every delay: 1 is real time, 0.01 makes a 30 s
 	// load take 0.3 s, and 0 makes every delay zero, as Instant does (so
 	// time_scale = 0 in a config means instant wherever it is read).
@@ -38,7 +38,7 @@ type Config struct {
 // Answer is the right answer to one prompt, and the category whose skill
 // decides whether a model gives it.
 type Answer struct {
-	Category string         // picks spec.Model.Skills[Category], else Skill
+	Category string         // picks simspec.Model.Skills[Category], else Skill
 	Content  string         // a right textual answer (e.g. the test's reference)
 	ToolName string         // a right tool call, when the test expects one
 	ToolArgs map[string]any // its arguments
@@ -53,7 +53,7 @@ type Server struct {
 	cfg   Config // normalized; read-only after Start
 	clock clock
 	log   *slog.Logger
-	specs map[string]spec.Model // every offered model, defaults filled
+	specs map[string]simspec.Model // every offered model, defaults filled
 
 	ids     atomic.Uint64 // completion ids
 	idBase  uint64
@@ -66,7 +66,7 @@ type Server struct {
 	up       bool
 	gen      *generation
 	addr     string // host:port, fixed by the first listen
-	faults   spec.Faults
+	faults   simspec.Faults
 	chats    int64 // chat requests accepted, across restarts (fault draws)
 	changed  chan struct{}
 	counters counters
@@ -96,7 +96,7 @@ func Start(cfg Config) (*Server, error) {
 		cfg:     cfg,
 		clock:   clock{scale: cfg.TimeScale, instant: cfg.Instant},
 		log:     log.With("sim", cfg.Name),
-		specs:   make(map[string]spec.Model, len(cfg.Models)),
+		specs:   make(map[string]simspec.Model, len(cfg.Models)),
 		closeCh: make(chan struct{}),
 		faults:  cfg.Spec.Faults,
 		changed: make(chan struct{}),
@@ -203,8 +203,8 @@ func (s *Server) Close() error {
 
 // Crash closes the listener and drops every open connection now, as a
 // process that dies would; Restart listens again on the same port. A
-// manual Crash is never restarted by itself (spec.Faults.RestartAfter only
-// follows crashes that spec.Faults.CrashAfter causes).
+// manual Crash is never restarted by itself (simspec.Faults.RestartAfter only
+// follows crashes that simspec.Faults.CrashAfter causes).
 func (s *Server) Crash() {
 	s.mu.Lock()
 	g := s.crashLocked()
@@ -235,8 +235,8 @@ func (s *Server) drop(g *generation) {
 	s.log.Warn("simulated crash", "generation", g.n)
 }
 
-// crashByFault crashes the server for spec.Faults.CrashAfter and schedules the
-// restart that spec.Faults.RestartAfter asks for.
+// crashByFault crashes the server for simspec.Faults.CrashAfter and schedules the
+// restart that simspec.Faults.RestartAfter asks for.
 func (s *Server) crashByFault(after time.Duration) {
 	s.mu.Lock()
 	g := s.crashLocked()
@@ -299,7 +299,7 @@ func (s *Server) Restart() error {
 }
 
 // SetFaults changes the injected faults from the next request on.
-func (s *Server) SetFaults(f spec.Faults) {
+func (s *Server) SetFaults(f simspec.Faults) {
 	s.mu.Lock()
 	s.faults = f
 	s.mu.Unlock()

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 )
 
 // The tools of a file-sorting agent task: list a folder, then read and move
@@ -77,7 +77,7 @@ func playLoop(t *testing.T, s *Server, model string, turns int) (calls []string,
 	return calls, ""
 }
 
-func agentServer(t *testing.T, seed int64, models map[string]spec.Model) *Server {
+func agentServer(t *testing.T, seed int64, models map[string]simspec.Model) *Server {
 	t.Helper()
 	var names []string
 	for n := range models {
@@ -92,7 +92,7 @@ func agentServer(t *testing.T, seed int64, models map[string]spec.Model) *Server
 }
 
 func TestACoherentModelWorksThroughWhatItListed(t *testing.T) {
-	s := agentServer(t, 1, map[string]spec.Model{"coherent": {Skill: 1}})
+	s := agentServer(t, 1, map[string]simspec.Model{"coherent": {Skill: 1}})
 	calls, final := playLoop(t, s, "coherent", 10)
 	want := []string{
 		`list_dir{"path":"downloads/"}`,
@@ -111,7 +111,7 @@ func TestACoherentModelWorksThroughWhatItListed(t *testing.T) {
 
 func TestAModelWithNoSkillAtLoopsRepeatsItsCall(t *testing.T) {
 	// Right at the first call (tools), wrong at every later turn (agent).
-	s := agentServer(t, 1, map[string]spec.Model{"stuck": {Skill: 1, Skills: map[string]float64{"agent": 0}}})
+	s := agentServer(t, 1, map[string]simspec.Model{"stuck": {Skill: 1, Skills: map[string]float64{"agent": 0}}})
 	calls, final := playLoop(t, s, "stuck", 6)
 	if final != "" || len(calls) != 6 {
 		t.Fatalf("a stuck model ended the loop: calls %v, final %q", calls, final)
@@ -124,7 +124,7 @@ func TestAModelWithNoSkillAtLoopsRepeatsItsCall(t *testing.T) {
 }
 
 func TestLoopTurnsAreDeterministicAndSkillDecidesThem(t *testing.T) {
-	models := map[string]spec.Model{"fair": {Skill: 1, Skills: map[string]float64{"agent": 0.8}}}
+	models := map[string]simspec.Model{"fair": {Skill: 1, Skills: map[string]float64{"agent": 0.8}}}
 	coherent, stagnant := 0, 0
 	for seed := range int64(24) {
 		s := agentServer(t, seed, models)
@@ -152,7 +152,7 @@ func TestLoopTurnsAreDeterministicAndSkillDecidesThem(t *testing.T) {
 
 func TestNotALoopTurn(t *testing.T) {
 	cfg := instant("m")
-	cfg.Catalog = map[string]spec.Model{"m": {Skill: 1}}
+	cfg.Catalog = map[string]simspec.Model{"m": {Skill: 1}}
 	s := start(t, cfg)
 	turn := func(extra map[string]any, result string) completionBody {
 		req := map[string]any{"model": "m", "tools": agentTools(), "messages": []any{

@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"strings"
 )
 
@@ -91,7 +91,7 @@ func isRefusal(s string) bool {
 // samples (k seeds) can disagree, and over many answers the share it gets
 // wrong is JudgeErrorRate within binomial sampling error: exactly 0 or all
 // at the rates 0 and 1. That is what makes judge qualification testable.
-func judgeReply(ms spec.Model, t judgeTask, rng *rand.Rand) reply {
+func judgeReply(ms simspec.Model, t judgeTask, rng *rand.Rand) reply {
 	truth, seen := judgeTruth(t)
 	pass := truth
 	if rng.Float64() < ms.JudgeErrorRate {

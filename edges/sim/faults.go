@@ -3,7 +3,7 @@ package sim
 import (
 	"math"
 	"net/http"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"strconv"
 	"time"
 )
@@ -29,7 +29,7 @@ func (k faultKind) String() string {
 // One uniform draw per request is laid over the rates end to end, so each
 // kind happens at its own rate (when the rates sum to at most 1), and the
 // same seed and request number always give the same fault.
-func pickFault(f spec.Faults, seed, n int64) faultKind {
+func pickFault(f simspec.Faults, seed, n int64) faultKind {
 	u := unit(uint64(seed) ^ splitmix64(uint64(n)))
 	acc := 0.0
 	for _, c := range []struct {
@@ -50,7 +50,7 @@ func pickFault(f spec.Faults, seed, n int64) faultKind {
 }
 
 // admit numbers an accepted chat request and decides what befalls it. The
-// request that comes after spec.Faults.CrashAfter requests of a generation
+// request that comes after simspec.Faults.CrashAfter requests of a generation
 // crashes the server; it returns how long until the restart then.
 func (s *Server) admit(g *generation, model string) (faultKind, time.Duration) {
 	s.mu.Lock()

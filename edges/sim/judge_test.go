@@ -2,7 +2,7 @@ package sim
 
 import (
 	"fmt"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -88,7 +88,7 @@ func TestCandidateCannotForgeTheReference(t *testing.T) {
 
 func TestJudgeRepliesReasonThenGiveVerdictAndScore(t *testing.T) {
 	cfg := instant("judge", "qwen3-judge")
-	cfg.Catalog = map[string]spec.Model{"judge": {JudgeErrorRate: 0}, "qwen3-judge": {}}
+	cfg.Catalog = map[string]simspec.Model{"judge": {JudgeErrorRate: 0}, "qwen3-judge": {}}
 	s := start(t, cfg)
 	c := client(t)
 	for _, tc := range []struct {
@@ -120,7 +120,7 @@ func TestJudgeRepliesReasonThenGiveVerdictAndScore(t *testing.T) {
 
 func TestJudgeErrorRateShowsAcrossCells(t *testing.T) {
 	cfg := instant("judge")
-	cfg.Catalog = map[string]spec.Model{"judge": {JudgeErrorRate: 0.2}}
+	cfg.Catalog = map[string]simspec.Model{"judge": {JudgeErrorRate: 0.2}}
 	s := start(t, cfg)
 	c := client(t)
 	wrong, split := 0, 0
@@ -160,7 +160,7 @@ func TestJudgeErrorRateShowsAcrossCells(t *testing.T) {
 // when: qualification figures repeat run after run. Its error rate holds
 // exactly at 0 and 1.
 func TestJudgeVerdictsRepeatAndHonourTheErrorRate(t *testing.T) {
-	catalog := map[string]spec.Model{"exact": {JudgeErrorRate: 0}, "wrong": {JudgeErrorRate: 1}, "coin": {JudgeErrorRate: 0.5}}
+	catalog := map[string]simspec.Model{"exact": {JudgeErrorRate: 0}, "wrong": {JudgeErrorRate: 1}, "coin": {JudgeErrorRate: 0.5}}
 	a, b := instant("exact", "wrong", "coin"), instant("exact", "wrong", "coin")
 	a.Catalog, b.Catalog = catalog, catalog
 	a.Name, b.Name = "a", "b"

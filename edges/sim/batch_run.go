@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 )
 
 // A batch's states, as OpenAI names them.
@@ -138,7 +138,7 @@ func (s *Server) startBatch(st *batchStore, b *simBatch) bool {
 	return true
 }
 
-func (s *Server) currentFaults() spec.Faults {
+func (s *Server) currentFaults() simspec.Faults {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.faults

@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"strings"
 	"time"
 )
@@ -37,7 +37,7 @@ const (
 const MinKeepAlive = time.Second
 
 // modelDefaults fills the zero fields of a model ms.
-func modelDefaults(m spec.Model, name string) spec.Model {
+func modelDefaults(m simspec.Model, name string) simspec.Model {
 	if m.Name == "" {
 		m.Name = name
 	}
@@ -63,13 +63,13 @@ func modelDefaults(m spec.Model, name string) spec.Model {
 }
 
 // thinks reports whether the model writes <think> blocks.
-func thinks(m spec.Model) bool {
+func thinks(m simspec.Model) bool {
 	n := strings.ToLower(m.Name)
 	return m.Think || strings.Contains(n, "qwen3") || strings.Contains(n, "-r1") || strings.Contains(n, "think")
 }
 
 // skillFor is the chance of a right answer in a category.
-func skillFor(m spec.Model, category string) float64 {
+func skillFor(m simspec.Model, category string) float64 {
 	if v, ok := m.Skills[category]; ok {
 		return v
 	}
@@ -77,14 +77,14 @@ func skillFor(m spec.Model, category string) float64 {
 }
 
 // serverDefaults fills the zero fields of a server ms.
-func serverDefaults(s spec.Server) spec.Server {
+func serverDefaults(s simspec.Server) simspec.Server {
 	if s.Backend == "" {
 		s.Backend = BackendOpenAI
 	}
 	if len(s.GPUs) == 0 {
-		s.GPUs = []spec.GPU{{}}
+		s.GPUs = []simspec.GPU{{}}
 	} else {
-		s.GPUs = append([]spec.GPU(nil), s.GPUs...)
+		s.GPUs = append([]simspec.GPU(nil), s.GPUs...)
 	}
 	for i := range s.GPUs {
 		if s.GPUs[i].Name == "" {
@@ -106,7 +106,7 @@ func serverDefaults(s spec.Server) spec.Server {
 // vramGB is the server's VRAM over all its GPUs: a model is split over
 // every GPU of its server (as llama.cpp's tensor split does), so they form
 // one pool.
-func vramGB(s spec.Server) float64 {
+func vramGB(s simspec.Server) float64 {
 	var t float64
 	for _, g := range s.GPUs {
 		t += g.VRAMGB
@@ -115,7 +115,7 @@ func vramGB(s spec.Server) float64 {
 }
 
 // jit reports whether the backend loads models on demand.
-func jit(s spec.Server) bool {
+func jit(s simspec.Server) bool {
 	switch s.Backend {
 	case BackendLMStudio, BackendOllama, BackendLlamaCpp:
 		return true
@@ -192,6 +192,6 @@ func (cfg *Config) normalize() error {
 }
 
 // model is the ms of an offered model, defaults filled.
-func (cfg *Config) model(name string) spec.Model {
+func (cfg *Config) model(name string) simspec.Model {
 	return modelDefaults(cfg.Catalog[name], name)
 }

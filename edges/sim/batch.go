@@ -17,7 +17,7 @@ import (
 // answers, timings and per-request faults are those of live requests; its
 // states are OpenAI's (validating, in_progress, finalizing, completed;
 // failed, expired; cancelling, cancelled), and its completion window passes
-// under the time scale. batch_run.go runs a batch; spec.Faults' Batch*
+// under the time scale. batch_run.go runs a batch; simspec.Faults' Batch*
 // fields make one fail, expire or wait on demand.
 
 // Limits OpenAI sets, which the simulator keeps.

@@ -3,7 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +65,7 @@ func TestModelsListsEveryOfferedModel(t *testing.T) {
 
 func TestLMStudioModelsShowState(t *testing.T) {
 	cfg := instant("a", "b")
-	cfg.Spec = spec.Server{Backend: BackendLMStudio, Preload: []string{"b"}}
+	cfg.Spec = simspec.Server{Backend: BackendLMStudio, Preload: []string{"b"}}
 	s := start(t, cfg)
 	c := client(t)
 	var got struct {
@@ -91,8 +91,8 @@ func TestLMStudioModelsShowState(t *testing.T) {
 
 func TestOllamaPSAndTags(t *testing.T) {
 	cfg := instant("llama3:8b", "qwen3:4b")
-	cfg.Spec = spec.Server{Backend: BackendOllama}
-	cfg.Catalog = map[string]spec.Model{"llama3:8b": {SizeGB: 4}}
+	cfg.Spec = simspec.Server{Backend: BackendOllama}
+	cfg.Catalog = map[string]simspec.Model{"llama3:8b": {SizeGB: 4}}
 	s := start(t, cfg)
 	c := client(t)
 	type psModel struct {
@@ -136,8 +136,8 @@ func TestOllamaPSAndTags(t *testing.T) {
 
 func TestOllamaUnloadsAfterKeepAlive(t *testing.T) {
 	cfg := Config{Name: "t", Models: []string{"m"}, TimeScale: 1,
-		Spec:    spec.Server{Backend: BackendOllama, KeepAlive: time2m, LoadGBps: 1e9},
-		Catalog: map[string]spec.Model{"m": {TTFT: 1, TokensPerSec: 1e9}}}
+		Spec:    simspec.Server{Backend: BackendOllama, KeepAlive: time2m, LoadGBps: 1e9},
+		Catalog: map[string]simspec.Model{"m": {TTFT: 1, TokensPerSec: 1e9}}}
 	s := start(t, cfg)
 	complete(t, client(t), s, body("m", "hi", nil))
 	if st := s.State(); st.Models["m"].State != "loaded" {
@@ -196,8 +196,8 @@ func TestLlamaCppHealthSlotsAndMetrics(t *testing.T) {
 
 func TestLlamaCppHealthIs503WhileLoading(t *testing.T) {
 	cfg := Config{Name: "t", Models: []string{"m"}, TimeScale: 1,
-		Spec:    spec.Server{Backend: BackendLlamaCpp, LoadGBps: 1e-6}, // a load that never ends in a test's time
-		Catalog: map[string]spec.Model{"m": {}}}
+		Spec:    simspec.Server{Backend: BackendLlamaCpp, LoadGBps: 1e-6}, // a load that never ends in a test's time
+		Catalog: map[string]simspec.Model{"m": {}}}
 	s := start(t, cfg)
 	c := client(t)
 	release := hold(t, c, s, body("m", "hi", nil))
@@ -242,8 +242,8 @@ func TestVLLMMetricsPerModel(t *testing.T) {
 
 func TestSimGPUsReadLikeNvidiaSmi(t *testing.T) {
 	cfg := instant("a")
-	cfg.Spec = spec.Server{Backend: BackendLMStudio, GPUs: []spec.GPU{{VRAMGB: 24}, {Name: "Sim A100", VRAMGB: 8}}, Preload: []string{"a"}}
-	cfg.Catalog = map[string]spec.Model{"a": {SizeGB: 8}}
+	cfg.Spec = simspec.Server{Backend: BackendLMStudio, GPUs: []simspec.GPU{{VRAMGB: 24}, {Name: "Sim A100", VRAMGB: 8}}, Preload: []string{"a"}}
+	cfg.Catalog = map[string]simspec.Model{"a": {SizeGB: 8}}
 	s := start(t, cfg)
 	status, out := get(t, client(t), s, "/sim/gpus")
 	var gpus []GPUReading
@@ -301,7 +301,7 @@ func TestOllamaKeepAliveIsScaledWithAFloor(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s at %g", tc.keep, tc.scale), func(t *testing.T) {
 			s := start(t, Config{Name: "t", Models: []string{"m"}, TimeScale: tc.scale,
-				Spec: spec.Server{Backend: BackendOllama, KeepAlive: tc.keep}})
+				Spec: simspec.Server{Backend: BackendOllama, KeepAlive: tc.keep}})
 			if got := s.keepAlive(); got != tc.want {
 				t.Errorf("keep-alive %s, want %s", got, tc.want)
 			}
@@ -312,7 +312,7 @@ func TestOllamaKeepAliveIsScaledWithAFloor(t *testing.T) {
 // At a tiny time scale a model used a moment ago stays resident, and
 // /api/ps says it expires a second after its last use.
 func TestOllamaKeepAliveFloorKeepsAModelBetweenRequests(t *testing.T) {
-	cfg := Config{Name: "t", Models: []string{"m"}, TimeScale: 1e-6, Spec: spec.Server{Backend: BackendOllama}}
+	cfg := Config{Name: "t", Models: []string{"m"}, TimeScale: 1e-6, Spec: simspec.Server{Backend: BackendOllama}}
 	s := start(t, cfg)
 	c := client(t)
 	before := time.Now()

@@ -3,7 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"strings"
 	"testing"
 )
@@ -50,16 +50,16 @@ func TestSkillDecidesTheShareOfRightAnswers(t *testing.T) {
 	answers := battery(200, "math")
 	for _, tc := range []struct {
 		name     string
-		ms       spec.Model
+		ms       simspec.Model
 		min, max int // right answers of 200
 	}{
-		{"skilled", spec.Model{Skill: 1}, 200, 200},
-		{"middling", spec.Model{Skill: 0.5}, 70, 130},
-		{"category skill overrides", spec.Model{Skill: 1, Skills: map[string]float64{"math": 0}}, 0, 0},
+		{"skilled", simspec.Model{Skill: 1}, 200, 200},
+		{"middling", simspec.Model{Skill: 0.5}, 70, 130},
+		{"category skill overrides", simspec.Model{Skill: 1, Skills: map[string]float64{"math": 0}}, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := instant("m")
-			cfg.Catalog = map[string]spec.Model{"m": tc.ms}
+			cfg.Catalog = map[string]simspec.Model{"m": tc.ms}
 			cfg.Answers = answers
 			s := start(t, cfg)
 			c := client(t)
@@ -79,7 +79,7 @@ func TestSkillDecidesTheShareOfRightAnswers(t *testing.T) {
 func TestWrongAnswersVary(t *testing.T) {
 	answers := battery(300, "math")
 	cfg := instant("m")
-	cfg.Catalog = map[string]spec.Model{"m": {Skills: map[string]float64{"math": 0}}}
+	cfg.Catalog = map[string]simspec.Model{"m": {Skills: map[string]float64{"math": 0}}}
 	cfg.Answers = answers
 	s := start(t, cfg)
 	c := client(t)
@@ -112,7 +112,7 @@ func TestToolAnswersRightAndWrong(t *testing.T) {
 		answers[fmt.Sprintf("Weather in city %d?", i)] = Answer{Category: "tools", ToolName: "get_weather", ToolArgs: map[string]any{"city": fmt.Sprintf("City%d", i)}}
 	}
 	cfg := instant("m")
-	cfg.Catalog = map[string]spec.Model{"m": {Skills: map[string]float64{"tools": 0.5}}}
+	cfg.Catalog = map[string]simspec.Model{"m": {Skills: map[string]float64{"tools": 0.5}}}
 	cfg.Answers = answers
 	s := start(t, cfg)
 	c := client(t)
@@ -169,7 +169,7 @@ func TestToolAnswersRightAndWrong(t *testing.T) {
 
 func TestJSONAnswers(t *testing.T) {
 	cfg := instant("m")
-	cfg.Catalog = map[string]spec.Model{"m": {Skill: 1}}
+	cfg.Catalog = map[string]simspec.Model{"m": {Skill: 1}}
 	cfg.Answers = map[string]Answer{
 		"Give the user as JSON.": {JSON: true, Content: `{"name":"Ada","age":36}`},
 		"Name a colour.":         {Content: "blue"},
@@ -207,7 +207,7 @@ func TestWrongJSONAnswersAreNotTheRightJSON(t *testing.T) {
 		answers[fmt.Sprintf("Record %d as JSON", i)] = Answer{JSON: true, Content: fmt.Sprintf(`{"id":%d}`, i)}
 	}
 	cfg := instant("m")
-	cfg.Catalog = map[string]spec.Model{"m": {Skill: 1, Skills: map[string]float64{"": 0}}}
+	cfg.Catalog = map[string]simspec.Model{"m": {Skill: 1, Skills: map[string]float64{"": 0}}}
 	cfg.Answers = answers
 	s := start(t, cfg)
 	c := client(t)
@@ -261,7 +261,7 @@ func TestUnknownPromptsGetGenericReplies(t *testing.T) {
 
 func TestAToolResultIsAnsweredInText(t *testing.T) {
 	cfg := instant("m")
-	cfg.Catalog = map[string]spec.Model{"m": {Skill: 1}}
+	cfg.Catalog = map[string]simspec.Model{"m": {Skill: 1}}
 	cfg.Answers = map[string]Answer{"Weather in Oslo?": {ToolName: "get_weather", ToolArgs: map[string]any{"city": "Oslo"}, Content: "It is 3 degrees in Oslo."}}
 	s := start(t, cfg)
 	req := map[string]any{"model": "m", "tools": []any{weatherTool()}, "messages": []any{
@@ -279,7 +279,7 @@ func TestAToolResultIsAnsweredInText(t *testing.T) {
 
 func TestReplyLengthVariesAroundReplyTokens(t *testing.T) {
 	cfg := instant("m")
-	cfg.Catalog = map[string]spec.Model{"m": {ReplyTokens: 100}}
+	cfg.Catalog = map[string]simspec.Model{"m": {ReplyTokens: 100}}
 	s := start(t, cfg)
 	c := client(t)
 	lo, hi := 1<<30, 0
@@ -294,7 +294,7 @@ func TestReplyLengthVariesAroundReplyTokens(t *testing.T) {
 
 func TestExactAnswersCarryNoPadding(t *testing.T) {
 	cfg := instant("m")
-	cfg.Catalog = map[string]spec.Model{"m": {Skill: 1}}
+	cfg.Catalog = map[string]simspec.Model{"m": {Skill: 1}}
 	cfg.Answers = map[string]Answer{"Say OK.": {Content: "OK", Exact: true}, "Say hi.": {Content: "hi"}}
 	s := start(t, cfg)
 	c := client(t)

@@ -3,7 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"math"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"slices"
 	"testing"
 	"time"
@@ -11,8 +11,8 @@ import (
 
 func TestLMStudioEvictsTheLeastRecentlyUsedWhenVRAMIsShort(t *testing.T) {
 	cfg := instant("a", "b", "c")
-	cfg.Spec = spec.Server{Backend: BackendLMStudio, GPUs: []spec.GPU{{VRAMGB: 10}}}
-	cfg.Catalog = map[string]spec.Model{"a": {SizeGB: 4}, "b": {SizeGB: 4}, "c": {SizeGB: 4}}
+	cfg.Spec = simspec.Server{Backend: BackendLMStudio, GPUs: []simspec.GPU{{VRAMGB: 10}}}
+	cfg.Catalog = map[string]simspec.Model{"a": {SizeGB: 4}, "b": {SizeGB: 4}, "c": {SizeGB: 4}}
 	s := start(t, cfg)
 	c := client(t)
 	for _, m := range []string{"a", "b", "a"} { // b is now the least recently used
@@ -44,7 +44,7 @@ func TestLMStudioEvictsTheLeastRecentlyUsedWhenVRAMIsShort(t *testing.T) {
 
 func TestSlotsBoundConcurrencyAndTheRestQueue(t *testing.T) {
 	cfg := Config{Name: "t", Models: []string{"m"}, Slots: 2, TimeScale: 1,
-		Catalog: map[string]spec.Model{"m": {TTFT: time.Hour}}} // requests that hold their slot until cancelled
+		Catalog: map[string]simspec.Model{"m": {TTFT: time.Hour}}} // requests that hold their slot until cancelled
 	s := start(t, cfg)
 	c := client(t)
 	first := hold(t, c, s, body("m", "one", nil))
@@ -75,8 +75,8 @@ func TestSlotsBoundConcurrencyAndTheRestQueue(t *testing.T) {
 
 func TestALoadWaitsForTheStreamingModelItMustEvict(t *testing.T) {
 	cfg := Config{Name: "t", Models: []string{"a", "b"}, Slots: 2, TimeScale: 1,
-		Spec: spec.Server{Backend: BackendLMStudio, GPUs: []spec.GPU{{VRAMGB: 6}}, LoadGBps: 1e9},
-		Catalog: map[string]spec.Model{
+		Spec: simspec.Server{Backend: BackendLMStudio, GPUs: []simspec.GPU{{VRAMGB: 6}}, LoadGBps: 1e9},
+		Catalog: map[string]simspec.Model{
 			"a": {SizeGB: 4, TTFT: time.Hour}, // streams until cancelled
 			"b": {SizeGB: 4, TTFT: time.Nanosecond, TokensPerSec: 1e9},
 		}}
@@ -100,7 +100,7 @@ func TestALoadWaitsForTheStreamingModelItMustEvict(t *testing.T) {
 
 func TestAModelBeingLoadedBlocksItsRequests(t *testing.T) {
 	cfg := Config{Name: "t", Models: []string{"m"}, Slots: 2, TimeScale: 1,
-		Spec: spec.Server{Backend: BackendOllama, LoadGBps: 1e-6}} // a load that outlasts the test
+		Spec: simspec.Server{Backend: BackendOllama, LoadGBps: 1e-6}} // a load that outlasts the test
 	s := start(t, cfg)
 	c := client(t)
 	one := hold(t, c, s, body("m", "one", nil))
@@ -137,8 +137,8 @@ func TestStreamRateSharesTheGPUSubLinearly(t *testing.T) {
 
 func TestGPUBusyIsTheSimulatedDecodeTime(t *testing.T) {
 	cfg := instant("m")
-	cfg.Spec.GPUs = []spec.GPU{{}, {}}
-	cfg.Catalog = map[string]spec.Model{"m": {TokensPerSec: 100}}
+	cfg.Spec.GPUs = []simspec.GPU{{}, {}}
+	cfg.Catalog = map[string]simspec.Model{"m": {TokensPerSec: 100}}
 	s := start(t, cfg)
 	c := client(t)
 	tokens := 0
@@ -159,8 +159,8 @@ func TestGPUBusyIsTheSimulatedDecodeTime(t *testing.T) {
 
 func TestTelemetryWhileDecoding(t *testing.T) {
 	cfg := Config{Name: "t", Models: []string{"m"}, Slots: 1, TimeScale: 1,
-		Spec:    spec.Server{Backend: BackendVLLM},
-		Catalog: map[string]spec.Model{"m": {TTFT: time.Nanosecond, TokensPerSec: 1e-6}}} // decodes until cancelled
+		Spec:    simspec.Server{Backend: BackendVLLM},
+		Catalog: map[string]simspec.Model{"m": {TTFT: time.Nanosecond, TokensPerSec: 1e-6}}} // decodes until cancelled
 	s := start(t, cfg)
 	c := client(t)
 	release := hold(t, c, s, body("m", "hi", map[string]any{"stream": true}))
@@ -188,7 +188,7 @@ func TestTelemetryWhileDecoding(t *testing.T) {
 
 func TestConcurrentStreamsShareTheGPU(t *testing.T) {
 	cfg := Config{Name: "t", Models: []string{"m"}, Slots: 4, TimeScale: 1,
-		Catalog: map[string]spec.Model{"m": {TTFT: time.Nanosecond, TokensPerSec: 1e-6}}} // decodes until cancelled
+		Catalog: map[string]simspec.Model{"m": {TTFT: time.Nanosecond, TokensPerSec: 1e-6}}} // decodes until cancelled
 	s := start(t, cfg)
 	c := client(t)
 	for i := range 2 {
@@ -206,9 +206,9 @@ func TestConcurrentStreamsShareTheGPU(t *testing.T) {
 }
 
 func TestTimeScaleChangesNoReply(t *testing.T) {
-	scaled := Config{Name: "t", Models: []string{"m"}, TimeScale: 1e-4, Spec: spec.Server{Backend: BackendLMStudio}}
+	scaled := Config{Name: "t", Models: []string{"m"}, TimeScale: 1e-4, Spec: simspec.Server{Backend: BackendLMStudio}}
 	s1 := start(t, scaled)
-	s2 := start(t, Config{Name: "t", Models: []string{"m"}, Instant: true, Spec: spec.Server{Backend: BackendLMStudio}})
+	s2 := start(t, Config{Name: "t", Models: []string{"m"}, Instant: true, Spec: simspec.Server{Backend: BackendLMStudio}})
 	c := client(t)
 	req := body("m", "Describe a GPU.", map[string]any{"stream": true, "stream_options": map[string]any{"include_usage": true}})
 	_, ev1 := streamChat(t, c, s1, req)

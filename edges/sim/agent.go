@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 )
 
 // How a simulated model plays a tool loop. A request is a loop's turn when
@@ -90,7 +90,7 @@ func readLoop(req *chatRequest) (loopView, bool) {
 
 // agentTurn is a model's turn in a tool loop; false when the request is
 // not one (see readLoop), and compose answers it as any other.
-func agentTurn(ms spec.Model, a ask, ans Answer, rng *rand.Rand) (reply, bool) {
+func agentTurn(ms simspec.Model, a ask, ans Answer, rng *rand.Rand) (reply, bool) {
 	req := a.req
 	if mode, _ := req.toolChoice(); len(req.Tools) == 0 || mode == "none" {
 		return reply{}, false
@@ -254,7 +254,7 @@ func canonicalArgs(args string) string {
 
 // finalAnswer ends a loop: the oracle's answer when there is one, in the
 // form the request asks for, else what the last result said.
-func finalAnswer(ms spec.Model, a ask, ans Answer, v loopView, rng *rand.Rand) reply {
+func finalAnswer(ms simspec.Model, a ask, ans Answer, v loopView, rng *rand.Rand) reply {
 	switch {
 	case ans.JSON || a.wantJSON:
 		return reply{content: schemaAnswer(a.req, jsonAnswer(ans.Content))}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"testing"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -26,7 +26,7 @@ func TestGoOpenAIReadsStreamsAndToolCalls(t *testing.T) {
 		t.Run(backend, func(t *testing.T) {
 			cfg := instant("m")
 			cfg.Spec.Backend = backend
-			cfg.Catalog = map[string]spec.Model{"m": {Skill: 1}}
+			cfg.Catalog = map[string]simspec.Model{"m": {Skill: 1}}
 			cfg.Answers = map[string]Answer{"Weather in Oslo?": {ToolName: "get_weather", ToolArgs: map[string]any{"city": "Oslo"}}}
 			s := start(t, cfg)
 			c := openaiClient(t, s)
