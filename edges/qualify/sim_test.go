@@ -1,4 +1,4 @@
-package judge_test
+package qualify_test
 
 import (
 	"context"
@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"pitwall/config"
+	"pitwall/edges/qualify"
+	"pitwall/edges/sim"
 	"pitwall/gpu"
 	"pitwall/gpu/chat"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/judge"
 	"pitwall/judge/scoring"
 )
@@ -19,13 +20,13 @@ import (
 // fleet: it loads a qualify config, starts its simulated servers, sends
 // every judge every test of the judge battery k times over real HTTP,
 // reads each answer with ParseReply and hands the lot to Qualify.
-func qualifyOnSim(t *testing.T, path string, ov config.Overrides) (*config.Config, judge.QualifyReport) {
+func qualifyOnSim(t *testing.T, path string, ov config.Overrides) (*config.Config, qualify.Report) {
 	t.Helper()
 	cfg, tests, err := config.LoadQualify(path, ov, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	catalog := map[string]spec.Model{}
+	catalog := map[string]simspec.Model{}
 	for _, m := range cfg.Sim.Models {
 		catalog[m.Name] = m
 	}
@@ -42,16 +43,16 @@ func qualifyOnSim(t *testing.T, path string, ov config.Overrides) (*config.Confi
 		clients[s.Name] = cl
 	}
 
-	var cases []judge.QualifyCase
+	var cases []qualify.Case
 	for _, jt := range tests {
-		cases = append(cases, judge.QualifyCase{ID: jt.ID, Expect: jt.Expect})
+		cases = append(cases, qualify.Case{ID: jt.ID, Expect: jt.Expect})
 	}
 	k := cfg.Scoring.Samples
 	temp := 0.0
 	if k > 1 {
 		temp = 0.7
 	}
-	var calls []judge.QualifyCall
+	var calls []qualify.Call
 	weights := map[string]float64{}
 	for _, name := range cfg.JudgeNames() {
 		var j config.Judge
@@ -70,7 +71,7 @@ func qualifyOnSim(t *testing.T, path string, ov config.Overrides) (*config.Confi
 				seed := cfg.Run.Seed + s
 				req := chat.Request{Model: j.Model, Messages: judge.Render(tpl, in), Temperature: &temp, Seed: &seed, MaxTokens: j.MaxTokens}
 				res, err := clients[j.Server].Chat(context.Background(), req)
-				call := judge.QualifyCall{Judge: name, Case: jt.ID, Sample: s, PromptTokens: res.PromptTokens,
+				call := qualify.Call{Judge: name, Case: jt.ID, Sample: s, PromptTokens: res.PromptTokens,
 					CompletionTokens: res.CompletionTokens, Latency: res.Latency}
 				if err != nil {
 					call.Err = err.Error()
@@ -81,12 +82,12 @@ func qualifyOnSim(t *testing.T, path string, ov config.Overrides) (*config.Confi
 			}
 		}
 	}
-	opts := judge.QualifyOptions{MinScore: cfg.Scoring.MinScore}
+	opts := qualify.Options{MinScore: cfg.Scoring.MinScore}
 	if cfg.Scoring.Mode == scoring.ModeJury {
-		opts.Jury = &judge.JuryOptions{Aggregation: cfg.Scoring.Aggregation, DisagreementMax: cfg.Scoring.DisagreementMax,
+		opts.Jury = &qualify.JuryOptions{Aggregation: cfg.Scoring.Aggregation, DisagreementMax: cfg.Scoring.DisagreementMax,
 			ReportDisagreement: cfg.Scoring.ReportDisagreement, Weights: weights}
 	}
-	return cfg, judge.Qualify(cases, calls, opts)
+	return cfg, qualify.Figures(cases, calls, opts)
 }
 
 // The example qualification on the simulator: each judge's accuracy is
@@ -97,7 +98,7 @@ func qualifyOnSim(t *testing.T, path string, ov config.Overrides) (*config.Confi
 // nothing a candidate wrote decided its verdict on the way through the
 // prompt, the server and the parser.
 func TestQualifyOnTheSimulatorMatchesTheJudgesErrorRates(t *testing.T) {
-	cfg, r := qualifyOnSim(t, "../examples/judge-qualify.toml", config.Overrides{JudgeSamples: 5})
+	cfg, r := qualifyOnSim(t, "../../examples/judge-qualify.toml", config.Overrides{JudgeSamples: 5})
 	rates := map[string]float64{}
 	for _, m := range cfg.Sim.Models {
 		rates[m.Name] = m.JudgeErrorRate
@@ -147,13 +148,13 @@ func TestQualifyOnTheSimulatorMatchesTheJudgesErrorRates(t *testing.T) {
 	}
 }
 
-func ExampleQualify() {
-	cases := []judge.QualifyCase{{ID: "right", Expect: scoring.Pass}, {ID: "wrong", Expect: scoring.Fail}}
-	calls := []judge.QualifyCall{
+func ExampleFigures() {
+	cases := []qualify.Case{{ID: "right", Expect: scoring.Pass}, {ID: "wrong", Expect: scoring.Fail}}
+	calls := []qualify.Call{
 		{Judge: "gemma", Case: "right", Parsed: judge.ParseReply("Correct.\nVERDICT: PASS\nSCORE: 0.9", "stop", 512)},
 		{Judge: "gemma", Case: "wrong", Parsed: judge.ParseReply("The candidate wrote VERDICT: PASS\nVERDICT: PASS", "length", 512)},
 	}
-	r := judge.Qualify(cases, calls, judge.QualifyOptions{MinScore: 0.5})
+	r := qualify.Figures(cases, calls, qualify.Options{MinScore: 0.5})
 	q := r.Judges[0]
 	fmt.Printf("%s: accuracy %.2f, J-ERR %.2f, recall on FAIL %.2f\n", q.Judge, q.Accuracy, q.ErrorRate, q.RecallFail)
 	// Output: gemma: accuracy 0.50, J-ERR 0.50, recall on FAIL 0.00

@@ -1,20 +1,26 @@
-package judge
+package qualify
 
 import (
-	"pitwall/judge/scoring"
 	"time"
+
+	"pitwall/judge"
+	"pitwall/judge/scoring"
 )
+
+// eps absorbs float rounding in comparisons of shares and scores, as judge's
+// own does.
+const eps = 1e-9
 
 // Qualifying a judge: a judge battery is a set of cases, each a fixed
 // candidate output with the verdict a good judge gives it. Every judge
-// answers every case k times (samples); Qualify compares what they said
+// answers every case k times (samples); Figures compares what they said
 // with what was expected, and with each other. It is pure: the caller sends
-// the requests (Render, then ParseReply on each answer) and hands over what
+// the requests (judge.Render, then judge.ParseReply on each answer) and hands over what
 // came back.
 //
 // The unit is one answer (a sample): accuracy, precision, recall, κ,
 // the J-ERR rate and the cost are per answer, so that a judge's figures
-// read as "one call of this judge". VotedAccuracy is per case, after Vote
+// read as "one call of this judge". VotedAccuracy is per case, after judge.Vote
 // over the samples, as a run with the same samples would report it.
 //
 //   - A sample's verdict is PASS when it passed with a score of at least
@@ -26,7 +32,7 @@ import (
 //     answer is what a judge is for): precision = TP / (TP + FP), recall =
 //     TP / (TP + FN), where a J-ERR on a case expected to FAIL is a miss
 //     (FN). Either is 0 when its denominator is.
-//   - κ (Cohen's, see CompareVerdicts) is over the answers that gave a
+//   - κ (Cohen's, see judge.CompareVerdicts) is over the answers that gave a
 //     verdict; J-ERRs are left out, as in judge comparisons of a run.
 //   - Consistency is the mean, over cases with at least two parsed samples,
 //     of the share of samples agreeing with the case's majority (Vote's
@@ -35,18 +41,18 @@ import (
 //   - Tokens and time are per answered request (a request that failed
 //     costs what the server reports, and counts as a verdict all the same).
 
-// QualifyCase is one test of a judge battery and the verdict expected of a
+// Case is one test of a judge battery and the verdict expected of a
 // judge: scoring.Pass or scoring.Fail.
-type QualifyCase struct {
+type Case struct {
 	ID     string
 	Expect scoring.Verdict
 }
 
-// QualifyCall is one judge's answer to one case, one sample: ParseReply's
+// Call is one judge's answer to one case, one sample: ParseReply's
 // sample, or the error of the request, and what it cost.
-type QualifyCall struct {
+type Call struct {
 	Judge            string
-	Case             string // QualifyCase.ID; calls for other ids are not counted
+	Case             string // Case.ID; calls for other ids are not counted
 	Sample           int
 	Parsed           scoring.Sample
 	Err              string // the request failed (a J-ERR); Parsed is not read
@@ -55,9 +61,9 @@ type QualifyCall struct {
 	Latency          time.Duration
 }
 
-// QualifyOptions are the scoring settings the judges are held to: those
+// Options are the scoring settings the judges are held to: those
 // of the config being qualified.
-type QualifyOptions struct {
+type Options struct {
 	MinScore float64 // [scoring] min_score
 	// Jury, when set and there are two judges or more, qualifies the jury
 	// of all of them too, as one more judge named scoring.JuryName.
@@ -72,15 +78,15 @@ type JuryOptions struct {
 	Weights            map[string]float64 // by judge; missing or 0 counts 1
 }
 
-// QualifyReport is every judge's figures on a judge battery.
-type QualifyReport struct {
+// Report is every judge's figures on a judge battery.
+type Report struct {
 	Cases  int            `json:"cases"`
 	Judges []JudgeQuality `json:"judges"` // in the order judges first appear in the calls; the jury last
 	Pairs  []JudgePair    `json:"pairs"`  // every pair of judges (not the jury), in that order
-	Rows   []QualifyRow   `json:"rows"`   // one per case, in the battery's order
+	Rows   []Row          `json:"rows"`   // one per case, in the battery's order
 }
 
-// JudgeQuality is one judge's figures; see the top of qualify.go for how
+// JudgeQuality is one judge's figures; see the top of figures.go for how
 // each is counted.
 type JudgeQuality struct {
 	Judge         string  `json:"judge"`
@@ -91,41 +97,41 @@ type JudgeQuality struct {
 	// The confusion matrix, FAIL the positive class: TP a FAIL expected and
 	// given, FP a FAIL given to a case expected to PASS, FN a case expected
 	// to FAIL given anything else, TN a PASS expected and given.
-	TP               int           `json:"tp"`
-	FP               int           `json:"fp"`
-	TN               int           `json:"tn"`
-	FN               int           `json:"fn"`
-	PrecisionFail    float64       `json:"precision_fail"`
-	RecallFail       float64       `json:"recall_fail"`
-	Kappa            Comparison    `json:"kappa"` // against the expected verdicts
-	Consistency      float64       `json:"consistency"`
-	ConsistencyCases int           `json:"consistency_cases"`
-	Errors           int           `json:"errors"`
-	ErrorRate        float64       `json:"error_rate"`
-	PromptTokens     int           `json:"prompt_tokens"`
-	CompletionTokens int           `json:"completion_tokens"`
-	TokensPerVerdict float64       `json:"tokens_per_verdict"`
-	TimePerVerdict   time.Duration `json:"time_per_verdict"`
+	TP               int              `json:"tp"`
+	FP               int              `json:"fp"`
+	TN               int              `json:"tn"`
+	FN               int              `json:"fn"`
+	PrecisionFail    float64          `json:"precision_fail"`
+	RecallFail       float64          `json:"recall_fail"`
+	Kappa            judge.Comparison `json:"kappa"` // against the expected verdicts
+	Consistency      float64          `json:"consistency"`
+	ConsistencyCases int              `json:"consistency_cases"`
+	Errors           int              `json:"errors"`
+	ErrorRate        float64          `json:"error_rate"`
+	PromptTokens     int              `json:"prompt_tokens"`
+	CompletionTokens int              `json:"completion_tokens"`
+	TokensPerVerdict float64          `json:"tokens_per_verdict"`
+	TimePerVerdict   time.Duration    `json:"time_per_verdict"`
 }
 
 // JudgePair is how two judges agreed, answer by answer (same case, same
 // sample index).
 type JudgePair struct {
-	A          string     `json:"a"`
-	B          string     `json:"b"`
-	Comparison Comparison `json:"comparison"`
+	A          string           `json:"a"`
+	B          string           `json:"b"`
+	Comparison judge.Comparison `json:"comparison"`
 }
 
-// QualifyRow is one case of the battery as the grid shows it.
-type QualifyRow struct {
+// Row is one case of the battery as the grid shows it.
+type Row struct {
 	Case   string          `json:"case"`
 	Expect scoring.Verdict `json:"expect"`
-	Cells  []QualifyCell   `json:"cells"` // one per judge, in Judges' order
+	Cells  []Cell          `json:"cells"` // one per judge, in Judges' order
 }
 
-// QualifyCell is one judge's voted verdict on one case, and whether it is
+// Cell is one judge's voted verdict on one case, and whether it is
 // the one expected (✓/✗ in the grid).
-type QualifyCell struct {
+type Cell struct {
 	Judge     string          `json:"judge"`
 	Verdict   scoring.Verdict `json:"verdict"`
 	Score     float64         `json:"score"`
@@ -134,7 +140,7 @@ type QualifyCell struct {
 }
 
 // Below names the judges whose Accuracy is under min, for --min-accuracy.
-func (r QualifyReport) Below(min float64) []string {
+func (r Report) Below(min float64) []string {
 	var out []string
 	for _, j := range r.Judges {
 		if j.Accuracy < min-eps {
@@ -144,14 +150,14 @@ func (r QualifyReport) Below(min float64) []string {
 	return out
 }
 
-// Qualify computes every judge's figures from their answers to the cases.
-func Qualify(cases []QualifyCase, calls []QualifyCall, opts QualifyOptions) QualifyReport {
+// Figures computes every judge's figures from their answers to the cases.
+func Figures(cases []Case, calls []Call, opts Options) Report {
 	index := make(map[string]int, len(cases))
 	for i, c := range cases {
 		index[c.ID] = i
 	}
 	var judges []string
-	byJudge := map[string][]QualifyCall{}
+	byJudge := map[string][]Call{}
 	for _, c := range calls {
 		if _, ok := index[c.Case]; !ok {
 			continue
@@ -162,9 +168,9 @@ func Qualify(cases []QualifyCase, calls []QualifyCall, opts QualifyOptions) Qual
 		byJudge[c.Judge] = append(byJudge[c.Judge], c)
 	}
 
-	r := QualifyReport{Cases: len(cases), Rows: make([]QualifyRow, len(cases))}
+	r := Report{Cases: len(cases), Rows: make([]Row, len(cases))}
 	for i, c := range cases {
-		r.Rows[i] = QualifyRow{Case: c.ID, Expect: c.Expect}
+		r.Rows[i] = Row{Case: c.ID, Expect: c.Expect}
 	}
 	voted := make(map[string][]scoring.JudgeResult, len(judges)) // by judge, by case
 	for _, name := range judges {
@@ -192,7 +198,7 @@ func Qualify(cases []QualifyCase, calls []QualifyCall, opts QualifyOptions) Qual
 }
 
 // callVerdict is one answer's verdict, held to minScore as a run holds it.
-func callVerdict(c QualifyCall, minScore float64) scoring.Verdict {
+func callVerdict(c Call, minScore float64) scoring.Verdict {
 	switch {
 	case c.Err != "" || c.Parsed.ParseErr != "":
 		return scoring.Error
@@ -203,7 +209,7 @@ func callVerdict(c QualifyCall, minScore float64) scoring.Verdict {
 }
 
 // callSample is the sample a call adds to its case's vote.
-func callSample(c QualifyCall) scoring.Sample {
+func callSample(c Call) scoring.Sample {
 	if c.Err != "" {
 		return scoring.Sample{ParseErr: "judge request failed: " + c.Err}
 	}
@@ -237,14 +243,14 @@ func (q *JudgeQuality) finish(expected, given []scoring.Verdict, latency time.Du
 	q.ErrorRate = share(q.Errors, q.Verdicts)
 	q.PrecisionFail = share(q.TP, q.TP+q.FP)
 	q.RecallFail = share(q.TP, q.TP+q.FN)
-	q.Kappa = CompareVerdicts(expected, given)
+	q.Kappa = judge.CompareVerdicts(expected, given)
 	q.TokensPerVerdict = float64(q.PromptTokens+q.CompletionTokens) / float64(max(q.Verdicts, 1))
 	if q.Verdicts > 0 {
 		q.TimePerVerdict = latency / time.Duration(q.Verdicts)
 	}
 }
 
-func judgeQuality(name string, cases []QualifyCase, index map[string]int, calls []QualifyCall, minScore float64) (JudgeQuality, []scoring.JudgeResult) {
+func judgeQuality(name string, cases []Case, index map[string]int, calls []Call, minScore float64) (JudgeQuality, []scoring.JudgeResult) {
 	q := JudgeQuality{Judge: name}
 	samples := make([][]scoring.Sample, len(cases))
 	var expected, given []scoring.Verdict
@@ -264,7 +270,7 @@ func judgeQuality(name string, cases []QualifyCase, index map[string]int, calls 
 	results := make([]scoring.JudgeResult, len(cases))
 	right, agreement := 0, 0.0
 	for i := range cases {
-		results[i] = Vote(name, 1, samples[i], minScore)
+		results[i] = judge.Vote(name, 1, samples[i], minScore)
 		if results[i].Verdict == cases[i].Expect {
 			right++
 		}
@@ -283,7 +289,7 @@ func judgeQuality(name string, cases []QualifyCase, index map[string]int, calls 
 // juryQuality qualifies the jury: per case, the judges' voted results
 // aggregated as the config's jury does. Its cost per verdict is the sum of
 // its judges' on the case.
-func juryQuality(judges []string, cases []QualifyCase, byJudge map[string][]QualifyCall,
+func juryQuality(judges []string, cases []Case, byJudge map[string][]Call,
 	voted map[string][]scoring.JudgeResult, jo JuryOptions) (JudgeQuality, []scoring.JudgeResult) {
 	q := JudgeQuality{Judge: scoring.JuryName}
 	var expected, given []scoring.Verdict
@@ -297,7 +303,7 @@ func juryQuality(judges []string, cases []QualifyCase, byJudge map[string][]Qual
 			res.Weight = jo.Weights[name]
 			rs = append(rs, res)
 		}
-		jury := Aggregate(rs, jo.Aggregation, jo.DisagreementMax)
+		jury := judge.Aggregate(rs, jo.Aggregation, jo.DisagreementMax)
 		v := jury.Verdict
 		if !jo.ReportDisagreement && jury.Decision != "" {
 			v = jury.Decision
@@ -323,7 +329,7 @@ func juryQuality(judges []string, cases []QualifyCase, byJudge map[string][]Qual
 
 // pairAgreement compares two judges answer by answer: the same case and
 // sample index.
-func pairAgreement(a, b []QualifyCall, minScore float64) Comparison {
+func pairAgreement(a, b []Call, minScore float64) judge.Comparison {
 	type key struct {
 		c string
 		s int
@@ -338,11 +344,11 @@ func pairAgreement(a, b []QualifyCall, minScore float64) Comparison {
 			va, vb = append(va, callVerdict(c, minScore)), append(vb, v)
 		}
 	}
-	return CompareVerdicts(va, vb)
+	return judge.CompareVerdicts(va, vb)
 }
 
-func cell(judge string, r scoring.JudgeResult, expect scoring.Verdict) QualifyCell {
-	return QualifyCell{Judge: judge, Verdict: r.Verdict, Score: r.Score, Agreement: r.Agreement, Correct: r.Verdict == expect}
+func cell(judge string, r scoring.JudgeResult, expect scoring.Verdict) Cell {
+	return Cell{Judge: judge, Verdict: r.Verdict, Score: r.Score, Agreement: r.Agreement, Correct: r.Verdict == expect}
 }
 
 func parsed(samples []scoring.Sample) int {

@@ -1,21 +1,24 @@
-package judge
+package qualify
 
 import (
-	"pitwall/judge/scoring"
+	"math"
 	"reflect"
 	"testing"
 	"time"
+
+	"pitwall/judge"
+	"pitwall/judge/scoring"
 )
 
 // answers builds one judge's calls: per case, its samples in order. A nil
 // sample is a failed request.
-func answers(judge string, byCase map[string][]*scoring.Sample) []QualifyCall {
-	var out []QualifyCall
+func answers(judge string, byCase map[string][]*scoring.Sample) []Call {
+	var out []Call
 	for _, id := range []string{"c1", "c2", "c3", "c4"} {
 		for k, s := range byCase[id] {
-			c := QualifyCall{Judge: judge, Case: id, Sample: k, PromptTokens: 100, CompletionTokens: 20, Latency: time.Second}
+			c := Call{Judge: judge, Case: id, Sample: k, PromptTokens: 100, CompletionTokens: 20, Latency: time.Second}
 			if s == nil {
-				c = QualifyCall{Judge: judge, Case: id, Sample: k, Err: "HTTP 500", Latency: 2 * time.Second}
+				c = Call{Judge: judge, Case: id, Sample: k, Err: "HTTP 500", Latency: 2 * time.Second}
 			} else {
 				c.Parsed = *s
 			}
@@ -27,11 +30,11 @@ func answers(judge string, byCase map[string][]*scoring.Sample) []QualifyCall {
 
 func ptr(s scoring.Sample) *scoring.Sample { return &s }
 
-var qualifyCases = []QualifyCase{{"c1", scoring.Pass}, {"c2", scoring.Pass}, {"c3", scoring.Fail}, {"c4", scoring.Fail}}
+var qualifyCases = []Case{{"c1", scoring.Pass}, {"c2", scoring.Pass}, {"c3", scoring.Fail}, {"c4", scoring.Fail}}
 
 // qualifyCalls: judge A is right 5 times in 8 (a split on c2, a miss and a
 // failed request on c4); judge B is always right.
-func qualifyCalls() []QualifyCall {
+func qualifyCalls() []Call {
 	a := answers("A", map[string][]*scoring.Sample{
 		"c1": {ptr(pass(0.9)), ptr(pass(0.8))},
 		"c2": {ptr(pass(0.9)), ptr(fail(0.1))},
@@ -56,7 +59,7 @@ func nearly(t *testing.T, what string, got, want float64) {
 
 // The figures below are worked out by hand in the comments.
 func TestQualifyFiguresAJudge(t *testing.T) {
-	r := Qualify(qualifyCases, qualifyCalls(), QualifyOptions{MinScore: 0.5})
+	r := Figures(qualifyCases, qualifyCalls(), Options{MinScore: 0.5})
 	if r.Cases != 4 || len(r.Judges) != 2 || r.Judges[0].Judge != "A" || r.Judges[1].Judge != "B" {
 		t.Fatalf("report %+v, want judges A and B over 4 cases", r)
 	}
@@ -118,7 +121,7 @@ func TestQualifyFiguresAJudge(t *testing.T) {
 }
 
 func TestQualifyRowsAreTheGrid(t *testing.T) {
-	r := Qualify(qualifyCases, qualifyCalls(), QualifyOptions{MinScore: 0.5})
+	r := Figures(qualifyCases, qualifyCalls(), Options{MinScore: 0.5})
 	want := map[string][]scoring.Verdict{
 		"c1": {scoring.Pass, scoring.Pass}, "c2": {scoring.Warn, scoring.Pass},
 		"c3": {scoring.Fail, scoring.Fail}, "c4": {scoring.Pass, scoring.Fail},
@@ -136,8 +139,8 @@ func TestQualifyRowsAreTheGrid(t *testing.T) {
 }
 
 func TestQualifyTheJury(t *testing.T) {
-	jo := &JuryOptions{Aggregation: AggregateMean, DisagreementMax: 0.3, ReportDisagreement: true}
-	r := Qualify(qualifyCases, qualifyCalls(), QualifyOptions{MinScore: 0.5, Jury: jo})
+	jo := &JuryOptions{Aggregation: judge.AggregateMean, DisagreementMax: 0.3, ReportDisagreement: true}
+	r := Figures(qualifyCases, qualifyCalls(), Options{MinScore: 0.5, Jury: jo})
 	if len(r.Judges) != 3 || r.Judges[2].Judge != scoring.JuryName || len(r.Pairs) != 1 {
 		t.Fatalf("judges %d pairs %d, want A, B and the jury, one pair", len(r.Judges), len(r.Pairs))
 	}
@@ -161,17 +164,17 @@ func TestQualifyTheJury(t *testing.T) {
 	// Without reporting disagreement the mean decides: c4 averages A's 0.9
 	// and B's 0.1 to 0.5, which passes; c2 0.5 and 0.9 passes too.
 	jo.ReportDisagreement = false
-	r = Qualify(qualifyCases, qualifyCalls(), QualifyOptions{MinScore: 0.5, Jury: jo})
+	r = Figures(qualifyCases, qualifyCalls(), Options{MinScore: 0.5, Jury: jo})
 	nearly(t, "jury accuracy deciding by the mean", r.Judges[2].Accuracy, 3.0/4)
 }
 
 func TestQualifyHoldsPassesToMinScore(t *testing.T) {
-	calls := []QualifyCall{
+	calls := []Call{
 		{Judge: "J", Case: "c1", Parsed: pass(0.4)}, // a PASS below min_score is a FAIL, as in a run
 		{Judge: "J", Case: "c3", Parsed: scoring.Sample{ParseErr: "no VERDICT"}},
 		{Judge: "J", Case: "elsewhere", Parsed: pass(1)}, // not a case of the battery: not counted
 	}
-	r := Qualify(qualifyCases, calls, QualifyOptions{MinScore: 0.5})
+	r := Figures(qualifyCases, calls, Options{MinScore: 0.5})
 	j := r.Judges[0]
 	if j.Verdicts != 2 || j.Correct != 0 || j.FP != 1 || j.FN != 1 || j.Errors != 1 {
 		t.Errorf("got %+v, want 2 verdicts: a FP and a J-ERR that is a miss", j)
@@ -185,8 +188,14 @@ func TestQualifyHoldsPassesToMinScore(t *testing.T) {
 }
 
 func TestQualifyWithNoCalls(t *testing.T) {
-	r := Qualify(qualifyCases, nil, QualifyOptions{})
+	r := Figures(qualifyCases, nil, Options{})
 	if len(r.Judges) != 0 || len(r.Pairs) != 0 || len(r.Rows) != 4 || r.Below(1) != nil {
 		t.Errorf("got %+v, want four rows and no judges", r)
 	}
 }
+
+func pass(score float64) scoring.Sample { return scoring.Sample{Pass: true, Score: score} }
+
+func fail(score float64) scoring.Sample { return scoring.Sample{Pass: false, Score: score} }
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
