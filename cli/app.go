@@ -15,7 +15,6 @@ import (
 	"pitwall/config"
 	"pitwall/gpu"
 	"pitwall/gpu/placement"
-	"pitwall/gpu/sim"
 	"pitwall/gpu/telemetry"
 	"pitwall/runner/ledger"
 	"pitwall/runner/setup"
@@ -31,7 +30,7 @@ type app struct {
 	log     *slog.Logger
 	logPath string
 	runID   string
-	sims    *sim.Fleet
+	sims    io.Closer
 	tel     *telemetry.Watcher
 	fleet   *gpu.Fleet
 	cancel  context.CancelFunc // telemetry's and discovery's context

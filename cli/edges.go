@@ -2,16 +2,23 @@ package cli
 
 // The edges: packages of edges/ that import the core and register with it
 // (as database/sql drivers do), so that the core reads on its own and links
-// no foreign format or engine. cli is where they are wired in; a package
-// that needs one in its tests imports it there.
+// no foreign format, engine or simulator. cli is where they are wired in, and
+// only here; a package that needs one in its tests imports it there.
 //
-// edges/importrun is not here: the import, resume and rejudge commands
-// call it by name.
+// edges/importrun and edges/qualify are not registered: the import, resume,
+// rejudge and qualify commands call them by name.
 
-// Formats of other tools and the JavaScript engine.
 import (
 	// javascript checks, run in goja (judge/check's ScriptEngine)
 	_ "pitwall/edges/jsassert"
 	// promptfoo's YAML batteries and judge batteries (config's Format)
 	_ "pitwall/edges/promptfoo"
+
+	// the simulated fleet of kind = "sim" servers (runner/setup's Simulator)
+	"pitwall/edges/sim"
+	"pitwall/runner/setup"
 )
+
+func init() {
+	setup.RegisterSimulator(sim.Simulator)
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"pitwall/edges/qualify"
 	"strconv"
 	"strings"
 
@@ -200,7 +201,7 @@ func textTokens(s string) float64 { return float64(len(s)) / 4 }
 
 // estimateQualify estimates a qualification: every judge's requests, their
 // prompts known (rendered), the answer at most the judge's max_tokens.
-func estimateQualify(cfg *config.Config, jobs []*qualifyJob) []judgeEstimate {
+func estimateQualify(cfg *config.Config, jobs []*qualify.Job) []judgeEstimate {
 	type acc struct {
 		j      config.Judge
 		calls  int
@@ -209,14 +210,14 @@ func estimateQualify(cfg *config.Config, jobs []*qualifyJob) []judgeEstimate {
 	var order []string
 	by := map[string]*acc{}
 	for _, qj := range jobs {
-		a := by[qj.judge.Name]
+		a := by[qj.Judge.Name]
 		if a == nil {
-			a = &acc{j: qj.judge}
-			by[qj.judge.Name] = a
-			order = append(order, qj.judge.Name)
+			a = &acc{j: qj.Judge}
+			by[qj.Judge.Name] = a
+			order = append(order, qj.Judge.Name)
 		}
 		a.calls++
-		for _, m := range qj.req.Messages {
+		for _, m := range qj.Request.Messages {
 			a.prompt += textTokens(m.Content)
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"pitwall/config"
+	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 )
 
 func TestParamsBReadsTheSizeInAModelsName(t *testing.T) {
@@ -113,7 +113,7 @@ func startLocals(t *testing.T, locals []*fakeLocal) (scan bool) {
 			addr = fmt.Sprintf("127.0.0.1:%d", l.port)
 		}
 		srv, err := sim.Start(sim.Config{Name: string(l.backend), Addr: addr, Slots: l.slots, Models: l.models,
-			Spec: spec.Server{Backend: string(l.backend)}, Instant: true, Seed: 7})
+			Spec: simspec.Server{Backend: string(l.backend)}, Instant: true, Seed: 7})
 		if err != nil {
 			t.Fatalf("starting a simulated %s: %v", l.backend, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"pitwall/edges/qualify"
 	"slices"
 	"strings"
 	"syscall"
@@ -17,7 +18,6 @@ import (
 	"time"
 
 	"pitwall/config"
-	"pitwall/judge"
 	"pitwall/judge/scoring"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
@@ -85,7 +85,7 @@ func cmdQualify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return failf(stderr, fmt.Errorf("%s: no test of the judge battery is left to qualify on (check --tests)", cfg.Path))
 	}
 	qo := qualifyFlags{minAcc: minAcc, asJSON: *format == "json", headless: cf.headless, ascii: cf.ascii, yes: *yes}
-	return qualify(cfg, tests, qo, stdin, stdout, stderr)
+	return runQualify(cfg, tests, qo, stdin, stdout, stderr)
 }
 
 // qualifyFlags are the flags of `qualify` that shape its run and output.
@@ -94,8 +94,8 @@ type qualifyFlags struct {
 	asJSON, headless, ascii, yes bool
 }
 
-// qualify runs the qualification of cfg's judges and prints it.
-func qualify(cfg *config.Config, tests []config.JudgeTest, qo qualifyFlags, stdin io.Reader, stdout, stderr io.Writer) int {
+// runQualify runs the qualification of cfg's judges and prints it.
+func runQualify(cfg *config.Config, tests []config.JudgeTest, qo qualifyFlags, stdin io.Reader, stdout, stderr io.Writer) int {
 	var judges []config.Judge
 	models := map[string]string{}
 	for _, name := range cfg.JudgeNames() {
@@ -104,7 +104,7 @@ func qualify(cfg *config.Config, tests []config.JudgeTest, qo qualifyFlags, stdi
 			models[j.Name] = j.Model
 		}
 	}
-	jobs := qualifyJobs(cfg, tests, judges)
+	jobs := qualify.Jobs(cfg, tests, judges)
 	// Before anything is opened or sent: a "no" leaves no run behind.
 	if !confirmSpend(estimateQualify(cfg, jobs), models, isTerminal(stdin) && isTerminal(stderr), qo.yes, stdin, stderr) {
 		fmt.Fprintln(stderr, "pitwall: not confirmed: nothing was sent")
@@ -117,34 +117,35 @@ func qualify(cfg *config.Config, tests []config.JudgeTest, qo qualifyFlags, stdi
 	defer a.Close()
 	k := max(cfg.Scoring.Samples, 1)
 	started := time.Now()
-	if err := startQualifyRun(a.led, a.runID, cfg, tests, started); err != nil {
+	if err := qualify.StartRun(a.led, a.runID, cfg, tests, started); err != nil {
 		return failf(stderr, err)
 	}
 	fmt.Fprintf(stderr, "pitwall: qualifying %s on %s × %d samples (%d requests), run %s\n",
 		plural(len(judges), "judge"), plural(len(tests), "case"), k, len(jobs), a.runID)
 
-	opts := judge.QualifyOptions{MinScore: cfg.Scoring.MinScore}
+	opts := qualify.Options{MinScore: cfg.Scoring.MinScore}
 	if cfg.Scoring.Mode == scoring.ModeJury && len(judges) >= 2 {
 		w := map[string]float64{}
 		for _, j := range judges {
 			w[j.Name] = j.Weight
 		}
-		opts.Jury = &judge.JuryOptions{Aggregation: cfg.Scoring.Aggregation, DisagreementMax: cfg.Scoring.DisagreementMax,
+		opts.Jury = &qualify.JuryOptions{Aggregation: cfg.Scoring.Aggregation, DisagreementMax: cfg.Scoring.DisagreementMax,
 			ReportDisagreement: cfg.Scoring.ReportDisagreement, Weights: w}
 	}
-	q := &qualification{cfg: cfg, tests: tests, judges: judges, fleet: a.fleet, led: a.led, runID: a.runID,
-		backoff: qualifyBackoff, watch: newQualifyWatch(cfg, a.runID, tests, judges, opts, qo.minAcc, started)}
-	var calls []judge.QualifyCall
+	watch := newQualifyWatch(cfg, a.runID, tests, judges, opts, qo.minAcc, started)
+	q := &qualify.Qualification{Cfg: cfg, Tests: tests, Judges: judges, Fleet: a.fleet, Led: a.led, RunID: a.runID,
+		Backoff: qualifyBackoff, Watch: watch}
+	var calls []qualify.Call
 	var end qualifyEnd
 	var runErr error
 	if !qo.headless && isTerminal(stdout) && isTerminal(stdin) {
 		uo := ui.Options{ASCII: qo.ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
 			LogPath: a.logPath, Logger: a.log}
-		calls, end, runErr = q.live(jobs, uo)
+		calls, end, runErr = qualifyLive(q, watch, jobs, uo)
 	} else {
-		q.watch.progress = stderr
+		watch.progress = stderr
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		calls, runErr = q.run(ctx, jobs)
+		calls, runErr = q.Run(ctx, jobs)
 		end.interrupted = ctx.Err() != nil && runErr == nil
 		stop()
 	}
@@ -168,13 +169,13 @@ func qualify(cfg *config.Config, tests []config.JudgeTest, qo qualifyFlags, stdi
 		return failf(stderr, runErr)
 	}
 
-	cases := make([]judge.QualifyCase, 0, len(tests))
+	cases := make([]qualify.Case, 0, len(tests))
 	for _, t := range tests {
 		if !early || everyJudgeAnswered(calls, judges, t.ID) {
-			cases = append(cases, judge.QualifyCase{ID: t.ID, Expect: t.Expect})
+			cases = append(cases, qualify.Case{ID: t.ID, Expect: t.Expect})
 		}
 	}
-	rep := judge.Qualify(cases, calls, opts)
+	rep := qualify.Figures(cases, calls, opts)
 	out := qualifyOutput{Run: a.runID, Config: cfg.Path, Samples: k, MinScore: cfg.Scoring.MinScore,
 		MinAccuracy: qo.minAcc, Report: rep, Models: models}
 	if qo.minAcc > 0 {
@@ -227,9 +228,9 @@ func qualifyBackoff(n int) time.Duration {
 
 // everyJudgeAnswered reports whether every judge answered case id at
 // least once.
-func everyJudgeAnswered(calls []judge.QualifyCall, judges []config.Judge, id string) bool {
+func everyJudgeAnswered(calls []qualify.Call, judges []config.Judge, id string) bool {
 	for _, j := range judges {
-		if !slices.ContainsFunc(calls, func(c judge.QualifyCall) bool { return c.Judge == j.Name && c.Case == id }) {
+		if !slices.ContainsFunc(calls, func(c qualify.Call) bool { return c.Judge == j.Name && c.Case == id }) {
 			return false
 		}
 	}
@@ -238,15 +239,15 @@ func everyJudgeAnswered(calls []judge.QualifyCall, judges []config.Judge, id str
 
 // qualifyOutput is what `qualify --format json` prints.
 type qualifyOutput struct {
-	Run         string              `json:"run"`
-	Config      string              `json:"config"`
-	Samples     int                 `json:"samples"`
-	MinScore    float64             `json:"min_score"`
-	MinAccuracy float64             `json:"min_accuracy,omitempty"`
-	Models      map[string]string   `json:"models"`               // judge name → model
-	Below       []string            `json:"below,omitempty"`      // judges under --min-accuracy
-	NoVerdict   []string            `json:"no_verdict,omitempty"` // judges whose every answer was a J-ERR
-	Report      judge.QualifyReport `json:"report"`
+	Run         string            `json:"run"`
+	Config      string            `json:"config"`
+	Samples     int               `json:"samples"`
+	MinScore    float64           `json:"min_score"`
+	MinAccuracy float64           `json:"min_accuracy,omitempty"`
+	Models      map[string]string `json:"models"`               // judge name → model
+	Below       []string          `json:"below,omitempty"`      // judges under --min-accuracy
+	NoVerdict   []string          `json:"no_verdict,omitempty"` // judges whose every answer was a J-ERR
+	Report      qualify.Report    `json:"report"`
 }
 
 // printQualify prints the case grid (✓ a judge's voted verdict is the one
@@ -358,4 +359,4 @@ func qualifyPlan(w io.Writer, cfg *config.Config, tests []config.JudgeTest) {
 }
 
 // ledgerRunIsQualify says whether a ledger run is a judge qualification.
-func ledgerRunIsQualify(r ledger.RunRow) bool { return r.ScoringMode == qualifyMode }
+func ledgerRunIsQualify(r ledger.RunRow) bool { return r.ScoringMode == qualify.Mode }

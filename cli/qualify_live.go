@@ -7,19 +7,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"pitwall/edges/qualify"
 	"syscall"
 	"time"
 
 	"pitwall/config"
-	"pitwall/judge"
 	"pitwall/judge/scoring"
 	"pitwall/ui"
 )
 
 const (
-	// qualifyTickEvery paces the live grid's snapshots: answers that come
-	// in between are drawn together.
-	qualifyTickEvery = 100 * time.Millisecond
 	// qualifyProgressEvery is how often a headless qualification says how
 	// far it got, besides a line per judge when its answers are all in.
 	qualifyProgressEvery = 10 * time.Second
@@ -33,15 +30,15 @@ type qualifyKey struct{ judge, test string }
 // gives over the answers in so far) and, headless, writes progress lines.
 // Only the qualification's goroutine calls it.
 type qualifyWatch struct {
-	cases  []judge.QualifyCase
+	cases  []qualify.Case
 	judges []config.Judge
-	opts   judge.QualifyOptions
+	opts   qualify.Options
 	k      int
 	minAcc float64
 	shape  ui.Qualify // name, run, judges, samples, total, start
 
-	calls    []judge.QualifyCall // the answers kept (a cancelled request is not one)
-	in       map[qualifyKey]int  // answers kept, by judge and case
+	calls    []qualify.Call     // the answers kept (a cancelled request is not one)
+	in       map[qualifyKey]int // answers kept, by judge and case
 	byJudge  map[string]int
 	answers  int
 	dirty    bool
@@ -52,11 +49,11 @@ type qualifyWatch struct {
 }
 
 func newQualifyWatch(cfg *config.Config, runID string, tests []config.JudgeTest, judges []config.Judge,
-	opts judge.QualifyOptions, minAcc float64, started time.Time) *qualifyWatch {
+	opts qualify.Options, minAcc float64, started time.Time) *qualifyWatch {
 	w := &qualifyWatch{judges: judges, opts: opts, k: max(cfg.Scoring.Samples, 1), minAcc: minAcc,
 		in: map[qualifyKey]int{}, byJudge: map[string]int{}, lastLine: started}
 	for _, t := range tests {
-		w.cases = append(w.cases, judge.QualifyCase{ID: t.ID, Expect: t.Expect})
+		w.cases = append(w.cases, qualify.Case{ID: t.ID, Expect: t.Expect})
 	}
 	w.shape = ui.Qualify{Name: cfg.Name, Run: runID, Samples: w.k, Total: len(judges) * len(tests) * w.k, Started: started}
 	for _, j := range judges {
@@ -71,8 +68,8 @@ func newQualifyWatch(cfg *config.Config, runID string, tests []config.JudgeTest,
 // jury reports whether the jury of the judges is qualified too.
 func (w *qualifyWatch) jury() bool { return w.opts.Jury != nil && len(w.judges) >= 2 }
 
-// answer takes one settled request: kept, its answer counts.
-func (w *qualifyWatch) answer(c judge.QualifyCall, kept bool) {
+// Answer takes one settled request: kept, its answer counts.
+func (w *qualifyWatch) Answer(c qualify.Call, kept bool) {
 	if !kept {
 		return
 	}
@@ -82,7 +79,7 @@ func (w *qualifyWatch) answer(c judge.QualifyCall, kept bool) {
 	w.answers++
 	w.dirty = true
 	if w.progress != nil && w.byJudge[c.Judge] == w.k*len(w.cases) {
-		rep := judge.Qualify(w.cases, w.calls, w.opts)
+		rep := qualify.Figures(w.cases, w.calls, w.opts)
 		for _, q := range rep.Judges {
 			if q.Judge == c.Judge {
 				fmt.Fprintf(w.progress, "pitwall: judge %s: all %d answers in, accuracy %s, κ %.2f, J-ERR %s (%d/%d answers in all)\n",
@@ -92,9 +89,9 @@ func (w *qualifyWatch) answer(c judge.QualifyCall, kept bool) {
 	}
 }
 
-// tick publishes what came in since the last tick, and headless says how
+// Tick publishes what came in since the last tick, and headless says how
 // far it got now and then.
-func (w *qualifyWatch) tick(now time.Time) {
+func (w *qualifyWatch) Tick(now time.Time) {
 	if w.snaps != nil && w.dirty {
 		w.publish(w.snapshot(now, false, ""))
 	}
@@ -124,12 +121,12 @@ func (w *qualifyWatch) snapshot(now time.Time, final bool, msg string) *ui.Quali
 	if final {
 		s.Ended = now
 	}
-	rep := judge.Qualify(w.cases, w.calls, w.opts)
+	rep := qualify.Figures(w.cases, w.calls, w.opts)
 	at := map[string]int{}
 	for i, q := range rep.Judges {
 		at[q.Judge] = i
 	}
-	var decided []judge.QualifyCase
+	var decided []qualify.Case
 	s.Rows = make([]ui.QualifyRow, len(w.cases))
 	for i, c := range w.cases {
 		row := ui.QualifyRow{Case: c.ID, Expect: c.Expect, Cells: make([]ui.QualifyCell, len(s.Judges))}
@@ -158,7 +155,7 @@ func (w *qualifyWatch) snapshot(now time.Time, final bool, msg string) *ui.Quali
 	}
 	jury := rep
 	if w.jury() && len(decided) < len(w.cases) {
-		jury = judge.Qualify(decided, w.calls, w.opts)
+		jury = qualify.Figures(decided, w.calls, w.opts)
 	}
 	for _, name := range s.Judges {
 		f := ui.QualifyFigures{Judge: name}
@@ -185,17 +182,17 @@ func (w *qualifyWatch) snapshot(now time.Time, final bool, msg string) *ui.Quali
 	return &s
 }
 
-// runPublishing is run with the watch's snapshots, the final one last.
-func (q *qualification) runPublishing(ctx context.Context, jobs []*qualifyJob) ([]judge.QualifyCall, error) {
-	calls, err := q.run(ctx, jobs)
+// runPublishing is q.Run with w's snapshots, the final one last.
+func runPublishing(ctx context.Context, q *qualify.Qualification, w *qualifyWatch, jobs []*qualify.Job) ([]qualify.Call, error) {
+	calls, err := q.Run(ctx, jobs)
 	msg := ""
 	switch {
 	case err != nil:
-		msg = fmt.Sprintf("the ledger %s cannot be written: %v", q.led.Path(), err)
+		msg = fmt.Sprintf("the ledger %s cannot be written: %v", q.Led.Path(), err)
 	case len(calls) < len(jobs):
 		msg = "stopped: the figures count the answers that came back"
 	}
-	q.watch.publish(q.watch.snapshot(time.Now(), true, msg))
+	w.publish(w.snapshot(time.Now(), true, msg))
 	return calls, err
 }
 
@@ -206,12 +203,11 @@ type qualifyEnd struct {
 	uiErr       error // the grid failed: the qualification stopped (exit 2)
 }
 
-// live runs the qualification under the live grid until the user quits,
-// and returns its answers as run does. Quitting while answers are due
+// qualifyLive runs q under the live grid, following it through w, until
+// the user quits, and returns its answers as q.Run does. Quitting while answers are due
 // stops the qualification (the grid asks first); what came back counts.
-func (q *qualification) live(jobs []*qualifyJob, opts ui.Options) ([]judge.QualifyCall, qualifyEnd, error) {
+func qualifyLive(q *qualify.Qualification, w *qualifyWatch, jobs []*qualify.Job, opts ui.Options) ([]qualify.Call, qualifyEnd, error) {
 	var end qualifyEnd
-	w := q.watch
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	uiCtx, uiCancel := context.WithCancel(context.Background())
@@ -223,12 +219,12 @@ func (q *qualification) live(jobs []*qualifyJob, opts ui.Options) ([]judge.Quali
 	w.snaps = make(chan *ui.Qualify, 1)
 	w.publish(w.snapshot(time.Now(), false, ""))
 	type result struct {
-		calls []judge.QualifyCall
+		calls []qualify.Call
 		err   error
 	}
 	ran := make(chan result, 1)
 	go func() {
-		calls, err := q.runPublishing(ctx, jobs)
+		calls, err := runPublishing(ctx, q, w, jobs)
 		ran <- result{calls, err}
 	}()
 	quit := make(chan error, 1)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"io"
 	"path/filepath"
+	"pitwall/edges/qualify"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"pitwall/config"
-	"pitwall/judge"
 	"pitwall/judge/scoring"
 	"pitwall/ui"
 )
@@ -38,19 +38,19 @@ func TestQualifyGridFollowsARealQualification(t *testing.T) {
 		judges = append(judges, j)
 	}
 	started := time.Now()
-	if err := startQualifyRun(a.led, a.runID, cfg, tests, started); err != nil {
+	if err := qualify.StartRun(a.led, a.runID, cfg, tests, started); err != nil {
 		t.Fatal(err)
 	}
 	w := map[string]float64{}
 	for _, j := range judges {
 		w[j.Name] = j.Weight
 	}
-	opts := judge.QualifyOptions{MinScore: cfg.Scoring.MinScore, Jury: &judge.JuryOptions{Aggregation: cfg.Scoring.Aggregation,
+	opts := qualify.Options{MinScore: cfg.Scoring.MinScore, Jury: &qualify.JuryOptions{Aggregation: cfg.Scoring.Aggregation,
 		DisagreementMax: cfg.Scoring.DisagreementMax, ReportDisagreement: cfg.Scoring.ReportDisagreement, Weights: w}}
 	watch := newQualifyWatch(cfg, a.runID, tests, judges, opts, 0.9, started)
 	watch.snaps = make(chan *ui.Qualify, 1)
-	q := &qualification{cfg: cfg, tests: tests, judges: judges, fleet: a.fleet, led: a.led, runID: a.runID,
-		backoff: qualifyBackoff, watch: watch}
+	q := &qualify.Qualification{Cfg: cfg, Tests: tests, Judges: judges, Fleet: a.fleet, Led: a.led, RunID: a.runID,
+		Backoff: qualifyBackoff, Watch: watch}
 
 	seen := make(chan []*ui.Qualify, 1)
 	go func() {
@@ -63,8 +63,8 @@ func TestQualifyGridFollowsARealQualification(t *testing.T) {
 		}
 		seen <- all
 	}()
-	jobs := qualifyJobs(cfg, tests, judges)
-	calls, err := q.runPublishing(context.Background(), jobs)
+	jobs := qualify.Jobs(cfg, tests, judges)
+	calls, err := runPublishing(context.Background(), q, watch, jobs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,11 +91,11 @@ func TestQualifyGridFollowsARealQualification(t *testing.T) {
 		}
 	}
 
-	cases := make([]judge.QualifyCase, len(tests))
+	cases := make([]qualify.Case, len(tests))
 	for i, tt := range tests {
-		cases[i] = judge.QualifyCase{ID: tt.ID, Expect: tt.Expect}
+		cases[i] = qualify.Case{ID: tt.ID, Expect: tt.Expect}
 	}
-	rep := judge.Qualify(cases, calls, opts)
+	rep := qualify.Figures(cases, calls, opts)
 	wrong := 0
 	for i, row := range rep.Rows {
 		got := last.Rows[i]

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"pitwall/edges/qualify"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,8 +102,8 @@ func TestQualifyReportsEachJudgesAccuracyAndGatesOnIt(t *testing.T) {
 			}
 		}
 	}
-	if run.Status != "completed" || run.ScoringMode != qualifyMode || judged != 3*len(tests)*samples {
-		t.Errorf("ledger: run %s %s, %d judge requests; want completed, %s, %d", run.ID, run.Status, judged, qualifyMode, 3*len(tests)*samples)
+	if run.Status != "completed" || run.ScoringMode != qualify.Mode || judged != 3*len(tests)*samples {
+		t.Errorf("ledger: run %s %s, %d judge requests; want completed, %s, %d", run.ID, run.Status, judged, qualify.Mode, 3*len(tests)*samples)
 	}
 
 	code, table, stderr := inproc(t, "qualify", path, "--samples", "5", "--min-accuracy", "0.9", "--time-scale", "0", "--db", db)

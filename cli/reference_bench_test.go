@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/edges/sim"
 	"pitwall/gpu/des"
 	"pitwall/gpu/placement"
-	"pitwall/gpu/sim"
 )
 
 // BenchmarkReferenceFleetHeadless runs the scheduling benchmark's reference

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"pitwall/edges/qualify"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -162,7 +163,7 @@ func printRuns(w io.Writer, runs []runSummary) {
 			judge = "checks"
 		}
 		switch {
-		case s.ScoringMode == qualifyMode:
+		case s.ScoringMode == qualify.Mode:
 			shape, judge = fmt.Sprintf("%d cases", s.Tests), "qualify"
 			counts = []string{"—", "—", "—", "—"}
 		case s.Problem != "":

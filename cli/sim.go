@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"pitwall/config"
-	"pitwall/gpu/sim"
 	"pitwall/internal/redact"
 	"pitwall/runner/setup"
 )
@@ -44,7 +43,7 @@ func cmdSim(args []string, stdout, stderr io.Writer) int {
 // the command's own flags), parses args, loads the config and starts its
 // kind = "sim" servers on loopback. When ok is false the command returns
 // code; otherwise it closes sims, which is nil when the config has none.
-func loadFleetConfig(fs *flag.FlagSet, args []string, stderr io.Writer) (cfg *config.Config, sims *sim.Fleet, code int, ok bool) {
+func loadFleetConfig(fs *flag.FlagSet, args []string, stderr io.Writer) (cfg *config.Config, sims io.Closer, code int, ok bool) {
 	var cf commonFlags
 	cf.register(fs, "time-scale")
 	cfg, code, ok = parseConfig(fs, &cf, args, stderr)

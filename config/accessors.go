@@ -2,7 +2,7 @@ package config
 
 import (
 	"pitwall/gpu/chat"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/judge/check"
 	"pitwall/judge/scoring"
 	"slices"
@@ -25,7 +25,7 @@ func (c *Config) SimTimeScale() float64 {
 // with only the name set, whose zero fields the simulator fills with its
 // defaults (a model needs no entry to be simulated; entries are for tuning).
 // ok is false when no sim server offers name.
-func (c *Config) ModelSpec(name string) (spec.Model, bool) {
+func (c *Config) ModelSpec(name string) (simspec.Model, bool) {
 	for _, m := range c.Sim.Models {
 		if m.Name == name {
 			return m, true
@@ -33,10 +33,10 @@ func (c *Config) ModelSpec(name string) (spec.Model, bool) {
 	}
 	for _, s := range c.Servers {
 		if s.Kind == chat.KindSim && slices.Contains(s.Models, name) {
-			return spec.Model{Name: name}, true
+			return simspec.Model{Name: name}, true
 		}
 	}
-	return spec.Model{}, false
+	return simspec.Model{}, false
 }
 
 // Plan is the run's scoring plan: which judges it has, which run, and

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/judge/check"
 	"pitwall/judge/scoring"
 )
@@ -65,14 +65,14 @@ type Run struct {
 
 // Server is one OpenAI-compatible endpoint of the fleet.
 type Server struct {
-	Name      string       `toml:"name" json:"name"`
-	URL       string       `toml:"url" json:"url"` // with /v1; for kind = "sim" an optional fixed loopback address
-	Kind      chat.Kind    `toml:"kind" json:"kind"`
-	Slots     int          `toml:"slots" json:"slots"` // default 1
-	GPUs      []int        `toml:"gpus" json:"gpus"`
-	APIKeyEnv string       `toml:"api_key_env" json:"api_key_env"`
-	Models    []string     `toml:"models" json:"models"` // offered models when known up front (required for sim)
-	Sim       *spec.Server `toml:"sim" json:"sim,omitempty"`
+	Name      string          `toml:"name" json:"name"`
+	URL       string          `toml:"url" json:"url"` // with /v1; for kind = "sim" an optional fixed loopback address
+	Kind      chat.Kind       `toml:"kind" json:"kind"`
+	Slots     int             `toml:"slots" json:"slots"` // default 1
+	GPUs      []int           `toml:"gpus" json:"gpus"`
+	APIKeyEnv string          `toml:"api_key_env" json:"api_key_env"`
+	Models    []string        `toml:"models" json:"models"` // offered models when known up front (required for sim)
+	Sim       *simspec.Server `toml:"sim" json:"sim,omitempty"`
 }
 
 // Scoring says how completed cells are judged.
@@ -113,8 +113,8 @@ type Price struct {
 
 // Sim holds the simulated fleet's catalogue of models.
 type Sim struct {
-	TimeScale float64      `toml:"time_scale" json:"time_scale"` // 1 = real time; PITWALL_SIM_TIME_SCALE overrides
-	Models    []spec.Model `toml:"models" json:"models"`
+	TimeScale float64         `toml:"time_scale" json:"time_scale"` // 1 = real time; PITWALL_SIM_TIME_SCALE overrides
+	Models    []simspec.Model `toml:"models" json:"models"`
 }
 
 // Test is one battery test in the native format.

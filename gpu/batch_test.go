@@ -12,16 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 )
 
 // batchSim starts a simulated hosted API (backend openai) offering model m.
-func batchSim(t *testing.T, faults spec.Faults) *sim.Server {
+func batchSim(t *testing.T, faults simspec.Faults) *sim.Server {
 	t.Helper()
 	s, err := sim.Start(sim.Config{Name: "api", Slots: 2, Models: []string{"m"}, Instant: true,
-		Spec: spec.Server{Faults: faults}})
+		Spec: simspec.Server{Faults: faults}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func batchLines(n int) []BatchLine {
 var fastPoll = BatchPoll{Min: time.Millisecond, Max: 5 * time.Millisecond}
 
 func TestABatchRoundTripsThroughTheSimulator(t *testing.T) {
-	s := batchSim(t, spec.Faults{})
+	s := batchSim(t, simspec.Faults{})
 	c := NewClient(ServerConfig{Name: "api", URL: s.URL(), Kind: chat.KindOpenAI}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -107,7 +107,7 @@ func TestABatchBodyCarriesTheTemperatureAndDoesNotStream(t *testing.T) {
 }
 
 func TestFindBatchesMatchesMetadataSinceATime(t *testing.T) {
-	s := batchSim(t, spec.Faults{BatchHold: true})
+	s := batchSim(t, simspec.Faults{BatchHold: true})
 	c := NewClient(ServerConfig{Name: "api", URL: s.URL()}, nil)
 	ctx := context.Background()
 	before := time.Now().Add(-time.Minute)
@@ -131,7 +131,7 @@ func TestFindBatchesMatchesMetadataSinceATime(t *testing.T) {
 }
 
 func TestAnExpiredBatchLeavesOutWhatItNeverRan(t *testing.T) {
-	s := batchSim(t, spec.Faults{BatchExpire: 1})
+	s := batchSim(t, simspec.Faults{BatchExpire: 1})
 	c := NewClient(ServerConfig{Name: "api", URL: s.URL()}, nil)
 	ctx := context.Background()
 	b, err := c.CreateBatch(ctx, batchLines(4), "", nil)
@@ -175,7 +175,7 @@ func TestBatchesOffered(t *testing.T) {
 				t.Cleanup(srv.Close)
 				url = srv.URL + "/v1"
 			} else {
-				s, err := sim.Start(sim.Config{Name: "s", Models: []string{"m"}, Instant: true, Spec: spec.Server{Backend: tc.backend}})
+				s, err := sim.Start(sim.Config{Name: "s", Models: []string{"m"}, Instant: true, Spec: simspec.Server{Backend: tc.backend}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -378,7 +378,7 @@ func TestOnlyServersThatMayHaveABatchAPIGetABatchClient(t *testing.T) {
 }
 
 func TestACancelledBatchEndsCancelledWithNothingToRead(t *testing.T) {
-	s := batchSim(t, spec.Faults{BatchHold: true})
+	s := batchSim(t, simspec.Faults{BatchHold: true})
 	c := NewClient(ServerConfig{Name: "api", URL: s.URL()}, nil)
 	ctx := context.Background()
 	b, err := c.CreateBatch(ctx, batchLines(2), "", nil)

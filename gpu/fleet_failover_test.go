@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"
 )
 
@@ -29,10 +29,10 @@ func fastProbes(o Options) Options {
 }
 
 // startSim starts a simulated LM Studio for a test and closes it after.
-func startSim(t *testing.T, name string, slots int, models []string, preload []string, catalog map[string]spec.Model) *sim.Server {
+func startSim(t *testing.T, name string, slots int, models []string, preload []string, catalog map[string]simspec.Model) *sim.Server {
 	t.Helper()
 	s, err := sim.Start(sim.Config{Name: name, Slots: slots, Models: models, Catalog: catalog, TimeScale: 0.1,
-		Spec: spec.Server{Backend: sim.BackendLMStudio, LoadGBps: 10, Preload: preload}})
+		Spec: simspec.Server{Backend: sim.BackendLMStudio, LoadGBps: 10, Preload: preload}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func (r *cellRunner) wait() {
 }
 
 func TestFleetFailsOverWhenAServerCrashesAndTakesItBack(t *testing.T) {
-	catalog := map[string]spec.Model{
+	catalog := map[string]simspec.Model{
 		"m": {SizeGB: 4, TokensPerSec: 200, ReplyTokens: 40},
 		"n": {SizeGB: 2, TokensPerSec: 400, ReplyTokens: 10},
 	}

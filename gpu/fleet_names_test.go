@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 )
 
 // spelledSim starts a simulated server of backend (ollama, lmstudio) that
@@ -21,7 +21,7 @@ import (
 func spelledSim(t *testing.T, name, backend string, models, preload []string) *sim.Server {
 	t.Helper()
 	s, err := sim.Start(sim.Config{Name: name, Slots: 1, Models: models, Instant: true,
-		Spec: spec.Server{Backend: backend, Preload: preload}})
+		Spec: simspec.Server{Backend: backend, Preload: preload}})
 	if err != nil {
 		t.Fatal(err)
 	}

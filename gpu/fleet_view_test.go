@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"
 )
 
@@ -48,7 +48,7 @@ func (p *recordingPolicy) last() placement.FleetView {
 }
 
 func TestFleetShowsThePolicyResidencyVRAMAndJobTimes(t *testing.T) {
-	catalog := map[string]spec.Model{
+	catalog := map[string]simspec.Model{
 		"m": {SizeGB: 4, TokensPerSec: 400, ReplyTokens: 20},
 		"n": {SizeGB: 6, TokensPerSec: 400, ReplyTokens: 20},
 		"p": {SizeGB: 3, TokensPerSec: 400, ReplyTokens: 20},
@@ -96,7 +96,7 @@ func TestFleetShowsThePolicyResidencyVRAMAndJobTimes(t *testing.T) {
 
 func TestFleetStateShowsTheGPUsOfEachServer(t *testing.T) {
 	simServer, err := sim.Start(sim.Config{Name: "sim0", Slots: 1, Models: []string{"m"}, Instant: true,
-		Spec: spec.Server{Backend: sim.BackendLMStudio, GPUs: []spec.GPU{{VRAMGB: 24}, {VRAMGB: 48}}}})
+		Spec: simspec.Server{Backend: sim.BackendLMStudio, GPUs: []simspec.GPU{{VRAMGB: 24}, {VRAMGB: 48}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestFleetStateShowsTheGPUsOfEachServer(t *testing.T) {
 	// telemetry.Watcher for the real server: this machine's GPUs 0 and 1, read
 	// from a simulator's /sim/gpus.
 	telSrc, err := sim.Start(sim.Config{Name: "tel", Models: []string{"x"}, Instant: true,
-		Spec: spec.Server{GPUs: []spec.GPU{{VRAMGB: 12}, {VRAMGB: 16}}}})
+		Spec: simspec.Server{GPUs: []simspec.GPU{{VRAMGB: 12}, {VRAMGB: 16}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"pitwall/config"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 )
@@ -171,7 +171,7 @@ func waitFor(t *testing.T, r *Run, what string, ok func(*state.BatteryRun) bool)
 func TestAGatheringBatchGoesWhenItsWindowEnds(t *testing.T) {
 	gatherFor(t, 1000, 20*time.Millisecond)
 	h := newHarness(t, testConfig(t, batchHangFleet), true)
-	h.sims.Server("gpu1").SetFaults(spec.Faults{HangRate: 1})
+	h.sims.Server("gpu1").SetFaults(simspec.Faults{HangRate: 1})
 	if err := h.run.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestAGatheringBatchGoesWhenItsWindowEnds(t *testing.T) {
 func TestAStopSettlesAGatheringBatch(t *testing.T) {
 	gatherFor(t, 1000, time.Hour)
 	h := newHarness(t, testConfig(t, batchHangFleet), true)
-	h.sims.Server("gpu1").SetFaults(spec.Faults{HangRate: 1})
+	h.sims.Server("gpu1").SetFaults(simspec.Faults{HangRate: 1})
 	if err := h.run.Start(); err != nil {
 		t.Fatal(err)
 	}

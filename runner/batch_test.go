@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/edges/sim"
 	"pitwall/gpu"
 	"pitwall/gpu/chat"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 )
@@ -151,7 +151,7 @@ func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
 
 func TestABatchJudgeOnAServerWithoutABatchAPIGoesLive(t *testing.T) {
 	cfg := testConfig(t, batchJudgeFleet)
-	cfg.Servers[1].Sim = &spec.Server{Backend: sim.BackendLMStudio}
+	cfg.Servers[1].Sim = &simspec.Server{Backend: sim.BackendLMStudio}
 	h := newHarness(t, cfg, true)
 	b := h.finish(t)
 	allJudged(t, b)
@@ -164,7 +164,7 @@ func TestABatchJudgeOnAServerWithoutABatchAPIGoesLive(t *testing.T) {
 
 func TestAFailedBatchIsRetriedAsABatch(t *testing.T) {
 	h := newHarness(t, testConfig(t, batchJudgeFleet), true)
-	h.sims.Server("api").SetFaults(spec.Faults{BatchFail: 1})
+	h.sims.Server("api").SetFaults(simspec.Faults{BatchFail: 1})
 	b := h.finish(t)
 	allJudged(t, b)
 	batches := h.sims.Server("api").Batches()
@@ -194,7 +194,7 @@ func TestAnExpiredBatchsRequestsGoLive(t *testing.T) {
 	h := newHarness(t, testConfig(t, batchJudgeFleet), true)
 	// Each batch expires with half its requests run: the first answers
 	// half, its retry half of the rest, and what is left goes live.
-	h.sims.Server("api").SetFaults(spec.Faults{BatchExpire: 2})
+	h.sims.Server("api").SetFaults(simspec.Faults{BatchExpire: 2})
 	b := h.finish(t)
 	allJudged(t, b)
 	batches := h.sims.Server("api").Batches()
@@ -239,7 +239,7 @@ func TestAResumedRunPollsTheBatchItLeftRunning(t *testing.T) {
 	cfg := testConfig(t, batchJudgeFleet)
 	h := newHarness(t, cfg, true)
 	api := h.sims.Server("api")
-	api.SetFaults(spec.Faults{BatchHold: true}) // the batch waits until the fault is lifted
+	api.SetFaults(simspec.Faults{BatchHold: true}) // the batch waits until the fault is lifted
 	w := &watch{t: t, run: h.run}
 	if err := h.run.Start(); err != nil {
 		t.Fatal(err)
@@ -256,7 +256,7 @@ func TestAResumedRunPollsTheBatchItLeftRunning(t *testing.T) {
 			t.Errorf("row %d after the close: %s batch %q; want cancelled, naming the batch it rides", q.ID, q.Status, q.BatchID)
 		}
 	}
-	api.SetFaults(spec.Faults{})
+	api.SetFaults(simspec.Faults{})
 
 	run, err := Resume(cfg, h.run.ID(), Again{}, Options{Fleet: h.fleet, Ledger: h.led,
 		Interval: 5 * time.Millisecond, Backoff: func(int) time.Duration { return time.Millisecond }})
@@ -332,7 +332,7 @@ func TestARunKilledMidBatchResumesItWithoutASecondBatch(t *testing.T) {
 	cfg := testConfig(t, batchJudgeFleet)
 	h := newHarness(t, cfg, true)
 	api := h.sims.Server("api")
-	api.SetFaults(spec.Faults{BatchHold: true})
+	api.SetFaults(simspec.Faults{BatchHold: true})
 	w := &watch{t: t, run: h.run}
 	if err := h.run.Start(); err != nil {
 		t.Fatal(err)
@@ -342,7 +342,7 @@ func TestARunKilledMidBatchResumesItWithoutASecondBatch(t *testing.T) {
 	// so the judge rows stay open and never learn their batch's id.
 	_ = h.led.Close()
 	h.run.Close()
-	api.SetFaults(spec.Faults{})
+	api.SetFaults(simspec.Faults{})
 	led, err := ledger.Open(cfg.DB)
 	if err != nil {
 		t.Fatal(err)
@@ -383,7 +383,7 @@ func TestABatchErrorLineFailsItsSampleAlone(t *testing.T) {
 	h := newHarness(t, testConfig(t, batchJudgeFleet), true)
 	// Some of the batch's requests answer 500: their lines land in the
 	// error file, and only their samples fail.
-	h.sims.Server("api").SetFaults(spec.Faults{ErrorRate: 0.5})
+	h.sims.Server("api").SetFaults(simspec.Faults{ErrorRate: 0.5})
 	b := h.finish(t)
 	var failed, answered int
 	for _, q := range judgeRows(t, h.led, b.ID) {
@@ -439,7 +439,7 @@ func TestALiveFallbackKeepsItsRetries(t *testing.T) {
 	cfg.Run.Retries = 2
 	h := newHarness(t, cfg, true)
 	// Both batches fail validation, and every live request fails too.
-	h.sims.Server("api").SetFaults(spec.Faults{BatchFail: 2, ErrorRate: 1})
+	h.sims.Server("api").SetFaults(simspec.Faults{BatchFail: 2, ErrorRate: 1})
 	b := h.finish(t)
 	if b.Counts.ToJudge == 0 {
 		t.Fatal("nothing to judge")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"pitwall/edges/sim"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,7 @@ models = ["m0", "m1", "m2", "m3"]
 	if err != nil {
 		b.Fatal(err)
 	}
-	sims, err := setup.StartSims(cfg, true)
+	sims, err := sim.StartConfig(cfg, true)
 	if err != nil {
 		b.Fatal(err)
 	}

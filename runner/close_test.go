@@ -2,7 +2,7 @@ package runner
 
 import (
 	"context"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/runner/state"
 	"testing"
 	"time"
@@ -23,7 +23,7 @@ func TestACancelledRejudgeGivesTheVerdictsBack(t *testing.T) {
 		t.Fatal("no verdicts to keep")
 	}
 	// The judge now hangs: the re-judge is still in flight at Close.
-	h.sims.Server("gpu0").SetFaults(spec.Faults{HangRate: 1})
+	h.sims.Server("gpu0").SetFaults(simspec.Faults{HangRate: 1})
 	if err := h.run.RejudgeAll(""); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestACancelledRejudgeGivesTheVerdictsBack(t *testing.T) {
 
 func TestNoJudgingIsTakenWhileStoppingOrClosing(t *testing.T) {
 	cfg := testConfig(t, simFleet+oneJudge)
-	cfg.Servers[0].Sim = &spec.Server{Faults: spec.Faults{HangRate: 1}}
+	cfg.Servers[0].Sim = &simspec.Server{Faults: simspec.Faults{HangRate: 1}}
 	h := newHarness(t, cfg, true)
 	if err := h.run.Start(); err != nil {
 		t.Fatal(err)

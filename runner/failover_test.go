@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
@@ -120,7 +120,7 @@ models = ["good", "bad"]
 func TestACutStreamIsMalformedAndRetriedOnce(t *testing.T) {
 	cfg := testConfig(t, simFleet)
 	cfg.Run.Retries = 3
-	cfg.Servers[0].Sim = &spec.Server{Faults: spec.Faults{CutRate: 1}}
+	cfg.Servers[0].Sim = &simspec.Server{Faults: simspec.Faults{CutRate: 1}}
 	h := newHarness(t, cfg, true)
 	b := h.finish(t)
 	for ti := range b.Tests {
@@ -137,7 +137,7 @@ func TestAHangEndsAtTheTimeout(t *testing.T) {
 	cfg := testConfig(t, simFleet)
 	cfg.Run.Retries = 0
 	cfg.Run.Timeout = 200 * time.Millisecond
-	cfg.Servers[0].Sim = &spec.Server{Faults: spec.Faults{HangRate: 1}}
+	cfg.Servers[0].Sim = &simspec.Server{Faults: simspec.Faults{HangRate: 1}}
 	h := newHarness(t, cfg, true)
 	b := h.finish(t)
 	for ti := range b.Tests {
@@ -152,7 +152,7 @@ func TestAHangEndsAtTheTimeout(t *testing.T) {
 func TestAFailedRequestKeepsItsTiming(t *testing.T) {
 	cfg := testConfig(t, simFleet+"\n")
 	cfg.Run.Retries = 0
-	cfg.Servers[0].Sim = &spec.Server{Faults: spec.Faults{CutRate: 1}}
+	cfg.Servers[0].Sim = &simspec.Server{Faults: simspec.Faults{CutRate: 1}}
 	h := newHarness(t, cfg, false)
 	b := h.finish(t)
 	if b.Counts.Errored == 0 {

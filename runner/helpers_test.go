@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"pitwall/config"
+	"pitwall/edges/sim"
 	"pitwall/gpu"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/runner/history"
 	"pitwall/runner/ledger"
 	"pitwall/runner/setup"
@@ -122,7 +122,7 @@ type harness struct {
 
 func newHarness(t testing.TB, cfg *config.Config, instant bool) *harness {
 	t.Helper()
-	sims, err := setup.StartSims(cfg, instant)
+	sims, err := sim.StartConfig(cfg, instant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,5 +191,5 @@ func loadConfig(t testing.TB, path string) *config.Config {
 	return cfg
 }
 
-func specFaultsAll500() spec.Faults { return spec.Faults{ErrorRate: 1} }
-func specNoFaults() spec.Faults     { return spec.Faults{} }
+func specFaultsAll500() simspec.Faults { return simspec.Faults{ErrorRate: 1} }
+func specNoFaults() simspec.Faults     { return simspec.Faults{} }

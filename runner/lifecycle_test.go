@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/judge/scoring"
 	"pitwall/runner/history"
 	"pitwall/runner/ledger"
@@ -122,7 +122,7 @@ func judgmentsInFlight(b *state.BatteryRun) int {
 func TestLifecycleStopMidInference(t *testing.T) {
 	cfg := testConfig(t, twoServers)
 	h := newHarness(t, cfg, true)
-	h.sims.Server("gpu0").SetFaults(spec.Faults{HangRate: 1})
+	h.sims.Server("gpu0").SetFaults(simspec.Faults{HangRate: 1})
 	w := &watch{t: t, run: h.run}
 	if err := h.run.Start(); err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestLifecycleStopMidInference(t *testing.T) {
 func TestLifecycleStopMidJudging(t *testing.T) {
 	cfg := testConfig(t, twoServers)
 	h := newHarness(t, cfg, true)
-	h.sims.Server("gpu1").SetFaults(spec.Faults{HangRate: 1})
+	h.sims.Server("gpu1").SetFaults(simspec.Faults{HangRate: 1})
 	w := &watch{t: t, run: h.run}
 	if err := h.run.Start(); err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestLifecycleRejudgeSwitchAndClose(t *testing.T) {
 	before := b.Counts
 
 	// Re-judge: judge work in flight after the end, then the same counts.
-	h.sims.Server("gpu1").SetFaults(spec.Faults{HangRate: 1})
+	h.sims.Server("gpu1").SetFaults(simspec.Faults{HangRate: 1})
 	if err := h.run.RejudgeAll(""); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestLifecycleRejudgeSwitchAndClose(t *testing.T) {
 	if b.Counts != before {
 		t.Errorf("after a cancelled re-judge: %+v, want %+v", b.Counts, before)
 	}
-	h.sims.Server("gpu1").SetFaults(spec.Faults{})
+	h.sims.Server("gpu1").SetFaults(simspec.Faults{})
 	if err := h.run.RejudgeAll(""); err != nil {
 		t.Fatal(err)
 	}

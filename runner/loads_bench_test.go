@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/des"
 	"pitwall/gpu/placement"
-	"pitwall/gpu/sim"
 	"pitwall/runner/state"
 )
 

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"pitwall/edges/sim"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ server = "gpu0"
 
 func TestARunEndsByItselfWhenAServerIsGoneForGood(t *testing.T) {
 	cfg := testConfig(t, goneForGood)
-	sims, err := setup.StartSims(cfg, false)
+	sims, err := sim.StartConfig(cfg, false)
 	if err != nil {
 		t.Fatal(err)
 	}

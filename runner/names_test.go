@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"pitwall/config"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
+	"pitwall/edges/sim"
+	"pitwall/gpu/simspec"
 )
 
 // One model and one judge model that two servers spell two ways (a
@@ -21,7 +21,7 @@ import (
 func TestARunNamesModelsAsTheConfigAndSendsThemAsTheServersDo(t *testing.T) {
 	start := func(name, backend string, models, preload []string) *sim.Server {
 		s, err := sim.Start(sim.Config{Name: name, Slots: 1, Models: models, Instant: true,
-			Spec: spec.Server{Backend: backend, Preload: preload}})
+			Spec: simspec.Server{Backend: backend, Preload: preload}})
 		if err != nil {
 			t.Fatal(err)
 		}

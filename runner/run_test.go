@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/judge/scoring"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
@@ -83,7 +83,7 @@ server = "gpu0"
 
 func TestStopCancelsInFlightAndLeavesNothingOpen(t *testing.T) {
 	cfg := testConfig(t, simFleet)
-	cfg.Servers[0].Sim = &spec.Server{Faults: spec.Faults{HangRate: 1}}
+	cfg.Servers[0].Sim = &simspec.Server{Faults: simspec.Faults{HangRate: 1}}
 	h := newHarness(t, cfg, true)
 	if err := h.run.Start(); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pitwall/edges/sim"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -99,7 +100,7 @@ func TestScaleSimChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sims, err := setup.StartSims(cfg, true)
+	sims, err := sim.StartConfig(cfg, true)
 	if err != nil {
 		t.Fatal(err)
 	}

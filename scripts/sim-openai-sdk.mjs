@@ -1,7 +1,7 @@
 // sim-openai-sdk.mjs — drives `pitwall sim` with the official OpenAI Node SDK; run by
 // scripts/sim-openai-sdk.sh, which serves one simulated server per backend and passes
 // SIM_URLS="openai=http://... ollama=http://...". Each backend must answer as the real
-// server does (gpu/sim/dialect.go says what that is and why).
+// server does (edges/sim/dialect.go says what that is and why).
 import OpenAI from 'openai';
 
 const urls = Object.fromEntries(

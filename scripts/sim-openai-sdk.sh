@@ -8,8 +8,8 @@
 # package: models.list and models.retrieve (an id with a slash, which the SDK sends as %2F),
 # a forced tool_choice, n, streams with and without include_usage read through the SDK's
 # stream helper, a json_schema response format and max_completion_tokens, and checks what
-# each backend answers as the real server does (see gpu/sim/dialect.go). The Go tests in
-# gpu/sim check the same shapes without node; this is the cross-check with the SDK itself.
+# each backend answers as the real server does (see edges/sim/dialect.go). The Go tests in
+# edges/sim check the same shapes without node; this is the cross-check with the SDK itself.
 #
 # Environment:
 #   PITWALL_BIN                  test this pitwall binary instead of building one

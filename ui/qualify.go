@@ -51,7 +51,7 @@ type QualifyCell struct {
 	Correct bool
 }
 
-// QualifyFigures are one judge's figures (see judge.Qualify for how each is
+// QualifyFigures are one judge's figures (see qualify.Figures (edges/qualify) for how each is
 // counted).
 type QualifyFigures struct {
 	Judge, Model     string

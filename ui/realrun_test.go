@@ -13,9 +13,9 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"pitwall/config"
+	"pitwall/edges/sim"
 	"pitwall/gpu"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 	"pitwall/runner"
 	"pitwall/runner/history"
 	"pitwall/runner/ledger"
@@ -125,7 +125,7 @@ server = "gpu0"
 	if slow {
 		cfg.Sim.TimeScale = 1
 	}
-	sims, err := setup.StartSims(cfg, false)
+	sims, err := sim.StartConfig(cfg, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestProgramRejudgeAsksThenSCancelsAndTheVerdictsComeBack(t *testing.T) {
 	}
 
 	// y re-judges; the judge now hangs, so s finds it in flight and cancels.
-	sims.Server("gpu0").SetFaults(spec.Faults{HangRate: 1})
+	sims.Server("gpu0").SetFaults(simspec.Faults{HangRate: 1})
 	tm.Type("R")
 	w.waitText(t, "[y/N]")
 	tm.Type("y")

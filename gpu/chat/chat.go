@@ -100,7 +100,7 @@ const (
 	KindOllama   Kind = "ollama"
 	KindLlamaCpp Kind = "llamacpp"
 	KindVLLM     Kind = "vllm"
-	KindSim      Kind = "sim" // pitwall's own simulator (gpu/sim)
+	KindSim      Kind = "sim" // pitwall's own simulator (edges/sim)
 )
 
 // Kinds is every kind a config may name, in the order help text lists them.

@@ -25,7 +25,7 @@ type RateFunc func(single float64, n int) float64
 
 // Scenario is a fleet and a battery's jobs, described for Simulate.
 //
-// The simulation's model of a server, chosen to match gpu/sim:
+// The simulation's model of a server, chosen to match edges/sim:
 //   - a job holds a slot from its assignment to its last token;
 //   - a job whose model is not resident waits for it to load; loads run one
 //     at a time per server, take SizeGB / LoadGBps plus a warm-up request

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
-	"pitwall/gpu/sim"
 )
 
 // flatRate is a rate function without batching effects, for by-hand sums.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
-	"pitwall/gpu/sim"
 )
 
 // desRandomScenario is a small random fleet and battery: a few servers

@@ -9,11 +9,11 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/internal/refgen"
 	"pitwall/gpu/placement"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 )
 
 // referenceScenario is the reference fleet with judge jobs free to run on
@@ -142,7 +142,7 @@ func TestReferenceExamplesAreCurrent(t *testing.T) {
 				}
 			}
 		}
-		Sim struct{ Models []spec.Model }
+		Sim struct{ Models []simspec.Model }
 	}
 	if _, err := toml.DecodeFile(filepath.Join("..", "..", "examples", refgen.FleetFile), &fleet); err != nil {
 		t.Fatal(err)

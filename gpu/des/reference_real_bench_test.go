@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/edges/sim"
 	"pitwall/gpu"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/internal/refgen"
 	"pitwall/gpu/placement"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
+	"pitwall/gpu/simspec"
 )
 
 // realTimeScale runs the reference fleet's simulated servers 100 times
@@ -146,12 +146,12 @@ func runReferenceFleet(b *testing.B, ref refgen.Fleet) realRun {
 // realTimeScale and a fleet of them, configured as the lead's setup does
 // from examples/reference-fleet.toml.
 func startReferenceFleet(ref refgen.Fleet) (*sim.Fleet, *gpu.Fleet, error) {
-	catalog := map[string]spec.Model{}
+	catalog := map[string]simspec.Model{}
 	views := map[string]placement.ModelView{}
 	var names []string
 	for _, m := range ref.Models() {
 		names = append(names, m.Name)
-		catalog[m.Name] = spec.Model{Name: m.Name, SizeGB: m.SizeGB, TokensPerSec: m.TokensPerSec,
+		catalog[m.Name] = simspec.Model{Name: m.Name, SizeGB: m.SizeGB, TokensPerSec: m.TokensPerSec,
 			PrefillTPS: m.PrefillTPS, TTFT: m.TTFT, ReplyTokens: m.ReplyTokens, Skill: m.Skill,
 			JudgeErrorRate: m.JudgeErrorRate}
 		// Size, and the load time at the servers' bandwidth on the wall clock.
@@ -162,7 +162,7 @@ func startReferenceFleet(ref refgen.Fleet) (*sim.Fleet, *gpu.Fleet, error) {
 	for _, name := range ref.Servers {
 		cfgs = append(cfgs, sim.Config{Name: name, Slots: ref.Slots, Models: names, Catalog: catalog,
 			TimeScale: realTimeScale, Seed: int64(ref.Seed),
-			Spec: spec.Server{Backend: sim.BackendLMStudio, LoadGBps: ref.LoadGBps, GPUs: []spec.GPU{{VRAMGB: ref.VRAMGB}}}})
+			Spec: simspec.Server{Backend: sim.BackendLMStudio, LoadGBps: ref.LoadGBps, GPUs: []simspec.GPU{{VRAMGB: ref.VRAMGB}}}})
 	}
 	sims, err := sim.StartFleet(cfgs)
 	if err != nil {

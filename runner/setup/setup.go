@@ -2,17 +2,15 @@ package setup
 
 import (
 	"fmt"
-	"net/url"
+	"io"
 	"os"
-	"strings"
+	"slices"
+	"sync"
 	"time"
 
 	"pitwall/config"
 	"pitwall/gpu"
 	"pitwall/gpu/chat"
-	"pitwall/gpu/sim"
-	"pitwall/gpu/sim/spec"
-	"pitwall/internal/redact"
 	"pitwall/runner/ledger"
 )
 
@@ -52,96 +50,44 @@ func FleetServers(cfg *config.Config, getenv func(string) string) ([]gpu.ServerC
 	return out, nil
 }
 
-// SimAnswers is the simulator's oracle for a battery: what a right answer
-// to each test's prompt looks like, keyed by its last user message.
-func SimAnswers(tests []config.Test) map[string]sim.Answer {
-	out := make(map[string]sim.Answer, len(tests))
-	for _, t := range tests {
-		msgs := t.Conversation()
-		last := ""
-		for _, m := range msgs {
-			if m.Role == "user" {
-				last = m.Content
-			}
-		}
-		a := sim.Answer{Category: t.Category, Content: t.Reference, JSON: t.ResponseFormat != nil && t.ResponseFormat.Type != "text"}
-		if strings.HasPrefix(a.Content, "Expected:") {
-			a.Content = "" // prompt-prix's expectation block is for the judge, not an answer
-		}
-		for _, c := range t.Checks {
-			switch c.Type {
-			case "tool-call":
-				if a.ToolName == "" {
-					a.ToolName, a.ToolArgs = c.Name, c.Args
-				}
-			case "equals", "regex":
-				// A right answer to an exact check is that answer alone.
-				a.Exact = true
-				if a.Content == "" && c.Type == "equals" {
-					a.Content = c.Value
-				}
-			case "contains", "icontains", "starts-with":
-				if a.Content == "" {
-					a.Content = c.Value
-				}
-			}
-		}
-		if a.Content == "" && a.ToolName == "" {
-			a.Content = "Done."
-		}
-		out[last] = a
-	}
-	return out
+// A Simulator starts a config's kind = "sim" servers on loopback, points
+// the config's URLs at them and returns what stops them. The simulator is an
+// edge (edges/sim): the core only knows that one may be registered, so a
+// build without it still reads and validates a config that names sim servers.
+type Simulator func(cfg *config.Config, instant bool) (io.Closer, error)
+
+var (
+	simMu     sync.Mutex
+	simulator Simulator
+)
+
+// RegisterSimulator makes s the one StartSims calls; cli registers
+// edges/sim. A second registration replaces the first.
+func RegisterSimulator(s Simulator) {
+	simMu.Lock()
+	defer simMu.Unlock()
+	simulator = s
 }
 
-// StartSims starts the config's kind = "sim" servers on loopback and points
-// the config's URLs at them. The caller closes the returned fleet.
-func StartSims(cfg *config.Config, instant bool) (*sim.Fleet, error) {
-	catalog := map[string]spec.Model{}
-	for _, m := range cfg.Sim.Models {
-		catalog[m.Name] = m
-	}
-	answers := SimAnswers(cfg.Tests)
-	var cfgs []sim.Config
-	var idx []int
-	for i, s := range cfg.Servers {
-		if s.Kind != chat.KindSim {
-			continue
-		}
-		addr := "127.0.0.1:0"
-		if s.URL != "" {
-			u, err := url.Parse(s.URL)
-			if err != nil || u.Host == "" {
-				return nil, fmt.Errorf("%s: servers %q: url %q is not a URL (leave it out for a sim server)", cfg.Path, s.Name, redact.URL(s.URL))
-			}
-			host := u.Hostname()
-			if host != "127.0.0.1" && host != "localhost" && !strings.HasPrefix(host, "127.") {
-				return nil, fmt.Errorf("%s: servers %q: a sim server listens on loopback only, not %q", cfg.Path, s.Name, u.Host)
-			}
-			if u.Port() == "" {
-				return nil, fmt.Errorf("%s: servers %q: url %q has no port: give one (http://127.0.0.1:8101/v1), or leave url out to get a free one", cfg.Path, s.Name, redact.URL(s.URL))
-			}
-			addr = u.Host
-		}
-		spec := spec.Server{}
-		if s.Sim != nil {
-			spec = *s.Sim
-		}
-		cfgs = append(cfgs, sim.Config{Name: s.Name, Addr: addr, Slots: s.Slots, Models: s.Models, Spec: spec,
-			Catalog: catalog, TimeScale: cfg.SimTimeScale(), Instant: instant, Answers: answers, Seed: int64(cfg.Run.Seed)})
-		idx = append(idx, i)
-	}
-	if len(cfgs) == 0 {
+// StartSims starts the config's kind = "sim" servers with the registered
+// simulator. It returns nil, and starts nothing, when the config has none;
+// the caller closes what it returns.
+func StartSims(cfg *config.Config, instant bool) (io.Closer, error) {
+	i := slices.IndexFunc(cfg.Servers, func(s config.Server) bool { return s.Kind == chat.KindSim })
+	if i < 0 {
 		return nil, nil
 	}
-	f, err := sim.StartFleet(cfgs)
+	simMu.Lock()
+	start := simulator
+	simMu.Unlock()
+	if start == nil {
+		return nil, fmt.Errorf("%s: servers %q: kind = \"sim\", but this build has no simulator", cfg.Path, cfg.Servers[i].Name)
+	}
+	c, err := start(cfg, instant)
 	if err != nil {
-		return nil, fmt.Errorf("starting the simulated fleet: %w", err)
+		return nil, err
 	}
-	for k, s := range f.Servers() {
-		cfg.Servers[idx[k]].URL = s.URL()
-	}
-	return f, nil
+	return c, nil
 }
 
 // RecordWarmups returns the fleet's warm-up hook: each warm-up is a ledger
