@@ -4,7 +4,10 @@ package cli
 // registers with it, and the core imports none of them.
 
 import (
+	"pitwall/edges/batchapi"
 	"pitwall/edges/sim"
+	"pitwall/gpu"
+	"pitwall/runner"
 	"pitwall/runner/setup"
 )
 
@@ -12,4 +15,5 @@ import (
 
 func init() {
 	setup.RegisterSimulator(sim.Simulator)
+	runner.RegisterBatchAPI(func(c *gpu.Client) runner.BatchTransport { return batchapi.New(c) })
 }
