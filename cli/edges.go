@@ -14,11 +14,16 @@ import (
 	// promptfoo's YAML batteries and judge batteries (config's Format)
 	_ "pitwall/edges/promptfoo"
 
+	// a provider's Batch API for batch = true judges (runner's BatchTransport)
+	"pitwall/edges/batchapi"
 	// the simulated fleet of kind = "sim" servers (runner/setup's Simulator)
 	"pitwall/edges/sim"
+	"pitwall/gpu"
+	"pitwall/runner"
 	"pitwall/runner/setup"
 )
 
 func init() {
 	setup.RegisterSimulator(sim.Simulator)
+	runner.RegisterBatchAPI(func(c *gpu.Client) runner.BatchTransport { return batchapi.New(c) })
 }

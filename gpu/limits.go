@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"pitwall/internal/textutil"
 )
 
 // DefaultMaxReplyBytes caps one response body when ServerConfig leaves
@@ -25,7 +27,7 @@ const DefaultStallTimeout = 60 * time.Second
 type tooLargeError struct{ limit int64 }
 
 func (e *tooLargeError) Error() string {
-	return fmt.Sprintf("the reply passed the %s cap (max_reply_bytes); what arrived before it is kept", sizeWords(e.limit))
+	return fmt.Sprintf("the reply passed the %s cap (max_reply_bytes); what arrived before it is kept", textutil.ByteSize(e.limit))
 }
 
 // notStreamError is a 2xx answer to a chat completion that was not an
@@ -133,16 +135,4 @@ func (w *watchdog) stop() {
 		w.timer.Stop()
 	}
 	w.cancel(context.Canceled)
-}
-
-func sizeWords(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"pitwall/gpu/chat"
+	"pitwall/internal/textutil"
 	"runtime"
 	"strconv"
 	"strings"
@@ -56,15 +57,15 @@ func TestAFloodedReplyKeepsMemoryBounded(t *testing.T) {
 			}
 			m := parseFloodReport(t, string(out))
 			t.Logf("class %s, heap grew %s (bound %s), RSS grew %s (bound %s), in %s", m["class"],
-				sizeWords(m.int(t, "heap")), sizeWords(floodHeapBound), sizeWords(m.int(t, "rss")), sizeWords(floodRSSBound), m["took"])
+				textutil.ByteSize(m.int(t, "heap")), textutil.ByteSize(floodHeapBound), textutil.ByteSize(m.int(t, "rss")), textutil.ByteSize(floodRSSBound), m["took"])
 			if m["class"] != string(chat.ClassTooLarge) {
 				t.Errorf("the flood ended %q, want too_large", m["class"])
 			}
 			if h := m.int(t, "heap"); h > floodHeapBound {
-				t.Errorf("the heap grew %s reading one reply, more than %s", sizeWords(h), sizeWords(floodHeapBound))
+				t.Errorf("the heap grew %s reading one reply, more than %s", textutil.ByteSize(h), textutil.ByteSize(floodHeapBound))
 			}
 			if r := m.int(t, "rss"); !raceBuild && r > floodRSSBound {
-				t.Errorf("the RSS grew %s reading one reply, more than %s", sizeWords(r), sizeWords(floodRSSBound))
+				t.Errorf("the RSS grew %s reading one reply, more than %s", textutil.ByteSize(r), textutil.ByteSize(floodRSSBound))
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"pitwall/gpu"
@@ -41,7 +42,8 @@ import (
 //     batch some of whose answers the run has read is not taken again (a
 //     re-judge asks afresh).
 //  6. A server without /v1/batches (every local server) keeps the ordinary
-//     path: its requests go to the fleet.
+//     path: its requests go to the fleet; so does every server in a build
+//     with no Batch API registered (RegisterBatchAPI).
 
 // batchPoll paces the polling of a batch: a batch takes minutes to hours.
 var batchPoll = gpu.BatchPoll{Min: 2 * time.Second, Max: time.Minute}
@@ -49,6 +51,56 @@ var batchPoll = gpu.BatchPoll{Min: 2 * time.Second, Max: time.Minute}
 // batchTries is how many batches a request goes through before it is sent
 // live.
 const batchTries = 2
+
+// BatchTransport is a provider's Batch API as the batch path uses it, for
+// one server. The protocol is an edge (edges/batchapi, whose Client has
+// these methods); the engine only plans what goes into which batch and
+// settles what comes back. Errors are *chat.Error, as the fleet's are.
+type BatchTransport interface {
+	// Server is the name of the server the batches run on.
+	Server() string
+	// BatchesOffered says whether the server has a Batch API at all; an
+	// error is a failure to ask, not a no.
+	BatchesOffered(ctx context.Context) (bool, error)
+	// CreateBatch sends lines as one batch ("" window: the provider's
+	// default) carrying meta.
+	CreateBatch(ctx context.Context, lines []gpu.BatchLine, window string, meta map[string]string) (gpu.Batch, error)
+	// FindBatches lists the batches created since then whose metadata
+	// holds meta, newest first.
+	FindBatches(ctx context.Context, meta map[string]string, since time.Time) ([]gpu.Batch, error)
+	// BatchInput is the custom ids a batch holds, in order.
+	BatchInput(ctx context.Context, b gpu.Batch) ([]string, error)
+	// WaitBatch polls a batch until it ends or ctx does, calling seen
+	// each time its status moves, and returns it as last seen.
+	WaitBatch(ctx context.Context, id string, poll gpu.BatchPoll, seen func(gpu.Batch)) (gpu.Batch, error)
+	// BatchResults is an ended batch's answers; a request with none was
+	// never run, and is sent again.
+	BatchResults(ctx context.Context, b gpu.Batch) ([]gpu.BatchResult, error)
+}
+
+// A BatchAPI gives the Batch API of the server c talks to. It is an edge
+// (edges/batchapi) that cli registers: a build without one sends every
+// judge's requests live.
+type BatchAPI func(c *gpu.Client) BatchTransport
+
+var (
+	batchAPIMu sync.Mutex
+	batchAPI   BatchAPI
+)
+
+// RegisterBatchAPI makes api the one batch judges send through; cli
+// registers edges/batchapi. A second registration replaces the first.
+func RegisterBatchAPI(api BatchAPI) {
+	batchAPIMu.Lock()
+	defer batchAPIMu.Unlock()
+	batchAPI = api
+}
+
+func registeredBatchAPI() BatchAPI {
+	batchAPIMu.Lock()
+	defer batchAPIMu.Unlock()
+	return batchAPI
+}
 
 // batchFleet is what the batch path needs of the fleet (gpu.Fleet has it).
 type batchFleet interface {
@@ -62,7 +114,7 @@ type batchFleet interface {
 // to one. The loop owns it; its goroutine reads only client, ctx and id.
 type judgeBatch struct {
 	judge   string
-	client  *gpu.Client
+	client  BatchTransport
 	ctx     context.Context
 	try     int
 	waiting map[string][]*readyJudge // by custom id (the cache key)
@@ -73,7 +125,8 @@ type judgeBatch struct {
 // server may have a Batch API, and returns the others for the fleet.
 func (e *engine) batchJudging(ctx context.Context, jobs []*readyJudge) []*readyJudge {
 	bf, ok := e.r.fleet.(batchFleet)
-	if !ok {
+	api := registeredBatchAPI()
+	if !ok || api == nil {
 		return jobs
 	}
 	var live []*readyJudge
@@ -91,7 +144,8 @@ func (e *engine) batchJudging(ctx context.Context, jobs []*readyJudge) []*readyJ
 		byJudge[name] = append(byJudge[name], rj)
 	}
 	for _, name := range slices.Sorted(maps.Keys(byJudge)) {
-		client, _ := bf.BatchClient(byJudge[name][0].pin)
+		c, _ := bf.BatchClient(byJudge[name][0].pin)
+		client := api(c)
 		if e.life == inferring {
 			e.gatherBatch(ctx, client, name, byJudge[name]) // pipelined: cell by cell
 			continue
@@ -101,13 +155,13 @@ func (e *engine) batchJudging(ctx context.Context, jobs []*readyJudge) []*readyJ
 	return live
 }
 
-func newJudgeBatch(ctx context.Context, client *gpu.Client, name string, try int) *judgeBatch {
+func newJudgeBatch(ctx context.Context, client BatchTransport, name string, try int) *judgeBatch {
 	return &judgeBatch{judge: name, client: client, ctx: ctx, try: try, waiting: map[string][]*readyJudge{}}
 }
 
 // startBatch hands requests of one judge to a goroutine that finds or
 // creates their batch; what it did arrives as batchPlanned.
-func (e *engine) startBatch(ctx context.Context, client *gpu.Client, name string, rjs []*readyJudge, try int) {
+func (e *engine) startBatch(ctx context.Context, client BatchTransport, name string, rjs []*readyJudge, try int) {
 	jb := newJudgeBatch(ctx, client, name, try)
 	var lines []gpu.BatchLine
 	for _, rj := range rjs {
@@ -208,7 +262,7 @@ type batchPart struct {
 // planBatch runs on the batch's goroutine: it asks whether the server has
 // a Batch API, takes the batches of this run and judge it finds for the
 // requests they hold, and creates one for the rest.
-func planBatch(ctx context.Context, c *gpu.Client, lines []gpu.BatchLine, meta map[string]string, look batchLook) (batchPlan, error) {
+func planBatch(ctx context.Context, c BatchTransport, lines []gpu.BatchLine, meta map[string]string, look batchLook) (batchPlan, error) {
 	var p batchPlan
 	ok, err := c.BatchesOffered(ctx)
 	if err != nil || !ok {

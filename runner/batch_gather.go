@@ -6,8 +6,6 @@ import (
 	"maps"
 	"slices"
 	"time"
-
-	"pitwall/gpu"
 )
 
 // Pipelined judging submits each completed cell on its own. A batch per
@@ -36,7 +34,7 @@ type gatherKey struct{ judge, server string }
 
 // batchGather is the requests of one judge waiting for their batch.
 type batchGather struct {
-	client *gpu.Client
+	client BatchTransport
 	ctx    context.Context
 	rjs    []*readyJudge
 	opened time.Time
@@ -45,7 +43,7 @@ type batchGather struct {
 
 // gatherBatch adds a judge's requests to its gathering, and sends the
 // gathering as one batch once it is full or its window has passed.
-func (e *engine) gatherBatch(ctx context.Context, client *gpu.Client, name string, rjs []*readyJudge) {
+func (e *engine) gatherBatch(ctx context.Context, client BatchTransport, name string, rjs []*readyJudge) {
 	if e.gathers == nil {
 		e.gathers = map[gatherKey]*batchGather{}
 	}

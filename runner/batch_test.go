@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/edges/batchapi"
 	"pitwall/edges/sim"
 	"pitwall/gpu"
 	"pitwall/gpu/chat"
@@ -18,6 +19,8 @@ func init() {
 	// Set once, before any test runs: the simulator's batches take
 	// milliseconds, not the hours polling is paced for.
 	batchPoll = gpu.BatchPoll{Min: time.Millisecond, Max: 5 * time.Millisecond}
+	// As cli wires it.
+	RegisterBatchAPI(func(c *gpu.Client) BatchTransport { return batchapi.New(c) })
 }
 
 // batchFleet is the candidates on gpu0 and the judge on api, a simulated
@@ -155,6 +158,24 @@ func TestABatchJudgeOnAServerWithoutABatchAPIGoesLive(t *testing.T) {
 	h := newHarness(t, cfg, true)
 	b := h.finish(t)
 	allJudged(t, b)
+	for _, q := range judgeRows(t, h.led, b.ID) {
+		if q.BatchID != "" || q.Status != ledger.StatusCompleted || q.Attempt != 1 {
+			t.Errorf("judge row %d: %s batch %q attempt %d; want answered live at once", q.ID, q.Status, q.BatchID, q.Attempt)
+		}
+	}
+}
+
+func TestABatchJudgeGoesLiveInABuildWithNoBatchAPI(t *testing.T) {
+	// Not parallel: it unregisters the package's Batch API for its run.
+	api := registeredBatchAPI()
+	RegisterBatchAPI(nil)
+	t.Cleanup(func() { RegisterBatchAPI(api) })
+	h := newHarness(t, testConfig(t, batchJudgeFleet), true)
+	b := h.finish(t)
+	allJudged(t, b)
+	if n := len(h.sims.Server("api").Batches()); n != 0 {
+		t.Errorf("%d batches at the provider with no Batch API registered", n)
+	}
 	for _, q := range judgeRows(t, h.led, b.ID) {
 		if q.BatchID != "" || q.Status != ledger.StatusCompleted || q.Attempt != 1 {
 			t.Errorf("judge row %d: %s batch %q attempt %d; want answered live at once", q.ID, q.Status, q.BatchID, q.Attempt)

@@ -115,3 +115,17 @@ func JSON(v any) string {
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
+
+// ByteSize writes n bytes as people read them: 8 MiB, 1.5 MiB, 64 KiB,
+// 300 bytes.
+func ByteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

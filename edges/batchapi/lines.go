@@ -1,4 +1,4 @@
-package gpu
+package batchapi
 
 import (
 	"bufio"
@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 
+	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/internal/textutil"
 )
 
 // The JSONL of the Batch API. A line of the input file:
@@ -31,7 +32,7 @@ type inputLine struct {
 
 // encodeBatch renders lines as the JSONL of a batch input file. Custom ids
 // must be set and unique: they are all that ties an answer to its request.
-func encodeBatch(lines []BatchLine) ([]byte, error) {
+func encodeBatch(lines []gpu.BatchLine) ([]byte, error) {
 	if len(lines) == 0 {
 		return nil, errors.New("a batch needs at least one request")
 	}
@@ -45,12 +46,12 @@ func encodeBatch(lines []BatchLine) ([]byte, error) {
 			return nil, fmt.Errorf("custom_id %q is used twice", l.CustomID)
 		}
 		seen[l.CustomID] = true
-		body, err := batchBody(l.Request)
+		body, err := gpu.ChatBody(l.Request)
 		if err != nil {
 			return nil, fmt.Errorf("request %s: %w", l.CustomID, err)
 		}
 		b, err := json.Marshal(inputLine{CustomID: l.CustomID, Method: http.MethodPost,
-			URL: string(BatchChatEndpoint), Body: body})
+			URL: chatEndpoint, Body: body})
 		if err != nil {
 			return nil, fmt.Errorf("request %s: %w", l.CustomID, err)
 		}
@@ -60,36 +61,14 @@ func encodeBatch(lines []BatchLine) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// BatchChatEndpoint is the endpoint pitwall's batches run.
-const BatchChatEndpoint = "/v1/chat/completions"
-
-// batchBody is the body of one batched chat completion: what Chat sends,
-// not streamed, with the temperature written out (go-openai drops 0; the
-// hook transport puts it back on live requests, but a body inside a file
-// goes past it).
-func batchBody(req chat.Request) (json.RawMessage, error) {
-	o, err := toOpenAI(req)
-	if err != nil {
-		return nil, err
-	}
-	o.Stream, o.StreamOptions = false, nil
-	b, err := json.Marshal(o)
-	if err != nil || req.Temperature == nil {
-		return b, err
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	m["temperature"] = json.RawMessage(strconv.FormatFloat(*req.Temperature, 'g', -1, 64))
-	return json.Marshal(m)
-}
+// chatEndpoint is the endpoint pitwall's batches run.
+const chatEndpoint = "/v1/chat/completions"
 
 // eachLine hands each non-blank line of r to fn, numbered from 1. A line
-// may be as long as a whole reply (maxLine, DefaultMaxReplyBytes when 0).
+// may be as long as a whole reply (maxLine, gpu.DefaultMaxReplyBytes when 0).
 func eachLine(r io.Reader, maxLine int64, fn func(int, []byte) error) error {
 	if maxLine <= 0 {
-		maxLine = DefaultMaxReplyBytes
+		maxLine = gpu.DefaultMaxReplyBytes
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), int(maxLine))
@@ -105,7 +84,7 @@ func eachLine(r io.Reader, maxLine int64, fn func(int, []byte) error) error {
 		}
 	}
 	if errors.Is(sc.Err(), bufio.ErrTooLong) {
-		return fmt.Errorf("line %d is longer than %s", n+1, sizeWords(maxLine))
+		return fmt.Errorf("line %d is longer than %s", n+1, textutil.ByteSize(maxLine))
 	}
 	return sc.Err()
 }
@@ -138,40 +117,38 @@ var notRun = map[string]bool{"batch_expired": true, "batch_cancelled": true}
 
 // decodeResult reads one line of an output or error file. ok is false for
 // a request the batch never ran; err is set when the line is not one.
-func (c *Client) decodeResult(line []byte) (BatchResult, bool, error) {
+func (c *Client) decodeResult(line []byte) (gpu.BatchResult, bool, error) {
 	var l resultLine
 	if err := json.Unmarshal(line, &l); err != nil {
-		return BatchResult{}, false, fmt.Errorf("not a batch result: %w", err)
+		return gpu.BatchResult{}, false, fmt.Errorf("not a batch result: %w", err)
 	}
 	if l.CustomID == "" {
-		return BatchResult{}, false, errors.New("a batch result with no custom_id")
+		return gpu.BatchResult{}, false, errors.New("a batch result with no custom_id")
 	}
-	r := BatchResult{CustomID: l.CustomID, Result: chat.Result{Server: c.cfg.Name}}
+	r := gpu.BatchResult{CustomID: l.CustomID, Result: chat.Result{Server: c.Server()}}
 	switch {
 	case l.Error != nil && notRun[l.Error.Code]:
 		return r, false, nil
 	case l.Error != nil:
-		r.Err = &chat.Error{Class: lineErrorClass(l.Error.Code), Server: c.cfg.Name,
-			Message: c.scrub(clipMessage(l.Error.Code + ": " + l.Error.Message))}
+		r.Err = c.c.ReportedError(lineErrorClass(l.Error.Code), l.Error.Code+": "+l.Error.Message)
 	case l.Response == nil:
-		r.Err = c.malformed(chat.Request{}, "a batch result with neither response nor error")
+		r.Err = c.malformed("a batch result with neither response nor error")
 	case l.Response.StatusCode < 200 || l.Response.StatusCode > 299:
-		st := l.Response.StatusCode
-		msg := errorBodyMessage(l.Response.Body)
-		if msg == "" {
-			msg = http.StatusText(st)
-		}
-		r.Err = &chat.Error{Class: statusClass(st), Status: st, Server: c.cfg.Name, Message: c.scrub(msg)}
+		r.Err = c.c.StatusError(l.Response.StatusCode, l.Response.Body)
 	default:
 		res, err := completionResult(l.Response.Body)
 		if err != nil {
-			r.Err = c.malformed(chat.Request{}, "batch answer: "+err.Error())
+			r.Err = c.malformed("batch answer: " + err.Error())
 			break
 		}
-		res.Server = c.cfg.Name
+		res.Server = c.Server()
 		r.Result = res
 	}
 	return r, true, nil
+}
+
+func (c *Client) malformed(msg string) *chat.Error {
+	return &chat.Error{Class: chat.ClassMalformed, Server: c.Server(), Message: msg}
 }
 
 // lineErrorClass classes an error line by its code.
