@@ -224,8 +224,7 @@ func probeTargets(targets []probeTarget, timeout time.Duration) ([]starterServer
 // simBackend is the backend a pitwall simulator imitates, from its
 // /sim/state; openai when it does not say or imitates none.
 func simBackend(ctx context.Context, hc *http.Client, baseURL string) chat.Kind {
-	root := strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, root+"/sim/state", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, gpu.BackendURL(baseURL, "/sim/state"), nil)
 	if err != nil {
 		return chat.KindOpenAI
 	}
