@@ -103,7 +103,7 @@ func cmdInit(args []string, stdout, stderr io.Writer) int {
 		if sv.Slots > 0 {
 			slots = plural(sv.Slots, "slot")
 		}
-		fmt.Fprintf(stdout, "found    %s at %s (kind %s, %s, %s)\n", sv.Name, sv.URL, sv.Kind, plural(len(sv.Models), "chat model"), slots)
+		fmt.Fprintf(stdout, "found    %s at %s (kind %s, %s, %s)\n", sv.Name, serverWhere(sv.Kind, sv.URL), sv.Kind, plural(len(sv.Models), "chat model"), slots)
 	}
 	for _, m := range s.Missed {
 		fmt.Fprintf(stdout, "missed   %s\n", m)
@@ -178,7 +178,7 @@ func probeTargets(targets []probeTarget, timeout time.Duration) ([]starterServer
 	names := map[string]int{}
 	for i, r := range results {
 		t := targets[i]
-		where := t.url
+		where := redact.URL(t.url)
 		if t.label != "--url" {
 			where += " (" + t.label + ")"
 		}
