@@ -248,7 +248,7 @@ func sumEstimates(es []judgeEstimate) (tokens int, cost float64, priced bool) {
 func estimateLine(e judgeEstimate, model string) string {
 	s := e.judge + " (" + model
 	if e.hosted {
-		s += ", hosted at " + e.where
+		s += ", hosted at " + serverWhere(chat.KindOpenAI, e.where)
 	}
 	s += "): " + plural(e.calls, "call") + ", ~" + shortCount(e.tokens()) + " tokens"
 	if e.priced {

@@ -122,7 +122,7 @@ func parseShare(v string) (float64, error) {
 	if err == nil && percent {
 		f /= 100
 	}
-	if err != nil || f < 0 || f > 1 {
+	if err != nil || !(f >= 0 && f <= 1) { // NaN too
 		return 0, fmt.Errorf("%q is not a rate: give a share such as 0.8, or a percentage such as 80%%", v)
 	}
 	return f, nil

@@ -120,7 +120,7 @@ func cmdInit(args []string, stdout, stderr io.Writer) int {
 		if sv.Slots > 0 {
 			slots = plural(sv.Slots, "slot")
 		}
-		fmt.Fprintf(report, "found    %s at %s (kind %s, %s, %s)\n", sv.Name, sv.URL, sv.Kind, plural(len(sv.Models), "chat model"), slots)
+		fmt.Fprintf(report, "found    %s at %s (kind %s, %s, %s)\n", sv.Name, serverWhere(sv.Kind, sv.URL), sv.Kind, plural(len(sv.Models), "chat model"), slots)
 	}
 	for _, m := range s.Missed {
 		fmt.Fprintf(report, "missed   %s\n", m)
@@ -203,7 +203,7 @@ func probeTargets(targets []probeTarget, timeout time.Duration) ([]starterServer
 	names := map[string]int{}
 	for i, r := range results {
 		t := targets[i]
-		where := t.url
+		where := redact.URL(t.url)
 		if t.label != "--url" {
 			where += " (" + t.label + ")"
 		}
@@ -249,8 +249,7 @@ func probeTargets(targets []probeTarget, timeout time.Duration) ([]starterServer
 // simBackend is the backend a pitwall simulator imitates, from its
 // /sim/state; openai when it does not say or imitates none.
 func simBackend(ctx context.Context, hc *http.Client, baseURL string) chat.Kind {
-	root := strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, root+"/sim/state", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, gpu.BackendURL(baseURL, "/sim/state"), nil)
 	if err != nil {
 		return chat.KindOpenAI
 	}

@@ -345,11 +345,7 @@ func qualifyPlan(w io.Writer, cfg *config.Config, tests []config.JudgeTest) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  requests %d (%s × %s × %d samples)\n", len(names)*len(tests)*k, plural(len(names), "judge"), plural(len(tests), "case"), k)
 	for _, s := range cfg.Servers {
-		where := s.URL
-		if s.Kind == "sim" && where == "" {
-			where = "simulated, on loopback"
-		}
-		fmt.Fprintf(w, "  server   %s (%s, %s) %s\n", s.Name, s.Kind, plural(s.Slots, "slot"), where)
+		fmt.Fprintf(w, "  server   %s\n", describeServer(s))
 	}
 	for _, n := range names {
 		j, _ := cfg.Judge(n)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,7 +39,11 @@ models = ["m1", "judge"]
 	fleet := startSimFleet(t, dir, simConf, "0")
 	base := strings.TrimPrefix(fleet.urls["gpu0"], "http://")
 
-	secrets := []string{"PW-s3cr3t-server", "JPW-s3cr3t-judge", "QK-s3cr3t-query", "KEY-s3cr3t-env", "JKEY-s3cr3t-env"}
+	secrets := []string{"PW-s3cr3t-server", "JPW-s3cr3t-judge", "QK-s3cr3t-query", "KEY-s3cr3t-env", "JKEY-s3cr3t-env",
+		"CODE-s3cr3t-azfn", "PASS-s3cr3t-gw", "JCODE-s3cr3t-judge"}
+	// Keys under names no list foresees (Azure Functions' ?code=, a
+	// gateway's ?pass=) beside api-version, the one that is shown.
+	query := fmt.Sprintf("?api-version=2024-10-21&code=%s&pass=%s", secrets[5], secrets[6])
 	env := []string{"PW_TEST_KEY=" + secrets[3], "PW_JUDGE_KEY=" + secrets[4]}
 	conf := writeFile(t, dir, "pitwall.toml", fmt.Sprintf(`name = "secrets"
 battery = "battery.toml"
@@ -49,7 +54,7 @@ max_wait = "1s"
 [[servers]]
 name = "gpu0"
 kind = "openai"
-url = "http://alice:%s@%s"
+url = "http://alice:%s@%s%s"
 api_key_env = "PW_TEST_KEY"
 slots = 2
 [[servers]]
@@ -63,9 +68,32 @@ mode = "judge"
 [[scoring.judges]]
 name = "j"
 model = "judge"
-url = "http://bob:%s@%s"
+url = "http://bob:%s@%s?code=%s"
 api_key_env = "PW_JUDGE_KEY"
-`, secrets[0], base, secrets[2], secrets[1], base))
+`, secrets[0], base, query, secrets[2], secrets[1], base, secrets[7]))
+	// A judge qualification on the same servers: validate and qualify
+	// describe its servers as validate does a config's.
+	judgeBattery, err := filepath.Abs("../examples/judge-battery.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qconf := writeFile(t, dir, "qualify.toml", fmt.Sprintf(`name = "secrets-qualify"
+battery = %q
+[run]
+timeout = "20s"
+[[servers]]
+name = "gpu0"
+kind = "openai"
+url = "http://alice:%s@%s%s"
+api_key_env = "PW_TEST_KEY"
+slots = 2
+models = ["judge"]
+[scoring]
+[[scoring.judges]]
+name = "j"
+model = "judge"
+server = "gpu0"
+`, judgeBattery, secrets[0], base, query))
 	db := filepath.Join(dir, "ledger.db")
 
 	var outputs []string
@@ -77,8 +105,19 @@ api_key_env = "PW_JUDGE_KEY"
 	if code != 0 && code != 1 {
 		t.Fatalf("run exit %d:\n%s", code, stderr)
 	}
+	for _, d := range []string{"init", "init2"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, args := range [][]string{
 		{"validate", conf, "--db", db},
+		{"validate", qconf, "--db", db},
+		{"rejudge", "last", "--headless", "--yes", "--db", db},
+		{"resume", "last", "--headless", "--db", db},
+		{"qualify", qconf, "--yes", "--db", db},
+		{"init", "--scan=false", "--url", fmt.Sprintf("http://alice:%s@%s%s", secrets[0], base, query), "-o", filepath.Join(dir, "init", "pitwall.toml")},
+		{"init", "--scan=false", "--url", fmt.Sprintf("http://alice:%s@127.0.0.1:1/v1%s", secrets[0], query), "-o", filepath.Join(dir, "init2", "pitwall.toml")},
 		{"servers", conf},
 		{"servers", conf, "--json"},
 		{"runs", "--db", db},
@@ -86,7 +125,14 @@ api_key_env = "PW_JUDGE_KEY"
 		{"show", "last", "--headless", "--db", db},
 	} {
 		code, stdout, stderr := pitwall(t, dir, env, args...)
-		add(strings.Join(args, " "), code, stdout, stderr)
+		label := slices.Clone(args)
+		for i, a := range label {
+			if strings.Contains(a, "://") {
+				label[i] = "URL" // the header must not hold the secrets it reports
+			}
+		}
+		add(strings.Join(label, " "), code, stdout, stderr)
+		t.Logf("%s: exit %d\n%s%s", strings.Join(label, " "), code, stdout, stderr)
 	}
 	for _, f := range []string{"json", "csv", "md", "html", "junit", "text"} {
 		out := filepath.Join(dir, "export."+f)
@@ -99,7 +145,7 @@ api_key_env = "PW_JUDGE_KEY"
 		outputs = append(outputs, "== export file "+f+"\n"+string(b))
 	}
 	// The ledger's bytes (and its WAL), and every log file pitwall wrote.
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -124,6 +170,14 @@ api_key_env = "PW_JUDGE_KEY"
 	}
 	if logs == 0 {
 		t.Error("no log file was found to search")
+	}
+	// The grep must be able to fail: the servers were described, with the
+	// allowed api-version kept and the rest masked.
+	all := strings.Join(outputs, "\n")
+	for _, want := range []string{"api-version=2024-10-21&code=REDACTED&pass=REDACTED", "REDACTED@"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no output holds %q: the URLs were not printed where the test looks", want)
+		}
 	}
 	for _, o := range outputs {
 		for _, s := range secrets {

@@ -149,7 +149,7 @@ func gpusJSON(gs []telemetry.GPUState) []gpuJSON {
 func probeJSON(results []gpu.ProbeResult, tel *telemetry.Watcher) any {
 	servers := make([]serverJSON, 0, len(results))
 	for _, r := range results {
-		servers = append(servers, serverJSON{Server: r.Server, URL: r.URL, Reachable: r.Reachable, Error: r.Error,
+		servers = append(servers, serverJSON{Server: r.Server, URL: serverWhere(r.Kind, r.URL), Reachable: r.Reachable, Error: r.Error,
 			Kind: string(r.Kind), Models: r.Models, Resident: r.Resident, Slots: r.Slots, Running: r.Running, Waiting: r.Waiting,
 			KVCachePct: r.KVCachePct, LatencyMS: float64(r.Latency.Microseconds()) / 1000, GPUs: gpusJSON(r.GPUs)})
 	}

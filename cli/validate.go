@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"pitwall/config"
-	"pitwall/internal/redact"
 	"pitwall/runner/setup"
 	"pitwall/runner/state"
 	"strings"
@@ -99,15 +98,7 @@ func printPlan(w io.Writer, cfg *config.Config) {
 	fmt.Fprintf(w, "  cells    %d (%s × %s × %d repeat)\n", len(cfg.Models)*len(cfg.Tests)*repeat,
 		plural(len(cfg.Models), "model"), plural(len(cfg.Tests), "test"), repeat)
 	for _, s := range cfg.Servers {
-		where := redact.URL(s.URL)
-		if s.Kind == "sim" && where == "" {
-			where = "simulated, on loopback"
-		}
-		kind := string(s.Kind)
-		if kind == "" {
-			kind = "kind detected when run"
-		}
-		fmt.Fprintf(w, "  server   %s (%s, %s) %s\n", s.Name, kind, plural(s.Slots, "slot"), where)
+		fmt.Fprintf(w, "  server   %s\n", describeServer(s))
 	}
 	fmt.Fprintf(w, "  scoring  %s", cfg.Scoring.Mode)
 	for _, j := range cfg.Scoring.Judges {

@@ -76,16 +76,16 @@ func envOverrides(getenv func(string) string) (Overrides, Errors) {
 	ov.DB = strings.TrimSpace(getenv(EnvDB))
 	if v := strings.TrimSpace(getenv(EnvJudgeSamples)); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			bad(EnvJudgeSamples, v, "a whole number >= 1")
+		if err != nil || n < 1 || n > maxSamples {
+			bad(EnvJudgeSamples, v, fmt.Sprintf("a whole number from 1 to %d", maxSamples))
 		} else {
 			ov.JudgeSamples = n
 		}
 	}
 	if v := strings.TrimSpace(getenv(EnvRepeat)); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			bad(EnvRepeat, v, "a whole number >= 1")
+		if err != nil || n < 1 || n > maxRepeat {
+			bad(EnvRepeat, v, fmt.Sprintf("a whole number from 1 to %d", maxRepeat))
 		} else {
 			ov.Repeat = n
 		}
@@ -128,7 +128,8 @@ func envOverrides(getenv func(string) string) (Overrides, Errors) {
 	return ov, errs
 }
 
-// validScale reports whether f is a simulator time scale: finite, 0 or more.
+// validScale reports whether f is a simulator time scale: finite (not NaN),
+// 0 or more.
 func validScale(f float64) bool { return f >= 0 && !math.IsInf(f, 0) }
 
 // parseTimeout takes a Go duration, or bare seconds, which is what people
@@ -159,8 +160,16 @@ func checkFlags(ov Overrides) Errors {
 	if ov.Repeat < 0 {
 		bad("--repeat", fmt.Sprintf("--repeat %d is below 1", ov.Repeat), "give --repeat 1 or more")
 	}
+	if ov.Repeat > maxRepeat {
+		bad("--repeat", fmt.Sprintf("--repeat %d is above the most pitwall takes, %d", ov.Repeat, maxRepeat),
+			"every repeat is a row of cells held in memory; give --repeat 1 to 10000")
+	}
 	if ov.JudgeSamples < 0 {
 		bad("--judge-samples", fmt.Sprintf("--judge-samples %d is below 1", ov.JudgeSamples), "give --judge-samples 1 or more")
+	}
+	if ov.JudgeSamples > maxSamples {
+		bad("--judge-samples", fmt.Sprintf("--judge-samples %d is above the most pitwall takes, %d", ov.JudgeSamples, maxSamples),
+			"each sample is a judge request per cell; give --judge-samples 1 to 100")
 	}
 	if ov.Timeout < 0 {
 		bad("--timeout", fmt.Sprintf("--timeout %s is negative", ov.Timeout), `give a positive duration such as --timeout 90s`)
@@ -275,10 +284,13 @@ func (e *effective) apply(c *Config) Errors {
 				Msg: fmt.Sprintf("no judge named %q in %s", e.Judge, c.Path), Hint: hint})
 		}
 	}
-	if e.JudgeSamples > 0 {
+	// An override past its bound was refused by checkFlags or
+	// envOverrides, with its own name; it is not laid over the file, where
+	// validate would report it a second time as the file's.
+	if e.JudgeSamples > 0 && e.JudgeSamples <= maxSamples {
 		c.Scoring.Samples = e.JudgeSamples
 	}
-	if e.Repeat > 0 {
+	if e.Repeat > 0 && e.Repeat <= maxRepeat {
 		c.Run.Repeat = e.Repeat
 	}
 	if e.DB != "" {

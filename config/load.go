@@ -63,6 +63,7 @@ func Load(path string, ov Overrides, getenv func(string) string) (*Config, error
 			c.Tests, berrs = eff.filterTests(tests)
 			errs = append(errs, berrs...)
 		}
+		errs = append(errs, checkCells(c, src)...)
 	}
 	if err := errs.Err(); err != nil {
 		return nil, err

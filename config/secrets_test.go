@@ -23,9 +23,11 @@ const (
 	judgePassword  = "JDGPW-planted-93e1"
 	judgeQueryKey  = "JDGQK-planted-7b2f"
 	envKeyValue    = "sk-ENVVAL-planted-e4a8" // the value of the variable api_key_env names
+	serverCode     = "SRVCODE-planted-a1f0"   // Azure Functions' ?code=, a name no list foresees
+	judgePass      = "JDGPASS-planted-5c3e"   // a gateway's ?pass=
 )
 
-var planted = []string{serverPassword, serverQueryKey, judgePassword, judgeQueryKey, envKeyValue}
+var planted = []string{serverPassword, serverQueryKey, judgePassword, judgeQueryKey, envKeyValue, serverCode, judgePass}
 
 func leaked(t *testing.T, channel string, text []byte) {
 	t.Helper()
@@ -61,7 +63,7 @@ models = ["m"]
 
 [[servers]]
 name = "gpu1"
-url = "http://bob:` + serverPassword + `@gpu1.example:8000/v1?key=` + serverQueryKey + `"
+url = "http://bob:` + serverPassword + `@gpu1.example:8000/v1?key=` + serverQueryKey + `&api-version=2024-10-21&code=` + serverCode + `"
 kind = "vllm"
 models = ["m"]
 api_key_env = "PLANTED_KEY"
@@ -72,7 +74,7 @@ mode = "judge"
 [[scoring.judges]]
 name = "hosted"
 model = "judge-model"
-url = "http://carol:` + judgePassword + `@` + judgeAddr + `/v1?api-key=` + judgeQueryKey + `"
+url = "http://carol:` + judgePassword + `@` + judgeAddr + `/v1?api-key=` + judgeQueryKey + `&pass=` + judgePass + `"
 api_key_env = "PLANTED_KEY"
 `
 	p := filepath.Join(dir, "pitwall.toml")
@@ -125,6 +127,7 @@ func TestValidationMessagesMaskURLCredentials(t *testing.T) {
 	for _, tt := range []struct{ name, url, kind string }{
 		{"a url that is not http", "ftp://bob:" + serverPassword + "@h/v1?key=" + serverQueryKey, "vllm"},
 		{"a url that does not parse", "http://bob:" + serverPassword + "@h:port/v1?key=" + serverQueryKey, "vllm"},
+		{"a url that does not parse, with ?code= and ?pass=", "http://bob:" + serverPassword + "@h:port/v1?code=" + serverCode + "&pass=" + judgePass, "vllm"},
 		{"a sim url without a port", "http://bob:" + serverPassword + "@127.0.0.1/v1?key=" + serverQueryKey, "sim"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"maps"
-	"math"
 	"net/url"
 	"pitwall/gpu/chat"
 	"pitwall/internal/redact"
@@ -53,19 +52,24 @@ func validateRun(v *Collector, r *Run) {
 	if r.MaxTokens < 1 {
 		v.Add("run.max_tokens", "max_tokens = 1024 is the default", "max_tokens must be at least 1, got %d", r.MaxTokens)
 	}
+	atMost(v, "run.max_tokens", int64(r.MaxTokens), maxTokens, "no model's context holds more; max_tokens = 1024 is the default")
 	if r.MaxReplyBytes < 1024 {
 		v.Add("run.max_reply_bytes", "max_reply_bytes = 8388608 (8 MiB) is the default and fits about 30,000 streamed tokens",
 			"max_reply_bytes must be at least 1024, got %d", r.MaxReplyBytes)
 	}
-	if r.Temperature < 0 || r.Temperature > 2 {
+	atMost(v, "run.max_reply_bytes", r.MaxReplyBytes, maxReplyBytes,
+		"each reply in flight may take this much memory; 8388608 (8 MiB) is the default, 268435456 (256 MiB) the most")
+	if finite(v, "run.temperature", r.Temperature) && (r.Temperature < 0 || r.Temperature > 2) {
 		v.Add("run.temperature", "OpenAI-compatible servers take 0 to 2; 0 makes runs repeatable", "temperature %g is out of range", r.Temperature)
 	}
 	if r.Repeat < 1 {
 		v.Add("run.repeat", "repeat = 1 runs each cell once", "repeat must be at least 1, got %d", r.Repeat)
 	}
+	atMost(v, "run.repeat", int64(r.Repeat), maxRepeat, "every repeat is a row of cells held in memory; 1 to 10000")
 	if r.Retries < 0 {
 		v.Add("run.retries", "retries = 0 turns retrying off", "retries cannot be negative, got %d", r.Retries)
 	}
+	atMost(v, "run.retries", int64(r.Retries), maxRetries, "retries = 2 is the default")
 	if !slices.Contains(judgingModes, string(r.Judging)) {
 		v.Add("run.judging", DidYouMean(string(r.Judging), judgingModes), "unknown judging %q", r.Judging)
 	}
@@ -109,6 +113,7 @@ func validateServers(v *Collector, servers []Server) {
 		if s.Slots < 1 {
 			v.Add(at("slots"), "slots is how many requests the server runs at once: 1 or more", "slots must be at least 1, got %d", s.Slots)
 		}
+		atMost(v, at("slots"), int64(s.Slots), maxSlots, "slots is how many requests the server runs at once; the fleet keeps a table of them")
 		for k, g := range s.GPUs {
 			if g < 0 {
 				v.Add(IndexPath(at("gpus"), k), "GPU indices start at 0", "negative GPU index %d", g)
@@ -136,11 +141,20 @@ func validateSimServer(v *Collector, at string, s Server) {
 			v.Add(IndexPath(JoinPath(at, "preload"), k), "preload only models the server lists in models", "preloads %q, which server %q does not offer", m, s.Name)
 		}
 	}
+	if finite(v, JoinPath(at, "load_gbps"), s.Sim.LoadGBps) && s.Sim.LoadGBps < 0 {
+		v.Add(JoinPath(at, "load_gbps"), "0 takes the default, 1 GB/s", "load_gbps cannot be negative, got %g", s.Sim.LoadGBps)
+	}
+	for k, g := range s.Sim.GPUs {
+		field := JoinPath(IndexPath(JoinPath(at, "gpus"), k), "vram_gb")
+		if finite(v, field, g.VRAMGB) && g.VRAMGB < 0 {
+			v.Add(field, "0 takes the default, 24", "vram_gb cannot be negative, got %g", g.VRAMGB)
+		}
+	}
 	f := s.Sim.Faults
 	rates := map[string]float64{"error_rate": f.ErrorRate, "rate_limit_rate": f.RateLimitRate,
 		"hang_rate": f.HangRate, "cut_rate": f.CutRate, "malformed_rate": f.MalformedRate}
 	for _, name := range sortedKeys(rates) {
-		if rate := rates[name]; rate < 0 || rate > 1 {
+		if rate := rates[name]; finite(v, JoinPath(JoinPath(at, "faults"), name), rate) && (rate < 0 || rate > 1) {
 			v.Add(JoinPath(JoinPath(at, "faults"), name), "a rate is a share of requests, 0 to 1", "%s %g is out of range", name, rate)
 		}
 	}
@@ -157,13 +171,14 @@ func validateScoring(v *Collector, c *Config) {
 	if s.Samples < 1 {
 		v.Add("scoring.samples", "samples is votes per judge per cell: 1 or more", "samples must be at least 1, got %d", s.Samples)
 	}
-	if s.MinScore < 0 || s.MinScore > 1 {
+	atMost(v, "scoring.samples", int64(s.Samples), maxSamples, "samples is votes per judge per cell; each is a request")
+	if finite(v, "scoring.min_score", s.MinScore) && (s.MinScore < 0 || s.MinScore > 1) {
 		v.Add("scoring.min_score", "scores run from 0 to 1; min_score = 0.5 is the default", "min_score %g is outside 0..1", s.MinScore)
 	}
 	if !slices.Contains(aggregations, s.Aggregation) {
 		v.Add("scoring.aggregation", DidYouMean(s.Aggregation, aggregations), "unknown aggregation %q", s.Aggregation)
 	}
-	if s.DisagreementMax < 0 || s.DisagreementMax > 1 {
+	if finite(v, "scoring.disagreement_threshold", s.DisagreementMax) && (s.DisagreementMax < 0 || s.DisagreementMax > 1) {
 		v.Add("scoring.disagreement_threshold", "judges' scores run from 0 to 1, so does their spread; 0.3 is the default",
 			"disagreement_threshold %g is outside 0..1", s.DisagreementMax)
 	}
@@ -224,12 +239,13 @@ func validateScoring(v *Collector, c *Config) {
 				v.Add(at("url"), `write e.g. url = "https://api.openai.com/v1"`, "%s", msg)
 			}
 		}
-		if !(j.Weight > 0) {
+		if finite(v, at("weight"), j.Weight) && !(j.Weight > 0) {
 			v.Add(at("weight"), "weight = 1 is the default; a larger weight counts more in a jury", "weight must be above 0, got %g", j.Weight)
 		}
 		if j.MaxTokens < 1 {
 			v.Add(at("max_tokens"), "max_tokens = 512 is the default", "max_tokens must be at least 1, got %d", j.MaxTokens)
 		}
+		atMost(v, at("max_tokens"), int64(j.MaxTokens), maxTokens, "no model's context holds more; max_tokens = 512 is the default")
 		checkKeyEnv(v, at("api_key_env"), j.APIKeyEnv)
 		checkPrice(v, at("price_in"), j.PriceIn)
 		checkPrice(v, at("price_out"), j.PriceOut)
@@ -246,13 +262,13 @@ func validatePrices(v *Collector, prices map[string]Price) {
 }
 
 func checkPrice(v *Collector, at string, p float64) {
-	if p < 0 || math.IsNaN(p) || math.IsInf(p, 0) {
+	if finite(v, at, p) && p < 0 {
 		v.Add(at, "a price is dollars per million tokens, e.g. 0.15; 0 leaves it unpriced", "price must be 0 or more, got %g", p)
 	}
 }
 
 func validateSim(v *Collector, c *Config) {
-	if !validScale(c.Sim.TimeScale) {
+	if finite(v, "sim.time_scale", c.Sim.TimeScale) && !validScale(c.Sim.TimeScale) {
 		v.Add("sim.time_scale", "1 is real time; 0.01 makes a 30s model load take 0.3s; 0 makes every delay zero", "time_scale must be 0 or more, got %g", c.Sim.TimeScale)
 	}
 	var simModels []string
@@ -284,11 +300,17 @@ func validateSim(v *Collector, c *Config) {
 			unit[JoinPath("skills", k)] = s
 		}
 		for _, k := range sortedKeys(unit) {
-			if x := unit[k]; x < 0 || x > 1 {
+			if x := unit[k]; finite(v, at(k), x) && (x < 0 || x > 1) {
 				v.Add(at(k), "a chance, from 0 to 1", "%s %g is outside 0..1", k, x)
 			}
 		}
-		if m.SizeGB < 0 || m.TokensPerSec < 0 || m.PrefillTPS < 0 || m.TTFT < 0 || m.ReplyTokens < 0 {
+		rates := map[string]float64{"size_gb": m.SizeGB, "tokens_per_sec": m.TokensPerSec, "prefill_tps": m.PrefillTPS}
+		numbers := true
+		for _, k := range sortedKeys(rates) {
+			numbers = finite(v, at(k), rates[k]) && numbers
+		}
+		atMost(v, at("reply_tokens"), int64(m.ReplyTokens), maxSimReply, "a typical reply is 50 to 500 tokens; 0 takes the default, 120")
+		if numbers && (m.SizeGB < 0 || m.TokensPerSec < 0 || m.PrefillTPS < 0 || m.TTFT < 0 || m.ReplyTokens < 0) {
 			v.Add(IndexPath("sim.models", i), "sizes, rates and times cannot be negative (0 takes the default)",
 				"simulated model %q has a negative setting", m.Name)
 		}

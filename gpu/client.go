@@ -46,10 +46,11 @@ func NewClient(cfg ServerConfig, hc *http.Client) *Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	wrapped.Transport = &hookTransport{base: base}
+	ep := parseEndpoint(cfg.URL)
+	wrapped.Transport = &hookTransport{base: base, ep: ep}
 
 	oc := openai.DefaultConfig(cfg.APIKey) // Bearer only when the key is not empty
-	oc.BaseURL = strings.TrimRight(cfg.URL, "/")
+	oc.BaseURL = ep.base                   // the transport adds the base URL's query
 	oc.HTTPClient = &wrapped
 	if cfg.MaxReplyBytes <= 0 {
 		cfg.MaxReplyBytes = DefaultMaxReplyBytes

@@ -4,7 +4,6 @@ import (
 	"context"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/telemetry"
-	"strings"
 	"time"
 )
 
@@ -275,7 +274,7 @@ func (f *Fleet) confirmDown(s *fleetServer) (bool, string) {
 	epoch := s.probe.epoch
 	f.mu.Unlock()
 
-	url := strings.TrimRight(s.cfg.URL, "/") + "/models"
+	url := parseEndpoint(s.cfg.URL).url("/models")
 	ctx, cancel := context.WithTimeout(f.ctx, f.probes.timeout)
 	_, err := newProbeClient(f.hc, s.cfg.APIKey).get(ctx, url)
 	cancel()

@@ -47,13 +47,20 @@ const maxErrorBody = 64 << 10
 // requested temperature on the wire, notes the response status and
 // Retry-After header for classification, caps how much of a body is read,
 // tells the watchdog when bytes arrive, and refuses a web page sent where an
-// event stream was asked for.
+// event stream was asked for. It also puts the base URL's query on every
+// request, which go-openai, joining paths to the base as text, cannot.
 type hookTransport struct {
 	base http.RoundTripper
+	ep   endpoint
 }
 
 func (t *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c, _ := req.Context().Value(callKey{}).(*callInfo)
+	if t.ep.query != "" {
+		req = req.Clone(req.Context())
+		t.ep.addQuery(req.URL)
+	}
+	// The path alone: a base URL's query (?api-version=) must not hide a chat.
 	chat := req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/chat/completions")
 	if c != nil && c.temperature != nil && chat && req.Body != nil {
 		r, err := withTemperature(req, *c.temperature)

@@ -6,7 +6,6 @@ import (
 	"pitwall/gpu/chat"
 	"pitwall/gpu/telemetry"
 	"pitwall/internal/redact"
-	"strings"
 	"time"
 )
 
@@ -49,7 +48,8 @@ type ProbeResult struct {
 func Probe(ctx context.Context, hc *http.Client, cfg ServerConfig) ProbeResult {
 	r := ProbeResult{Server: cfg.Name, URL: redact.URL(cfg.URL), Kind: cfg.Kind}
 	c := newProbeClient(hc, cfg.APIKey)
-	modelsURL := strings.TrimRight(cfg.URL, "/") + "/models"
+	ep := parseEndpoint(cfg.URL)
+	modelsURL := ep.url("/models")
 
 	start := time.Now()
 	var models openAIModels
@@ -71,7 +71,7 @@ func Probe(ctx context.Context, hc *http.Client, cfg ServerConfig) ProbeResult {
 		r.Models = append([]string{}, cfg.Models...)
 	}
 
-	root := probeRoot(cfg.URL)
+	root := ep.root()
 	if r.Kind == "" {
 		r.Kind = detectKind(ctx, c, root)
 	}

@@ -78,9 +78,9 @@ type simState struct {
 }
 
 // readLMStudio fills Resident from the models LM Studio says are loaded.
-func readLMStudio(ctx context.Context, c probeClient, root string, r *ProbeResult) {
+func readLMStudio(ctx context.Context, c probeClient, root endpoint, r *ProbeResult) {
 	var v0 lmstudioV0Models
-	if err := c.getJSON(ctx, root+"/api/v0/models", &v0); err == nil && v0.Data != nil {
+	if err := c.getJSON(ctx, root.url("/api/v0/models"), &v0); err == nil && v0.Data != nil {
 		r.Resident = []string{}
 		for _, m := range *v0.Data {
 			if m.State != nil && *m.State == "loaded" {
@@ -90,7 +90,7 @@ func readLMStudio(ctx context.Context, c probeClient, root string, r *ProbeResul
 		return
 	}
 	var v1 lmstudioV1Models
-	if err := c.getJSON(ctx, root+"/api/v1/models", &v1); err == nil && v1.Models != nil {
+	if err := c.getJSON(ctx, root.url("/api/v1/models"), &v1); err == nil && v1.Models != nil {
 		r.Resident = []string{}
 		for _, m := range *v1.Models {
 			if len(m.LoadedInstance) > 0 {
@@ -101,9 +101,9 @@ func readLMStudio(ctx context.Context, c probeClient, root string, r *ProbeResul
 }
 
 // readOllama fills Resident from the models Ollama has in memory.
-func readOllama(ctx context.Context, c probeClient, root string, r *ProbeResult) {
+func readOllama(ctx context.Context, c probeClient, root endpoint, r *ProbeResult) {
 	var ps ollamaPS
-	if err := c.getJSON(ctx, root+"/api/ps", &ps); err != nil || ps.Models == nil {
+	if err := c.getJSON(ctx, root.url("/api/ps"), &ps); err != nil || ps.Models == nil {
 		return
 	}
 	r.Resident = []string{}
@@ -118,9 +118,9 @@ func readOllama(ctx context.Context, c probeClient, root string, r *ProbeResult)
 
 // readLlamaCpp fills Slots and Running from /slots, Running and Waiting from
 // /metrics when the server runs with --metrics, and Resident from /models.
-func readLlamaCpp(ctx context.Context, c probeClient, root string, r *ProbeResult) {
+func readLlamaCpp(ctx context.Context, c probeClient, root endpoint, r *ProbeResult) {
 	var slots []llamacppSlot
-	if err := c.getJSON(ctx, root+"/slots", &slots); err == nil {
+	if err := c.getJSON(ctx, root.url("/slots"), &slots); err == nil {
 		r.Slots = len(slots)
 		for _, s := range slots {
 			if s.IsProcessing != nil && *s.IsProcessing {
@@ -128,7 +128,7 @@ func readLlamaCpp(ctx context.Context, c probeClient, root string, r *ProbeResul
 			}
 		}
 	}
-	if m, err := c.getMetrics(ctx, root+"/metrics"); err == nil {
+	if m, err := c.getMetrics(ctx, root.url("/metrics")); err == nil {
 		if v, ok := promSum(m, "llamacpp:requests_processing"); ok {
 			r.Running = int(v)
 		}
@@ -139,7 +139,7 @@ func readLlamaCpp(ctx context.Context, c probeClient, root string, r *ProbeResul
 	// Router mode lists every model with its load state; a single-model
 	// server lists its one model, which is loaded whenever it answers.
 	var models openAIModels
-	if err := c.getJSON(ctx, root+"/models", &models); err != nil {
+	if err := c.getJSON(ctx, root.url("/models"), &models); err != nil {
 		return
 	}
 	router := false
@@ -161,9 +161,9 @@ func readLlamaCpp(ctx context.Context, c probeClient, root string, r *ProbeResul
 
 // readVLLM fills Running, Waiting and KVCachePct from /metrics. vLLM's
 // models are fixed at start, so every offered model is resident.
-func readVLLM(ctx context.Context, c probeClient, root string, r *ProbeResult) {
+func readVLLM(ctx context.Context, c probeClient, root endpoint, r *ProbeResult) {
 	r.Resident = append([]string{}, r.Models...)
-	m, err := c.getMetrics(ctx, root+"/metrics")
+	m, err := c.getMetrics(ctx, root.url("/metrics"))
 	if err != nil {
 		return
 	}
@@ -185,15 +185,15 @@ func readVLLM(ctx context.Context, c probeClient, root string, r *ProbeResult) {
 
 // readSim fills GPUs from the simulator's /sim/gpus, reads the state of the
 // backend it imitates, and lets /sim/state, when served, have the last word.
-func readSim(ctx context.Context, c probeClient, root string, r *ProbeResult) {
-	if gpus, err := telemetry.PollSim(ctx, c.hc, root+"/sim/gpus"); err == nil {
+func readSim(ctx context.Context, c probeClient, root endpoint, r *ProbeResult) {
+	if gpus, err := telemetry.PollSim(ctx, c.hc, root.url("/sim/gpus")); err == nil {
 		r.GPUs = gpus
 	}
 	if kind := detectBackend(ctx, c, root); kind != "openai" {
 		readBackend(ctx, c, kind, root, r)
 	}
 	var st simState
-	if err := c.getJSON(ctx, root+"/sim/state", &st); err != nil {
+	if err := c.getJSON(ctx, root.url("/sim/state"), &st); err != nil {
 		return
 	}
 	if st.Resident != nil {
@@ -217,7 +217,7 @@ func readSim(ctx context.Context, c probeClient, root string, r *ProbeResult) {
 }
 
 // readBackend reads the state endpoints of one kind of backend into r.
-func readBackend(ctx context.Context, c probeClient, kind chat.Kind, root string, r *ProbeResult) {
+func readBackend(ctx context.Context, c probeClient, kind chat.Kind, root endpoint, r *ProbeResult) {
 	switch kind {
 	case "lmstudio":
 		readLMStudio(ctx, c, root, r)

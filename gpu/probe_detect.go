@@ -22,49 +22,49 @@ import (
 // Each answer must have its backend's shape, not just a 200, because some
 // servers answer every path. A nil hc means http.DefaultClient.
 func DetectKind(ctx context.Context, hc *http.Client, baseURL string) chat.Kind {
-	return detectKind(ctx, newProbeClient(hc, ""), probeRoot(baseURL))
+	return detectKind(ctx, newProbeClient(hc, ""), parseEndpoint(baseURL).root())
 }
 
 // detectKind is DetectKind with the probe's client, which carries the
 // server's API key.
-func detectKind(ctx context.Context, c probeClient, root string) chat.Kind {
+func detectKind(ctx context.Context, c probeClient, root endpoint) chat.Kind {
 	var gpus []json.RawMessage // any array: the simulator is the only server with this path
-	if err := c.getJSON(ctx, root+"/sim/gpus", &gpus); err == nil && gpus != nil {
+	if err := c.getJSON(ctx, root.url("/sim/gpus"), &gpus); err == nil && gpus != nil {
 		return "sim"
 	}
 	return detectBackend(ctx, c, root)
 }
 
 // detectBackend is DetectKind without the simulator.
-func detectBackend(ctx context.Context, c probeClient, root string) chat.Kind {
+func detectBackend(ctx context.Context, c probeClient, root endpoint) chat.Kind {
 	var v0 lmstudioV0Models
-	if err := c.getJSON(ctx, root+"/api/v0/models", &v0); err == nil && v0.Data != nil {
+	if err := c.getJSON(ctx, root.url("/api/v0/models"), &v0); err == nil && v0.Data != nil {
 		return "lmstudio"
 	}
 	var v1 lmstudioV1Models
-	if err := c.getJSON(ctx, root+"/api/v1/models", &v1); err == nil && v1.Models != nil {
+	if err := c.getJSON(ctx, root.url("/api/v1/models"), &v1); err == nil && v1.Models != nil {
 		return "lmstudio"
 	}
 	var ps ollamaPS
-	if err := c.getJSON(ctx, root+"/api/ps", &ps); err == nil && ps.Models != nil {
+	if err := c.getJSON(ctx, root.url("/api/ps"), &ps); err == nil && ps.Models != nil {
 		return "ollama"
 	}
 	var ver ollamaVersion
-	if err := c.getJSON(ctx, root+"/api/version", &ver); err == nil && ver.Version != "" {
+	if err := c.getJSON(ctx, root.url("/api/version"), &ver); err == nil && ver.Version != "" {
 		return "ollama"
 	}
 	var slots []llamacppSlot
-	if err := c.getJSON(ctx, root+"/slots", &slots); err == nil && len(slots) > 0 && slots[0].ID != nil {
+	if err := c.getJSON(ctx, root.url("/slots"), &slots); err == nil && len(slots) > 0 && slots[0].ID != nil {
 		return "llamacpp"
 	}
-	if _, err := c.get(ctx, root+"/health"); err == nil {
+	if _, err := c.get(ctx, root.url("/health")); err == nil {
 		var props llamacppProps
-		if err := c.getJSON(ctx, root+"/props", &props); err == nil &&
+		if err := c.getJSON(ctx, root.url("/props"), &props); err == nil &&
 			(props.TotalSlots != nil || len(props.Defaults) > 0 || props.BuildInfo != "") {
 			return "llamacpp"
 		}
 	}
-	if body, err := c.get(ctx, root+"/metrics"); err == nil && bytes.Contains(body, []byte("vllm:")) {
+	if body, err := c.get(ctx, root.url("/metrics")); err == nil && bytes.Contains(body, []byte("vllm:")) {
 		return "vllm"
 	}
 	return "openai"

@@ -18,14 +18,6 @@ import (
 // busy vLLM with histograms is the largest at a few hundred KiB.
 const probeBodyLimit = 8 << 20
 
-// probeRoot is a server's URL without its trailing /v1: where the backends'
-// own endpoints (/api/ps, /slots, /metrics, /sim/gpus) live.
-func probeRoot(baseURL string) string {
-	u := strings.TrimRight(strings.TrimSpace(baseURL), "/")
-	u = strings.TrimSuffix(u, "/v1")
-	return strings.TrimRight(u, "/")
-}
-
 // probeClient carries what every request of one probe shares.
 type probeClient struct {
 	hc  *http.Client

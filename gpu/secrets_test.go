@@ -19,14 +19,18 @@ const (
 	plantedPassword = "PW-planted-7f3a"
 	plantedQueryKey = "QK-planted-91bc"
 	plantedAPIKey   = "sk-planted-API-key-4d2e"
+	plantedCode     = "CODE-planted-azfn-22d1" // Azure Functions' ?code=
+	plantedPass     = "PASS-planted-gw-6e0f"   // a gateway's ?pass=
 )
 
-var planted = []string{plantedPassword, plantedQueryKey, plantedAPIKey}
+var planted = []string{plantedPassword, plantedQueryKey, plantedAPIKey, plantedCode, plantedPass}
 
-// secretURL is base with a password and a ?key= written into it.
+// secretURL is base with a password and keys in its query written into it,
+// beside the api-version that may be shown.
 func secretURL(t *testing.T, base string) string {
 	t.Helper()
-	return strings.Replace(base, "http://", "http://alice:"+plantedPassword+"@", 1) + "?key=" + plantedQueryKey
+	return strings.Replace(base, "http://", "http://alice:"+plantedPassword+"@", 1) +
+		"?api-version=2024-10-21&key=" + plantedQueryKey + "&code=" + plantedCode + "&pass=" + plantedPass
 }
 
 // leaks lists the planted secrets found in any of texts.
@@ -150,8 +154,8 @@ func TestProbeResultsCarryNoCredentials(t *testing.T) {
 			if l := leaks(r.Error, r.URL, fmt.Sprintf("%+v", r)); len(l) > 0 {
 				t.Errorf("the probe result leaks: %v", l)
 			}
-			if !strings.Contains(r.URL, "REDACTED") {
-				t.Errorf("URL = %q, want it shown with its credentials masked", r.URL)
+			if !strings.Contains(r.URL, "REDACTED@") || !strings.Contains(r.URL, "?api-version=2024-10-21&") {
+				t.Errorf("URL = %q, want it shown with its credentials masked and its api-version kept", r.URL)
 			}
 		})
 	}

@@ -11,9 +11,11 @@ const Mask = "REDACTED"
 
 // URL masks the credentials in one URL: its userinfo as a whole (a key is
 // often written as the user name) and the value of every query or fragment
-// parameter with a key-like name (see SensitiveName). It works on the text
-// rather than on a parsed url.URL, so it masks strings url.Parse refuses
-// too and leaves the rest of the URL exactly as written.
+// parameter whose name is not on the allow-list (see Allowed), a bare
+// parameter (?SECRET) included. Masking by default is what catches the keys
+// no list of names foresees (Azure Functions' ?code=, a gateway's ?pass=).
+// It works on the text rather than on a parsed url.URL, so it masks strings
+// url.Parse refuses too and leaves the rest of the URL exactly as written.
 func URL(s string) string {
 	if s == "" {
 		return s
@@ -51,21 +53,51 @@ func URL(s string) string {
 	return b.String()
 }
 
-// maskParam masks the value of one name=value pair when its name is
-// key-like.
+// maskParam masks the value of one name=value pair unless its name is on
+// the allow-list; a parameter without '=' may be a key itself and is
+// masked whole.
 func maskParam(p string) string {
-	name, _, ok := strings.Cut(p, "=")
-	if !ok {
+	if p == "" {
 		return p
 	}
+	name, _, ok := strings.Cut(p, "=")
+	if !ok {
+		if Allowed(p) {
+			return p
+		}
+		return Mask
+	}
+	if Allowed(name) {
+		return p
+	}
+	return name + "=" + Mask
+}
+
+// allowed are the query parameters whose values say which API is meant and
+// are never a credential: Azure OpenAI's api-version (kept so that a masked
+// URL still says which version was called), and the model or deployment a
+// gateway routes by. The list is short on purpose: every other value is
+// masked, whatever its name.
+var allowed = []string{"api-version", "model", "deployment"}
+
+// Allowed reports whether a query parameter's value is shown as written:
+// its name (unescaped, in any case) is on the allow-list, api-version,
+// model and deployment.
+func Allowed(name string) bool {
 	if un, err := url.QueryUnescape(name); err == nil {
 		name = un
 	}
-	if !SensitiveName(name) {
-		return p
+	name = strings.ToLower(strings.TrimSpace(name))
+	for _, a := range allowed {
+		if name == a {
+			return true
+		}
 	}
-	return p[:strings.IndexByte(p, '=')+1] + Mask
+	return false
 }
+
+// AllowedParams is the allow-list, for documentation and messages.
+func AllowedParams() []string { return append([]string(nil), allowed...) }
 
 // Text masks every URL in s (from a scheme's "://" to the next blank,
 // quote or angle bracket) and every bearer or basic credential, so that an
@@ -82,8 +114,9 @@ func Text(s string) string {
 }
 
 // maskPairs masks the value of every name=value in s whose name is
-// key-like: the query of a URL quoted without its scheme and host
-// ("/v1?key=..."), or a setting written into a message.
+// key-like (a setting written into a message), and of every pair that
+// follows '?' or '&' unless its name is allowed: the query of a URL quoted
+// without its scheme and host ("/v1?code=...").
 func maskPairs(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -102,7 +135,9 @@ func maskPairs(s string) string {
 			end++
 		}
 		b.WriteString(s[:eq+1])
-		if start < eq && end > eq+1 && SensitiveName(s[start:eq]) && s[eq+1:end] != Mask {
+		inQuery := start > 0 && (s[start-1] == '?' || s[start-1] == '&')
+		secret := SensitiveName(s[start:eq]) || inQuery && !Allowed(s[start:eq])
+		if start < eq && end > eq+1 && secret && s[eq+1:end] != Mask {
 			b.WriteString(Mask)
 		} else {
 			b.WriteString(s[eq+1 : end])

@@ -13,14 +13,19 @@ func TestURLMasksCredentialsAndKeepsTheRest(t *testing.T) {
 		{"a key as the user name", "https://sk-live-123@api.example.com/v1", "https://REDACTED@api.example.com/v1"},
 		{"an @ in the path is not userinfo", "http://host/v1/models/a@b", "http://host/v1/models/a@b"},
 		{"?key=", "https://host/v1?key=AIzaSECRET", "https://host/v1?key=REDACTED"},
-		{"other parameters keep their order and spelling",
-			"https://host/v1?b=2&api_key=S3CRET&a=%20x&token=T0K", "https://host/v1?b=2&api_key=REDACTED&a=%20x&token=REDACTED"},
+		{"every value is masked, in its place",
+			"https://host/v1?b=2&api_key=S3CRET&a=%20x&token=T0K", "https://host/v1?b=REDACTED&api_key=REDACTED&a=REDACTED&token=REDACTED"},
+		{"Azure Functions' ?code=", "https://f.azurewebsites.net/api/v1?code=AzFn-SECRET==", "https://f.azurewebsites.net/api/v1?code=REDACTED"},
+		{"?pass=", "http://gw/v1?user=me&pass=SECRET", "http://gw/v1?user=REDACTED&pass=REDACTED"},
+		{"the allow-list is kept", "http://h/v1?api-version=2024-10-21&code=S&Model=m1&deployment=d",
+			"http://h/v1?api-version=2024-10-21&code=REDACTED&Model=m1&deployment=d"},
+		{"an escaped allowed name", "http://h/v1?api%2Dversion=2024", "http://h/v1?api%2Dversion=2024"},
 		{"names in any case and spelling",
 			"https://h/?API-KEY=1&apiKey=2&Access_Token=3&sig=4&X-Amz-Signature=5&password=6&client_secret=7&subscription-key=8",
 			"https://h/?API-KEY=REDACTED&apiKey=REDACTED&Access_Token=REDACTED&sig=REDACTED&X-Amz-Signature=REDACTED&password=REDACTED&client_secret=REDACTED&subscription-key=REDACTED"},
 		{"an escaped name is read unescaped", "https://h/?api%5Fkey=s", "https://h/?api%5Fkey=REDACTED"},
-		{"a fragment's parameters too", "https://h/cb#access_token=abc&state=1", "https://h/cb#access_token=REDACTED&state=1"},
-		{"a value-less parameter is kept", "https://h/?key&x=1", "https://h/?key&x=1"},
+		{"a fragment's parameters too", "https://h/cb#access_token=abc&state=1", "https://h/cb#access_token=REDACTED&state=REDACTED"},
+		{"a bare parameter may be the key itself", "https://h/?sk-SECRET&api-version&x=1", "https://h/?REDACTED&api-version&x=REDACTED"},
 		{"unparseable URLs are masked all the same", "http://u:p%zz@host/v1?key=%zz", "http://REDACTED@host/v1?key=REDACTED"},
 		{"no scheme", "user:pw@host/v1", "REDACTED@host/v1"},
 		{"empty", "", ""},
@@ -46,6 +51,9 @@ func TestTextMasksEveryURLAndBearerToken(t *testing.T) {
 		{"words after bearer are not keys", "missing bearer token", "missing bearer token"},
 		{"plain text is untouched", "the server sent no completion chunks", "the server sent no completion chunks"},
 		{"a query quoted without its host", "bad key for /v1?key=QK1/chat/completions", "bad key for /v1?key=REDACTED"},
+		{"any query value quoted without its host", "POST /v1/chat/completions?api-version=1&code=C0DE&pass=P, then",
+			"POST /v1/chat/completions?api-version=1&code=REDACTED&pass=REDACTED, then"},
+		{"a URL in text with ?code=", `Post "https://f.example/api?code=C0DE": EOF`, `Post "https://f.example/api?code=REDACTED": EOF`},
 		{"a setting in a message", "retry with api_key=abc123, or not", "retry with api_key=REDACTED, or not"},
 		{"ordinary settings stay", "max_tokens=5 prompt_tokens=10 a=b", "max_tokens=5 prompt_tokens=10 a=b"},
 		{"non-ASCII around a token", "İstanbul: Bearer abc-12345678 ü", "İstanbul: Bearer REDACTED ü"},
@@ -89,6 +97,20 @@ func TestHeaderMasksCredentialHeaders(t *testing.T) {
 	}
 }
 
+func TestAllowedIsShortAndHarmless(t *testing.T) {
+	for _, name := range AllowedParams() {
+		if SensitiveName(name) {
+			t.Errorf("%q is allowed but its name says it holds a credential", name)
+		}
+	}
+	for name, want := range map[string]bool{"api-version": true, "API-Version": true, "model": true,
+		"code": false, "pass": false, "sig": false, "version": false, "": false} {
+		if got := Allowed(name); got != want {
+			t.Errorf("Allowed(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestSensitiveName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"key": true, "api_key": true, "apikey": true, "api-key": true, "token": true, "access_token": true,
@@ -111,8 +133,17 @@ func TestSecretsMasksKeyValues(t *testing.T) {
 func FuzzURLNeverKeepsUserinfo(f *testing.F) {
 	f.Add("http://user:pw@host/v1?key=x")
 	f.Add("https://h/?a=1&token=2#sig=3")
+	f.Add("http://h/v1?api-version=1&code=SECRET")
 	f.Fuzz(func(t *testing.T, s string) {
 		out := URL(s)
+		if q := strings.IndexAny(out, "?#"); q >= 0 {
+			for _, p := range strings.FieldsFunc(out[q+1:], func(r rune) bool { return strings.ContainsRune("#&;", r) }) {
+				name, val, ok := strings.Cut(p, "=")
+				if ok && val != Mask && !Allowed(name) || !ok && p != Mask && !Allowed(p) {
+					t.Fatalf("a value not on the allow-list was kept: %q -> %q (%q)", s, out, p)
+				}
+			}
+		}
 		if URL(out) != out {
 			t.Fatalf("not idempotent: %q -> %q -> %q", s, out, URL(out))
 		}

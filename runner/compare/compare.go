@@ -37,7 +37,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Level == 0 {
 		o.Level = defaultLevel
 	}
-	if o.Level <= 0 || o.Level >= 1 {
+	if !(o.Level > 0 && o.Level < 1) { // NaN too
 		return o, fmt.Errorf("confidence level %g: it must lie between 0 and 1 (0.95, say)", o.Level)
 	}
 	if o.Seed == 0 {
