@@ -233,7 +233,7 @@ func TestLifecycleRejudgeSwitchAndClose(t *testing.T) {
 	if err := h.run.SwitchJudge(scoring.JuryName); err != nil {
 		t.Fatal(err)
 	}
-	b = w.until("the jury in view", func(b *state.BatteryRun) bool {
+	w.until("the jury in view", func(b *state.BatteryRun) bool {
 		return b.Plan.InView == scoring.JuryName && b.JudgeInFlight == 0 && b.Counts.Judged == b.Counts.ToJudge
 	})
 
