@@ -48,6 +48,7 @@ server = "gpu0"
 `
 
 func TestARunEndsByItselfWhenAServerIsGoneForGood(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, goneForGood)
 	sims, err := setup.StartSims(cfg, false)
 	if err != nil {
