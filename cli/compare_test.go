@@ -32,6 +32,7 @@ func demoSkills(t *testing.T) map[string]float64 {
 // first, and models whose Wilson intervals overlap are marked tied, both
 // ways, in the JSON and with "=" in the table.
 func TestCompareRanksTheDemoModelsConsistentlyWithTheirSkills(t *testing.T) {
+	t.Parallel()
 	db, a := demoRun(t, 1)
 	_, b := demoRun(t, 2)
 	skill := demoSkills(t)
@@ -147,6 +148,7 @@ func containsRow(text, rank, model string) bool {
 }
 
 func TestCompareWritesReportsByFormatOrExtension(t *testing.T) {
+	t.Parallel()
 	db, a := demoRun(t, 1)
 	_, b := demoRun(t, 2)
 	dir := t.TempDir()
@@ -199,6 +201,7 @@ func TestCompareWritesReportsByFormatOrExtension(t *testing.T) {
 }
 
 func TestCompareNeedsARun(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := inproc(t, "compare", "--db", filepath.Join(t.TempDir(), "x.db"))
 	if code != 2 || !strings.Contains(stderr, "name one run") {
 		t.Errorf("exit %d, stderr %q", code, stderr)

@@ -73,6 +73,7 @@ price_out = 0.5
 `
 
 func TestDemoExportShowsJudgingApartAndEachJudgeRequestNamesItsCell(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, f := range []string{"demo.toml", "demo-battery.toml"} {
 		data, err := os.ReadFile(filepath.Join("..", "examples", f))

@@ -12,8 +12,10 @@
 // holds is history's, what the screen shows is ui's. A function here that
 // grows a rule (rather than wiring) belongs in one of those packages.
 //
-// cli.go has Main, which picks the command; then one file per command
-// (run.go, show.go, export.go, runs.go, servers.go, sim.go, validate.go);
-// flags.go has the flag parsing they share and app.go the wiring shared by
-// run and show.
+// cli.go has Main, which picks the command; then a file or a few per
+// command (run.go, resume.go, rejudge.go, qualify.go, sim.go, validate.go,
+// servers.go, runs.go, show.go, import.go, compare.go, export.go, init.go);
+// flags.go has the flag parsing they share, app.go the wiring shared by the
+// commands that open a run, and gates.go and exitcode.go what a run's end
+// returns.
 package cli

@@ -39,6 +39,7 @@ func judgeReq(judgeName, server string, prompt, completion int) ledger.Request {
 // else what any judge's did, else the template and the cells' tokens with
 // the judge's max_tokens; priced by the judge's price or its model's.
 func TestEstimateRejudgeRules(t *testing.T) {
+	t.Parallel()
 	cfg := estimateConfig()
 	refs := []state.CellRef{{Test: "t1", Model: "x"}, {Test: "t2", Model: "x"}, {Test: "t3", Model: "x"}}
 	earlier := []ledger.Request{
@@ -87,6 +88,7 @@ func TestEstimateRejudgeRules(t *testing.T) {
 }
 
 func TestHostedJudge(t *testing.T) {
+	t.Parallel()
 	cfg := &config.Config{Servers: []config.Server{
 		{Name: "cloud", Kind: chat.KindOpenAI, URL: "https://api.together.xyz/v1", Models: []string{"big"}},
 		{Name: "lan", Kind: chat.KindOpenAI, URL: "http://192.168.1.20:8000/v1"},
@@ -119,6 +121,7 @@ func TestHostedJudge(t *testing.T) {
 // only y or yes sends; --yes and no terminal send without a question. With
 // no hosted judge nothing is printed or asked.
 func TestConfirmSpend(t *testing.T) {
+	t.Parallel()
 	hosted := []judgeEstimate{{judge: "a", calls: 72, promptTokens: 40_000, completionTokens: 3_200, cost: 0.0123, priced: true,
 		hosted: true, where: "https://api.example.com/v1"}, {judge: "b", calls: 72, promptTokens: 100}}
 	models := map[string]string{"a": "gpt-x"}
@@ -165,6 +168,7 @@ func TestConfirmSpend(t *testing.T) {
 // opens anything, and without a terminal sends without asking (here the
 // url cannot be reached: the run stops at setup, after the estimate).
 func TestQualifyPrintsTheEstimateForAHostedJudge(t *testing.T) {
+	t.Parallel()
 	battery, err := filepath.Abs("../examples/judge-battery.toml")
 	if err != nil {
 		t.Fatal(err)
@@ -206,6 +210,7 @@ price_out = 0.6
 // the ledger: a judge's calls so far, times the calls asked for, at its
 // price; the jury is every judge.
 func TestEstimatorReadsTheRunsJudgeRequests(t *testing.T) {
+	t.Parallel()
 	led, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.db"))
 	if err != nil {
 		t.Fatal(err)

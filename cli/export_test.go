@@ -67,6 +67,7 @@ func demoOutcomes(t *testing.T, db, id string) (cells int, outcomes map[string]i
 // Every format of the demo run: each is read back as its readers would
 // and checked against the JSON export's cells.
 func TestExportWritesEveryFormatOfTheDemoRun(t *testing.T) {
+	t.Parallel()
 	db, id := demoRun(t, 1)
 	cells, outcomes := demoOutcomes(t, db, id)
 	if cells != 80 || outcomes["pass"] == 0 || outcomes["fail"] == 0 || outcomes["error"] == 0 {
@@ -180,6 +181,7 @@ func TestExportWritesEveryFormatOfTheDemoRun(t *testing.T) {
 }
 
 func TestExportOfSeveralRunsCarriesTheirComparison(t *testing.T) {
+	t.Parallel()
 	db, a := demoRun(t, 1)
 	_, b := demoRun(t, 2)
 	code, out, stderr := inproc(t, "export", a, b, "--db", db, "--format", "json")
@@ -203,6 +205,7 @@ func TestExportOfSeveralRunsCarriesTheirComparison(t *testing.T) {
 }
 
 func TestExportRefusesWhatItCannotWrite(t *testing.T) {
+	t.Parallel()
 	db, id := demoRun(t, 1)
 	dir := t.TempDir()
 	keep := filepath.Join(dir, "keep.json")
@@ -233,6 +236,7 @@ func TestExportRefusesWhatItCannotWrite(t *testing.T) {
 }
 
 func TestExportHelpListsEveryFormat(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := inproc(t, "export", "--help")
 	if code != 0 {
 		t.Fatalf("exit %d", code)

@@ -71,6 +71,7 @@ func gatesFrom(t *testing.T, severities []string, strict bool, args ...string) (
 }
 
 func TestGatesDecideTheExitCodeOfACompletedRun(t *testing.T) {
+	t.Parallel()
 	sev := []string{"critical", "warning", ""}
 	cases := []struct {
 		name   string
@@ -122,6 +123,7 @@ func TestGatesDecideTheExitCodeOfACompletedRun(t *testing.T) {
 
 // Commands that take no gate flags pass nil: nothing changes.
 func TestNoGatesChangeNothing(t *testing.T) {
+	t.Parallel()
 	var g *gates
 	b := gateRun(state.RunCompleted, "PF")
 	if got := g.exitCode(b, 1); got != 1 {
@@ -133,6 +135,7 @@ func TestNoGatesChangeNothing(t *testing.T) {
 }
 
 func TestGateFlagsRefuseWhatTheyCannotGate(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		sev  []string
@@ -163,6 +166,7 @@ func TestGateFlagsRefuseWhatTheyCannotGate(t *testing.T) {
 // finish on a real run read back from the ledger: the gates' verdicts go
 // to stderr and --out writes the report in its extension's format.
 func TestGatesFinishWritesTheReportAndSaysWhy(t *testing.T) {
+	t.Parallel()
 	db, id := demoRun(t, 1)
 	led, err := ledger.OpenReadOnly(db)
 	if err != nil {

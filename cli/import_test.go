@@ -59,6 +59,7 @@ func runImport(args ...string) (int, string, string) {
 var runIDPattern = regexp.MustCompile(`imported run (\S+)`)
 
 func TestImportThenShowAndExport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	battery, export := importFixture(t, dir)
 	db := filepath.Join(dir, "ledger", "ledger.db")
@@ -130,6 +131,7 @@ func TestImportThenShowAndExport(t *testing.T) {
 }
 
 func TestImportRefusesWithUsage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	battery, export := importFixture(t, dir)
 	db := filepath.Join(dir, "ledger.db")

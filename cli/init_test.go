@@ -15,6 +15,7 @@ import (
 )
 
 func TestParamsBReadsTheSizeInAModelsName(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		want float64
@@ -41,6 +42,7 @@ func TestParamsBReadsTheSizeInAModelsName(t *testing.T) {
 }
 
 func TestSuggestJudgePicksTheLargestModelOfSeveral(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		servers []starterServer
@@ -67,6 +69,7 @@ func TestSuggestJudgePicksTheLargestModelOfSeveral(t *testing.T) {
 }
 
 func TestNormaliseURL(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"127.0.0.1:1234":               "http://127.0.0.1:1234/v1",
 		"http://gpu-box:8000":          "http://gpu-box:8000/v1",
@@ -127,6 +130,7 @@ func startLocals(t *testing.T, locals []*fakeLocal) (scan bool) {
 // their usual ports writes a config with each server, its kind, its models
 // as listed, its slots and a judge; validate accepts it and run completes.
 func TestInitWritesAConfigFromTheServersItFinds(t *testing.T) {
+	t.Parallel()
 	locals := []*fakeLocal{
 		{port: 1234, backend: chat.KindLMStudio, models: []string{"qwen3-8b", "llama-3.1-70b-instruct"}, slots: 2},
 		{port: 11434, backend: chat.KindOllama, models: []string{"gemma3:12b", "nomic-embed-text"}, slots: 4},
@@ -213,6 +217,7 @@ func TestInitWritesAConfigFromTheServersItFinds(t *testing.T) {
 // simulator meanwhile: validate accepts it and says the server is
 // simulated, and run completes.
 func TestInitAgainstNothingWritesAConfigThatSaysSoAndRuns(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

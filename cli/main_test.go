@@ -104,6 +104,7 @@ func demoPath(t *testing.T) string {
 }
 
 func TestDemoHeadlessRunsEveryCellAndJudgesTheCompletedOnes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, stdout, stderr := pitwall(t, dir, []string{"PITWALL_SIM_TIME_SCALE=0.02"}, "run", demoPath(t), "--headless")
 	if code != 0 && code != 1 {
@@ -168,6 +169,7 @@ func TestDemoHeadlessRunsEveryCellAndJudgesTheCompletedOnes(t *testing.T) {
 }
 
 func TestInterruptStopsAHeadlessRunAndLeavesNothingOpen(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "run", demoPath(t), "--headless")
 	cmd.Dir = dir
@@ -228,6 +230,7 @@ func TestInterruptStopsAHeadlessRunAndLeavesNothingOpen(t *testing.T) {
 // first: the run records its end and the ledger is closed (its WAL folded
 // back into the database), where it used to be left running.
 func TestSecondInterruptQuitsAndStillClosesTheLedger(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "run", demoPath(t), "--headless")
 	cmd.Dir = dir
@@ -284,6 +287,7 @@ func TestSecondInterruptQuitsAndStillClosesTheLedger(t *testing.T) {
 }
 
 func TestMainInProcess(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
 	if code := Main(nil, nil, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "Usage:") {
 		t.Errorf("no command: exit %d, stderr %q", code, errOut.String())
@@ -300,6 +304,7 @@ func TestMainInProcess(t *testing.T) {
 }
 
 func TestValidateNamesTheFileLineAndField(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	battery := "[[tests]]\nid = \"a\"\nuser = \"hi\"\n\n[[tests]]\nid = \"a\"\nuser = \"again\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "dup.toml"), []byte(battery), 0o644); err != nil {
@@ -337,6 +342,7 @@ func TestValidateNamesTheFileLineAndField(t *testing.T) {
 }
 
 func TestEveryExampleValidates(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../examples/*.toml")
 	if err != nil {
 		t.Fatal(err)
@@ -346,6 +352,7 @@ func TestEveryExampleValidates(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
 			abs, _ := filepath.Abs(f)
 			code, out, stderr := pitwall(t, t.TempDir(), []string{"OPENAI_API_KEY=x"}, "validate", abs)
 			if code != 0 {
@@ -356,6 +363,7 @@ func TestEveryExampleValidates(t *testing.T) {
 }
 
 func TestUsageAndUnknownCommand(t *testing.T) {
+	t.Parallel()
 	code, _, stderr := pitwall(t, t.TempDir(), nil, "frobnicate")
 	if code != 2 || !strings.Contains(stderr, "unknown command") || !strings.Contains(stderr, "pitwall run") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
@@ -372,6 +380,7 @@ func TestUsageAndUnknownCommand(t *testing.T) {
 }
 
 func TestServersProbesTheSimulatedFleet(t *testing.T) {
+	t.Parallel()
 	code, out, stderr := pitwall(t, t.TempDir(), nil, "servers", demoPath(t), "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -406,6 +415,7 @@ func TestServersProbesTheSimulatedFleet(t *testing.T) {
 }
 
 func TestSimServesTheFleetToOtherClients(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(bin, "sim", demoPath(t))
 	cmd.Dir = t.TempDir()
 	stdout, err := cmd.StdoutPipe()

@@ -20,6 +20,7 @@ import (
 // and the last snapshot is final and says what the report says, cell by
 // cell (✓/✗ against the expected verdict) and judge by judge.
 func TestQualifyGridFollowsARealQualification(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	scale := 0.01
 	cfg, tests, err := config.LoadQualify(qualifyExample(t), config.Overrides{DB: filepath.Join(dir, "ledger.db"), TimeScale: &scale},
@@ -125,6 +126,7 @@ func TestQualifyGridFollowsARealQualification(t *testing.T) {
 // Headless, qualify says on stderr when each judge's answers are all in,
 // with its accuracy, and prints the tables on stdout.
 func TestQualifyHeadlessSaysWhenEachJudgeIsDone(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "ledger.db")
 	code, out, stderr := inproc(t, "qualify", qualifyExample(t), "--headless", "--samples", "2", "--time-scale", "0", "--db", db)
 	if code != 0 {

@@ -17,6 +17,7 @@ import (
 // the noisy one is right on 1 − 0.25 of its answers within three standard
 // errors (as in TestQualifyReportsEachJudgesAccuracyAndGatesOnIt).
 func TestQualifyOnAPromptfooJudgeBattery(t *testing.T) {
+	t.Parallel()
 	battery, err := filepath.Abs("../config/testdata/batteries/promptfoo_judge.yaml")
 	if err != nil {
 		t.Fatal(err)

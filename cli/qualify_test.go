@@ -35,6 +35,7 @@ func qualifyExample(t *testing.T) string {
 // qualify run in the ledger; and --min-accuracy 0.9 fails the noisy judge
 // (0.75) with exit 1.
 func TestQualifyReportsEachJudgesAccuracyAndGatesOnIt(t *testing.T) {
+	t.Parallel()
 	path := qualifyExample(t)
 	cfg, tests, err := config.LoadQualify(path, config.Overrides{}, func(string) string { return "" })
 	if err != nil {
@@ -122,6 +123,7 @@ func TestQualifyReportsEachJudgesAccuracyAndGatesOnIt(t *testing.T) {
 }
 
 func TestQualifyRefusesWhatIsNotAJudgeQualification(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "ledger.db")
 	cases := []struct {
 		name string
@@ -148,6 +150,7 @@ func TestQualifyRefusesWhatIsNotAJudgeQualification(t *testing.T) {
 // recorded and sent again ([run] retries), so the judge's figures count
 // only its answers, every one of them right, and no J-ERR.
 func TestQualifyRetriesTransientFailures(t *testing.T) {
+	t.Parallel()
 	battery, err := filepath.Abs("../examples/judge-battery.toml")
 	if err != nil {
 		t.Fatal(err)

@@ -84,6 +84,7 @@ func severityRun(t *testing.T) (db, id string, code int) {
 // battery's warnings in its record: every export format, compare and show
 // carry them.
 func TestARunsRecordCarriesCategoriesSeveritiesAndWarnings(t *testing.T) {
+	t.Parallel()
 	db, id, code := severityRun(t)
 	if code != 1 {
 		t.Fatalf("run exited %d, want 1 (no reply can pass)", code)
@@ -177,6 +178,7 @@ func TestARunsRecordCarriesCategoriesSeveritiesAndWarnings(t *testing.T) {
 // A run recorded before the record kept categories (its tests as ids only)
 // still loads, shows and exports, with none.
 func TestARunRecordedWithoutCategoriesStillLoads(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "ledger.db")
 	led, err := ledger.Open(db)
 	if err != nil {
@@ -214,6 +216,7 @@ func TestARunRecordedWithoutCategoriesStillLoads(t *testing.T) {
 // `runs`, `runs --json`, `show` and the export report the exit code the
 // process returned: 0 when a --fail-under gate passed, though cells failed.
 func TestRunsReportsTheExitCodeTheProcessReturned(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := demoConfig(t, dir, 7)
 	db := filepath.Join(dir, "ledger.db")

@@ -56,6 +56,7 @@ server = "judgebox"
 `
 
 func TestRejudgeImportedRunWithAnotherConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	battery, export := importFixture(t, dir)
 	db := filepath.Join(dir, "ledger", "ledger.db")

@@ -75,6 +75,7 @@ func demoOverSim(t *testing.T, dir string) (*simFleet, string) {
 }
 
 func TestRejudgeWithAnotherJudgeMakesJudgeRequestsOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fleet, db := demoOverSim(t, dir)
 	first := exportRun(t, dir, db, "last")
@@ -148,6 +149,7 @@ func TestRejudgeWithAnotherJudgeMakesJudgeRequestsOnly(t *testing.T) {
 }
 
 func TestRejudgeOnlyPicksCellsByTheVerdictInView(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fleet, db := demoOverSim(t, dir)
 	first := exportRun(t, dir, db, "last")
@@ -252,6 +254,7 @@ func judged(test string, status state.CellStatus, v scoring.Verdict) state.Cell 
 }
 
 func TestPickCellsByTheVerdictInView(t *testing.T) {
+	t.Parallel()
 	b := grid(judged("pass", state.Completed, scoring.Pass), judged("fail", state.Completed, scoring.Fail),
 		judged("warn", state.Completed, scoring.Warn), judged("jerr", state.Completed, scoring.Error),
 		judged("unjudged", state.Completed, ""), judged("checks", state.Failed, ""), judged("down", state.Errored, ""))
@@ -274,6 +277,7 @@ func TestPickCellsByTheVerdictInView(t *testing.T) {
 // done, not at the first snapshot with nothing in flight: a snapshot from
 // before the re-judge has nothing in flight either.
 func TestRejudgeIsOverWhenEveryVerdictIsNew(t *testing.T) {
+	t.Parallel()
 	was := grid(judged("x", state.Completed, scoring.Pass), judged("y", state.Completed, scoring.Fail))
 	refs := pickCells(was, onlyAll)
 	w := &rejudgeWatch{view: "a", refs: refs, before: judgmentsOf(was, refs, []string{"a"})}

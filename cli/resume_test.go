@@ -241,6 +241,7 @@ func checkInterrupted(t *testing.T, dir, db string) fullExport {
 }
 
 func TestResumeAfterSIGKILLSendsOnlyWhatWasNotDone(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		kill func(line string) bool // the progress line to kill the run at
@@ -252,6 +253,7 @@ func TestResumeAfterSIGKILLSendsOnlyWhatWasNotDone(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own folder, fleet and ledgers
 			dir := t.TempDir()
 			fleet, config := resumeFleet(t, dir, "")
 
@@ -430,6 +432,7 @@ func checkSentOnce(t *testing.T, was, got []ledger.Request, cells int, inference
 }
 
 func TestContinuingARunALiveProcessHoldsIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, config := resumeFleet(t, dir, "")
 	db := filepath.Join(dir, ".pitwall", "ledger.db")

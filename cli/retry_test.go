@@ -8,6 +8,7 @@ import (
 )
 
 func TestRetryErrorsRunsOnlyTheErroredCellsAgain(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fleet, config := resumeFleet(t, dir, "faults = { error_rate = 0.4 }")
 	db := filepath.Join(dir, ".pitwall", "ledger.db")

@@ -13,6 +13,7 @@ import (
 )
 
 func TestRunsInANewFolderSaysNoRunsYet(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, stderr := pitwall(t, dir, nil, "runs")
 	if code != 0 || !strings.Contains(out, "no runs yet") {
@@ -29,6 +30,7 @@ func TestRunsInANewFolderSaysNoRunsYet(t *testing.T) {
 
 // Each demo run's line counts its cells as its export does.
 func TestRunsCountsEachRunsOutcomes(t *testing.T) {
+	t.Parallel()
 	db, a := demoRun(t, 1)
 	_, b := demoRun(t, 2)
 	code, out, stderr := inproc(t, "runs", "--db", db, "--json", "-n", "0")
@@ -74,6 +76,7 @@ func TestRunsCountsEachRunsOutcomes(t *testing.T) {
 // A run whose process died reads interrupted, with no exit code: nobody
 // finished it.
 func TestRunsShowsAnInterruptedRun(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "ledger.db")
 	led, err := ledger.Open(db)
 	if err != nil {

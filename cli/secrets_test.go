@@ -15,6 +15,7 @@ import (
 // the log file, the ledger's bytes, every export format, `servers --json`
 // and `validate`.
 func TestCredentialsAppearNowhere(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	simConf := writeFile(t, dir, "fleet.toml", `name = "fleet"
 battery = "battery.toml"

@@ -15,6 +15,7 @@ import (
 // on them within 2 s of the servers going down; then, after max_wait, the
 // waiting cells end ⚠️ and the run ends by itself.
 func TestHeadlessSaysWhatWaitsWhenEveryServerIsDown(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var battery strings.Builder
 	for i := range 8 {
@@ -93,6 +94,7 @@ models = ["m"]
 }
 
 func TestRunOnABatterySaysItIsABattery(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, dir, "battery.toml", "[[tests]]\nid = \"a\"\nuser = \"hi\"\n")
 	code, _, stderr := pitwall(t, dir, nil, "run", "battery.toml", "--headless")

@@ -29,6 +29,7 @@ const reactBattery = `{"prompts": [
 ]}`
 
 func TestAgentTestsKeepModeIterationsAndMocks(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "agent.json")
 	if err := os.WriteFile(p, []byte(reactBattery), 0o644); err != nil {
 		t.Fatal(err)
@@ -57,6 +58,7 @@ func TestAgentTestsKeepModeIterationsAndMocks(t *testing.T) {
 }
 
 func TestMockToolsObserveAsPromptPrixDoes(t *testing.T) {
+	t.Parallel()
 	m := MockTools{
 		"read_file": {"config.json": `{"port": 8080}`, "_default": "no such file"},
 		"move_file": {`{"dst": "docs/a.pdf", "src": "downloads/a.pdf"}`: "moved a.pdf", "b.png": "moved b.png"},
@@ -91,6 +93,7 @@ func TestMockToolsObserveAsPromptPrixDoes(t *testing.T) {
 }
 
 func TestAgentFieldsAreValidated(t *testing.T) {
+	t.Parallel()
 	tools := `[[tests.tools]]
 type = "function"
 function = { name = "list_dir" }
@@ -149,6 +152,7 @@ func e2line(t *testing.T, file, field string) int {
 }
 
 func TestExpectBecomesAVerdictCheck(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "b.toml")
 	body := "[[tests]]\nid = \"judge-1\"\nuser = \"Grade: 2+2=5\"\nexpect = \"fail\"\n"
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestAJudgeOnAnyServer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	battery := "[[tests]]\nid = \"a\"\nuser = \"hi\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "b.toml"), []byte(battery), 0o644); err != nil {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestNativeBatteriesLoad(t *testing.T) {
+	t.Parallel()
 	toml := filepath.Join("testdata", "good", "batteries", "tools.toml")
 	obj := filepath.Join("testdata", "batteries", "native.json")
 	arr := filepath.Join("testdata", "batteries", "native_array.json")
@@ -101,6 +102,7 @@ func TestNativeBatteriesLoad(t *testing.T) {
 
 // The same ten problems, one per test, in TOML and in JSON.
 func TestBatteryErrorsNameFileLineAndField(t *testing.T) {
+	t.Parallel()
 	type row struct {
 		field string
 		at    string
@@ -154,6 +156,7 @@ func TestBatteryErrorsNameFileLineAndField(t *testing.T) {
 }
 
 func TestBatterySyntaxErrorsGiveTheLine(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file string
 		at   string
@@ -178,6 +181,7 @@ func TestBatterySyntaxErrorsGiveTheLine(t *testing.T) {
 }
 
 func TestBatteryValidationOfRequestShapes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		test  Test
@@ -218,6 +222,7 @@ func TestBatteryValidationOfRequestShapes(t *testing.T) {
 }
 
 func TestEmptyBatteryIsAnError(t *testing.T) {
+	t.Parallel()
 	err := validateTests(nil, NewSource("b.toml")).Err()
 	wantErr(t, err, "b.toml", 0, "tests", "no tests")
 }
@@ -225,6 +230,7 @@ func TestEmptyBatteryIsAnError(t *testing.T) {
 // The format comes from the content: an extension pitwall does not know
 // is no obstacle, and a file that is no battery says what it is.
 func TestBatteryFormatIsToldByContent(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)

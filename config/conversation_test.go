@@ -62,6 +62,7 @@ content = "And should I take an umbrella?"
 }
 
 func TestConversationsKeepTheirToolCalls(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, body := range conversationBatteries {
 		t.Run(name, func(t *testing.T) {
@@ -141,6 +142,7 @@ func sendToServer(t *testing.T, test Test) map[string]any {
 }
 
 func TestUserBesideMessagesIsNotedWhenNotSent(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "b.json")
 	body := `{"tests": [
   {"id": "same", "user": "hi", "messages": [{"role": "user", "content": "hi"}]},
@@ -161,6 +163,7 @@ func TestUserBesideMessagesIsNotedWhenNotSent(t *testing.T) {
 }
 
 func TestMessageProblemsNameTheirField(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "b.json")
 	body := `{"tests": [{"id": "a", "messages": [
   {"role": "user", "content": 5},

@@ -44,6 +44,7 @@ time_scale = 0.5
 `
 
 func TestPrecedenceFlagsOverEnvOverFileOverDefaults(t *testing.T) {
+	t.Parallel()
 	yes, no := true, false
 	minimal := filepath.Join("testdata", "good", "minimal.toml")
 	tests := []struct {
@@ -130,6 +131,7 @@ func testIDs(tests []Test) []string {
 }
 
 func TestBadEnvironmentValueNamesTheVariable(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, val string
 	}{
@@ -151,6 +153,7 @@ func TestBadEnvironmentValueNamesTheVariable(t *testing.T) {
 }
 
 func TestBadOverridesNameTheirSource(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		env   map[string]string
@@ -184,11 +187,13 @@ func TestBadOverridesNameTheirSource(t *testing.T) {
 }
 
 func TestJudgeJuryFlagNeedsTwoJudges(t *testing.T) {
+	t.Parallel()
 	_, err := Load(filepath.Join("testdata", "good", "minimal.toml"), Overrides{Judge: "jury"}, noEnv)
 	wantErr(t, err, fromFlags, 0, "--judge", "two or more judges", "has 0")
 }
 
 func TestSplitListTrimsAndDropsRepeats(t *testing.T) {
+	t.Parallel()
 	got := splitList(" a, b,,a , c ")
 	if !slices.Equal(got, []string{"a", "b", "c"}) {
 		t.Errorf("splitList = %q", got)

@@ -40,6 +40,7 @@ func byID(tests []Test) map[string]Test {
 }
 
 func TestImportPromptPrixJSON(t *testing.T) {
+	t.Parallel()
 	file := sharedBattery(t, "tool_competence_tests.json")
 	tests, warnings, err := loadBattery(file)
 	if err != nil {
@@ -115,6 +116,7 @@ func TestImportPromptPrixJSON(t *testing.T) {
 // The shared battery's expected blocks, run as checks against replies a
 // good and a bad model give: each test passes the one and fails the other.
 func TestPromptPrixExpectedChecksDecide(t *testing.T) {
+	t.Parallel()
 	tests, err := LoadBattery(sharedBattery(t, "tool_competence_tests.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +163,7 @@ func TestPromptPrixExpectedChecksDecide(t *testing.T) {
 }
 
 func TestImportPromptfooYAMLFromPromptPrix(t *testing.T) {
+	t.Parallel()
 	file := sharedBattery(t, "tool_competence_tests.promptfoo.yaml")
 	tests, warnings, err := loadBattery(file)
 	if err != nil {
@@ -219,6 +222,7 @@ func TestImportPromptfooYAMLFromPromptPrix(t *testing.T) {
 }
 
 func TestImportPromptfooMapsPromptsTimesTestsAndAssertions(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join("testdata", "batteries", "promptfoo.yaml")
 	tests, warnings, err := loadBattery(file)
 	if err != nil {
@@ -275,12 +279,14 @@ func TestImportPromptfooMapsPromptsTimesTestsAndAssertions(t *testing.T) {
 }
 
 func TestPromptfooTestsFromAFileAreRefused(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join("testdata", "batteries", "promptfoo_file_tests.yaml")
 	_, err := LoadBattery(file)
 	wantErr(t, err, file, lineOf(t, file, "tests:", 1), "tests", "written in this file")
 }
 
 func TestImportJSONLPromptPrixAndInspect(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		file  string

@@ -21,6 +21,7 @@ models = ["m"]
 }
 
 func TestFilesThatAreNotRegularAreRefusedBeforeReading(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.toml")
 	f, err := os.Create(big)
@@ -62,6 +63,7 @@ func TestFilesThatAreNotRegularAreRefusedBeforeReading(t *testing.T) {
 }
 
 func TestDeepNestingIsRefusedBeforeDecoding(t *testing.T) {
+	t.Parallel()
 	const deep = 20000
 	nested := strings.Repeat("[", deep) + strings.Repeat("]", deep)
 	dotted := strings.Repeat("a.", deep) + "a"
@@ -98,6 +100,7 @@ func TestDeepNestingIsRefusedBeforeDecoding(t *testing.T) {
 }
 
 func TestNestingWithinTheCapStillLoads(t *testing.T) {
+	t.Parallel()
 	// Brackets, dots and quotes inside strings and comments are text, not
 	// nesting; a schema nested a few dozen deep is fine.
 	schema := strings.Repeat(`{"type":"object","properties":{"x":`, 40) + `{"type":"string"}` + strings.Repeat("}}", 40)
@@ -173,6 +176,7 @@ func TestLocatorMemoryIsLinearInDepth(t *testing.T) {
 }
 
 func TestDeepValuesTakeTheLineOfTheirRecordedAncestor(t *testing.T) {
+	t.Parallel()
 	text := "x = [\n" + strings.Repeat("[", 30) + "\n1" + strings.Repeat("]", 30) + "]\n"
 	src := locateTOML("b.toml", text)
 	deep := "x" + strings.Repeat("[0]", 30)

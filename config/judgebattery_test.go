@@ -14,6 +14,7 @@ import (
 const exampleJudgeBattery = "../examples/judge-battery.toml"
 
 func TestTheExampleJudgeBatteryLoads(t *testing.T) {
+	t.Parallel()
 	tests, err := LoadJudgeBattery(exampleJudgeBattery)
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +53,7 @@ func writeJudgeBattery(t *testing.T, name, body string) string {
 }
 
 func TestJudgeBatteriesInJSON(t *testing.T) {
+	t.Parallel()
 	const test = `{"id": "t1", "user": "2+2?", "candidate": "4", "expect": "PASS",
 	  "candidate_tool_calls": [{"name": "calc", "arguments": {"x": 2}}]}`
 	for _, tc := range []struct{ name, body string }{
@@ -77,6 +79,7 @@ func TestJudgeBatteriesInJSON(t *testing.T) {
 }
 
 func TestJudgeBatteryErrorsNameFileLineAndField(t *testing.T) {
+	t.Parallel()
 	body := `[[tests]]
 id = "no-expect"
 user = "q"
@@ -131,12 +134,14 @@ expect = "pass"
 }
 
 func TestJudgeBatteryNeedsAKnownFormat(t *testing.T) {
+	t.Parallel()
 	p := writeJudgeBattery(t, "judge.csv", "id,expect\na,pass\n")
 	_, err := LoadJudgeBattery(p)
 	wantErr(t, err, p, 0, "", `unknown judge battery format ".csv"`, "a promptfoo config (.yaml)")
 }
 
 func TestLoadQualify(t *testing.T) {
+	t.Parallel()
 	const example = "../examples/judge-qualify.toml"
 	c, tests, err := LoadQualify(example, Overrides{}, noEnv)
 	if err != nil {
@@ -186,6 +191,7 @@ server = "s"
 }
 
 func TestIsQualifyConfig(t *testing.T) {
+	t.Parallel()
 	plain := writeConfig(t, `battery = "tools.toml"`)
 	judgeJSON := filepath.Join(t.TempDir(), "q.toml")
 	if err := os.WriteFile(judgeJSON, []byte(`battery = "j.json"`), 0o644); err != nil {

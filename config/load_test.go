@@ -10,6 +10,7 @@ import (
 )
 
 func TestLoadFillsDefaultsForWhatTheFileLeavesOut(t *testing.T) {
+	t.Parallel()
 	c := mustLoad(t, filepath.Join("testdata", "good", "minimal.toml"), Overrides{}, noEnv)
 	tests := []struct {
 		name string
@@ -44,6 +45,7 @@ func TestLoadFillsDefaultsForWhatTheFileLeavesOut(t *testing.T) {
 }
 
 func TestLoadKeepsWhatTheFileSays(t *testing.T) {
+	t.Parallel()
 	c := mustLoad(t, filepath.Join("testdata", "good", "pitwall.toml"), Overrides{}, noEnv)
 	judgeSmall, _ := c.Judge("small")
 	judgeHosted, _ := c.Judge("hosted")
@@ -93,6 +95,7 @@ func TestLoadKeepsWhatTheFileSays(t *testing.T) {
 }
 
 func TestScoringModeFollowsTheJudges(t *testing.T) {
+	t.Parallel()
 	const head = `
 battery = "tools.toml"
 models = ["m1"]
@@ -143,6 +146,7 @@ models = ["m1", "j1", "j2"]
 }
 
 func TestModelSpecGivesSimulatedModels(t *testing.T) {
+	t.Parallel()
 	c := mustLoad(t, filepath.Join("testdata", "good", "pitwall.toml"), Overrides{}, noEnv)
 	tests := []struct {
 		name      string
@@ -173,6 +177,7 @@ func TestModelSpecGivesSimulatedModels(t *testing.T) {
 }
 
 func TestSimTimeScaleOfAHandMadeConfigIsRealTime(t *testing.T) {
+	t.Parallel()
 	if got := (&Config{}).SimTimeScale(); got != 1 {
 		t.Errorf("SimTimeScale() = %v, want 1", got)
 	}

@@ -38,6 +38,7 @@ after = 1
 `
 
 func TestLocateTOMLFindsEachPathsLine(t *testing.T) {
+	t.Parallel()
 	src := locateTOML("f.toml", locateTOMLText)
 	tests := []struct {
 		path string
@@ -87,6 +88,7 @@ func TestLocateTOMLFindsEachPathsLine(t *testing.T) {
 }
 
 func TestLocateJSONFindsEachValuesLine(t *testing.T) {
+	t.Parallel()
 	data := []byte(`{
   "tests": [
     {"id": "a",
@@ -123,6 +125,7 @@ func TestLocateJSONFindsEachValuesLine(t *testing.T) {
 }
 
 func TestNearestSuggestsOnlyPlausibleTypos(t *testing.T) {
+	t.Parallel()
 	keys := []string{"max_tokens", "temperature", "timeout", "seed"}
 	tests := []struct {
 		in, want string

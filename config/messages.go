@@ -157,13 +157,3 @@ func DecodeMessages(v any) ([]chat.Message, []problem, bool) {
 	msgs, probs := toMessages(raw)
 	return msgs, probs, true
 }
-
-// lastUser is the text of the last user turn of msgs.
-func lastUser(msgs []chat.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == "user" {
-			return msgs[i].Content
-		}
-	}
-	return ""
-}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCheckOfferedAfterDiscovery(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join("testdata", "good", "pitwall.toml")
 	all := map[string][]string{
 		"gpu0": {"qwen3-8b", "granite-4.0-micro:latest"},
@@ -53,12 +54,14 @@ func TestCheckOfferedAfterDiscovery(t *testing.T) {
 }
 
 func TestCheckOfferedOnAHandMadeConfig(t *testing.T) {
+	t.Parallel()
 	c := &Config{Path: "x.toml", Models: []string{"m"}}
 	err := CheckOffered(c, nil)
 	wantErr(t, err, "x.toml", 0, "models", "no reachable server offers", "pitwall servers")
 }
 
 func TestRedactedJSONHoldsNamesNotSecrets(t *testing.T) {
+	t.Parallel()
 	c := mustLoad(t, filepath.Join("testdata", "good", "pitwall.toml"), Overrides{}, noEnv)
 	out := c.RedactedJSON()
 	for _, secret := range []string{"hunter2", "sk-secret"} {
@@ -90,6 +93,7 @@ func TestRedactedJSONHoldsNamesNotSecrets(t *testing.T) {
 }
 
 func TestLoadCarriesImporterWarnings(t *testing.T) {
+	t.Parallel()
 	body := `
 battery = "pf.yaml"
 models  = ["m1"]
@@ -112,6 +116,7 @@ models = ["m1"]
 }
 
 func TestCheckOfferedMatchesAsTheServersSpellButRenamesNothing(t *testing.T) {
+	t.Parallel()
 	c := &Config{Path: "x.toml", Models: []string{"tiny-a", "Gemma-3-12B", "qwen/qwen3-8b", "m"},
 		Scoring: Scoring{Judges: []Judge{
 			{Name: "j", Model: "judge-small", Server: "gpu0"},
@@ -143,6 +148,7 @@ func TestCheckOfferedMatchesAsTheServersSpellButRenamesNothing(t *testing.T) {
 // (chat.MatchModel), before discovery too: Ollama's implicit tag, LM
 // Studio's publisher, case.
 func TestListedModelsMatchAsTheFleetMatches(t *testing.T) {
+	t.Parallel()
 	const servers = `
 [[servers]]
 name = "ollama"

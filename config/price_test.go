@@ -31,6 +31,7 @@ price_out = PRICE_OUT_A
 `
 
 func TestPricesLoadAndNegativeOnesNameTheirLine(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		in, outA      string

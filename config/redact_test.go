@@ -9,6 +9,7 @@ import (
 // a battery beyond its ids: each test's category and severity, and the
 // loader's warnings. Tests without one are left out of the maps.
 func TestRedactedJSONKeepsCategoriesSeveritiesAndWarnings(t *testing.T) {
+	t.Parallel()
 	c := &Config{Path: "p.toml", Tests: []Test{
 		{ID: "a", Category: "tools", Severity: "critical"},
 		{ID: "b", Category: "json"},

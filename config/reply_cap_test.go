@@ -3,6 +3,7 @@ package config
 import "testing"
 
 func TestMaxReplyBytes(t *testing.T) {
+	t.Parallel()
 	t.Run("defaults to 8 MiB", func(t *testing.T) {
 		c := mustLoad(t, writeConfig(t, simConfig("tools.toml")), Overrides{}, noEnv)
 		if c.Run.MaxReplyBytes != 8<<20 {

@@ -92,6 +92,7 @@ func getenv(k string) string {
 }
 
 func TestSecretsStayOutOfTheConfigRecords(t *testing.T) {
+	t.Parallel()
 	c, err := config.Load(secretConfig(t, "judge.example:443"), config.Overrides{}, getenv)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
@@ -124,6 +125,7 @@ func TestSecretsStayOutOfTheConfigRecords(t *testing.T) {
 }
 
 func TestValidationMessagesMaskURLCredentials(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, url, kind string }{
 		{"a url that is not http", "ftp://bob:" + serverPassword + "@h/v1?key=" + serverQueryKey, "vllm"},
 		{"a url that does not parse", "http://bob:" + serverPassword + "@h:port/v1?key=" + serverQueryKey, "vllm"},
@@ -152,6 +154,7 @@ func TestValidationMessagesMaskURLCredentials(t *testing.T) {
 // URL holds a password (the run record, and a judge request that failed
 // against it with the client's own error) and greps the ledger's files.
 func TestSecretsStayOutOfTheLedger(t *testing.T) {
+	t.Parallel()
 	c, err := config.Load(secretConfig(t, deadPort(t)), config.Overrides{}, getenv)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
@@ -209,6 +212,7 @@ func TestSecretsStayOutOfTheLedger(t *testing.T) {
 }
 
 func TestUnmaskedTakesJudgeCredentialsFromTheConfigAgain(t *testing.T) {
+	t.Parallel()
 	c, err := config.Load(secretConfig(t, "judge.example:443"), config.Overrides{}, getenv)
 	if err != nil {
 		t.Fatalf("Load: %v", err)

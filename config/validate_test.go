@@ -8,6 +8,7 @@ import (
 )
 
 func TestLoadReportsConfigErrorsWithFileLineAndField(t *testing.T) {
+	t.Parallel()
 	bad := func(name string) string { return filepath.Join("testdata", "bad", name) }
 	tests := []struct {
 		name   string
@@ -76,6 +77,7 @@ func TestLoadReportsConfigErrorsWithFileLineAndField(t *testing.T) {
 }
 
 func TestLoadReturnsEveryErrorAtOnce(t *testing.T) {
+	t.Parallel()
 	_, err := Load(filepath.Join("testdata", "bad", "bad_values.toml"), Overrides{}, noEnv)
 	var es Errors
 	if !errors.As(err, &es) {
@@ -99,6 +101,7 @@ func TestLoadReturnsEveryErrorAtOnce(t *testing.T) {
 }
 
 func TestAPIKeyWrittenIntoApiKeyEnvIsNeverEchoed(t *testing.T) {
+	t.Parallel()
 	_, err := Load(filepath.Join("testdata", "bad", "servers.toml"), Overrides{}, noEnv)
 	if err == nil {
 		t.Fatal("want errors")
@@ -109,6 +112,7 @@ func TestAPIKeyWrittenIntoApiKeyEnvIsNeverEchoed(t *testing.T) {
 }
 
 func TestMissingOrUnreadableConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		path string
@@ -132,6 +136,7 @@ func TestLoadDefaultsToPitwallTomlInTheWorkingDirectory(t *testing.T) {
 }
 
 func TestBatteryErrorsComeBackThroughLoad(t *testing.T) {
+	t.Parallel()
 	_, err := Load(filepath.Join("testdata", "bad", "battery_bad.toml"), Overrides{}, noEnv)
 	file := filepath.Join("testdata", "bad", "..", "batteries", "bad_tests.toml")
 	wantErr(t, err, file, lineOf(t, file, "containz", 1), "tests[4].checks[0].type", "unknown check type")

@@ -19,12 +19,13 @@ func toOpenAI(r chat.Request) (openai.ChatCompletionRequest, error) {
 	out := openai.ChatCompletionRequest{
 		Model:         r.Model,
 		Messages:      make([]openai.ChatCompletionMessage, 0, len(r.Messages)),
-		MaxTokens:     r.MaxTokens,
 		Seed:          r.Seed,
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 		ToolChoice:    r.ToolChoice,
 	}
+	//lint:ignore SA1019 local servers (Ollama, llama.cpp, vLLM) read max_tokens only; reasoning models get max_completion_tokens below
+	out.MaxTokens = r.MaxTokens
 	for _, m := range r.Messages {
 		om := openai.ChatCompletionMessage{Role: m.Role, Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
@@ -63,6 +64,7 @@ func toOpenAI(r chat.Request) (openai.ChatCompletionRequest, error) {
 	// OpenAI's reasoning models refuse max_tokens (and go-openai refuses to
 	// send it to them); local servers understand max_tokens only.
 	if errors.Is(openai.NewReasoningValidator().Validate(out), openai.ErrReasoningModelMaxTokensDeprecated) {
+		//lint:ignore SA1019 moving the deprecated field's value to its successor
 		out.MaxCompletionTokens, out.MaxTokens = out.MaxTokens, 0
 	}
 	return out, nil

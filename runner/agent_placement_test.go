@@ -20,6 +20,7 @@ import (
 // model until the loop ends: two loads, one per model, and each model's
 // steps in one run.
 func TestAgentLoopKeepsItsModelBetweenSteps(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	battery := `
 [[tests]]

@@ -73,6 +73,7 @@ reference = "8080"
 // trajectory, one that cannot keep a loop going stagnates, and one that
 // gets everything wrong fails, one way or another.
 func TestAgentBatteryOnTheSimulator(t *testing.T) {
+	t.Parallel()
 	cfg := agentConfig(t, simAgentBattery, `
 [run]
 timeout = "10s"

@@ -17,6 +17,7 @@ import (
 )
 
 func TestAgentLoopsEndAsTheyShould(t *testing.T) {
+	t.Parallel()
 	srv := newAgentServer()
 	srv.failAt["flaky"] = 2 // its second step's first try
 	models := []string{"clean", "flaky", "busy", "stuck", "cycle", "invalid", "broken", "unmocked"}
@@ -241,6 +242,7 @@ server = "s"
 }
 
 func TestStopCancelsALoopMidWay(t *testing.T) {
+	t.Parallel()
 	srv := newAgentServer()
 	srv.hangAt["slow"] = 1 // its second step never answers
 	h := scriptedAgents(t, srv, "", "slow")
@@ -279,6 +281,7 @@ func TestStopCancelsALoopMidWay(t *testing.T) {
 }
 
 func TestResumeRunsAStoppedLoopAgain(t *testing.T) {
+	t.Parallel()
 	srv := newAgentServer()
 	srv.hangAt["slow"] = 1
 	h := scriptedAgents(t, srv, "", "slow")
@@ -328,6 +331,7 @@ func TestResumeRunsAStoppedLoopAgain(t *testing.T) {
 }
 
 func TestReusedStepsReplayTheLoop(t *testing.T) {
+	t.Parallel()
 	srv := newAgentServer()
 	h := scriptedAgents(t, srv, "", "clean")
 	h.cfg.Run.ReuseInference = true
@@ -364,6 +368,7 @@ func TestReusedStepsReplayTheLoop(t *testing.T) {
 }
 
 func TestCycleDetection(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		sigs string
 		want int
@@ -388,6 +393,7 @@ func TestCycleDetection(t *testing.T) {
 func chatCall(name, args string) chat.ToolCall { return chat.ToolCall{Name: name, Arguments: args} }
 
 func TestSignatureIgnoresSpacingAndKeyOrder(t *testing.T) {
+	t.Parallel()
 	a := signature(chatCall("f", `{"b": 1, "a": "x"}`))
 	if b := signature(chatCall("f", `{"a":"x","b":1}`)); a != b {
 		t.Errorf("%s != %s", a, b)

@@ -107,6 +107,7 @@ func batchIDs(bs []sim.BatchInfo) []string {
 }
 
 func TestABatchJudgePhaseRunsEndToEnd(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, testConfig(t, batchJudgeFleet), true)
 	b := h.finish(t)
 	allJudged(t, b)
@@ -153,6 +154,7 @@ func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
 }
 
 func TestABatchJudgeOnAServerWithoutABatchAPIGoesLive(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, batchJudgeFleet)
 	cfg.Servers[1].Sim = &simspec.Server{Backend: sim.BackendLMStudio}
 	h := newHarness(t, cfg, true)
@@ -184,6 +186,7 @@ func TestABatchJudgeGoesLiveInABuildWithNoBatchAPI(t *testing.T) {
 }
 
 func TestAFailedBatchIsRetriedAsABatch(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, testConfig(t, batchJudgeFleet), true)
 	h.sims.Server("api").SetFaults(simspec.Faults{BatchFail: 1})
 	b := h.finish(t)
@@ -212,6 +215,7 @@ func TestAFailedBatchIsRetriedAsABatch(t *testing.T) {
 }
 
 func TestAnExpiredBatchsRequestsGoLive(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, testConfig(t, batchJudgeFleet), true)
 	// Each batch expires with half its requests run: the first answers
 	// half, its retry half of the rest, and what is left goes live.
@@ -257,6 +261,7 @@ func judgeRunning(b *state.BatteryRun) bool {
 }
 
 func TestAResumedRunPollsTheBatchItLeftRunning(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, batchJudgeFleet)
 	h := newHarness(t, cfg, true)
 	api := h.sims.Server("api")
@@ -350,6 +355,7 @@ func untilRows(t *testing.T, run *Run, led *ledger.Ledger, done func([]ledger.Re
 }
 
 func TestARunKilledMidBatchResumesItWithoutASecondBatch(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, batchJudgeFleet)
 	h := newHarness(t, cfg, true)
 	api := h.sims.Server("api")
@@ -401,6 +407,7 @@ func TestARunKilledMidBatchResumesItWithoutASecondBatch(t *testing.T) {
 }
 
 func TestABatchErrorLineFailsItsSampleAlone(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, testConfig(t, batchJudgeFleet), true)
 	// Some of the batch's requests answer 500: their lines land in the
 	// error file, and only their samples fail.
@@ -433,6 +440,7 @@ func TestABatchErrorLineFailsItsSampleAlone(t *testing.T) {
 }
 
 func TestABatchJudgeJudgesPipelinedCellsInBatches(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, batchJudgeFleet)
 	cfg.Run.Judging = "pipelined"
 	h := newHarness(t, cfg, true)
@@ -456,6 +464,7 @@ func TestABatchJudgeJudgesPipelinedCellsInBatches(t *testing.T) {
 // A request a batch left unanswered and sent live has its retries whole:
 // the batch tries before it are not its failures.
 func TestALiveFallbackKeepsItsRetries(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, batchJudgeFleet)
 	cfg.Run.Retries = 2
 	h := newHarness(t, cfg, true)
@@ -485,6 +494,7 @@ func TestALiveFallbackKeepsItsRetries(t *testing.T) {
 // names the judge's model as its server lists it (here in capitals), or
 // the provider answers each line that it has no such model.
 func TestABatchLineNamesTheModelAsItsServerDoes(t *testing.T) {
+	t.Parallel()
 	fleet := strings.NewReplacer(`name = "judge"`, `name = "JUDGE"`, `models = ["judge"]`, `models = ["JUDGE"]`).Replace(batchJudgeFleet)
 	h := newHarness(t, testConfig(t, fleet), true)
 	b := h.finish(t)

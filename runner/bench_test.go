@@ -23,7 +23,7 @@ func BenchmarkRunCells(b *testing.B) {
 	const tests, models = 50, 4
 	dir := b.TempDir()
 	writeBenchBattery(b, dir, tests)
-	conf := fmt.Sprintf(`name = "bench"
+	const conf = `name = "bench"
 battery = "battery.toml"
 models = ["m0", "m1", "m2", "m3"]
 [run]
@@ -33,7 +33,7 @@ name = "gpu0"
 kind = "sim"
 slots = 8
 models = ["m0", "m1", "m2", "m3"]
-`)
+`
 	path := filepath.Join(dir, "pitwall.toml")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		b.Fatal(err)

@@ -16,6 +16,7 @@ server = "gpu0"
 `
 
 func TestACancelledRejudgeGivesTheVerdictsBack(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, testConfig(t, simFleet+oneJudge), true)
 	b := h.finish(t)
 	before := b.Counts
@@ -38,6 +39,7 @@ func TestACancelledRejudgeGivesTheVerdictsBack(t *testing.T) {
 }
 
 func TestNoJudgingIsTakenWhileStoppingOrClosing(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet+oneJudge)
 	cfg.Servers[0].Sim = &simspec.Server{Faults: simspec.Faults{HangRate: 1}}
 	h := newHarness(t, cfg, true)
@@ -59,6 +61,7 @@ func TestNoJudgingIsTakenWhileStoppingOrClosing(t *testing.T) {
 }
 
 func TestCloseWithoutStartReturns(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, testConfig(t, simFleet), true)
 	done := make(chan struct{})
 	go func() { h.run.Close(); close(done) }()
@@ -70,6 +73,7 @@ func TestCloseWithoutStartReturns(t *testing.T) {
 }
 
 func TestAJudgeThatNeverAnswersFailsTheRun(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, `
 [run]
 timeout = "10s"
@@ -109,6 +113,7 @@ server = "judgebox"
 }
 
 func TestReopeningARunAndClosingItLeavesTheLedgerAlone(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, testConfig(t, simFleet+oneJudge), true)
 	b := h.finish(t)
 	h.run.Close()

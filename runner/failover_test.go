@@ -14,6 +14,7 @@ import (
 )
 
 func TestAServerDyingMidRunLosesNoCellAndRunsNoneTwice(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, `
 [run]
 timeout = "20s"
@@ -118,6 +119,7 @@ models = ["good", "bad"]
 }
 
 func TestACutStreamIsMalformedAndRetriedOnce(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet)
 	cfg.Run.Retries = 3
 	cfg.Servers[0].Sim = &simspec.Server{Faults: simspec.Faults{CutRate: 1}}
@@ -134,6 +136,7 @@ func TestACutStreamIsMalformedAndRetriedOnce(t *testing.T) {
 }
 
 func TestAHangEndsAtTheTimeout(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet)
 	cfg.Run.Retries = 0
 	cfg.Run.Timeout = 200 * time.Millisecond
@@ -150,6 +153,7 @@ func TestAHangEndsAtTheTimeout(t *testing.T) {
 }
 
 func TestAFailedRequestKeepsItsTiming(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet+"\n")
 	cfg.Run.Retries = 0
 	cfg.Servers[0].Sim = &simspec.Server{Faults: simspec.Faults{CutRate: 1}}

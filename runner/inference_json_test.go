@@ -30,6 +30,7 @@ func keyAsMap(req chat.Request) string {
 }
 
 func TestRequestJSONIsTheMapsBytes(t *testing.T) {
+	t.Parallel()
 	zero, warm, seed := 0.0, 0.7, 42
 	tools := []chat.Tool{{Type: "function", Function: chat.FunctionDef{Name: "get_weather", Description: "<city> & \"unit\""}}}
 	reqs := []chat.Request{

@@ -32,6 +32,7 @@ func fleetWithJudge2() string {
 }
 
 func TestJuryAggregatesEveryJudge(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, fleetWithJudge2()+twoJudges)
 	if cfg.Scoring.Mode != "jury" {
 		t.Fatalf("two judges should make a jury by default, got %q", cfg.Scoring.Mode)
@@ -63,6 +64,7 @@ func TestJuryAggregatesEveryJudge(t *testing.T) {
 }
 
 func TestSwitchJudgeJudgesOnlyWhatIsMissingAndKeepsTheRest(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, fleetWithJudge2()+twoJudges+"\n[scoring]\nmode = \"judge\"\n")
 	h := newHarness(t, cfg, true)
 	b := h.finish(t)
@@ -95,6 +97,7 @@ func TestSwitchJudgeJudgesOnlyWhatIsMissingAndKeepsTheRest(t *testing.T) {
 }
 
 func TestRejudgeSendsNoInferenceAndReplacesTheVerdict(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet+`
 [[scoring.judges]]
 name = "j"
@@ -128,6 +131,7 @@ server = "gpu0"
 }
 
 func TestSecondRunTakesVerdictsFromTheCache(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet+`
 [[scoring.judges]]
 name = "j"
@@ -159,6 +163,7 @@ server = "gpu0"
 }
 
 func TestPipelinedJudgingJudgesEveryCompletedCell(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet+`
 [[scoring.judges]]
 name = "j"

@@ -120,6 +120,7 @@ func judgmentsInFlight(b *state.BatteryRun) int {
 }
 
 func TestLifecycleStopMidInference(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, twoServers)
 	h := newHarness(t, cfg, true)
 	h.sims.Server("gpu0").SetFaults(simspec.Faults{HangRate: 1})
@@ -148,6 +149,7 @@ func TestLifecycleStopMidInference(t *testing.T) {
 }
 
 func TestLifecycleStopMidJudging(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, twoServers)
 	h := newHarness(t, cfg, true)
 	h.sims.Server("gpu1").SetFaults(simspec.Faults{HangRate: 1})
@@ -176,6 +178,7 @@ func TestLifecycleStopMidJudging(t *testing.T) {
 }
 
 func TestLifecycleRejudgeSwitchAndClose(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, twoServers)
 	h := newHarness(t, cfg, true)
 	w := &watch{t: t, run: h.run}
@@ -233,7 +236,7 @@ func TestLifecycleRejudgeSwitchAndClose(t *testing.T) {
 	if err := h.run.SwitchJudge(scoring.JuryName); err != nil {
 		t.Fatal(err)
 	}
-	b = w.until("the jury in view", func(b *state.BatteryRun) bool {
+	w.until("the jury in view", func(b *state.BatteryRun) bool {
 		return b.Plan.InView == scoring.JuryName && b.JudgeInFlight == 0 && b.Counts.Judged == b.Counts.ToJudge
 	})
 
@@ -257,6 +260,7 @@ func TestLifecycleRejudgeSwitchAndClose(t *testing.T) {
 }
 
 func TestLifecycleTransitions(t *testing.T) {
+	t.Parallel()
 	all := []lifecycle{idle, inferring, judging, stopping, ended, closing, closed}
 	allowed := map[[2]lifecycle]bool{}
 	for from, tos := range next {
@@ -324,6 +328,7 @@ models = ["good", "bad"]
 `
 
 func TestLoadingShowsWhileTheModelLoads(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, slowLoads)
 	h := newHarness(t, cfg, false)
 	w := &watch{t: t, run: h.run}
@@ -363,6 +368,7 @@ func TestLoadingShowsWhileTheModelLoads(t *testing.T) {
 }
 
 func TestALedgerThatFailsMidRunEndsTheRunFailed(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, slowLoads)
 	h := newHarness(t, cfg, false)
 	w := &watch{t: t, run: h.run}

@@ -104,6 +104,7 @@ func (s jitScenario) realLoads(t testing.TB) int {
 var jitBackends = []string{sim.BackendLMStudio, sim.BackendOllama, sim.BackendLlamaCpp}
 
 func TestRealPathLoadsEqualTheSimulation(t *testing.T) {
+	t.Parallel()
 	for _, backend := range jitBackends {
 		t.Run(backend, func(t *testing.T) {
 			s := jitScenario{backend: backend, models: []string{"a", "b", "c"}, tests: 6, preload: "c"}

@@ -49,6 +49,7 @@ server = "gpu0"
 `
 
 func TestARunEndsByItselfWhenAServerIsGoneForGood(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, goneForGood)
 	sims, err := sim.StartConfig(cfg, false)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 // server lists it, and the run, its cells, its requests and its export keep
 // the config's names. The judge is on server = "any".
 func TestARunNamesModelsAsTheConfigAndSendsThemAsTheServersDo(t *testing.T) {
+	t.Parallel()
 	start := func(name, backend string, models, preload []string) *sim.Server {
 		s, err := sim.Start(sim.Config{Name: name, Slots: 1, Models: models, Instant: true,
 			Spec: simspec.Server{Backend: backend, Preload: preload}})

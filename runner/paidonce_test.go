@@ -62,6 +62,7 @@ server = "judges"
 }
 
 func TestEachDistinctJudgeInputIsSentOnce(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		faults string
@@ -100,6 +101,7 @@ func TestEachDistinctJudgeInputIsSentOnce(t *testing.T) {
 }
 
 func TestReuseSendsNoInferenceTheLedgerHas(t *testing.T) {
+	t.Parallel()
 	path := sameAnswers(t, 6, 3, "")
 	first := newHarness(t, loadConfig(t, path), true)
 	b1 := first.finish(t)

@@ -14,6 +14,7 @@ import (
 // A long reply is a preview in the live state, whole in the ledger, and
 // whole in what the judge read.
 func TestLongRepliesArePreviewsLiveAndWholeInTheLedger(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet+`
 [[scoring.judges]]
 name = "j"
@@ -79,6 +80,7 @@ server = "gpu0"
 // The live state keeps each sample's vote and none of the judge's words;
 // a lone sample that adds nothing to its judgment is not kept at all.
 func TestClipSamplesKeepsVotesNotWords(t *testing.T) {
+	t.Parallel()
 	words := scoring.Sample{Raw: "long reply VERDICT: PASS", Reasoning: "thinking", Reason: "because", Pass: true, Score: 0.9}
 	three := []scoring.Sample{words, {Raw: "r", Pass: false, Score: 0.2, Reason: "no"}, {Raw: "x", ParseErr: "no verdict line"}}
 	got, cut := clipSamples(three)

@@ -58,6 +58,7 @@ func completedInference(t *testing.T, led *ledger.Ledger, id string) map[ledger.
 }
 
 func TestResumeAfterAStopSendsNothingTwiceAndEndsAsAnUnstoppedRun(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, slowOne)
 	h := newHarness(t, cfg, false)
 	w := &watch{t: t, run: h.run}
@@ -121,6 +122,7 @@ func TestResumeAfterAStopSendsNothingTwiceAndEndsAsAnUnstoppedRun(t *testing.T) 
 }
 
 func TestRetryRunsErrorsAgainAsNewAttempts(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, slowOne)
 	h := newHarness(t, cfg, true)
 	h.sims.Server("gpu0").SetFaults(specFaultsAll500())

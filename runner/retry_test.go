@@ -71,6 +71,7 @@ slots = 1
 }
 
 func TestTransientErrorsAreRetriedAndEveryAttemptIsRecorded(t *testing.T) {
+	t.Parallel()
 	srv := &flakyServer{fail: 2}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -97,6 +98,7 @@ func TestTransientErrorsAreRetriedAndEveryAttemptIsRecorded(t *testing.T) {
 }
 
 func TestRetriesRunOutIntoAnErrorCell(t *testing.T) {
+	t.Parallel()
 	srv := &flakyServer{fail: 10}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -112,6 +114,7 @@ func TestRetriesRunOutIntoAnErrorCell(t *testing.T) {
 }
 
 func TestTemperatureZeroReachesTheServer(t *testing.T) {
+	t.Parallel()
 	srv := &flakyServer{}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -132,6 +135,7 @@ func TestTemperatureZeroReachesTheServer(t *testing.T) {
 }
 
 func TestRetryBudgets(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		class   chat.ErrorClass
 		retries int
@@ -153,6 +157,7 @@ func TestRetryBudgets(t *testing.T) {
 }
 
 func TestFailoversDoNotSpendTheRetries(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name                        string
 		class                       chat.ErrorClass

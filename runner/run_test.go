@@ -12,6 +12,7 @@ import (
 )
 
 func TestRunDecidesEveryCellAndRecordsEveryRequest(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet+`
 [[scoring.judges]]
 name = "j"
@@ -82,6 +83,7 @@ server = "gpu0"
 }
 
 func TestStopCancelsInFlightAndLeavesNothingOpen(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet)
 	cfg.Servers[0].Sim = &simspec.Server{Faults: simspec.Faults{HangRate: 1}}
 	h := newHarness(t, cfg, true)
@@ -121,6 +123,7 @@ func TestStopCancelsInFlightAndLeavesNothingOpen(t *testing.T) {
 }
 
 func TestSlowReaderGetsTheFinalSnapshot(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet)
 	h := newHarness(t, cfg, true)
 	if err := h.run.Start(); err != nil {
@@ -139,6 +142,7 @@ func TestSlowReaderGetsTheFinalSnapshot(t *testing.T) {
 }
 
 func TestSnapshotsNeverGoBackwards(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet)
 	h := newHarness(t, cfg, true)
 	if err := h.run.Start(); err != nil {
@@ -161,6 +165,7 @@ func TestSnapshotsNeverGoBackwards(t *testing.T) {
 }
 
 func TestUnchangedRowsKeepTheirPointer(t *testing.T) {
+	t.Parallel()
 	tbl := newCellTable([]string{"a", "b"}, []string{"m"}, 1)
 	first := tbl.publish()
 	tbl.edit(1, 0, 0).Status = state.Running
@@ -180,6 +185,7 @@ func TestUnchangedRowsKeepTheirPointer(t *testing.T) {
 // cells it did not touch are the published ones, and a cell changed twice
 // between snapshots is copied once.
 func TestAChangedCellIsCopiedAlone(t *testing.T) {
+	t.Parallel()
 	tbl := newCellTable([]string{"a"}, []string{"m0", "m1", "m2"}, 1)
 	first := tbl.publish()
 	c := tbl.edit(0, 1, 0)

@@ -92,6 +92,7 @@ func writeScaleConfig(tb testing.TB, dir string, tests, models int) string {
 // process, prints "sim INDEX URL" for each, then "ready", and serves until
 // its stdin closes. Without the variable it returns at once.
 func TestScaleSimChild(t *testing.T) {
+	t.Parallel()
 	path := os.Getenv(scaleSimEnv)
 	if path == "" {
 		return

@@ -10,6 +10,7 @@ import (
 // The snapshot carries what judging spent as it goes, and the final one
 // agrees with the ledger's own account of the judge requests.
 func TestSnapshotsCarryJudgingsSpending(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, simFleet+`
 [[scoring.judges]]
 name = "j"

@@ -13,6 +13,7 @@ import (
 // A cell whose answer was reused from the ledger (--reuse) says cached on
 // its headless line and in the grid's figures, not timings of this run.
 func TestReusedCellsSayCached(t *testing.T) {
+	t.Parallel()
 	g := glyphsFor(false)
 	reused := &state.Cell{Model: "m", Test: "t", Status: state.Completed, Server: chat.ServerCache,
 		Latency: 850 * time.Millisecond, TokensPerSec: 40}

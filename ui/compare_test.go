@@ -27,6 +27,7 @@ func settle(m *model, cmd tea.Cmd) {
 }
 
 func TestCompareGolden(t *testing.T) {
+	t.Parallel()
 	critical := []string{"/", "s", "e", "v", ":", "c", "r", "i", "t", "enter"}
 	tests := []struct {
 		name string
@@ -78,6 +79,7 @@ func TestCompareGolden(t *testing.T) {
 // count under it starts where the heading does, under wcwidth and
 // grapheme widths alike.
 func TestCompareAlignsWarnings(t *testing.T) {
+	t.Parallel()
 	for _, wm := range []ansi.Method{ansi.WcWidth, ansi.GraphemeWidth} {
 		m := testModel(120, 44, Options{}, newFakeCtrl(nil))
 		m.c.wm = wm
@@ -127,6 +129,7 @@ func TestCompareAlignsWarnings(t *testing.T) {
 func ansiCut(wm ansi.Method, l string, w int) string { return wm.Truncate(l, w, "") }
 
 func TestCompareRunOutcomes(t *testing.T) {
+	t.Parallel()
 	run := next(makeRun(2, 2, 1, "gemma", "llama", scoring.JuryName))
 	set(run, 0, 0, 0, completed(time.Second, 40), judged("gemma", scoring.Pass, 0.9), judged("llama", scoring.Fail, 0.2),
 		judged(scoring.JuryName, scoring.Warn, 0.55))
@@ -174,6 +177,7 @@ func TestCompareRunOutcomes(t *testing.T) {
 // The ranking follows the snapshots while it is open, one ranking at a
 // time: a snapshot that arrives meanwhile is ranked once that one is in.
 func TestRankingFollowsSnapshots(t *testing.T) {
+	t.Parallel()
 	ctrl := newFakeCtrl(nil)
 	m := testModel(120, 40, Options{}, ctrl)
 	run := next(makeRun(2, 2, 1))
@@ -232,6 +236,7 @@ func TestRankingFollowsSnapshots(t *testing.T) {
 // c on a live run opens its ranking, which follows the snapshots; esc goes
 // back to the grid.
 func TestProgramComparesTheRun(t *testing.T) {
+	t.Parallel()
 	start := next(makeRun(3, 4, 1))
 	for m := range 3 {
 		set(start, 0, m, 0, completed(time.Second, 40))

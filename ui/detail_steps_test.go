@@ -8,6 +8,7 @@ import (
 )
 
 func TestAgentTrajectoryGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		w, h int

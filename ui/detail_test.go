@@ -22,6 +22,7 @@ func sceneLongID() *state.BatteryRun {
 }
 
 func TestDetailShowsALongTestIDWhole(t *testing.T) {
+	t.Parallel()
 	m := testModel(100, 40, Options{}, newFakeCtrl(nil))
 	show(m, sceneLongID())
 	// The grid cuts it.

@@ -12,6 +12,7 @@ import (
 // A clipped cell opens with its preview and a note, then shows the whole
 // text once Options.Whole has read it; an error says so in place of it.
 func TestDetailReadsAClippedCellWhole(t *testing.T) {
+	t.Parallel()
 	snap := sceneJudged()
 	whole := strings.Repeat("The whole answer goes on. ", 12) + "THE END"
 	set(snap, 0, 0, 0, func(c *state.Cell) {
@@ -61,6 +62,7 @@ func TestDetailReadsAClippedCellWhole(t *testing.T) {
 // its words are in the ledger, not in what was read, even when the live
 // state keeps no sample of it (one vote says no more than its verdict).
 func TestAVerdictNewerThanTheWholeCellStaysAPreview(t *testing.T) {
+	t.Parallel()
 	whole := &state.Cell{Model: "m", Test: "t", Status: state.Completed, Output: "the whole reply",
 		Judgments: []*state.Judgment{{Judge: "j", Status: state.JudgmentDone, Verdict: scoring.Fail, Score: 0.2,
 			Samples: []scoring.Sample{{Raw: "VERDICT: FAIL", Reason: "wrong", Score: 0.2}}}}}

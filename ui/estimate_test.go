@@ -11,6 +11,7 @@ import (
 // can estimate it, asks the estimate once (not on every frame), and says
 // nothing of tokens when it cannot.
 func TestRejudgeQuestionShowsTheEstimate(t *testing.T) {
+	t.Parallel()
 	type asked struct {
 		refs    int
 		judge   string

@@ -99,13 +99,6 @@ func set(run *state.BatteryRun, t, m, r int, changes ...func(*state.Cell)) {
 	run.Rows[t] = row
 }
 
-// setAll applies changes to every repeat of (t, m).
-func setAll(run *state.BatteryRun, t, m int, changes ...func(*state.Cell)) {
-	for r := range run.Repeat {
-		set(run, t, m, r, changes...)
-	}
-}
-
 func status(s state.CellStatus) func(*state.Cell) {
 	return func(c *state.Cell) { c.Status = s; c.Server = "gpu0" }
 }

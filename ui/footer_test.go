@@ -14,6 +14,7 @@ func footer(m *model) string {
 }
 
 func TestFooterFitsWholeKeys(t *testing.T) {
+	t.Parallel()
 	scenes := []struct {
 		name string
 		run  func() *state.BatteryRun
@@ -55,6 +56,7 @@ func TestFooterFitsWholeKeys(t *testing.T) {
 }
 
 func TestFooterDropsLeastNeededKeysFirst(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		w    int
 		want string
@@ -75,6 +77,7 @@ func TestFooterDropsLeastNeededKeysFirst(t *testing.T) {
 }
 
 func TestFooterHidesKeysThatCannotAct(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		run     func() *state.BatteryRun
@@ -122,6 +125,7 @@ func TestFooterHidesKeysThatCannotAct(t *testing.T) {
 }
 
 func TestHelpSaysEscClearsTheFilter(t *testing.T) {
+	t.Parallel()
 	m := testModel(120, 50, Options{}, newFakeCtrl(nil))
 	show(m, sceneJudged())
 	press(m, "?")
@@ -134,6 +138,7 @@ func TestHelpSaysEscClearsTheFilter(t *testing.T) {
 }
 
 func TestFooterWhileTypingAFilter(t *testing.T) {
+	t.Parallel()
 	for _, w := range []int{60, 120} {
 		m := testModel(w, 30, Options{}, newFakeCtrl(nil))
 		show(m, sceneJudged())

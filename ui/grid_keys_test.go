@@ -6,6 +6,7 @@ import (
 )
 
 func TestFilters(t *testing.T) {
+	t.Parallel()
 	all := []string{"qwen3-8b", "granite-4.0-micro", "gemma-3-12b", "llama-3.1-8b-inst…"}
 	tests := []struct {
 		name       string
@@ -89,6 +90,7 @@ func gridAxes(m *model) (rows, cols []string) {
 }
 
 func TestTransposeKeepsTheCursorOnItsCell(t *testing.T) {
+	t.Parallel()
 	m := testModel(120, 30, Options{}, newFakeCtrl(nil))
 	show(m, sceneJudged())
 	press(m, "j", "j", "l")
@@ -105,6 +107,7 @@ func TestTransposeKeepsTheCursorOnItsCell(t *testing.T) {
 }
 
 func TestCursorStaysOnScreen(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		keys    []string

@@ -38,6 +38,7 @@ func separators(line, sep string, wm ansi.Method) []int {
 }
 
 func TestGridColumnsLineUp(t *testing.T) {
+	t.Parallel()
 	methods := []struct {
 		name string
 		wm   ansi.Method
@@ -101,6 +102,7 @@ func equalInts(a, b []int) bool {
 }
 
 func TestRenderGridColumnsLineUp(t *testing.T) {
+	t.Parallel()
 	for _, ascii := range []bool{false, true} {
 		for _, sc := range []func() *state.BatteryRun{sceneWarnings, sceneJudged, sceneRepeats} {
 			run := sc()
@@ -127,6 +129,7 @@ func TestRenderGridColumnsLineUp(t *testing.T) {
 }
 
 func TestFrameRendersWhatIsOnScreen(t *testing.T) {
+	t.Parallel()
 	small := testModel(120, 40, Options{}, nil)
 	show(small, sceneBig(10, 100))
 	small.render()
@@ -172,6 +175,7 @@ func TestFrameRendersWhatIsOnScreen(t *testing.T) {
 }
 
 func TestSpinnerRedrawsOnlyAnimatedRows(t *testing.T) {
+	t.Parallel()
 	m := testModel(120, 40, Options{}, nil)
 	run := next(makeRun(4, 30, 1))
 	set(run, 10, 1, 0, status(state.Running))
@@ -188,6 +192,7 @@ func TestSpinnerRedrawsOnlyAnimatedRows(t *testing.T) {
 }
 
 func TestFitMatchesAnsiTruncate(t *testing.T) {
+	t.Parallel()
 	for _, ascii := range []bool{false, true} {
 		c := newCommon(Options{ASCII: ascii})
 		for _, wm := range []ansi.Method{ansi.GraphemeWidth, ansi.WcWidth} {
@@ -210,6 +215,7 @@ func TestFitMatchesAnsiTruncate(t *testing.T) {
 }
 
 func TestColumnsWidenToTheirNames(t *testing.T) {
+	t.Parallel()
 	long := func() *state.BatteryRun {
 		run := sceneMidInference()
 		run.Models[3] = "org/a-model-whose-name-goes-on-and-on-and-on"

@@ -12,6 +12,7 @@ import (
 )
 
 func TestChecksOnlyRunPicksNoJudge(t *testing.T) {
+	t.Parallel()
 	snap := sceneMidInference() // Judges: gemma
 	checksOnly(snap)
 	finish(snap, state.RunCompleted)
@@ -48,6 +49,7 @@ func TestChecksOnlyRunPicksNoJudge(t *testing.T) {
 }
 
 func TestJudgeWorkStatusEndsWithTheWork(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		keys []string
@@ -86,6 +88,7 @@ func TestJudgeWorkStatusEndsWithTheWork(t *testing.T) {
 }
 
 func TestHeaderExitCodeIsOptions(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		exit func(*state.BatteryRun) int
@@ -114,6 +117,7 @@ func TestHeaderExitCodeIsOptions(t *testing.T) {
 }
 
 func TestFleetShowsRatesOfBusyServersOnly(t *testing.T) {
+	t.Parallel()
 	snap := sceneMidInference()
 	snap.Fleet[0].Busy, snap.Fleet[0].TokensPerSec = 0, 41.5 // idle: its rate is old
 	tests := []struct {
@@ -138,6 +142,7 @@ func TestFleetShowsRatesOfBusyServersOnly(t *testing.T) {
 }
 
 func TestFleetKeepsALongQueueApartFromTheRate(t *testing.T) {
+	t.Parallel()
 	snap := sceneMidInference()
 	snap.Fleet[0].Queue = 43742
 	m := testModel(140, 30, Options{}, nil)
@@ -160,6 +165,7 @@ func clocked(w, h int) (*model, *time.Time) {
 func progressLine(m *model) string { return strings.Split(drawn(m), "\n")[1] }
 
 func TestVerdictsPerMinuteAreOfJudgment(t *testing.T) {
+	t.Parallel()
 	// Ten minutes of inference judge nothing; then 12 verdicts in 3s.
 	m, now := clocked(160, 30)
 	snap := next(makeRun(4, 10, 1, "gemma"))
@@ -193,6 +199,7 @@ func TestVerdictsPerMinuteAreOfJudgment(t *testing.T) {
 }
 
 func TestTokensPerSecondAreRecent(t *testing.T) {
+	t.Parallel()
 	m, now := clocked(160, 30)
 	snap := next(makeRun(4, 10, 1, "gemma"))
 	set(snap, 0, 0, 0, status(state.Running))
@@ -225,6 +232,7 @@ func TestTokensPerSecondAreRecent(t *testing.T) {
 }
 
 func TestFleetGrowsWithTheScreen(t *testing.T) {
+	t.Parallel()
 	whole := []string{"sim-lmstudio-gpu0", "Simulated RTX 4090", "Simulated A100-SXM4-80GB", "loading llama-3.1-8b-instruct…"}
 	for _, w := range []int{60, 80, 120, 160, 200, 240} {
 		m := testModel(w, 30, Options{}, nil)
@@ -249,6 +257,7 @@ func TestFleetGrowsWithTheScreen(t *testing.T) {
 // The header shows what judging has spent as it goes, apart from
 // inference, with its cost when the judges are priced.
 func TestHeaderShowsJudgingsSpending(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		spend state.JudgeSpend

@@ -15,6 +15,7 @@ func helpBody(m *model) []string {
 }
 
 func TestHelpScrolls(t *testing.T) {
+	t.Parallel()
 	open := func() (*model, []string) {
 		m := testModel(60, 20, Options{LogPath: "/home/me/.pitwall/pitwall.log"}, newFakeCtrl(nil))
 		show(m, sceneMidInference())
@@ -61,6 +62,7 @@ func TestHelpScrolls(t *testing.T) {
 }
 
 func TestHelpFooterListsItsKeys(t *testing.T) {
+	t.Parallel()
 	m := testModel(100, 20, Options{}, newFakeCtrl(nil))
 	show(m, sceneMidInference())
 	press(m, "?")

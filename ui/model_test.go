@@ -24,6 +24,7 @@ func run(m *model, cmd tea.Cmd) tea.Msg {
 }
 
 func TestReadSnapshot(t *testing.T) {
+	t.Parallel()
 	a, b, c := makeRun(1, 1, 1), makeRun(1, 1, 1), makeRun(1, 1, 1)
 	c.Final = true
 	tests := []struct {
@@ -62,6 +63,7 @@ func TestReadSnapshot(t *testing.T) {
 }
 
 func TestReadSnapshotEndsWithTheProgram(t *testing.T) {
+	t.Parallel()
 	done := make(chan struct{})
 	close(done)
 	if msg := readSnapshot(make(chan *state.BatteryRun), done)(); msg != nil {
@@ -70,6 +72,7 @@ func TestReadSnapshotEndsWithTheProgram(t *testing.T) {
 }
 
 func TestSnapshotRearmsReaderUntilClosed(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		closed bool
@@ -119,6 +122,7 @@ func findSnapshot(cmd tea.Cmd) (snapshotMsg, bool) {
 }
 
 func TestStopAsksFirst(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		final     bool
@@ -154,6 +158,7 @@ func TestStopAsksFirst(t *testing.T) {
 }
 
 func TestStoppedRunShowsCancelledCells(t *testing.T) {
+	t.Parallel()
 	snap := sceneMidInference()
 	ctrl := newFakeCtrl(snap)
 	m := testModel(100, 30, Options{}, ctrl)
@@ -177,6 +182,7 @@ func TestStoppedRunShowsCancelledCells(t *testing.T) {
 }
 
 func TestQuit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		final     bool
@@ -231,6 +237,7 @@ func TestQuit(t *testing.T) {
 }
 
 func TestRejudgeCell(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		keys      []string // moves to the cell
@@ -282,6 +289,7 @@ func equalRefs(a, b []state.CellRef) bool {
 }
 
 func TestRejudgeAllUsesJudgeInView(t *testing.T) {
+	t.Parallel()
 	snap := sceneJudged()
 	ctrl := newFakeCtrl(snap)
 	m := testModel(100, 30, Options{}, ctrl)
@@ -293,6 +301,7 @@ func TestRejudgeAllUsesJudgeInView(t *testing.T) {
 }
 
 func TestSwitchJudge(t *testing.T) {
+	t.Parallel()
 	snap := sceneJudged()
 	ctrl := newFakeCtrl(snap)
 	m := testModel(120, 30, Options{}, ctrl)
@@ -324,6 +333,7 @@ func TestSwitchJudge(t *testing.T) {
 }
 
 func TestKeysThatCannotActAreDisabled(t *testing.T) {
+	t.Parallel()
 	oneJudge := func() *state.BatteryRun { r := sceneMidInference(); return r }
 	noJudge := func() *state.BatteryRun { r := sceneWarnings(); return r }
 	tests := []struct {
@@ -369,6 +379,7 @@ func TestKeysThatCannotActAreDisabled(t *testing.T) {
 }
 
 func TestDisabledKeysAreMarkedInHelp(t *testing.T) {
+	t.Parallel()
 	snap := sceneJudged() // over: stop cannot act
 	m := testModel(120, 40, Options{}, newFakeCtrl(snap))
 	show(m, snap)
@@ -388,6 +399,7 @@ func TestDisabledKeysAreMarkedInHelp(t *testing.T) {
 }
 
 func TestExport(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		err  error
@@ -416,6 +428,7 @@ func TestExport(t *testing.T) {
 }
 
 func TestResize(t *testing.T) {
+	t.Parallel()
 	m := testModel(120, 30, Options{}, newFakeCtrl(nil))
 	show(m, sceneMidInference())
 	sizes := []struct {
@@ -441,6 +454,7 @@ func TestResize(t *testing.T) {
 }
 
 func TestWidthMethodFollowsTheTerminal(t *testing.T) {
+	t.Parallel()
 	m := newModel(nil, nil, Options{}, nil)
 	if m.c.wm != ansi.WcWidth {
 		t.Fatal("the grid should start measuring as the renderer does, by wcwidth")
@@ -456,6 +470,7 @@ func TestWidthMethodFollowsTheTerminal(t *testing.T) {
 }
 
 func TestTickAnimatesOnlyWhileLive(t *testing.T) {
+	t.Parallel()
 	snap := sceneMidInference()
 	m := testModel(100, 30, Options{}, nil)
 	show(m, snap)
@@ -475,6 +490,7 @@ func TestTickAnimatesOnlyWhileLive(t *testing.T) {
 }
 
 func TestDetailFollowsSnapshots(t *testing.T) {
+	t.Parallel()
 	snap := sceneJudged()
 	m := testModel(100, 60, Options{}, nil)
 	show(m, snap)
@@ -495,6 +511,7 @@ func TestDetailFollowsSnapshots(t *testing.T) {
 }
 
 func TestCountsAreForTheJudgeInView(t *testing.T) {
+	t.Parallel()
 	snap := sceneJudged()
 	snap.Counts = state.Tally{Pass: 999} // the runner's, for its own judge
 	m := testModel(120, 30, Options{}, nil)
@@ -505,6 +522,7 @@ func TestCountsAreForTheJudgeInView(t *testing.T) {
 }
 
 func TestRejudgeAsksWithTheCostAndSCancelsIt(t *testing.T) {
+	t.Parallel()
 	snap := sceneJudged()
 	ctrl := newFakeCtrl(snap)
 	m := testModel(160, 30, Options{}, ctrl)
@@ -542,6 +560,7 @@ func TestRejudgeAsksWithTheCostAndSCancelsIt(t *testing.T) {
 // re-judge, so that it cannot overtake the work it cancels; once taken, s
 // still cancels until a snapshot shows the work.
 func TestStopRightAfterRejudgeCancelsIt(t *testing.T) {
+	t.Parallel()
 	snap := sceneJudged()
 	if !snap.Final || snap.JudgeInFlight != 0 {
 		t.Fatal("the scene should be a finished run with no judge work")

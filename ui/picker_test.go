@@ -22,6 +22,7 @@ func pickerLine(t *testing.T, m *model, name string) string {
 }
 
 func TestPickerCountsFollowSnapshots(t *testing.T) {
+	t.Parallel()
 	// 4 × 4 completed, gemma judging: 3 verdicts when the picker opens.
 	snap := next(makeRun(4, 4, 1, "gemma", "llama"))
 	for tt := range 4 {
@@ -66,6 +67,7 @@ func TestPickerCountsFollowSnapshots(t *testing.T) {
 }
 
 func TestPickerPutsNoJudgeInView(t *testing.T) {
+	t.Parallel()
 	snap := sceneJudged() // the jury in view
 	ctrl := newFakeCtrl(snap)
 	m := testModel(120, 24, Options{}, ctrl)

@@ -71,6 +71,7 @@ func runPlain(t *testing.T, ch <-chan *state.BatteryRun, opts Options) (last *st
 }
 
 func TestRunPlainGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		opts Options
@@ -99,6 +100,7 @@ func TestRunPlainGolden(t *testing.T) {
 }
 
 func TestRunPlainLines(t *testing.T) {
+	t.Parallel()
 	inference := regexp.MustCompile(`^\[(\d+)/6\] \S+ × \S+ (✓|❌|⚠️|⊘) `)
 	judge := regexp.MustCompile(`^\[judge (\d+)/\d+\] \S+ × \S+ (PASS|FAIL|WARN|J-ERR)[ 0-9.]* \(gemma\)`)
 	tests := []struct {
@@ -156,6 +158,7 @@ func TestRunPlainLines(t *testing.T) {
 }
 
 func TestRunPlainWaitsForJudgesAfterTheEnd(t *testing.T) {
+	t.Parallel()
 	snaps := plainRun()
 	// The run is over but re-judging is still in flight.
 	over := next(snaps[4])
@@ -173,6 +176,7 @@ func TestRunPlainWaitsForJudgesAfterTheEnd(t *testing.T) {
 }
 
 func TestRunPlainPrintsARejudgeAgain(t *testing.T) {
+	t.Parallel()
 	snaps := plainRun()
 	final := snaps[5]
 	finish(final, state.RunCompleted)
@@ -195,6 +199,7 @@ func TestRunPlainPrintsARejudgeAgain(t *testing.T) {
 }
 
 func TestRunPlainWhenTheChannelCloses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		snaps    []*state.BatteryRun
@@ -228,6 +233,7 @@ func TestRunPlainWhenTheChannelCloses(t *testing.T) {
 }
 
 func TestRunPlainEndsWithSummary(t *testing.T) {
+	t.Parallel()
 	opts := Options{LedgerPath: ".pitwall/ledger.db", ExitCode: func(*state.BatteryRun) int { return 1 }}
 	snaps := plainRun()
 	last, stdout, _ := runPlain(t, feed(t, snaps), opts)
@@ -241,6 +247,7 @@ func TestRunPlainEndsWithSummary(t *testing.T) {
 }
 
 func TestSummary(t *testing.T) {
+	t.Parallel()
 	// qwen3-8b: a ❌ and a ✓; granite: two ✓; the judge has judged
 	// granite's first.
 	scene := func() *state.BatteryRun {
@@ -303,6 +310,7 @@ func TestSummary(t *testing.T) {
 // cancelled read "— (0/0)" and one the judge never reached "— (no
 // verdicts)".
 func TestStoppedSummaryWordsNothingDecidedOneWay(t *testing.T) {
+	t.Parallel()
 	run := next(makeRun(3, 2, 1, "large"))
 	// qwen3-8b: judged; granite: completed, never judged; gemma: cancelled.
 	for tt := range 2 {
@@ -324,6 +332,7 @@ func TestStoppedSummaryWordsNothingDecidedOneWay(t *testing.T) {
 }
 
 func TestRunPlainScoresByChecksWithNoJudgeInView(t *testing.T) {
+	t.Parallel()
 	snaps := plainRun()
 	for _, s := range snaps {
 		checksOnly(s)
@@ -340,6 +349,7 @@ func TestRunPlainScoresByChecksWithNoJudgeInView(t *testing.T) {
 }
 
 func TestRunPlainSaysWhenAVerdictCameFromTheCache(t *testing.T) {
+	t.Parallel()
 	run := next(makeRun(1, 1, 1, "gemma"))
 	set(run, 0, 0, 0, completed(time.Second, 30), judged("gemma", scoring.Pass, 0.9), func(c *state.Cell) {
 		c.Judgment("gemma").Source = "cache"
@@ -352,6 +362,7 @@ func TestRunPlainSaysWhenAVerdictCameFromTheCache(t *testing.T) {
 }
 
 func TestRunPlainSaysWhatWaitsOnServersThatAreDown(t *testing.T) {
+	t.Parallel()
 	up := sceneMidInference()
 	up.Seq = 10
 	down := sceneAllDown()
@@ -379,6 +390,7 @@ func TestRunPlainSaysWhatWaitsOnServersThatAreDown(t *testing.T) {
 }
 
 func TestSummarySaysWhyARunFailed(t *testing.T) {
+	t.Parallel()
 	run := sceneJudged()
 	run.Status = state.RunFailed
 	run.Message = "judge gemma gave no usable verdict (24 judge errors)"

@@ -75,6 +75,7 @@ func (w *watched) waitText(t *testing.T, texts ...string) {
 }
 
 func TestProgramDrivesASimulatedRun(t *testing.T) {
+	t.Parallel()
 	start := makeRun(3, 4, 1, "gemma", "llama", scoring.JuryName)
 	ctrl := newFakeCtrl(start)
 	done := make(chan struct{})
@@ -139,6 +140,7 @@ func TestProgramDrivesASimulatedRun(t *testing.T) {
 }
 
 func TestProgramQuitWhileRunningAsksAndStops(t *testing.T) {
+	t.Parallel()
 	start := makeRun(2, 2, 1, "gemma")
 	ctrl := newFakeCtrl(start)
 	done := make(chan struct{})
@@ -192,6 +194,7 @@ func waitSeen(t *testing.T, ch <-chan *state.BatteryRun, want *state.BatteryRun)
 }
 
 func TestRunTUIReturnsTheLastSnapshot(t *testing.T) {
+	t.Parallel()
 	snaps := make(chan *state.BatteryRun, 1)
 	in, keys := io.Pipe()
 	t.Cleanup(func() { keys.Close() })
@@ -226,6 +229,7 @@ func TestRunTUIReturnsTheLastSnapshot(t *testing.T) {
 }
 
 func TestRunTUIEndsWithItsContext(t *testing.T) {
+	t.Parallel()
 	snaps := make(chan *state.BatteryRun, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	in, keys := io.Pipe()
@@ -264,6 +268,7 @@ func TestRunTUIEndsWithItsContext(t *testing.T) {
 // turns into exit 130 as for SIGINT. Quitting with exit 1 ("stopped")
 // disagreed with the README.
 func TestCtrlCExitsInterrupted(t *testing.T) {
+	t.Parallel()
 	snaps := make(chan *state.BatteryRun, 1)
 	in, keys := io.Pipe()
 	t.Cleanup(func() { keys.Close() })

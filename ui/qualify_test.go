@@ -76,6 +76,7 @@ func pressQ(m *qualifyModel, keys ...string) tea.Cmd {
 }
 
 func TestQualifyViewGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		w, h int
@@ -114,6 +115,7 @@ func TestQualifyViewGolden(t *testing.T) {
 // line is as wide, the ⚠️ of a J-ERR included, whichever way the terminal
 // measures it.
 func TestQualifyColumnsAlignWithTheWarningSign(t *testing.T) {
+	t.Parallel()
 	for _, wm := range []ansi.Method{ansi.WcWidth, ansi.GraphemeWidth} {
 		for _, ascii := range []bool{false, true} {
 			m := testQualifyModel(120, 20, Options{ASCII: ascii})
@@ -145,6 +147,7 @@ func TestQualifyColumnsAlignWithTheWarningSign(t *testing.T) {
 }
 
 func TestQualifyQuitAsksWhileJudgesAnswer(t *testing.T) {
+	t.Parallel()
 	m := testQualifyModel(120, 20, Options{})
 	m.Update(qualifySnapshotMsg{q: sceneQualify(false)})
 	if cmd := pressQ(m, "q"); cmd != nil || m.ask != askQuit {
@@ -169,6 +172,7 @@ func TestQualifyQuitAsksWhileJudgesAnswer(t *testing.T) {
 // The program reads snapshots as they come, the newest drawn, and keeps the
 // last one it drew for the caller.
 func TestQualifyProgramFollowsSnapshots(t *testing.T) {
+	t.Parallel()
 	snaps := make(chan *Qualify, 1)
 	m := newQualifyModel(snaps, Options{}, make(chan struct{}))
 	m.c.now = func() time.Time { return t0.Add(40 * time.Second) }
@@ -191,6 +195,7 @@ func TestQualifyProgramFollowsSnapshots(t *testing.T) {
 
 // RunQualifyTUI ends when its context does, and hands back what it drew.
 func TestRunQualifyTUIEndsWithItsContext(t *testing.T) {
+	t.Parallel()
 	snaps := make(chan *Qualify, 1)
 	snaps <- sceneQualify(false)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -205,6 +210,7 @@ func TestRunQualifyTUIEndsWithItsContext(t *testing.T) {
 // The columns stay put while the spinners turn: the ASCII spinner's frames
 // are not all as wide.
 func TestQualifyColumnsHoldStillAsTheSpinnerTurns(t *testing.T) {
+	t.Parallel()
 	for _, ascii := range []bool{false, true} {
 		m := testQualifyModel(120, 20, Options{ASCII: ascii})
 		m.Update(qualifySnapshotMsg{q: sceneQualify(false)})

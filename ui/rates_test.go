@@ -35,6 +35,7 @@ func checksOnly(run *state.BatteryRun) {
 }
 
 func TestPassRatesWaitForTheJudgeInView(t *testing.T) {
+	t.Parallel()
 	// Two tests × two models: basic_tool_call has a ❌ and an unjudged ✓,
 	// json_schema_reply two ✓ that the judge may have judged.
 	scene := func(verdicts ...scoring.Verdict) *state.BatteryRun {
@@ -128,6 +129,7 @@ func TestPassRatesWaitForTheJudgeInView(t *testing.T) {
 }
 
 func TestFilteredPassRatesAreOfWhatIsShown(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		keys     []string
@@ -168,6 +170,7 @@ func TestFilteredPassRatesAreOfWhatIsShown(t *testing.T) {
 }
 
 func TestFilteredPassRatesFollowSnapshots(t *testing.T) {
+	t.Parallel()
 	snap := sceneJudged()
 	m := testModel(120, 24, Options{}, nil)
 	show(m, snap)

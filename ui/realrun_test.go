@@ -172,6 +172,7 @@ func judgeRequests(t *testing.T, led *ledger.Ledger, id string) int {
 }
 
 func TestProgramOnARealRunFillsSwitchesJudgeAndRejudges(t *testing.T) {
+	t.Parallel()
 	run, led := realRun(t, false)
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
@@ -216,6 +217,7 @@ func TestProgramOnARealRunFillsSwitchesJudgeAndRejudges(t *testing.T) {
 }
 
 func TestProgramStopsARealRun(t *testing.T) {
+	t.Parallel()
 	run, _ := realRun(t, true)
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
@@ -240,6 +242,7 @@ func TestProgramStopsARealRun(t *testing.T) {
 }
 
 func TestProgramRejudgeAsksThenSCancelsAndTheVerdictsComeBack(t *testing.T) {
+	t.Parallel()
 	run, _, sims := realRunSims(t, false)
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
@@ -280,6 +283,7 @@ func TestProgramRejudgeAsksThenSCancelsAndTheVerdictsComeBack(t *testing.T) {
 // cell whole from the ledger: the judges' reasoning the snapshot dropped
 // is on the screen, and no preview note is left.
 func TestProgramDetailReadsTheLedgerWhole(t *testing.T) {
+	t.Parallel()
 	run, led := realRun(t, false)
 	b := run.Wait(context.Background())
 	c := b.Cell(0, 0, 0)

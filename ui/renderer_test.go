@@ -12,6 +12,7 @@ import (
 // and checks that the grid's separators land in the same screen columns on
 // every line: what the terminal is told, not only what we measured.
 func TestRendererLaysColumnsOut(t *testing.T) {
+	t.Parallel()
 	for _, wm := range []ansi.Method{ansi.WcWidth, ansi.GraphemeWidth} {
 		for _, keys := range [][]string{nil, {"t"}, {"x"}, {"l", "l", "l", "j"}} {
 			m := testModel(120, 30, Options{}, nil)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestSpendLinesShowInferenceAndJudgingApart(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name               string
 		inference, judging Spend

@@ -17,6 +17,7 @@ func repeatKeys(k string, n int) []string {
 }
 
 func TestViewGolden(t *testing.T) {
+	t.Parallel()
 	exit1 := func(*state.BatteryRun) int { return 1 }
 	cat := func(parts ...[]string) []string {
 		var all []string

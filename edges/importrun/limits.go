@@ -51,7 +51,7 @@ func checkShape(models, tests, repeat int) error {
 	return nil
 }
 
-var tooLarge = fmt.Errorf("the file is larger than %d MiB, more than pitwall imports: split it", MaxFileBytes>>20)
+var errTooLarge = fmt.Errorf("the file is larger than %d MiB, more than pitwall imports: split it", MaxFileBytes>>20)
 
 // ReadFile reads path whole, refusing a file larger than MaxFileBytes
 // without reading past the limit.
@@ -69,14 +69,14 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, errors.New("not a regular file: give the path of an exported results file")
 	}
 	if st.Size() > MaxFileBytes {
-		return nil, tooLarge
+		return nil, errTooLarge
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > MaxFileBytes { // it grew while it was read
-		return nil, tooLarge
+		return nil, errTooLarge
 	}
 	return data, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -84,9 +85,9 @@ func guard(vm *goja.Runtime) func() {
 
 // preludeSource guards the one-step allocators and returns the function
 // that turns JSON text into the value a script is given (see Input.Output).
-const preludeSource = `(function () {
+var preludeSource = `(function () {
 	"use strict";
-	const MAX = ` + "1 << 24" + `;
+	const MAX = ` + strconv.Itoa(maxLength) + `;
 	const tooBig = (what) => { throw new RangeError(what + " would exceed " + MAX + " elements, pitwall's limit for one step") };
 	const wrap = (obj, name, check) => {
 		const orig = obj[name];
