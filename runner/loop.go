@@ -44,7 +44,7 @@ type engine struct {
 	jqueued int
 	// iqueue are cells whose first inference attempt waits for room in
 	// the inference window (inferencequeue.go).
-	iqueue [][3]int32
+	iqueue []cellPos
 	// closeWanted is Close's request, carried out once the run has ended.
 	closeWanted bool
 	// disowned: another process resumed the run, so its end is that
@@ -52,8 +52,8 @@ type engine struct {
 	disowned bool
 
 	retrying  map[*attempt]bool // attempts waiting out their backoff
-	failovers map[[3]int]int    // inference attempts a cell lost to servers going away
-	round     map[state.CellRef]int
+	failovers map[cellPos]int   // inference attempts a cell lost to servers going away
+	round     map[cellPos]int   // a cell's re-judges: its samples' round (seed, stale answers)
 	tallies   map[tallyKey]*tally
 	// pendingJury is a jury verdict a re-judge being planned replaces.
 	pendingJury map[tallyKey]*state.Judgment
@@ -86,7 +86,7 @@ type evLedgerFailed struct{ err error }
 func newEngine(r *Run, table *cellTable, plan scoring.Plan) *engine {
 	e := &engine{r: r, table: table, plan: plan, wanted: map[string]bool{},
 		life: idle, phase: state.PhaseInference, status: state.RunRunning,
-		retrying: map[*attempt]bool{}, failovers: map[[3]int]int{}, round: map[state.CellRef]int{},
+		retrying: map[*attempt]bool{}, failovers: map[cellPos]int{}, round: map[cellPos]int{},
 		tallies: map[tallyKey]*tally{}, pendingJury: map[tallyKey]*state.Judgment{},
 		shared: map[string]*attempt{}, followers: map[*attempt][]*attempt{}}
 	for _, n := range plan.Running() {
@@ -400,8 +400,8 @@ func (e *engine) start() error {
 	if err := r.led.CreateRun(row); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
-	e.table.each(func(ti, mi, rep int) {
-		r.led.QueueCell(e.cellRow(e.table.at(ti, mi, rep)), e.ack)
+	e.table.each(func(p cellPos) {
+		r.led.QueueCell(e.cellRow(e.table.at(p)), e.ack)
 	})
 	e.move(inferring)
 	e.queueInference()
