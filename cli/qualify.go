@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"pitwall/config"
+	"pitwall/gpu/chat"
 	"pitwall/judge"
 	"pitwall/judge/scoring"
 	"pitwall/runner/ledger"
@@ -345,7 +346,7 @@ func qualifyPlan(w io.Writer, cfg *config.Config, tests []config.JudgeTest) {
 	fmt.Fprintf(w, "  requests %d (%s × %s × %d samples)\n", len(names)*len(tests)*k, plural(len(names), "judge"), plural(len(tests), "case"), k)
 	for _, s := range cfg.Servers {
 		where := s.URL
-		if s.Kind == "sim" && where == "" {
+		if s.Kind == chat.KindSim && where == "" {
 			where = "simulated, on loopback"
 		}
 		fmt.Fprintf(w, "  server   %s (%s, %s) %s\n", s.Name, s.Kind, plural(s.Slots, "slot"), where)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"pitwall/config"
+	"pitwall/gpu/chat"
 	"pitwall/internal/redact"
 	"pitwall/runner/setup"
 	"pitwall/runner/state"
@@ -100,7 +101,7 @@ func printPlan(w io.Writer, cfg *config.Config) {
 		plural(len(cfg.Models), "model"), plural(len(cfg.Tests), "test"), repeat)
 	for _, s := range cfg.Servers {
 		where := redact.URL(s.URL)
-		if s.Kind == "sim" && where == "" {
+		if s.Kind == chat.KindSim && where == "" {
 			where = "simulated, on loopback"
 		}
 		kind := string(s.Kind)
