@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"pitwall/config"
+	"pitwall/edges/sim"
 	"pitwall/gpu"
+	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/telemetry"
 	"pitwall/runner/ledger"
@@ -95,7 +97,7 @@ func (a *app) open(ctx context.Context, runID string, stderr io.Writer) error {
 	// GPU telemetry from nvidia-smi or rocm-smi, for real servers that say
 	// which GPUs they run on; simulated servers report their own.
 	for _, s := range servers {
-		if s.Kind != "sim" && len(s.GPUs) > 0 {
+		if s.Kind != chat.KindSim && len(s.GPUs) > 0 {
 			a.tel = telemetry.Start(ctx, telemetry.Options{Logger: a.log})
 			break
 		}
@@ -191,15 +193,15 @@ func modelViews(cfg *config.Config) map[string]placement.ModelView {
 	for _, m := range cfg.Sim.Models {
 		size := m.SizeGB
 		if size <= 0 {
-			size = 5 // the simulator's default
+			size = sim.DefaultSizeGB
 		}
 		var bw float64
 		n := 0
 		for _, s := range cfg.Servers {
-			if s.Kind != "sim" || !slices.Contains(s.Models, m.Name) {
+			if s.Kind != chat.KindSim || !slices.Contains(s.Models, m.Name) {
 				continue
 			}
-			g := 1.0
+			g := sim.DefaultLoadGBps
 			if s.Sim != nil && s.Sim.LoadGBps > 0 {
 				g = s.Sim.LoadGBps
 			}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"pitwall/config"
+	"pitwall/gpu/chat"
 	"pitwall/internal/redact"
 	"pitwall/runner/setup"
 )
@@ -27,7 +28,7 @@ func cmdSim(args []string, stdout, stderr io.Writer) int {
 	}
 	defer sims.Close()
 	for _, s := range cfg.Servers {
-		if s.Kind == "sim" {
+		if s.Kind == chat.KindSim {
 			fmt.Fprintf(stdout, "%-10s %s  models: %s\n", s.Name, redact.URL(s.URL), strings.Join(s.Models, ", "))
 		}
 	}

@@ -219,15 +219,15 @@ func readSim(ctx context.Context, c probeClient, root endpoint, r *ProbeResult) 
 // readBackend reads the state endpoints of one kind of backend into r.
 func readBackend(ctx context.Context, c probeClient, kind chat.Kind, root endpoint, r *ProbeResult) {
 	switch kind {
-	case "lmstudio":
+	case chat.KindLMStudio:
 		readLMStudio(ctx, c, root, r)
-	case "ollama":
+	case chat.KindOllama:
 		readOllama(ctx, c, root, r)
-	case "llamacpp":
+	case chat.KindLlamaCpp:
 		readLlamaCpp(ctx, c, root, r)
-	case "vllm":
+	case chat.KindVLLM:
 		readVLLM(ctx, c, root, r)
-	case "sim":
+	case chat.KindSim:
 		readSim(ctx, c, root, r)
 	}
 }

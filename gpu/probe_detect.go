@@ -30,7 +30,7 @@ func DetectKind(ctx context.Context, hc *http.Client, baseURL string) chat.Kind 
 func detectKind(ctx context.Context, c probeClient, root endpoint) chat.Kind {
 	var gpus []json.RawMessage // any array: the simulator is the only server with this path
 	if err := c.getJSON(ctx, root.url("/sim/gpus"), &gpus); err == nil && gpus != nil {
-		return "sim"
+		return chat.KindSim
 	}
 	return detectBackend(ctx, c, root)
 }

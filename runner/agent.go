@@ -97,8 +97,8 @@ func (a *attempt) try() int {
 // far (the loop begins with the first step), with tool_choice on the first
 // step only: a loop under "required" could never end.
 func (e *engine) inferenceRequest(a *attempt) (chat.Request, string) {
-	t := e.r.tests[a.ti]
-	req := buildRequest(t, e.r.models[a.mi], e.r.cfg.Run)
+	t := e.r.tests[a.cell.test]
+	req := buildRequest(t, e.r.models[a.cell.model], e.r.cfg.Run)
 	if t.Mode != config.ModeAgent {
 		return req, requestParams(req)
 	}
@@ -121,7 +121,7 @@ func (e *engine) inferenceRequest(a *attempt) (chat.Request, string) {
 // loop has ended (false: the cell settles as usual, agentSettled deciding
 // it). A test of one request, or an error, is not its business.
 func (e *engine) agentContinues(a *attempt, res chat.Result, err error) bool {
-	t := e.r.tests[a.ti]
+	t := e.r.tests[a.cell.test]
 	if t.Mode != config.ModeAgent || err != nil {
 		return false
 	}
@@ -142,8 +142,8 @@ func (e *engine) agentContinues(a *attempt, res chat.Result, err error) bool {
 		// A step's answer taken from the ledger when a run is resumed: its
 		// place in a loop is not known, so the loop runs again from the
 		// start, its attempts numbered after every earlier one.
-		n := max(a.n, e.table.at(a.ti, a.mi, a.rep).Attempts) + 1
-		e.submitInference([]*attempt{{ti: a.ti, mi: a.mi, rep: a.rep, n: n}})
+		n := max(a.n, e.table.at(a.cell).Attempts) + 1
+		e.submitInference([]*attempt{{cell: a.cell, n: n}})
 		return true
 	}
 	if a.loop.take(res) != loopRunning {
@@ -151,9 +151,9 @@ func (e *engine) agentContinues(a *attempt, res chat.Result, err error) bool {
 	}
 	e.showSteps(a)
 	e.tokens += int64(res.CompletionTokens)
-	delete(e.failovers, [3]int{a.ti, a.mi, a.rep})
+	delete(e.failovers, a.cell)
 	a.loop.base = a.n
-	e.submitInference([]*attempt{{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, loop: a.loop}})
+	e.submitInference([]*attempt{{cell: a.cell, n: a.n + 1, loop: a.loop}})
 	return true
 }
 
@@ -167,12 +167,12 @@ func (e *engine) agentJob(a *attempt, j *gpu.Job) {
 		return
 	}
 	j.Steps = max(a.loop.max-len(a.loop.steps), 1)
-	j.Loop = fmt.Sprintf("%s/%d/%d/%d", e.r.id, a.ti, a.mi, a.rep)
+	j.Loop = fmt.Sprintf("%s/%d/%d/%d", e.r.id, a.cell.test, a.cell.model, a.cell.rep)
 }
 
 // showSteps puts the loop's trajectory so far on its cell.
 func (e *engine) showSteps(a *attempt) {
-	c := e.table.edit(a.ti, a.mi, a.rep)
+	c := e.table.edit(a.cell)
 	c.Steps = slices.Clone(a.loop.steps)
 	e.dirty = true
 }

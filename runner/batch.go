@@ -453,7 +453,7 @@ func (e *engine) requeue(a *attempt) []*readyJudge {
 	if e.shared[a.key] == a {
 		delete(e.shared, a.key)
 	}
-	next := &attempt{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, batched: a.batched + 1, judge: a.judge, ctx: a.ctx}
+	next := &attempt{cell: a.cell, n: a.n + 1, batched: a.batched + 1, judge: a.judge, ctx: a.ctx}
 	if rj := e.judgeRequest(next); rj != nil {
 		e.followers[next] = append(e.followers[next], fs...)
 		return e.written([]*readyJudge{rj})

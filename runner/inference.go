@@ -21,16 +21,16 @@ import (
 // sample (judge set). The loop owns it; fleet callbacks name it in their
 // events.
 type attempt struct {
-	ti, mi, rep int
-	n           int // 1 for the first try
-	batched     int // of the n-1 tries before, those a judge batch left unanswered
-	judge       *judgeJob
-	ctx         context.Context // what the request was submitted under
-	row         *ledger.Request // its ledger row, once written
-	started     bool            // the ledger knows it was dispatched
-	timer       *time.Timer     // while it waits out a backoff
-	key         string          // a judge request's cache key
-	loop        *agentLoop      // an agent test's tool loop (agent.go)
+	cell    cellPos
+	n       int // 1 for the first try
+	batched int // of the n-1 tries before, those a judge batch left unanswered
+	judge   *judgeJob
+	ctx     context.Context // what the request was submitted under
+	row     *ledger.Request // its ledger row, once written
+	started bool            // the ledger knows it was dispatched
+	timer   *time.Timer     // while it waits out a backoff
+	key     string          // a judge request's cache key
+	loop    *agentLoop      // an agent test's tool loop (agent.go)
 }
 
 // buildRequest turns a test into the chat request every model gets.
@@ -109,12 +109,12 @@ func (e *engine) submitInference(batch []*attempt) {
 		reqs []chat.Request
 	)
 	for _, a := range batch {
-		t := r.tests[a.ti]
-		model := r.models[a.mi]
+		t := r.tests[a.cell.test]
+		model := r.models[a.cell.model]
 		req, params := e.inferenceRequest(a)
 		a.ctx = e.phaseCtx
 		a.row = &ledger.Request{
-			RunID: r.id, Purpose: ledger.PurposeInference, Model: model, Test: t.ID, Repeat: a.rep, Attempt: a.n,
+			RunID: r.id, Purpose: ledger.PurposeInference, Model: model, Test: t.ID, Repeat: int(a.cell.rep), Attempt: a.n,
 			Input: mustJSON(req.Messages), Params: params, CacheKey: inferenceKey(req),
 			Status: ledger.StatusQueued, QueuedAt: r.now(),
 		}
@@ -141,7 +141,7 @@ func (e *engine) submitInference(batch []*attempt) {
 	jobs := make([]*gpu.Job, len(send))
 	for i, a := range send {
 		a.row.Input, a.row.Params = "", "" // on disk; the row's end writes neither
-		c := e.table.edit(a.ti, a.mi, a.rep)
+		c := e.table.edit(a.cell)
 		c.Status, c.Attempts = state.Queued, a.n
 		jobs[i] = e.job(a, reqs[i], chat.PurposeInference, "")
 		e.agentJob(a, jobs[i])
@@ -200,11 +200,11 @@ func (e *engine) markStarted(a *attempt, server string) {
 
 func (e *engine) inferenceDispatched(a *attempt, server string, loading bool) {
 	e.markStarted(a, server)
-	c := e.table.at(a.ti, a.mi, a.rep)
+	c := e.table.at(a.cell)
 	if c.Status.Terminal() || c.Attempts != a.n {
 		return
 	}
-	c = e.table.edit(a.ti, a.mi, a.rep)
+	c = e.table.edit(a.cell)
 	c.Status, c.Server = state.Running, server
 	if loading {
 		c.Status = state.Loading
@@ -223,7 +223,7 @@ func (e *engine) inferenceDone(a *attempt, res chat.Result, err error) {
 	if err != nil && class == "" {
 		class = chat.ClassMalformed
 	}
-	cell := [3]int{a.ti, a.mi, a.rep}
+	cell := a.cell
 	// Work the fleet gave up on (no server came back within max_wait) is
 	// not retried: the run goes on with what it has.
 	if err != nil && e.life == inferring && !errors.Is(err, gpu.ErrGaveUp) && mayRetry(class, a.try(), e.failovers[cell], e.r.cfg.Run.Retries) {
@@ -235,7 +235,7 @@ func (e *engine) inferenceDone(a *attempt, res chat.Result, err error) {
 		if errors.As(err, &ce) && ce.RetryAfter > wait {
 			wait = ce.RetryAfter
 		}
-		c := e.table.edit(a.ti, a.mi, a.rep)
+		c := e.table.edit(a.cell)
 		c.ErrorClass, c.Error, c.Status = class, chat.MessageOf(err), state.Queued
 		e.dirty = true
 		e.waitToRetry(a, wait)
@@ -256,7 +256,7 @@ func (e *engine) retryInference(a *attempt) {
 		e.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
 		return
 	}
-	e.submitInference([]*attempt{{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, loop: a.loop}})
+	e.submitInference([]*attempt{{cell: a.cell, n: a.n + 1, loop: a.loop}})
 }
 
 // inferenceSettled decides a cell from its last attempt, records it, and
@@ -266,7 +266,7 @@ func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
 		return // an agent cell's next step is on its way
 	}
 	r := e.r
-	t := r.tests[a.ti]
+	t := r.tests[a.cell.test]
 	e.inflight--
 	e.dirty = true
 	class := chat.ClassOf(err)
@@ -276,7 +276,7 @@ func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
 			class = chat.ClassCanceled
 		}
 	}
-	c := e.table.edit(a.ti, a.mi, a.rep)
+	c := e.table.edit(a.cell)
 	c.Attempts = a.n
 	switch {
 	case err != nil && class == chat.ClassCanceled:
@@ -308,7 +308,7 @@ func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
 	r.led.QueueCell(e.cellRow(c), e.ack)
 	clipCell(c)
 	if c.Status == state.Completed && e.plan.Judging == scoring.Pipelined && e.life == inferring {
-		e.queueCell(a.ti, a.mi, a.rep, e.wantedList())
+		e.queueCell(a.cell, e.wantedList())
 	}
 }
 

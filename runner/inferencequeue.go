@@ -25,17 +25,17 @@ func (e *engine) queueInference() {
 		// Battery order, model-major within a test, so the first rows
 		// fill first; placement decides what actually runs first.
 		batch := make([]*attempt, 0, n)
-		e.table.each(func(ti, mi, rep int) {
-			batch = append(batch, &attempt{ti: ti, mi: mi, rep: rep, n: 1})
+		e.table.each(func(p cellPos) {
+			batch = append(batch, &attempt{cell: p, n: 1})
 		})
 		e.submitInference(batch)
 		return
 	}
-	e.iqueue = make([][3]int32, 0, n)
+	e.iqueue = make([]cellPos, 0, n)
 	for mi := range e.r.models {
 		for ti := range e.r.tests {
 			for rep := range e.r.repeat {
-				e.iqueue = append(e.iqueue, [3]int32{int32(ti), int32(mi), int32(rep)})
+				e.iqueue = append(e.iqueue, posOf(ti, mi, rep))
 			}
 		}
 	}
@@ -52,7 +52,7 @@ func (e *engine) feedInference() {
 		rest := e.iqueue
 		e.iqueue = nil
 		for _, q := range rest {
-			a := &attempt{ti: int(q[0]), mi: int(q[1]), rep: int(q[2]), n: 1}
+			a := &attempt{cell: q, n: 1}
 			e.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before it was sent"})
 		}
 		return
@@ -66,7 +66,7 @@ func (e *engine) feedInference() {
 	take := min(room, len(e.iqueue))
 	batch := make([]*attempt, take)
 	for i, q := range e.iqueue[:take] {
-		batch[i] = &attempt{ti: int(q[0]), mi: int(q[1]), rep: int(q[2]), n: 1}
+		batch[i] = &attempt{cell: q, n: 1}
 	}
 	e.iqueue = e.iqueue[take:]
 	if len(e.iqueue) == 0 {

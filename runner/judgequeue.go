@@ -17,8 +17,8 @@ var judgeWindow = 512 // a variable for the tests
 // queuedCell is a completed cell waiting for judges not yet planned: 16
 // bytes, as a queue may hold every cell of the run.
 type queuedCell struct {
-	ti, mi, rep int32
-	set         int32 // the judges to plan, an index in engine.jsets
+	cell cellPos
+	set  int32 // the judges to plan, an index in engine.jsets
 }
 
 // judgeSet returns the index in e.jsets of judges, added unless it is the
@@ -36,8 +36,8 @@ func (e *engine) judgeSet(judges []string) int32 {
 
 // queueCell queues a completed cell for those of judges that have not
 // judged it, and says how many judge samples that is.
-func (e *engine) queueCell(ti, mi, rep int, judges []string) int {
-	c := e.table.at(ti, mi, rep)
+func (e *engine) queueCell(p cellPos, judges []string) int {
+	c := e.table.at(p)
 	if c.Status != state.Completed {
 		return 0
 	}
@@ -47,7 +47,7 @@ func (e *engine) queueCell(ti, mi, rep int, judges []string) int {
 			continue // judged or being judged
 		}
 		if e.r.judges[name].Batch {
-			e.submitJudging(e.planCell(ti, mi, rep, []string{name}, false))
+			e.submitJudging(e.planCell(p, []string{name}, false))
 			continue
 		}
 		lazy = append(lazy, name)
@@ -58,7 +58,7 @@ func (e *engine) queueCell(ti, mi, rep int, judges []string) int {
 	if len(lazy) == len(judges) {
 		lazy = judges // the common case shares one slice
 	}
-	e.jqueue = append(e.jqueue, queuedCell{ti: int32(ti), mi: int32(mi), rep: int32(rep), set: e.judgeSet(lazy)})
+	e.jqueue = append(e.jqueue, queuedCell{cell: p, set: e.judgeSet(lazy)})
 	n := len(lazy) * e.samples()
 	e.jqueued += n
 	e.dirty = true
@@ -69,7 +69,7 @@ func (e *engine) queueCell(ti, mi, rep int, judges []string) int {
 // samples that is.
 func (e *engine) queueAll(judges []string) int {
 	n := 0
-	e.table.each(func(ti, mi, rep int) { n += e.queueCell(ti, mi, rep, judges) })
+	e.table.each(func(p cellPos) { n += e.queueCell(p, judges) })
 	return n
 }
 
@@ -100,7 +100,7 @@ func (e *engine) feedJudging() {
 		e.jqueue = e.jqueue[1:]
 		judges := e.jsets[q.set]
 		e.jqueued -= len(judges) * e.samples()
-		jobs = append(jobs, e.planCell(int(q.ti), int(q.mi), int(q.rep), judges, false)...)
+		jobs = append(jobs, e.planCell(q.cell, judges, false)...)
 	}
 	e.submitJudging(jobs)
 	if len(e.jqueue) == 0 {

@@ -19,11 +19,11 @@ import (
 
 // judgeJob is one judge sample of one cell.
 type judgeJob struct {
-	ti, mi, rep int
-	judge       string
-	sample      int
-	round       int
-	refresh     bool // skip the cache (a re-judge)
+	cell    cellPos
+	judge   string
+	sample  int
+	round   int
+	refresh bool // skip the cache (a re-judge)
 }
 
 // tally collects the k samples of one judge on one cell in one round.
@@ -38,9 +38,10 @@ type tally struct {
 	prev, prevJury *state.Judgment
 }
 
+// tallyKey is one judge's tally of one cell.
 type tallyKey struct {
-	ti, mi, rep int
-	judge       string
+	cell  cellPos
+	judge string
 }
 
 func (e *engine) samples() int { return max(e.r.cfg.Scoring.Samples, 1) }
@@ -67,12 +68,12 @@ func (e *engine) phaseTwo() int {
 // planCell marks a completed cell as queued for the given judges and
 // returns the jobs to submit. Without refresh, judges that have judged the
 // cell (or are judging it) are skipped.
-func (e *engine) planCell(ti, mi, rep int, judges []string, refresh bool) []judgeJob {
-	c := e.table.at(ti, mi, rep)
+func (e *engine) planCell(p cellPos, judges []string, refresh bool) []judgeJob {
+	c := e.table.at(p)
 	if c.Status != state.Completed {
 		return nil
 	}
-	round := e.round[state.CellRef{Test: c.Test, Model: c.Model, Repeat: rep}]
+	round := e.round[p]
 	var jobs []judgeJob
 	k := e.samples()
 	for _, name := range judges {
@@ -83,16 +84,16 @@ func (e *engine) planCell(ti, mi, rep int, judges []string, refresh bool) []judg
 		if prev != nil && prev.Status != state.JudgmentDone {
 			prev = nil
 		}
-		key := tallyKey{ti, mi, rep, name}
+		key := tallyKey{p, name}
 		if old := e.tallies[key]; old != nil && prev == nil {
 			prev = old.prev // a re-judge of a re-judge still owes the first verdict back
 		}
-		c = e.table.edit(ti, mi, rep)
+		c = e.table.edit(p)
 		state.SetJudgment(c, &state.Judgment{Judge: name, Status: state.JudgmentQueued})
 		e.tallies[key] = &tally{round: round, samples: make([]scoring.Sample, k),
-			prev: prev, prevJury: e.pendingJury[tallyKey{ti, mi, rep, scoring.JuryName}]}
+			prev: prev, prevJury: e.pendingJury[tallyKey{p, scoring.JuryName}]}
 		for s := range k {
-			jobs = append(jobs, judgeJob{ti: ti, mi: mi, rep: rep, judge: name, sample: s, round: round, refresh: refresh})
+			jobs = append(jobs, judgeJob{cell: p, judge: name, sample: s, round: round, refresh: refresh})
 		}
 	}
 	if len(jobs) > 0 {
@@ -137,7 +138,7 @@ func (e *engine) submitJudging(jobs []judgeJob) {
 	e.dirty = true
 	var fleetJobs []*readyJudge
 	for i := range jobs {
-		a := &attempt{ti: jobs[i].ti, mi: jobs[i].mi, rep: jobs[i].rep, n: 1, judge: &jobs[i], ctx: ctx}
+		a := &attempt{cell: jobs[i].cell, n: 1, judge: &jobs[i], ctx: ctx}
 		if fj := e.judgeRequest(a); fj != nil {
 			fleetJobs = append(fleetJobs, fj)
 		}
@@ -152,8 +153,8 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 	r := e.r
 	j := a.judge
 	jc := r.judges[j.judge]
-	t := r.tests[j.ti]
-	c := e.table.at(j.ti, j.mi, j.rep)
+	t := r.tests[j.cell.test]
+	c := e.table.at(j.cell)
 	tpl, ok := judge.LookupTemplate(jc.Template)
 	if !ok {
 		tpl, _ = judge.LookupTemplate(scoring.DefaultTemplate)
@@ -182,8 +183,8 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 	key := judgeCacheKey(judge.KeyInput{BaseURL: e.judgeEndpoint(jc), Model: jc.Model, TemplateID: tpl.ID,
 		TemplateVersion: tpl.Version, TemplateHash: tpl.Hash(), Temperature: temp, MaxTokens: jc.MaxTokens,
 		Seed: baseSeed, Sample: j.sample, Input: in}, steps)
-	a.row = &ledger.Request{RunID: r.id, Purpose: ledger.PurposeJudge, Model: jc.Model, Test: t.ID, Repeat: j.rep,
-		CandidateModel: r.models[j.mi], Round: j.round,
+	a.row = &ledger.Request{RunID: r.id, Purpose: ledger.PurposeJudge, Model: jc.Model, Test: t.ID, Repeat: int(j.cell.rep),
+		CandidateModel: r.models[j.cell.model], Round: j.round,
 		Judge: j.judge, Sample: j.sample, Attempt: a.n, Input: mustJSON(req.Messages), Params: requestParams(req),
 		CacheKey: key, Status: ledger.StatusQueued, QueuedAt: r.now()}
 
@@ -259,15 +260,15 @@ func (e *engine) sendJudging(ctx context.Context, jobs []*readyJudge) {
 func (e *engine) judgeDispatched(a *attempt, server string) {
 	e.markStarted(a, server)
 	j := a.judge
-	tl := e.tallies[tallyKey{j.ti, j.mi, j.rep, j.judge}]
+	tl := e.tallies[tallyKey{j.cell, j.judge}]
 	if tl == nil || tl.round != j.round {
 		return
 	}
-	c := e.table.at(j.ti, j.mi, j.rep)
+	c := e.table.at(j.cell)
 	if cur := c.Judgment(j.judge); cur != nil && cur.Status == state.JudgmentQueued {
 		nj := *cur
 		nj.Status = state.JudgmentRunning
-		state.SetJudgment(e.table.edit(j.ti, j.mi, j.rep), &nj)
+		state.SetJudgment(e.table.edit(j.cell), &nj)
 		e.dirty = true
 	}
 }
@@ -298,7 +299,7 @@ func (e *engine) retryJudge(a *attempt) {
 	if e.shared[a.key] == a {
 		delete(e.shared, a.key)
 	}
-	next := &attempt{ti: a.ti, mi: a.mi, rep: a.rep, n: a.n + 1, batched: a.batched, judge: a.judge, ctx: a.ctx}
+	next := &attempt{cell: a.cell, n: a.n + 1, batched: a.batched, judge: a.judge, ctx: a.ctx}
 	ready := []*readyJudge{e.judgeRequest(next)}
 	if ready[0] != nil {
 		e.followers[next] = append(e.followers[next], fs...)
@@ -343,7 +344,7 @@ func (e *engine) judgeSettledAs(a *attempt, res chat.Result, err error, source s
 		}
 		r.led.QueueFinish(a.row, e.ack)
 	}
-	key := tallyKey{j.ti, j.mi, j.rep, j.judge}
+	key := tallyKey{j.cell, j.judge}
 	tl := e.tallies[key]
 	if tl == nil || tl.round != j.round {
 		return
@@ -352,7 +353,7 @@ func (e *engine) judgeSettledAs(a *attempt, res chat.Result, err error, source s
 		// A stopped judgment is not a verdict: the cell gets back the one
 		// it had, or none.
 		delete(e.tallies, key)
-		c := e.table.edit(j.ti, j.mi, j.rep)
+		c := e.table.edit(j.cell)
 		if tl.prev != nil {
 			state.SetJudgment(c, tl.prev)
 		} else {

@@ -50,17 +50,18 @@ func (e *engine) rejudge(cells []state.CellRef, name string) error {
 		if !ok1 || !ok2 || ref.Repeat < 0 || ref.Repeat >= e.r.repeat {
 			continue
 		}
-		if e.table.at(ti, mi, ref.Repeat).Status != state.Completed {
+		p := posOf(ti, mi, ref.Repeat)
+		if e.table.at(p).Status != state.Completed {
 			continue
 		}
-		e.round[ref]++
-		c := e.table.edit(ti, mi, ref.Repeat)
-		jk := tallyKey{ti, mi, ref.Repeat, scoring.JuryName}
+		e.round[p]++
+		c := e.table.edit(p)
+		jk := tallyKey{p, scoring.JuryName}
 		if jj := c.Judgment(scoring.JuryName); jj != nil {
 			e.pendingJury[jk] = jj
 		}
 		state.DropJudgments(c, scoring.JuryName) // the aggregate is redone when the judges are
-		jobs = append(jobs, e.planCell(ti, mi, ref.Repeat, names, true)...)
+		jobs = append(jobs, e.planCell(p, names, true)...)
 		delete(e.pendingJury, jk)
 	}
 	e.submitJudging(jobs)
@@ -70,9 +71,9 @@ func (e *engine) rejudge(cells []state.CellRef, name string) error {
 // completedRefs names every completed cell.
 func (e *engine) completedRefs() []state.CellRef {
 	var refs []state.CellRef
-	e.table.each(func(ti, mi, rep int) {
-		if c := e.table.at(ti, mi, rep); c.Status == state.Completed {
-			refs = append(refs, state.CellRef{Test: c.Test, Model: c.Model, Repeat: rep})
+	e.table.each(func(p cellPos) {
+		if c := e.table.at(p); c.Status == state.Completed {
+			refs = append(refs, state.CellRef{Test: c.Test, Model: c.Model, Repeat: int(p.rep)})
 		}
 	})
 	return refs

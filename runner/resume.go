@@ -116,8 +116,8 @@ func (e *engine) resume(b *state.BatteryRun, done map[ledger.CellKey]ledger.Requ
 	e.move(inferring)
 	var batch []*attempt
 	var fromLedger []*attempt
-	e.table.each(func(ti, mi, rep int) {
-		c := e.table.at(ti, mi, rep)
+	e.table.each(func(p cellPos) {
+		c := e.table.at(p)
 		send := !c.Status.Terminal() || again.Cancelled && c.Status == state.Cancelled ||
 			again.Errors && c.Status == state.Errored
 		if !send {
@@ -127,12 +127,12 @@ func (e *engine) resume(b *state.BatteryRun, done map[ledger.CellKey]ledger.Requ
 			return
 		}
 		e.inflight++
-		a := &attempt{ti: ti, mi: mi, rep: rep, n: c.Attempts + 1}
-		cell := e.table.edit(ti, mi, rep)
+		a := &attempt{cell: p, n: c.Attempts + 1}
+		cell := e.table.edit(p)
 		prevErr := cell.Status == state.Errored
 		cell.Status, cell.ErrorClass, cell.Error = state.Pending, "", ""
 		state.DropJudgments(cell, e.plan.Choices()...)
-		if req, ok := done[ledger.CellKey{Model: c.Model, Test: c.Test, Repeat: rep}]; ok && !prevErr {
+		if req, ok := done[ledger.CellKey{Model: c.Model, Test: c.Test, Repeat: int(p.rep)}]; ok && !prevErr {
 			// Answered before the process died: paid for, not sent again.
 			a.n = max(req.Attempt, 1)
 			a.row = &req

@@ -168,7 +168,7 @@ func TestUnchangedRowsKeepTheirPointer(t *testing.T) {
 	t.Parallel()
 	tbl := newCellTable([]string{"a", "b"}, []string{"m"}, 1)
 	first := tbl.publish()
-	tbl.edit(1, 0, 0).Status = state.Running
+	tbl.edit(posOf(1, 0, 0)).Status = state.Running
 	second := tbl.publish()
 	if first[0] != second[0] {
 		t.Error("row 0 did not change but was copied")
@@ -188,9 +188,9 @@ func TestAChangedCellIsCopiedAlone(t *testing.T) {
 	t.Parallel()
 	tbl := newCellTable([]string{"a"}, []string{"m0", "m1", "m2"}, 1)
 	first := tbl.publish()
-	c := tbl.edit(0, 1, 0)
+	c := tbl.edit(posOf(0, 1, 0))
 	c.Status = state.Running
-	if again := tbl.edit(0, 1, 0); again != c {
+	if again := tbl.edit(posOf(0, 1, 0)); again != c {
 		t.Error("a cell changed twice before a snapshot was copied twice")
 	}
 	second := tbl.publish()
@@ -202,7 +202,7 @@ func TestAChangedCellIsCopiedAlone(t *testing.T) {
 			t.Errorf("cell %d did not change but was copied", i)
 		}
 	}
-	tbl.edit(0, 1, 0).Status = state.Completed
+	tbl.edit(posOf(0, 1, 0)).Status = state.Completed
 	if second[0].Cells[1].Status != state.Running {
 		t.Error("a published cell was changed in place")
 	}

@@ -53,15 +53,27 @@ func newCellTable(tests []string, models []string, repeat int) *cellTable {
 	return t
 }
 
-// at returns the cell at (t, m, r) for reading.
-func (t *cellTable) at(ti, mi, r int) *state.Cell {
-	return t.rows[ti].Cells[mi*t.repeat+r]
+// cellPos is where a cell sits in the table: its test's row, its model and
+// its repeat. It is the engine's one name for a cell (an attempt's, a map's
+// key, a queue's entry); int32 keeps a queue of every cell of a run small.
+// state.CellRef names the same cell by test ID and model outside the engine.
+type cellPos struct{ test, model, rep int32 }
+
+// posOf is the cell of test ti, model mi, repeat rep.
+func posOf(ti, mi, rep int) cellPos { return cellPos{int32(ti), int32(mi), int32(rep)} }
+
+// index is p's place in its row.
+func (t *cellTable) index(p cellPos) int { return int(p.model)*t.repeat + int(p.rep) }
+
+// at returns the cell at p for reading.
+func (t *cellTable) at(p cellPos) *state.Cell {
+	return t.rows[p.test].Cells[t.index(p)]
 }
 
-// edit returns the cell at (t, m, r) for changing, copying first its row's
+// edit returns the cell at p for changing, copying first its row's
 // pointers and then the cell when a snapshot has them.
-func (t *cellTable) edit(ti, mi, r int) *state.Cell {
-	i := mi*t.repeat + r
+func (t *cellTable) edit(p cellPos) *state.Cell {
+	ti, i := int(p.test), t.index(p)
 	if t.rowGen[ti] != t.gen {
 		t.rows[ti] = &state.Row{Cells: slices.Clone(t.rows[ti].Cells)}
 		t.rowGen[ti] = t.gen
@@ -115,12 +127,12 @@ func (t *cellTable) publish() []*state.Row {
 	return out
 }
 
-// each calls fn with every cell's coordinates, in battery order.
-func (t *cellTable) each(fn func(ti, mi, rep int)) {
+// each calls fn with every cell's position, in battery order.
+func (t *cellTable) each(fn func(p cellPos)) {
 	for ti := range t.rows {
 		for mi := range t.models {
 			for rep := range t.repeat {
-				fn(ti, mi, rep)
+				fn(posOf(ti, mi, rep))
 			}
 		}
 	}

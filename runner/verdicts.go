@@ -42,7 +42,7 @@ func (e *engine) conclude(j *judgeJob, tl *tally, source string) []ledger.Verdic
 	if res.Verdict == scoring.Error {
 		jd.Error = cmp.Or(joinErrs(tl.errs), firstParseErr(tl.samples), "the judge gave no verdict")
 	}
-	c := e.table.edit(j.ti, j.mi, j.rep)
+	c := e.table.edit(j.cell)
 	state.SetJudgment(c, jd)
 	c.Clipped = c.Clipped || clipped
 	out := []ledger.VerdictRow{e.verdictRow(c, jd, mustJSON(res))}

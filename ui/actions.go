@@ -21,7 +21,7 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		q := m.ask
 		m.ask = askNothing
 		// A second ctrl+c while asking to quit or interrupt means yes.
-		yes := key.Matches(msg, k.Yes) || interrupt && (q == askQuit || q == askInterrupt)
+		yes := key.Matches(msg, k.Prompt.Yes) || interrupt && (q == askQuit || q == askInterrupt)
 		switch {
 		case yes && (q == askInterrupt || interrupt):
 			return m.act.stopAndInterrupt()
@@ -50,7 +50,7 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		// A message stays until the next key, unless its answer is pending.
 		m.say("", false)
 	}
-	if m.rejudging() && m.screen == screenGrid && (key.Matches(msg, k.Stop) || msg.String() == "esc") {
+	if m.rejudging() && m.screen == screenGrid && key.Matches(msg, k.Grid.CancelJudging) {
 		// Cancelling a re-judge costs nothing: the earlier verdicts come back.
 		m.say("cancelling the re-judge: the earlier verdicts come back", false)
 		if m.handing && m.handedAt == 0 {
@@ -93,18 +93,19 @@ func (m *model) interrupt() tea.Cmd {
 
 // filterKey edits the name filter; the grid follows every keystroke.
 func (m *model) filterKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "enter":
+	k := m.c.keys.Filter
+	switch {
+	case key.Matches(msg, k.Keep):
 		m.filtering = false
 		return nil
-	case "esc":
+	case key.Matches(msg, k.Drop):
 		m.filtering = false
 		m.typed = ""
-	case "backspace":
+	case key.Matches(msg, k.Erase):
 		if r := []rune(m.typed); len(r) > 0 {
 			m.typed = string(r[:len(r)-1])
 		}
-	case "ctrl+u":
+	case key.Matches(msg, k.EraseAll):
 		m.typed = ""
 	default:
 		if msg.Text == "" || msg.Mod&^tea.ModShift != 0 {
@@ -118,12 +119,12 @@ func (m *model) filterKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // helpKey scrolls the key map with the keys that move in the grid.
 func (m *model) helpKey(msg tea.KeyPressMsg) tea.Cmd {
-	k, h := m.c.keys, &m.help
+	k := m.c.keys.Help
 	switch {
-	case key.Matches(msg, k.Help, k.Back):
+	case key.Matches(msg, k.Close, k.Back):
 		m.screen = m.back
 	default:
-		m.scrollKey(msg, h)
+		scrollKey(msg, k.scrollKeyMap, &m.help)
 	}
 	return nil
 }
@@ -136,9 +137,8 @@ type scrollable interface {
 	toBottom()
 }
 
-// scrollKey moves s as msg asks, if msg is a scrolling key.
-func (m *model) scrollKey(msg tea.KeyPressMsg, s scrollable) {
-	k := m.c.keys
+// scrollKey moves s as msg asks, if msg is one of k's.
+func scrollKey(msg tea.KeyPressMsg, k scrollKeyMap, s scrollable) {
 	switch {
 	case key.Matches(msg, k.Down):
 		s.scroll(1)
@@ -156,15 +156,15 @@ func (m *model) scrollKey(msg tea.KeyPressMsg, s scrollable) {
 }
 
 func (m *model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys
+	k := m.c.keys.Picker
 	switch {
 	case key.Matches(msg, k.Back, k.Judge):
 		m.screen = m.back
-	case msg.String() == "down" || msg.String() == "j":
+	case key.Matches(msg, k.Down):
 		m.picker.move(1)
-	case msg.String() == "up" || msg.String() == "k":
+	case key.Matches(msg, k.Up):
 		m.picker.move(-1)
-	case msg.String() == "enter":
+	case key.Matches(msg, k.Choose):
 		m.screen = m.back
 		name := m.picker.selected()
 		if name == m.judge {
@@ -184,7 +184,7 @@ func (m *model) pickerKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys
+	k := m.c.keys.Detail
 	switch {
 	case key.Matches(msg, k.Back):
 		m.screen = screenGrid
@@ -205,7 +205,7 @@ func (m *model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
-	k, g := m.c.keys, m.grid
+	k, g := m.c.keys.Grid, m.grid
 	switch {
 	case key.Matches(msg, k.Up):
 		g.move(-1, 0)
@@ -272,14 +272,14 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // compareKey scrolls the ranking; esc and c close it.
 func (m *model) compareKey(msg tea.KeyPressMsg) tea.Cmd {
-	k, r := m.c.keys, &m.rank
+	k := m.c.keys.Compare
 	switch {
 	case key.Matches(msg, k.Back, k.Compare):
 		m.screen = screenGrid
 	case key.Matches(msg, k.Help):
 		m.openHelp()
 	default:
-		m.scrollKey(msg, r)
+		scrollKey(msg, k.scrollKeyMap, &m.rank)
 	}
 	return nil
 }
@@ -499,7 +499,8 @@ func completedRefs(run *state.BatteryRun, t, mi int) []state.CellRef {
 	return refs
 }
 
-// refreshKeys enables the keys that can act now; help greys the others.
+// refreshKeys enables the keys that can act now, in every component's key
+// map; footers leave the others out and the full help greys them.
 func (m *model) refreshKeys() {
 	k := m.c.keys
 	have := m.run != nil
@@ -511,21 +512,44 @@ func (m *model) refreshKeys() {
 	if m.screen == screenDetail {
 		cellT, cellM, onCell = m.detail.t, m.detail.m, have
 	}
-	for _, b := range []*key.Binding{&k.Left, &k.Right, &k.Figures, &k.Transpose, &k.Filter, &k.StatusFilter} {
-		b.SetEnabled(have)
-	}
-	k.Compare.SetEnabled(have && (m.screen == screenGrid || m.rankingOpen() ||
-		m.screen == screenHelp && m.back == screenGrid))
+	rejudge := judging && onCell && len(completedRefs(m.run, cellT, cellM)) > 0
+	compare := have && (m.screen == screenGrid || m.rankingOpen() ||
+		m.screen == screenHelp && m.back == screenGrid)
 	// The moves scroll the key map too, run or not.
-	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.Top, &k.Bottom, &k.PageUp, &k.PageDown} {
-		b.SetEnabled(have || m.screen == screenHelp)
-	}
-	k.Detail.SetEnabled(onCell)
-	k.Stop.SetEnabled(ctrl && (m.running() && !m.stopping || m.rejudging()))
-	k.ClearFilter.SetEnabled(have && m.screen == screenGrid && m.grid.query != "")
-	k.Rejudge.SetEnabled(judging && onCell && len(completedRefs(m.run, cellT, cellM)) > 0)
-	k.RejudgeAll.SetEnabled(judging && m.board.counts.Completed > 0)
+	moves := have || m.screen == screenHelp
+
+	g := &k.Grid
+	enable(have, &g.Left, &g.Right, &g.Figures, &g.Transpose, &g.Filter, &g.StatusFilter)
+	enable(moves, &g.Up, &g.Down, &g.Top, &g.Bottom, &g.PageUp, &g.PageDown)
+	g.Compare.SetEnabled(compare)
+	g.Detail.SetEnabled(onCell)
+	g.Stop.SetEnabled(ctrl && (m.running() && !m.stopping || m.rejudging()))
+	g.ClearFilter.SetEnabled(have && m.screen == screenGrid && m.grid.query != "")
+	g.Rejudge.SetEnabled(rejudge)
+	g.RejudgeAll.SetEnabled(judging && m.board.counts.Completed > 0)
 	// The picker always has another choice: a judge, or none.
-	k.Judge.SetEnabled(judges)
-	k.Export.SetEnabled(have && ctrl && !m.exporting)
+	g.Judge.SetEnabled(judges)
+	g.Export.SetEnabled(have && ctrl && !m.exporting)
+
+	d := &k.Detail
+	enable(moves, &d.Up, &d.Down, &d.PageDown, &d.Top, &d.Bottom)
+	d.Rejudge.SetEnabled(rejudge)
+	d.Judge.SetEnabled(judges)
+
+	k.Compare.scrollKeyMap.enable(moves)
+	k.Compare.Compare.SetEnabled(compare)
+	k.Help.scrollKeyMap.enable(moves)
+	k.Picker.Judge.SetEnabled(judges)
+}
+
+// enable enables bs, or disables them.
+func enable(on bool, bs ...*key.Binding) {
+	for _, b := range bs {
+		b.SetEnabled(on)
+	}
+}
+
+// enable enables every move of k, or disables them.
+func (k *scrollKeyMap) enable(on bool) {
+	enable(on, &k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom)
 }

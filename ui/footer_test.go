@@ -27,7 +27,7 @@ func TestFooterFitsWholeKeys(t *testing.T) {
 		{name: "compare", run: sceneJudged, keys: []string{"c"}},
 	}
 	every := map[string]bool{} // as drawn, and as --ascii draws it
-	for _, b := range slices.Concat(newKeyMap().ShortHelp(), newKeyMap().DetailHelp(), newKeyMap().CompareHelp()) {
+	for _, b := range slices.Concat(defaultGridKeyMap().ShortHelp(), defaultDetailKeyMap().ShortHelp(), defaultCompareKeyMap().ShortHelp()) {
 		item := b.Help().Key + " " + b.Help().Desc
 		every[item], every[asciiFold.Replace(item)] = true, true
 	}

@@ -29,7 +29,7 @@ func TestChecksOnlyRunPicksNoJudge(t *testing.T) {
 	if strings.Contains(got, "PASS 0") {
 		t.Errorf("summary has a verdict count with no judge in view:\n%s", got)
 	}
-	k := m.c.keys
+	k := m.c.keys.Grid
 	if k.Rejudge.Enabled() || k.RejudgeAll.Enabled() {
 		t.Error("re-judge is enabled with no judge in view")
 	}

@@ -1,10 +1,6 @@
 package ui
 
-import (
-	"strings"
-
-	"charm.land/bubbles/v2/key"
-)
+import "strings"
 
 // help draws the footer's short help and the full key map that `?` opens.
 // The footer lists the keys that can act now, as many as fit; the full key
@@ -34,10 +30,11 @@ func (h *help) toTop() { h.off = 0 }
 // SetSize gives the full help its part of the screen.
 func (h *help) SetSize(w, ht int) { h.width, h.height = w, ht }
 
-// short draws the enabled bindings on one line, in their order. When they
-// do not fit, it leaves out whole bindings, the highest footerRank first,
-// rather than cut one in the middle: "? help • q quit" stays at the end.
-func (h *help) short(bindings []key.Binding) string {
+// short draws a footer's enabled bindings on one line, in their order. When
+// they do not fit, it leaves out whole bindings, the highest drop first (the
+// last of equals), rather than cut one in the middle: "? help • q quit"
+// stays at the end.
+func (h *help) short(footer []footerKey) string {
 	st := h.c.styles
 	sep := " • "
 	if h.c.opts.ASCII {
@@ -46,15 +43,16 @@ func (h *help) short(bindings []key.Binding) string {
 	type entry struct {
 		key, desc string
 		width     int
+		drop      int
 	}
 	var shown []entry
 	width := 1 // the leading space
-	for _, b := range bindings {
+	for _, b := range footer {
 		if !b.Enabled() {
 			continue
 		}
 		hl := b.Help()
-		e := entry{hl.Key, hl.Desc, h.c.sw(hl.Key + " " + hl.Desc)}
+		e := entry{hl.Key, hl.Desc, h.c.sw(hl.Key + " " + hl.Desc), b.drop}
 		if len(shown) > 0 {
 			width += h.c.sw(sep)
 		}
@@ -64,12 +62,8 @@ func (h *help) short(bindings []key.Binding) string {
 	for width > h.width {
 		drop, dropRank := -1, 0
 		for i, e := range shown {
-			r, ok := footerRank[e.key]
-			if !ok {
-				r = len(footerRank) + 1
-			}
-			if r > 0 && r >= dropRank {
-				drop, dropRank = i, r
+			if e.drop > dropNever && e.drop >= dropRank {
+				drop, dropRank = i, e.drop
 			}
 		}
 		if drop < 0 {
@@ -113,7 +107,7 @@ func (h *help) View() string {
 // lines is the whole key map and legend, laid out for the width.
 func (h *help) lines() []string {
 	st := h.c.styles
-	groups := h.c.keys.FullHelp()
+	groups := h.c.keys.Grid.FullHelp()
 	cols := make([][]string, len(groups))
 	widths := make([]int, len(groups))
 	for i, grp := range groups {
@@ -124,9 +118,6 @@ func (h *help) lines() []string {
 		cols[i] = append(cols[i], st.section.Render(fullHelpTitles[i]))
 		for _, b := range grp {
 			hl := b.Help()
-			if long, ok := longHelp[hl.Desc]; ok {
-				hl.Desc = long
-			}
 			entry := h.c.fit(hl.Key, keyW) + "  " + hl.Desc
 			if b.Enabled() {
 				entry = st.key.Render(h.c.fit(hl.Key, keyW)) + "  " + hl.Desc

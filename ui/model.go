@@ -356,17 +356,17 @@ func (m *model) frame() string {
 	switch {
 	case m.filtering:
 		// Every other key types into the filter: list what does not.
-		sb.WriteString(m.help.short(k.FilterHelp()))
+		sb.WriteString(m.help.short(k.Filter.footer()))
 	case m.screen == screenDetail:
-		sb.WriteString(m.help.short(k.DetailHelp()))
+		sb.WriteString(m.help.short(k.Detail.footer()))
 	case m.screen == screenHelp:
-		sb.WriteString(m.help.short(k.KeysHelp()))
+		sb.WriteString(m.help.short(k.Help.footer()))
 	case m.screen == screenPicker:
-		sb.WriteString(m.help.short(k.OverlayHelp()))
+		sb.WriteString(m.help.short(k.Picker.footer()))
 	case m.screen == screenCompare:
-		sb.WriteString(m.help.short(k.CompareHelp()))
+		sb.WriteString(m.help.short(k.Compare.footer()))
 	default:
-		sb.WriteString(m.help.short(k.ShortHelp()))
+		sb.WriteString(m.help.short(k.Grid.footer()))
 	}
 	return sb.String()
 }

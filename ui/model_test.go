@@ -176,7 +176,7 @@ func TestStoppedRunShowsCancelledCells(t *testing.T) {
 			t.Errorf("screen still shows %q after stop:\n%s", gone, got)
 		}
 	}
-	if m.c.keys.Stop.Enabled() {
+	if m.c.keys.Grid.Stop.Enabled() {
 		t.Error("stop is still enabled after the run ended")
 	}
 }
@@ -364,7 +364,7 @@ func TestKeysThatCannotActAreDisabled(t *testing.T) {
 			m := testModel(100, 30, Options{}, ctrl)
 			show(m, tt.run())
 			press(m, tt.keys...)
-			k := m.c.keys
+			k := m.c.keys.Grid
 			byKey := map[string]bool{
 				"s": k.Stop.Enabled(), "r": k.Rejudge.Enabled(), "R": k.RejudgeAll.Enabled(),
 				"J": k.Judge.Enabled(), "e": k.Export.Enabled(), "enter": k.Detail.Enabled(),
@@ -416,7 +416,7 @@ func TestExport(t *testing.T) {
 			m := testModel(100, 30, Options{}, ctrl)
 			show(m, snap)
 			cmd := press(m, "e")
-			if m.c.keys.Export.Enabled() {
+			if m.c.keys.Grid.Export.Enabled() {
 				t.Error("export stays enabled while one is under way")
 			}
 			run(m, cmd)
@@ -599,12 +599,12 @@ func TestStopRightAfterRejudgeCancelsIt(t *testing.T) {
 		t.Fatalf("the re-judge answered %#v, want a later snapshot's seq", msg)
 	}
 	<-ctrl.calls
-	if !m.c.keys.Stop.Enabled() {
+	if !m.c.keys.Grid.Stop.Enabled() {
 		t.Fatal("s is off while the re-judge is taken but not yet shown")
 	}
 	show(m, <-ctrl.out)
 	show(m, <-ctrl.out) // the stop's snapshot from above, then the re-judge's
-	if m.c.keys.Stop.Enabled() {
+	if m.c.keys.Grid.Stop.Enabled() {
 		t.Fatal("s still on once a snapshot shows the re-judge over")
 	}
 }

@@ -196,26 +196,24 @@ func (m *qualifyModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // refreshKeys enables the moves that can move now; the footer lists those.
 func (m *qualifyModel) refreshKeys() {
-	k := m.c.keys
-	more := m.lastOff() > 0
-	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.PageUp, &k.PageDown, &k.Top, &k.Bottom} {
-		b.SetEnabled(more)
-	}
+	k := &m.c.keys.Qualify
+	k.scrollKeyMap.enable(m.lastOff() > 0)
 	k.Left.SetEnabled(m.colOff > 0)
 	k.Right.SetEnabled(m.hiddenRight())
 }
 
 // key routes a key press: a pending y/N first, then the moves and quit.
 func (m *qualifyModel) key(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys
-	interrupt := key.Matches(msg, k.Interrupt)
+	k := m.c.keys.Qualify
+	interrupt := key.Matches(msg, m.c.keys.Interrupt)
+	yes := key.Matches(msg, m.c.keys.Prompt.Yes)
 	if m.ask != askNothing {
 		q := m.ask
 		m.ask = askNothing
 		switch {
-		case interrupt || key.Matches(msg, k.Yes) && q == askInterrupt:
+		case interrupt || yes && q == askInterrupt:
 			return tea.Interrupt
-		case key.Matches(msg, k.Yes):
+		case yes:
 			return tea.Quit
 		}
 		return nil

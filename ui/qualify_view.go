@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"pitwall/judge/scoring"
-
-	"charm.land/bubbles/v2/key"
 )
 
 // The qualify screen's fixed parts: three header lines, the grid's own
@@ -73,7 +71,7 @@ func (m *qualifyModel) frameText() string {
 		lines = append(lines, "")
 	}
 	k := m.c.keys
-	lines = append(lines[:h-footerH], m.help.short([]key.Binding{k.Up, k.Down, k.PageDown, k.Left, k.Right, k.Quit}))
+	lines = append(lines[:h-footerH], m.help.short(k.Qualify.footer()))
 	return strings.Join(lines, "\n")
 }
 
