@@ -98,7 +98,11 @@ func TestParseNamedAttacks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := ParseReply(tt.raw, tt.finish, tt.maxTokens)
+			finish := tt.finish
+			if finish == "" {
+				finish = "stop"
+			}
+			s := ParseReply(tt.raw, finish, tt.maxTokens)
 			if tt.errHas != "" {
 				if !strings.Contains(s.ParseErr, tt.errHas) {
 					t.Fatalf("got pass %v score %.2f err %q; want a judge error mentioning %q", s.Pass, s.Score, s.ParseErr, tt.errHas)
