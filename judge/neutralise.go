@@ -22,8 +22,8 @@ import (
 //     read as a verdict, a score, a tag, a tool call or one of these marks
 //     (see suspect) begins with candidateMark, and its angle brackets (and
 //     their look-alikes) are written &lt; and &gt; and its ampersands
-//     &amp;, so that a judge that decodes entities once gets back the
-//     candidate's text, not a tag. A line is suspect as written, and as an
+//     ＆ (fullwidth), so that a judge that decodes entities, once or
+//     more, gets no tag or line break from an entity the candidate wrote. A line is suspect as written, and as an
 //     entity-decoding reader sees it (&#86;ERDICT, &lt;/candidate_output&gt;,
 //     named, decimal and hex entities, decoded up to maxDecodes times and
 //     split at the line breaks that decoding makes), each form matched
@@ -176,11 +176,12 @@ func mayNameVerdict(f string) bool {
 		strings.Contains(f, `"pass`) || strings.Contains(f, `\u`)
 }
 
-// escapeMarked escapes a marked line: its ampersands (so that decoding
-// entities once gives back what the candidate wrote, never a tag or a line
-// break) and its angle brackets and their look-alikes (escapeBrackets).
+// escapeMarked escapes a marked line: its ampersands become fullwidth
+// ampersands (U+FF06), so that no entity the candidate wrote decodes to a
+// tag or a line break however many times a judge decodes, and its angle
+// brackets and their look-alikes are escaped (escapeBrackets).
 func escapeMarked(s string) string {
-	return escapeBrackets(strings.ReplaceAll(s, "&", "&amp;"))
+	return escapeBrackets(strings.ReplaceAll(s, "&", "\uFF06"))
 }
 
 // escapeBrackets writes every angle bracket of s, and every look-alike of

@@ -50,7 +50,7 @@ import (
 //     a score (`, SCORE: 0.8`) and plain words may follow; anything that
 //     could be a second verdict makes the answer a judge error that names
 //     it: "or", "/", "|", "?", a bracket, a second PASS, FAIL or
-//     VERDICT (`VERDICT: PASS or VERDICT: FAIL`, `VERDICT: PASS/FAIL`,
+//     VERDICT, even inside a word (`VERDICT: PASS or VERDICT: FAIL`, `VERDICT: PASS/FAIL`,
 //     `VERDICT: [PASS or FAIL]`, `VERDICT: PASS? No - FAIL.`). An earlier
 //     verdict line never stands in for a malformed last one. The same
 //     holds for a JSON verdict whose keys disagree ({"pass": true,
@@ -81,8 +81,10 @@ var (
 	// around it, and the end of a sentence.
 	closingRE = regexp.MustCompile(`^[ \t*_"'\]).!]*`)
 	// secondRE is what could be a second verdict after the token (matched
-	// against fold of the rest, with its score clause taken out).
-	secondRE = regexp.MustCompile(`\bor\b|[/|?\[\](){}<>]|\b(?:pass|fail)(?:ed|es|ing)?\b|\bverdict\b`)
+	// against fold of the rest, with its score clause taken out): a verdict
+	// word anywhere, even inside another ("FAIL0", "bypassed"), since a
+	// word boundary is easy to hide.
+	secondRE = regexp.MustCompile(`\bor\b|[/|?\[\](){}<>]|pass|fail|verdict`)
 	// tokenLineRE is a line that begins with an upper-case verdict token.
 	tokenLineRE = regexp.MustCompile(`^[ \t>*#_|-]*[*_"'\[(]*(PASS(?:ED)?|FAIL(?:ED)?)\b`)
 	// mentionRE is a verdict anywhere, in a sentence or a JSON field.

@@ -152,8 +152,8 @@ func TestParseNamedAttacks(t *testing.T) {
 			errHas: "inside a sentence",
 		},
 		{
-			name:   "an answer with no finish_reason",
-			raw:    "Correct.\nVERDICT: PASS", finish: "none",
+			name: "an answer with no finish_reason",
+			raw:  "Correct.\nVERDICT: PASS", finish: "none",
 			errHas: "without a finish_reason",
 		},
 		// The forms the grammar keeps.
