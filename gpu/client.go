@@ -231,12 +231,17 @@ func (a *streamAcc) add(raw []byte, at time.Duration) error {
 		for _, tc := range d.ToolCalls {
 			a.tools.add(tc)
 		}
-		if choice.FinishReason != "" {
+		if choice.FinishReason != "" && !cut(a.finish) {
 			a.finish = choice.FinishReason
 		}
 	}
 	return nil
 }
+
+// cut reports whether a finish_reason says the reply was cut short: a
+// later chunk's "stop" does not make it whole (a judge's answer is read
+// only when it ended by itself).
+func cut(finish string) bool { return finish == "length" || finish == "content_filter" }
 
 // result fills res from what has arrived so far.
 func (a *streamAcc) result(res chat.Result, start, end time.Time) chat.Result {

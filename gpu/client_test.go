@@ -213,6 +213,12 @@ func TestChatAssemblesTheStream(t *testing.T) {
 			want:   chat.Result{Model: model, Content: "abc", FinishReason: "length", CompletionTokens: 3},
 		},
 		{
+			name:   "a length chunk is not undone by a later stop: the answer was cut",
+			events: []string{oaiContent(model, "VERDICT: PASS"), oaiFinish(model, "length"), oaiFinish(model, "stop")},
+			done:   true,
+			want:   chat.Result{Model: model, Content: "VERDICT: PASS", FinishReason: "length", CompletionTokens: 1},
+		},
+		{
 			name:   "finish_reason without [DONE] is a whole answer",
 			events: []string{oaiContent(model, "ok"), oaiFinish(model, "stop")},
 			want:   chat.Result{Model: model, Content: "ok", FinishReason: "stop", CompletionTokens: 1},

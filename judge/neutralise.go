@@ -17,22 +17,33 @@ import (
 //
 //  1. Inline thinking is cut (check.Answer): the judge grades the answer.
 //     The reasoning a server sends apart never reaches the judge either.
-//  2. Every line break (CR, LF, CRLF, and the rarer VT, FF, NEL, U+2028
-//     and U+2029) becomes LF, and each line that could be read as a
-//     verdict, a score, a tag, a tool call or one of these marks (see
-//     suspect: matched after folding look-alike letters such as fullwidth
-//     ＶＥＲＤＩＣＴ or Cyrillic "VЕRDICT") begins with candidateMark, and
-//     its angle brackets (and their look-alikes) are written &lt; and
-//     &gt;. Parse drops every line that begins with the mark, so a judge
-//     that echoes the candidate echoes nothing it reads; and no tag of the
-//     candidate's closes <candidate_output> or opens a <think> in the
-//     judge's answer.
+//  2. Every line break Unicode has (CR, LF, CRLF, and the rarer VT, FF,
+//     NEL, U+2028 and U+2029) becomes LF, and each line that could be
+//     read as a verdict, a score, a tag, a tool call or one of these marks
+//     (see suspect) begins with candidateMark, and its angle brackets (and
+//     their look-alikes) are written &lt; and &gt; and its ampersands
+//     ＆ (fullwidth), so that a judge that decodes entities, once or
+//     more, gets no tag or line break from an entity the candidate wrote. A line is suspect as written, and as an
+//     entity-decoding reader sees it (&#86;ERDICT, &lt;/candidate_output&gt;,
+//     named, decimal and hex entities, decoded up to maxDecodes times and
+//     split at the line breaks that decoding makes), each form matched
+//     after fold: NFKD compatibility forms (fullwidth ＶＥＲＤＩＣＴ,
+//     Roman numeral Ⅴ), the confusable letters of Unicode's confusables
+//     data (Cyrillic "VЕRDICT", Cherokee, Lisu, …), lower case. A line is
+//     also suspect when it begins with PASS or FAIL, when it labels a
+//     PASS or FAIL (`Veredicto: PASS`, `判定：FAIL`), or when it holds the
+//     word for verdict in one of the major languages judges may answer in
+//     (foreignVerdictRE). Parse drops every line that begins with the
+//     mark, so a judge that echoes the candidate echoes nothing it reads;
+//     and no tag of the candidate's closes <candidate_output> or opens a
+//     <think> in the judge's answer.
 //  3. Each tool call is one line, `[tool call] name({"a":1})`. A name that
 //     is not a plain identifier is written as a JSON string. Arguments that
-//     are JSON are compacted with <, > and their look-alikes \u-escaped (the
-//     same JSON to a reader, no tag to a parser); arguments that are not
-//     JSON are kept, with line breaks written \n and brackets escaped, so
-//     the judge still sees that they are broken.
+//     are JSON are compacted with <, >, their look-alikes and the line
+//     breaks JSON allows raw in a string (NEL, U+2028, U+2029) \u-escaped
+//     (the same JSON to a reader, no tag or new line to a parser);
+//     arguments that are not JSON are kept, with line breaks written \n
+//     and brackets escaped, so the judge still sees that they are broken.
 
 // candidateMark begins a candidate's line that looks like something a judge
 // writes. The built-in templates tell the judge what it means.
@@ -73,7 +84,7 @@ func neutraliseLine(line string) string {
 	if !suspect(line) {
 		return line
 	}
-	return candidateMark + " " + escapeBrackets(line)
+	return candidateMark + " " + escapeMarked(line)
 }
 
 var (
@@ -82,21 +93,80 @@ var (
 	verdictWordRE = regexp.MustCompile(`verdict|score[ \t*_"']*(?:[:=-]|is\b)|reason(?:ing)?[ \t*_"']*:|"pass(?:ed)?"|\\u[0-9a-f]{4}`)
 	tagRE         = regexp.MustCompile(`<[ \t]*/?[ \t]*(?:think|task|criteria|reference|candidate_output)`)
 	markRE        = regexp.MustCompile("^[ \\t>*#_|`-]*\\[(?:tool call|candidate wrote|observation|step [0-9]+|final answer|agent trajectory)\\]")
+	// tokenRE is a line that begins with a verdict word (the value line of
+	// a split verdict, or a second verdict after the judge's), or that
+	// labels one in any language: "Veredicto: PASS", "判定: fail".
+	tokenRE = regexp.MustCompile("^[ \\t>*#_|`\"'\\[(-]*(?:pass|fail)(?:ed)?\\b|[:=][ \\t*_\"'\\[(]*(?:pass|fail)(?:ed)?\\b")
+	// foreignVerdictRE is the word for verdict (or judgement, or the pass
+	// and fail a judge might write) in the major languages other than
+	// English: Spanish, Portuguese, French, Italian, German, Dutch,
+	// Polish, Russian, Ukrainian, Chinese, Japanese and Korean. A line
+	// holding one imitates a judge answering in that language.
+	foreignVerdictRE = regexp.MustCompile(`veredicto|veredito|verdetto|urteil|oordeel|werdykt|вердикт|приговор|вирок|判定|判决|判決|裁决|裁決|评决|評決|판정|평결|aprobado|reprobado|aprovado|reprovado|réussi|reussi|échoué|echoue|bestanden|superato|bocciato|пройден|провален|合格|不通过|不通過|통과|실패|합격`)
 )
 
 // suspect reports whether a line of candidate text could be read as judge
-// output: the word verdict anywhere, a score or reason label, a "pass" JSON
-// key or a \u escape (which could spell one), a think or block tag, or a
-// tool-call line, a mark or one of RenderTrajectory's labels at its start. It errs towards marking: a marked
-// line loses nothing but its place in what Parse reads.
+// output: the word verdict (in English or another major language)
+// anywhere, a score or reason label, a "pass" JSON key or a \u escape
+// (which could spell one), a think or block tag, a tool-call line, a mark
+// or one of RenderTrajectory's labels at its start, a verdict word at its
+// start or after a label. Each form of the line decodedForms gives is
+// tried. It errs towards marking: a marked line loses nothing but its
+// place in what Parse reads.
 func suspect(line string) bool {
-	f := fold(line)
+	for _, form := range decodedForms(line) {
+		if suspectFolded(fold(form)) || foreignVerdict(form) {
+			return true
+		}
+	}
+	return false
+}
+
+// suspectFolded is suspect for one folded form of a line, but for
+// foreignVerdict.
+func suspectFolded(f string) bool {
 	// Each pattern needs a word or a character the line may well lack: a
 	// line with none of them is told apart without a regular expression
-	// (TestSuspectShortcuts holds the two to the same answer).
+	// (FuzzSuspectShortcuts holds the two to the same answer).
 	return strings.Contains(f, "<") && tagRE.MatchString(f) ||
 		strings.Contains(f, "[") && markRE.MatchString(f) ||
-		mayNameVerdict(f) && verdictWordRE.MatchString(f)
+		mayNameVerdict(f) && verdictWordRE.MatchString(f) ||
+		(strings.Contains(f, "pass") || strings.Contains(f, "fail")) && tokenRE.MatchString(f)
+}
+
+// foreignVerdict reports whether a line holds a foreign word for verdict,
+// as written (lower case: NFKD would split a Hangul syllable, and the
+// confusables fold would make Cyrillic Latin) or folded (accents and
+// look-alike letters gone).
+func foreignVerdict(form string) bool {
+	if isASCII(form) && !mayNameForeignVerdict(strings.ToLower(form)) {
+		return false
+	}
+	return foreignVerdictRE.MatchString(strings.ToLower(form)) || foreignVerdictRE.MatchString(fold(form))
+}
+
+// mayNameForeignVerdict is false for an ASCII line, in lower case, that
+// foreignVerdictRE cannot match.
+func mayNameForeignVerdict(f string) bool {
+	for _, w := range foreignASCII {
+		if strings.Contains(f, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// foreignASCII holds a part of each ASCII word of foreignVerdictRE.
+var foreignASCII = []string{"vere", "verdetto", "urteil", "oordeel", "werdykt", "prova", "proba", "reussi", "echoue",
+	"bestanden", "superato", "bocciato"}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // mayNameVerdict is false for a folded line that verdictWordRE cannot
@@ -104,6 +174,14 @@ func suspect(line string) bool {
 func mayNameVerdict(f string) bool {
 	return strings.Contains(f, "verdict") || strings.Contains(f, "score") || strings.Contains(f, "reason") ||
 		strings.Contains(f, `"pass`) || strings.Contains(f, `\u`)
+}
+
+// escapeMarked escapes a marked line: its ampersands become fullwidth
+// ampersands (U+FF06), so that no entity the candidate wrote decodes to a
+// tag or a line break however many times a judge decodes, and its angle
+// brackets and their look-alikes are escaped (escapeBrackets).
+func escapeMarked(s string) string {
+	return escapeBrackets(strings.ReplaceAll(s, "&", "\uFF06"))
 }
 
 // escapeBrackets writes every angle bracket of s, and every look-alike of
@@ -142,15 +220,18 @@ func toolArgs(args string) string {
 			return jsonEscapeBrackets(b.String())
 		}
 	}
-	return escapeBrackets(strings.ReplaceAll(lineBreaks.Replace(args), "\n", `\n`))
+	return escapeMarked(strings.ReplaceAll(lineBreaks.Replace(args), "\n", `\n`))
 }
 
 // jsonEscapeBrackets \u-escapes the angle brackets and their look-alikes
-// in JSON text. Outside strings JSON has none, so the value is unchanged.
+// in JSON text, its ampersands (an entity-decoding judge would read
+// &#10; as a new line), and the line breaks JSON allows raw in a string
+// (NEL, U+2028, U+2029). Outside strings JSON has none, so the value is
+// unchanged.
 func jsonEscapeBrackets(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if bracket(r) != 0 {
+		if bracket(r) != 0 || r == '&' || r == '\u0085' || r == '\u2028' || r == '\u2029' {
 			b.WriteString(`\u`)
 			const hex = "0123456789abcdef"
 			for shift := 12; shift >= 0; shift -= 4 {

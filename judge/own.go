@@ -73,6 +73,16 @@ func splitThink(s string) (thinking, answer string) {
 	return strings.Join(kept, "\n\n"), ans.String()
 }
 
+// dropMarked removes the lines RenderCandidate marked or wrote as the
+// candidate's tool calls.
+func dropMarked(answer string) string {
+	// ContainsFold wants a word that starts with a letter.
+	if textutil.ContainsFold(answer, "candidate wrote") || textutil.ContainsFold(answer, "tool call]") {
+		return markLineRE.ReplaceAllString(answer, "")
+	}
+	return answer
+}
+
 // ownText removes from a judge's answer what it echoed of the candidate:
 // <candidate_output> blocks, everything before a closing tag left without
 // its opening one (the judge quoted the block's end), and the lines
@@ -84,9 +94,5 @@ func ownText(answer string) string {
 			answer = answer[locs[len(locs)-1][1]:]
 		}
 	}
-	// ContainsFold wants a word that starts with a letter.
-	if textutil.ContainsFold(answer, "candidate wrote") || textutil.ContainsFold(answer, "tool call]") {
-		answer = markLineRE.ReplaceAllString(answer, "")
-	}
-	return answer
+	return dropMarked(answer)
 }

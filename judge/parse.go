@@ -12,19 +12,26 @@ import (
 // decides; the candidate's text, which RenderCandidate neutralised and the
 // judge may quote, never does.
 //
-//  0. An answer the server cut short (finish_reason "length": max_tokens
-//     reached) or stopped ("content_filter") is a judge error whatever it
-//     says: the verdict line it ends on may be one it was quoting.
+//  0. Only an answer that ended by itself, with finish_reason "stop", is
+//     read. One the server cut short ("length": max_tokens reached, even
+//     when a "stop" chunk followed), stopped ("content_filter"), ended
+//     with no finish_reason at all (a stream that sent [DONE] without
+//     one), or ended in any other way is a judge error whatever it says:
+//     the verdict line it ends on may be one it was quoting. (A stream the
+//     connection dropped never reaches ParseReply: the client's error
+//     says it was cut, and the judgment is a judge error with it.)
 //  1. Inline thinking is removed (see splitThink): a closed <think>…</think>
 //     (or <thinking>) block, and everything before a lone </think>. An
 //     opening tag that never closes makes the rest thinking only where it
 //     begins the answer (a reasoning judge cut short); elsewhere it is text
 //     the judge quoted, and it hides nothing that follows.
 //  2. What the judge echoed of the candidate is removed (see ownText):
-//     <candidate_output>…</candidate_output> blocks, everything before a
-//     closing tag that has no opening one, and every line that begins with
-//     candidateMark or "[tool call]" (the candidate's marked lines and its
-//     tool calls, as RenderCandidate writes them).
+//     every line that begins with candidateMark or "[tool call]" (the
+//     candidate's marked lines and its tool calls, as RenderCandidate
+//     writes them; removed first, before thinking is split, so that a tag
+//     the judge decoded from them opens or closes nothing),
+//     <candidate_output>…</candidate_output> blocks, and everything before
+//     a closing tag that has no opening one.
 //  3. The verdict is the LAST one the judge wrote of: a verdict line; a
 //     verdict label alone on its line ("VERDICT:") with PASS or FAIL alone on
 //     the next non-empty line; a JSON object holding a verdict that ends the
@@ -34,18 +41,32 @@ import (
 //     "final verdict", any case, optionally in bold, then ":", "=", "-",
 //     "–", "—" or "is", then PASS, PASSED, FAIL or FAILED, any case,
 //     optionally in bold, brackets or quotes. So `VERDICT: PASS`,
-//     `**VERDICT:** FAIL`, `Verdict - pass`, `## Final verdict: **PASSED**`
-//     all count.
-//  4. A verdict written after that one which disagrees with it, in a
-//     sentence ("…the final answer is VERDICT: FAIL") or in JSON that does
-//     not end the answer, makes the answer ambiguous: a judge error. With no
-//     verdict of rule 3 at all, one in a sentence is an error too. The
-//     judge's verdict is what it wrote on a line of its own, last.
-//  5. The score is the last `SCORE: x` on the verdict line or after it (see
+//     `**VERDICT:** FAIL`, `Verdict - pass`, `## Final verdict: **PASSED**`,
+//     `VERDICT: [PASS]` all count.
+//  4. One verdict grammar: the last line that tries to give a verdict (a
+//     verdict label followed by anything that holds "pass" or "fail", or a
+//     label alone on its line) must be one of rule 3's, holding exactly one
+//     verdict token. After the token only its closing marks, `.` or `!`,
+//     a score (`, SCORE: 0.8`) and plain words may follow; anything that
+//     could be a second verdict makes the answer a judge error that names
+//     it: "or", "/", "|", "?", a bracket, a second PASS, FAIL or
+//     VERDICT, even inside a word (`VERDICT: PASS or VERDICT: FAIL`, `VERDICT: PASS/FAIL`,
+//     `VERDICT: [PASS or FAIL]`, `VERDICT: PASS? No - FAIL.`). An earlier
+//     verdict line never stands in for a malformed last one. The same
+//     holds for a JSON verdict whose keys disagree ({"pass": true,
+//     "verdict": "FAIL"}).
+//  5. A verdict written after the judge's verdict that disagrees with it,
+//     in a sentence ("…the final answer is VERDICT: FAIL"), in JSON that
+//     does not end the answer, or on a line that begins with an upper-case
+//     PASS or FAIL (`PASS? No - FAIL.`), makes the answer ambiguous: a
+//     judge error. With no verdict of rule 3 at all, one in a sentence is
+//     an error too. The judge's verdict is what it wrote on a line of its
+//     own, last.
+//  6. The score is the last `SCORE: x` on the verdict line or after it (see
 //     parseScore for the forms), or the JSON verdict's own score. A score
 //     before the verdict is not read: it cannot be told from one the judge
 //     quoted. Without one, PASS scores 1 and FAIL 0.
-//  6. Otherwise ParseErr says what was missing; Raw is always kept.
+//  7. Otherwise ParseErr says what was missing; Raw is always kept.
 
 var (
 	verdictLineRE = regexp.MustCompile(`(?i)^[ \t>*#_|-]*(?:final[ \t]+)?verdict[ \t*_]*(?:[:=–—-]|[ \t]is\b)[ \t*_"'\[(]*(pass(?:ed)?|fail(?:ed)?)\b`)
@@ -53,6 +74,19 @@ var (
 	// split over two: "VERDICT:" then "FAIL".
 	verdictLabelRE = regexp.MustCompile(`(?i)^[ \t>*#_|-]*(?:final[ \t]+)?verdict[ \t*_]*[:=–—-]?[ \t*_]*$`)
 	verdictValueRE = regexp.MustCompile(`(?i)^[ \t>*#_|-]*[*_"'\[(]*(pass(?:ed)?|fail(?:ed)?)\b[ \t*_"'\]).!]*$`)
+	// verdictTryRE is a line that tries to give a verdict: a verdict label
+	// and its separator, whatever follows (rule 4).
+	verdictTryRE = regexp.MustCompile(`(?i)^[ \t>*#_|-]*(?:final[ \t]+)?verdict[ \t*_]*(?:[:=–—-]|[ \t]is\b)`)
+	// closingRE is what may close a verdict token: bold, brackets, quotes
+	// around it, and the end of a sentence.
+	closingRE = regexp.MustCompile(`^[ \t*_"'\]).!]*`)
+	// secondRE is what could be a second verdict after the token (matched
+	// against fold of the rest, with its score clause taken out): a verdict
+	// word anywhere, even inside another ("FAIL0", "bypassed"), since a
+	// word boundary is easy to hide.
+	secondRE = regexp.MustCompile(`\bor\b|[/|?\[\](){}<>]|pass|fail|verdict`)
+	// tokenLineRE is a line that begins with an upper-case verdict token.
+	tokenLineRE = regexp.MustCompile(`^[ \t>*#_|-]*[*_"'\[(]*(PASS(?:ED)?|FAIL(?:ED)?)\b`)
 	// mentionRE is a verdict anywhere, in a sentence or a JSON field.
 	mentionRE    = regexp.MustCompile("(?i)verdict[ \\t*_\"'`]*(?:[:=–—-]|[ \\t]is\\b)[ \\t*_\"'`\\[(]*(pass(?:ed)?|fail(?:ed)?)\\b")
 	scoreRE      = regexp.MustCompile(`(?i)(?:^|[^a-z])score[ \t*_]*(?:[:=–—-]|[ \t]is\b)[ \t*_"'\[(]*(-?(?:\d+(?:\.\d+)?|\.\d+))(?:[ \t]*(%)|[ \t]*(?:/|out of)[ \t]*(\d+(?:\.\d+)?))?`)
@@ -64,19 +98,23 @@ const maxReason = 200
 
 // ParseReply reads a judge's answer as the server returned it: its text,
 // the finish_reason it gave, and the max_tokens the request asked for (for
-// the message when the answer was cut). It never fails: a sample without a
-// verdict has ParseErr set, and Raw keeps the answer.
+// the message when the answer was cut). It is the one way a judge's
+// answer becomes a verdict. It never fails: a sample without a verdict has
+// ParseErr set, and Raw keeps the answer.
 func ParseReply(content, finishReason string, maxTokens int) scoring.Sample {
 	s := Parse(content)
-	if msg := cutShort(finishReason, maxTokens); msg != "" {
+	if msg := notEnded(finishReason, maxTokens); msg != "" {
 		return scoring.Sample{Raw: content, Reasoning: s.Reasoning, ParseErr: msg}
 	}
 	return s
 }
 
-// cutShort says why an answer that did not end by itself is not read.
-func cutShort(finishReason string, maxTokens int) string {
+// notEnded says why an answer that did not end by itself (finish_reason
+// "stop") is not read.
+func notEnded(finishReason string, maxTokens int) string {
 	switch finishReason {
+	case "stop":
+		return ""
 	case "length":
 		if maxTokens > 0 {
 			return fmt.Sprintf("the judge's answer was cut at max_tokens %d: raise max_tokens for this judge ([[scoring.judges]] max_tokens)", maxTokens)
@@ -84,8 +122,10 @@ func cutShort(finishReason string, maxTokens int) string {
 		return "the judge's answer was cut by the server's token limit: set max_tokens for this judge ([[scoring.judges]] max_tokens)"
 	case "content_filter":
 		return "the server's content filter stopped the judge's answer (finish_reason content_filter)"
+	case "":
+		return "the judge's answer ended without a finish_reason (the stream ended, [DONE] or not, with no finish marker), so it may have been cut: only an answer that ends with finish_reason stop is read"
 	}
-	return ""
+	return fmt.Sprintf("the judge's answer ended with finish_reason %q, not stop: only an answer that ends by itself is read", textutil.Clip(finishReason, 40))
 }
 
 // Parse reads a judge's answer text alone, as ParseReply does for an answer
@@ -93,7 +133,9 @@ func cutShort(finishReason string, maxTokens int) string {
 func Parse(raw string) scoring.Sample {
 	s := scoring.Sample{Raw: raw}
 	text := strings.ReplaceAll(raw, "\r\n", "\n")
-	thinking, answer := splitThink(text)
+	// The candidate's marked lines go first: a tag in one (decoded by a
+	// judge that decodes entities) must not open or close thinking.
+	thinking, answer := splitThink(dropMarked(text))
 	answer = ownText(answer)
 
 	v, problem := findVerdict(answer)
@@ -133,13 +175,19 @@ type verdict struct {
 // findVerdict applies rules 3 to 5 to the judge's own text. problem is
 // noVerdict, or why what is there is not taken, when there is no verdict.
 func findVerdict(answer string) (verdict, string) {
-	line, hasLine := lastVerdictLine(answer)
+	line, hasLine, bad := lastVerdictLine(answer)
 	j, jStart, hasJSON := finalJSON(answer)
 	switch {
 	case hasJSON && (!hasLine || jStart > line.start):
 		// Nothing follows a JSON verdict that ends the answer.
+		if j.conflict {
+			return verdict{}, fmt.Sprintf("the judge's JSON verdict %s gives both PASS and FAIL: the answer is ambiguous",
+				oneLine(textutil.Clip(answer[jStart:], 80)))
+		}
 		return verdict{pass: j.pass, score: j.score, reason: textutil.Clip(oneLine(j.reason), maxReason),
 			start: jStart, end: len(answer)}, ""
+	case bad != "":
+		return verdict{}, bad
 	case hasLine:
 		if later := disagreeing(answer[line.end:], line.pass); later != "" {
 			return verdict{}, fmt.Sprintf("the judge's verdict line says %s, but it wrote %q after it: the answer is ambiguous",
@@ -164,31 +212,73 @@ func findVerdict(answer string) (verdict, string) {
 	return verdict{}, noVerdict
 }
 
-// lastVerdictLine finds the last verdict line of answer, or the last
-// verdict split over a label line and a value line.
-func lastVerdictLine(answer string) (verdict, bool) {
+// lastVerdictLine finds the last line of answer that tries to give a
+// verdict (rule 4) and reads it: a verdict line, or a verdict split over a
+// label line and a value line. bad says why the last try is not a verdict
+// of the grammar; then no earlier line is read in its place.
+func lastVerdictLine(answer string) (v verdict, ok bool, bad string) {
 	end := len(answer)
 	for end >= 0 {
 		start := strings.LastIndexByte(answer[:end], '\n') + 1
 		l := answer[start:end]
 		if textutil.ContainsFold(l, "verdict") {
-			if m := verdictLineRE.FindStringSubmatch(l); m != nil {
-				return verdict{pass: isPass(m[1]), start: start, end: end}, true
-			}
 			if verdictLabelRE.MatchString(l) {
-				if v, vEnd, ok := valueLine(answer, end); ok {
-					return verdict{pass: v, start: start, end: vEnd}, true
+				pass, vEnd, value, ok := valueLine(answer, end)
+				if !ok {
+					return verdict{}, false, fmt.Sprintf("the judge's verdict label %q is not followed by PASS or FAIL alone on the next line (%q)",
+						clipLine(l), clipLine(value))
 				}
+				return verdict{pass: pass, start: start, end: vEnd}, true, ""
+			}
+			if loc := verdictTryRE.FindStringIndex(l); loc != nil && mayHoldVerdict(l[loc[1]:]) {
+				m := verdictLineRE.FindStringSubmatchIndex(l)
+				if m == nil {
+					return verdict{}, false, fmt.Sprintf("the judge's verdict line %q does not give PASS or FAIL right after the label: write `VERDICT: PASS` or `VERDICT: FAIL`", clipLine(l))
+				}
+				if what := secondVerdict(l[m[3]:]); what != "" {
+					return verdict{}, false, malformed(l, what)
+				}
+				return verdict{pass: isPass(l[m[2]:m[3]]), start: start, end: end}, true, ""
 			}
 		}
 		end = start - 1
 	}
-	return verdict{}, false
+	return verdict{}, false, ""
 }
 
+// mayHoldVerdict reports whether what follows a verdict label holds
+// something like a verdict word, so that the line is a try at a verdict
+// and not prose such as "Verdict: see below".
+func mayHoldVerdict(rest string) bool {
+	f := fold(rest)
+	return strings.Contains(f, "pass") || strings.Contains(f, "fail")
+}
+
+// secondVerdict returns what, in rest (what follows a verdict token on
+// its line), could be a second verdict, or "". The token's closing marks
+// and a score clause are not.
+func secondVerdict(rest string) string {
+	rest = rest[len(closingRE.FindString(rest)):]
+	if strings.TrimSpace(rest) == "" {
+		return ""
+	}
+	rest = scoreRE.ReplaceAllString(rest, " ")
+	if m := secondRE.FindString(fold(rest)); m != "" {
+		return m
+	}
+	return ""
+}
+
+func malformed(line, what string) string {
+	return fmt.Sprintf("the judge's verdict line %q holds more than one verdict token (%q): one verdict, `VERDICT: PASS` or `VERDICT: FAIL`, is read, and nothing after it that could be a second",
+		clipLine(line), what)
+}
+
+func clipLine(l string) string { return textutil.Clip(strings.TrimSpace(l), 80) }
+
 // valueLine reads the first non-empty line after from as a bare PASS or
-// FAIL, and returns where it ends.
-func valueLine(answer string, from int) (pass bool, end int, ok bool) {
+// FAIL, and returns where it ends and the line itself.
+func valueLine(answer string, from int) (pass bool, end int, line string, ok bool) {
 	for from < len(answer) {
 		start := from + 1
 		end = strings.IndexByte(answer[start:], '\n')
@@ -201,17 +291,18 @@ func valueLine(answer string, from int) (pass bool, end int, ok bool) {
 		if strings.TrimSpace(l) != "" {
 			m := verdictValueRE.FindStringSubmatch(l)
 			if m == nil {
-				return false, 0, false
+				return false, 0, l, false
 			}
-			return isPass(m[1]), end, true
+			return isPass(m[1]), end, l, true
 		}
 		from = end
 	}
-	return false, 0, false
+	return false, 0, "", false
 }
 
-// disagreeing returns the first verdict in after (in a sentence, or in a
-// JSON object) that disagrees with pass, or "".
+// disagreeing returns the first verdict in after (in a sentence, in a
+// JSON object, or on a line that begins with an upper-case verdict token)
+// that disagrees with pass, or could be a second verdict, or "".
 func disagreeing(after string, pass bool) string {
 	if textutil.ContainsFold(after, "verdict") {
 		for _, m := range mentionRE.FindAllStringSubmatch(after, -1) {
@@ -220,9 +311,20 @@ func disagreeing(after string, pass bool) string {
 			}
 		}
 	}
+	if strings.Contains(after, "PASS") || strings.Contains(after, "FAIL") {
+		for l := range strings.SplitSeq(after, "\n") {
+			m := tokenLineRE.FindStringSubmatchIndex(l)
+			if m == nil {
+				continue
+			}
+			if isPass(l[m[2]:m[3]]) != pass || secondVerdict(l[m[3]:]) != "" {
+				return clipLine(l)
+			}
+		}
+	}
 	if strings.IndexByte(after, '{') >= 0 {
 		for _, j := range jsonVerdicts(after) {
-			if j.pass != pass {
+			if j.pass != pass || j.conflict {
 				return oneLine(textutil.Clip(after[j.start:j.end], 80))
 			}
 		}

@@ -53,9 +53,10 @@ func clamp01(v float64) float64 {
 var scoreTextRE = regexp.MustCompile(`^\s*(-?(?:\d+(?:\.\d+)?|\.\d+))\s*(?:(%)|(?:/|out of)\s*(\d+(?:\.\d+)?))?\s*$`)
 
 type jsonResult struct {
-	pass   bool
-	score  float64
-	reason string
+	pass     bool
+	conflict bool // its verdict keys disagree, or one of them is unreadable
+	score    float64
+	reason   string
 }
 
 // maxJSONTries bounds a scan for JSON verdicts: each try may read the rest
@@ -135,9 +136,18 @@ func verdictFields(m map[string]any) (jsonResult, bool) {
 	var r jsonResult
 	decided := false
 	for _, k := range []string{"pass", "passed", "verdict"} {
-		if p, ok := passValue(fields[k]); ok {
+		v, present := fields[k]
+		if !present {
+			continue
+		}
+		p, ok := passValue(v)
+		switch {
+		case ok && !decided:
 			r.pass, decided = p, true
-			break
+		case !ok || p != r.pass:
+			// A second key that disagrees, or one that cannot be read
+			// ("PASS/FAIL"): one verdict or none (rule 4).
+			r.conflict = true
 		}
 	}
 	if !decided {

@@ -205,7 +205,9 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 			a.row.StartedAt, a.row.EndedAt = a.row.QueuedAt, a.row.QueuedAt
 			r.led.QueueInsert(*a.row, e.ack)
 			a.row = nil // finished already
-			e.judgeSettledAs(a, chat.Result{Content: out}, nil, "cache")
+			// The cache holds only answers that were read as a verdict, so
+			// only ones that ended with finish_reason stop.
+			e.judgeSettledAs(a, chat.Result{Content: out, FinishReason: "stop"}, nil, "cache")
 			return nil
 		}
 	}
