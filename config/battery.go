@@ -26,6 +26,9 @@ import (
 //	             "function"}), told apart per line
 //	YAML         a promptfoo config (prompts × tests)
 //
+// Only the native formats are config's own; the others are read by the
+// edges that register them (RegisterFormat), which cli links.
+//
 // A file that is something else pitwall knows (a results export, a pitwall
 // config, a ground-truth file) is refused with a message saying what it is
 // and what to do with it.

@@ -130,8 +130,10 @@ func recordTest(col *Collector, n *Notes, fallback *Format, m map[string]any, fa
 		f = fallback
 	}
 	if f == nil {
-		col.Add(at, "this program reads native tests in a JSON array or {\"tests\": [...]}, and no linked format reads one test per object",
-			"not a test of a format pitwall reads: it has %s", keyList(m))
+		// Only a program that links none of the edges cli links gets here:
+		// prompt-prix reads every JSONL line that no other format claims.
+		col.Add(at, "build pitwall with the edges cli links (edges/promptprix, edges/bfcl, edges/inspect), or write the battery as TOML or JSON {\"tests\": [...]}",
+			"a test of one object per line or element is prompt-prix's, BFCL's or inspect's, and this program links no reader of it (it has %s)", keyList(m))
 		return Test{}, false
 	}
 	return f.Records.Read(Record{Fields: m, ID: fallbackID, At: at, Col: col, Notes: n})
