@@ -11,8 +11,13 @@ package cli
 import (
 	// javascript checks, run in goja (judge/check's ScriptEngine)
 	_ "pitwall/edges/jsassert"
-	// promptfoo's YAML batteries and judge batteries (config's Format)
+	// other tools' batteries (config's Format): BFCL's question files,
+	// inspect's datasets, prompt-prix's JSON and JSONL, promptfoo's YAML
+	// batteries and judge batteries
+	_ "pitwall/edges/bfcl"
+	_ "pitwall/edges/inspect"
 	_ "pitwall/edges/promptfoo"
+	_ "pitwall/edges/promptprix"
 
 	// a provider's Batch API for batch = true judges (runner's BatchTransport)
 	"pitwall/edges/batchapi"

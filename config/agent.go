@@ -148,9 +148,9 @@ func mockTools(v any) (MockTools, string) {
 	return out, ""
 }
 
-// normalizeMode folds the spellings of a test's mode: prompt-prix's
+// NormalizeMode folds the spellings of a test's mode: prompt-prix's
 // "react" is pitwall's "agent", and "single" or "" is one request.
-func normalizeMode(m string) string {
+func NormalizeMode(m string) string {
 	switch s := strings.ToLower(strings.TrimSpace(m)); s {
 	case "react", ModeAgent:
 		return ModeAgent

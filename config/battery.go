@@ -26,6 +26,9 @@ import (
 //	             "function"}), told apart per line
 //	YAML         a promptfoo config (prompts × tests)
 //
+// Only the native formats are config's own; the others are read by the
+// edges that register them (RegisterFormat), which cli links.
+//
 // A file that is something else pitwall knows (a results export, a pitwall
 // config, a ground-truth file) is refused with a message saying what it is
 // and what to do with it.
@@ -95,18 +98,20 @@ func loadForeign(f File) ([]Test, error) {
 type rawBattery struct {
 	Name        string    `toml:"name" json:"name"`
 	Description string    `toml:"description" json:"description"`
-	Tests       []rawTest `toml:"tests" json:"tests"`
+	Tests       []RawTest `toml:"tests" json:"tests"`
 }
 
-// rawTest is one native test as written; toTest turns it into a Test.
-type rawTest struct {
+// RawTest is one native test as written; ToTest turns it into a Test and
+// Problems says what it could not convert. A format whose tests are native
+// ones under other names (prompt-prix's) fills one in.
+type RawTest struct {
 	ID             string             `toml:"id" json:"id"`
 	Name           string             `toml:"name" json:"name"`
 	Category       string             `toml:"category" json:"category"`
 	Severity       string             `toml:"severity" json:"severity"`
 	System         string             `toml:"system" json:"system"`
 	User           string             `toml:"user" json:"user"`
-	Messages       []rawMessage       `toml:"messages" json:"messages"`
+	Messages       []RawMessage       `toml:"messages" json:"messages"`
 	Tools          []chat.Tool        `toml:"tools" json:"tools"`
 	ToolChoice     any                `toml:"tool_choice" json:"tool_choice"`
 	ResponseFormat *RawResponseFormat `toml:"response_format" json:"response_format"`
@@ -159,8 +164,9 @@ func loadNativeTOML(path string, data []byte, n *Notes) ([]Test, error) {
 	return finishNative(rb.Tests, src, col, n)
 }
 
-// loadJSON reads a JSON battery: native, prompt-prix's, or an array of
-// inspect samples or BFCL entries.
+// loadJSON reads a JSON battery: native, or a registered format's (a
+// top-level object ClaimsJSON takes, prompt-prix's; an array of records or
+// a record alone, inspect's or BFCL's).
 func loadJSON(path string, data []byte, n *Notes) ([]Test, error) {
 	var top any
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -179,18 +185,18 @@ func loadJSON(path string, data []byte, n *Notes) ([]Test, error) {
 	)
 	switch t := top.(type) {
 	case []any:
-		if kind := recordsKind(t); kind != "" {
-			return loadRecords(path, data, kind, n)
+		if f := arrayFormatFor(t); f != nil {
+			return loadRecords(path, data, f, n)
 		}
-		root, shape, into = "tests", reflect.TypeFor[[]rawTest](), &rb.Tests
+		root, shape, into = "tests", reflect.TypeFor[[]RawTest](), &rb.Tests
 	case map[string]any:
 		switch {
 		case t["tests"] != nil:
 			root, shape, into = "", reflect.TypeFor[rawBattery](), &rb
-		case t["prompts"] != nil:
-			return importPromptPrixJSON(path, data, n)
-		case recordKind(t) != "":
-			return loadRecords(path, data, recordKind(t), n)
+		case jsonFormatFor(t) != nil:
+			return jsonFormatFor(t).Load(File{Path: path, Data: data, Notes: n})
+		case recordFormatFor(t) != nil:
+			return loadRecords(path, data, recordFormatFor(t), n)
 		default:
 			return nil, &Error{File: path, Line: 1,
 				Msg:  "not a battery: expected {\"tests\": [...]}, a bare array of tests, or prompt-prix's {\"prompts\": [...]}; this object has " + keyList(t),
@@ -200,7 +206,7 @@ func loadJSON(path string, data []byte, n *Notes) ([]Test, error) {
 		return nil, &Error{File: path, Line: 1, Msg: "not a battery: the file holds " + Describe(top, "json") + ", not tests",
 			Hint: "a JSON battery is {\"tests\": [...]} or an array of tests"}
 	}
-	src, err := locateJSON(path, data, 0, root)
+	src, err := LocateJSON(path, data, 0, root)
 	if err != nil {
 		return nil, jsonSyntaxError(path, data, 0, err)
 	}
@@ -217,14 +223,14 @@ func loadJSON(path string, data []byte, n *Notes) ([]Test, error) {
 
 // finishNative converts and validates decoded native tests, adding any
 // problems to those checkShape already found.
-func finishNative(raw []rawTest, src *Source, col *Collector, n *Notes) ([]Test, error) {
+func finishNative(raw []RawTest, src *Source, col *Collector, n *Notes) ([]Test, error) {
 	tests := make([]Test, len(raw))
 	for i, rt := range raw {
 		base := IndexPath("tests", i)
-		tests[i] = rt.toTest()
+		tests[i] = rt.ToTest()
 		tests[i].Source = fmt.Sprintf("%s:%d", src.File, src.Line(base))
-		for _, p := range rt.problems() {
-			col.Add(Under(base, p.field), p.hint, "test %q: %s", tests[i].ID, p.msg)
+		for _, p := range rt.Problems() {
+			col.Add(Under(base, p.Field), p.Hint, "test %q: %s", tests[i].ID, p.Msg)
 		}
 	}
 	return FinishTests(tests, src, col.Errs, n)

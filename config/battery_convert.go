@@ -9,11 +9,11 @@ import (
 	"pitwall/judge/check"
 )
 
-// toTest folds the accepted spellings into one Test and gives values from
+// ToTest folds the accepted spellings into one Test and gives values from
 // TOML and JSON the same Go types (numbers float64, objects map[string]any),
 // so a check's args compare alike whichever format they came from. What it
 // cannot convert, problems says.
-func (rt rawTest) toTest() Test {
+func (rt RawTest) ToTest() Test {
 	msgs, _ := toMessages(rt.Messages)
 	mocks, _ := mockTools(rt.MockTools)
 	t := Test{
@@ -28,7 +28,7 @@ func (rt rawTest) toTest() Test {
 		Criteria:      foldCriteria(rt.Criteria, rt.PassCriteria, rt.FailCriteria),
 		Reference:     rt.Reference,
 		Expect:        strings.ToUpper(strings.TrimSpace(rt.ExpectVerdict)),
-		Mode:          normalizeMode(rt.Mode),
+		Mode:          NormalizeMode(rt.Mode),
 		MaxIterations: rt.MaxIterations,
 		MockTools:     mocks,
 	}
@@ -58,11 +58,11 @@ func (rt rawTest) toTest() Test {
 	return t
 }
 
-// problems says what toTest could not convert, at fields under the test.
-func (rt rawTest) problems() []problem {
+// Problems says what ToTest could not convert, at fields under the test.
+func (rt RawTest) Problems() []Problem {
 	_, probs := toMessages(rt.Messages)
 	if _, msg := mockTools(rt.MockTools); msg != "" {
-		probs = append(probs, problem{"mock_tools",
+		probs = append(probs, Problem{"mock_tools",
 			`write mock_tools = { read_file = { "config.json" = "{...}", _default = "no such file" } }`, msg})
 	}
 	return probs
@@ -85,11 +85,11 @@ func Under(base, field string) string {
 // depends on the whole test, see complete), validates them, and returns
 // them, or the problems found here and before (errs).
 func FinishTests(tests []Test, src *Source, errs Errors, n *Notes) ([]Test, error) {
-	return finishTestsAt(tests, src, "tests", errs, n)
+	return FinishTestsAt(tests, src, "tests", errs, n)
 }
 
-// finishTestsAt is finishTests for tests that sit under root in the file.
-func finishTestsAt(tests []Test, src *Source, root string, errs Errors, n *Notes) ([]Test, error) {
+// FinishTestsAt is finishTests for tests that sit under root in the file.
+func FinishTestsAt(tests []Test, src *Source, root string, errs Errors, n *Notes) ([]Test, error) {
 	for i := range tests {
 		complete(&tests[i], n)
 	}
@@ -227,6 +227,6 @@ func JSONNormalize(v any) any {
 // Request converts a test's tools, tool_choice and response_format, written
 // as OpenAI's API takes them, into a Test's, as a native battery's are.
 func Request(tools []chat.Tool, toolChoice any, rf *RawResponseFormat) ([]chat.Tool, any, *chat.ResponseFormat) {
-	t := rawTest{Tools: tools, ToolChoice: toolChoice, ResponseFormat: rf}.toTest()
+	t := RawTest{Tools: tools, ToolChoice: toolChoice, ResponseFormat: rf}.ToTest()
 	return t.Tools, t.ToolChoice, t.ResponseFormat
 }

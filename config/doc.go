@@ -1,7 +1,12 @@
 // Package config owns pitwall.toml: loading it, the precedence of flags over
 // PITWALL_* environment variables over the file over defaults, validation
 // with errors that name the file, line and field, and the battery loaders
-// (the native TOML/JSON format and the importers).
+// of pitwall's own formats (TOML and JSON). Other tools' formats are read by
+// edges (edges/promptfoo, edges/promptprix, edges/bfcl, edges/inspect) that
+// register a Format (format.go); config tells JSON, JSONL, TOML and other
+// text apart, frames the one-test objects of JSON and JSONL files
+// (records.go), asks the registered formats whose each file or object is,
+// and finishes every format's tests alike.
 //
 // It decides nothing about running: it produces a resolved *Config that the
 // runner and the fleet take as given.

@@ -12,6 +12,17 @@ import (
 // edges/) teaches config to read by registering it from its init, as a
 // database/sql driver does: config's own formats, native TOML and JSON,
 // import nothing foreign, and cli links the edges it wants.
+//
+// A format's files are of one of three kinds, each with its fields:
+//
+//   - a file of its own syntax (YAML): Exts and Claims say which files, Load
+//     reads them;
+//   - a JSON file whose top-level object is the format's: ClaimsJSON says
+//     which objects, Load reads the file;
+//   - one test per JSON object (a line of a JSONL battery, an element of a
+//     JSON array, a JSON file's lone object): Records. config frames the
+//     objects, says where each is, and finishes the tests, so that a JSONL
+//     file may mix the lines of several formats.
 type Format struct {
 	// Name is the tool's, for messages ("promptfoo").
 	Name string
@@ -21,9 +32,16 @@ type Format struct {
 	// Claims reports whether the format reads a file that is neither JSON,
 	// JSONL nor TOML and whose extension no format claims.
 	Claims func(f File) bool
-	// Load reads the file as a battery. Its warnings go to f.Notes; its
-	// tests are finished with FinishTests.
+	// ClaimsJSON reports whether the format reads a JSON battery whose top
+	// level is this object (decoded with numbers as json.Number), which is
+	// no native battery: it has no "tests".
+	ClaimsJSON func(top map[string]any) bool
+	// Load reads a file that Exts, Claims or ClaimsJSON gave the format, as
+	// a battery. Its warnings go to f.Notes; its tests are finished with
+	// FinishTests.
 	Load func(f File) ([]Test, error)
+	// Records reads the format's one-test objects; nil when it has none.
+	Records *Records
 	// LoadJudge reads the file as a judge battery; nil when the format
 	// holds none. IsJudge tells such a file from the format's batteries
 	// (IsQualifyConfig asks it).
@@ -38,18 +56,61 @@ type File struct {
 	Notes *Notes // what the file asks for that pitwall will not do
 }
 
+// Records is how a format whose tests are one JSON object each is read.
+type Records struct {
+	// Claims reports whether an object is one of the format's tests, by
+	// its keys. No two formats claim one object: config asks them in the
+	// order they registered, which is no order an edge can rely on.
+	Claims func(m map[string]any) bool
+	// Read reads one object that Claims took, or that Arrays or Lines gave
+	// the format, as a test. It reports what is wrong to r.Col at paths
+	// Under r.At, and ok is false when there is no test; config sets the
+	// test's Source and finishes it.
+	Read func(r Record) (t Test, ok bool)
+	// Arrays says that a JSON array whose first element the format claims
+	// holds its tests, its other elements read by it too unless another
+	// format claims them. Without it such an array is native tests, whose
+	// objects the format's resemble (prompt-prix's).
+	Arrays bool
+	// Lines says the format reads the lines of a JSONL battery that no
+	// format claims: JSONL is its format first (prompt-prix's). One format
+	// at most.
+	Lines bool
+}
+
+// A Record is one test's object in a JSON or JSONL battery, as
+// Records.Read sees it.
+type Record struct {
+	Fields map[string]any // decoded with numbers as json.Number
+	// ID is the id of a record that names none: the file's stem and the
+	// record's number (tools-3).
+	ID    string
+	At    string // the record's path, for Col.Add (tests[2])
+	Col   *Collector
+	Notes *Notes
+}
+
 var (
 	formatsMu sync.RWMutex
 	formats   []Format
 )
 
 // RegisterFormat adds a format. It panics on a second format of the same
-// name, which is two edges claiming one tool.
+// name, which is two edges claiming one tool, on a second format whose
+// Records reads Lines, and on Records without Claims or Read.
 func RegisterFormat(f Format) {
 	formatsMu.Lock()
 	defer formatsMu.Unlock()
 	if slices.ContainsFunc(formats, func(g Format) bool { return g.Name == f.Name }) {
 		panic(fmt.Sprintf("config: format %q registered twice", f.Name))
+	}
+	if r := f.Records; r != nil {
+		if r.Claims == nil || r.Read == nil {
+			panic(fmt.Sprintf("config: format %q: Records needs Claims and Read", f.Name))
+		}
+		if r.Lines && slices.ContainsFunc(formats, func(g Format) bool { return g.Records != nil && g.Records.Lines }) {
+			panic(fmt.Sprintf("config: format %q: a second format reads the JSONL lines no format claims", f.Name))
+		}
 	}
 	formats = append(formats, f)
 }
@@ -67,6 +128,49 @@ func formatFor(f File) *Format {
 	}
 	for i := range formats {
 		if formats[i].Claims != nil && formats[i].Claims(f) {
+			return &formats[i]
+		}
+	}
+	return nil
+}
+
+// jsonFormatFor is the registered format whose ClaimsJSON takes top, or nil.
+func jsonFormatFor(top map[string]any) *Format {
+	return findFormat(func(f *Format) bool { return f.ClaimsJSON != nil && f.ClaimsJSON(top) })
+}
+
+// recordFormatFor is the registered format whose Records claims m, or nil.
+func recordFormatFor(m map[string]any) *Format {
+	return findFormat(func(f *Format) bool { return f.Records != nil && f.Records.Claims(m) })
+}
+
+// arrayFormatFor is the format whose records list is, when it claims the
+// first and reads arrays; nil for an array of native tests.
+func arrayFormatFor(list []any) *Format {
+	if len(list) == 0 {
+		return nil
+	}
+	m, ok := list[0].(map[string]any)
+	if !ok {
+		return nil
+	}
+	if f := recordFormatFor(m); f != nil && f.Records.Arrays {
+		return f
+	}
+	return nil
+}
+
+// linesFormat is the format that reads the JSONL lines no format claims,
+// or nil.
+func linesFormat() *Format {
+	return findFormat(func(f *Format) bool { return f.Records != nil && f.Records.Lines })
+}
+
+func findFormat(match func(*Format) bool) *Format {
+	formatsMu.RLock()
+	defer formatsMu.RUnlock()
+	for i := range formats {
+		if match(&formats[i]) {
 			return &formats[i]
 		}
 	}

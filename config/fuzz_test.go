@@ -78,6 +78,8 @@ func FuzzJSON(f *testing.F) {
 	})
 }
 
+// FuzzPromptPrix reads prompt-prix's {"prompts": [...]} through loadJSON,
+// which hands it to edges/promptprix (edges_test.go links it).
 func FuzzPromptPrix(f *testing.F) {
 	fuzzSeeds(f, ".json")
 	f.Add([]byte(`{"prompts": [{"id": "a", "user": "u", "mode": "react", "max_iterations": 3, "tools": [{"type": "function", "function": {"name": "f"}}], "mock_tools": {"f": {"_default": {"x": 1}}}, "expected": {"tool_name": "f", "params_types": {"a": {"b": "int"}}, "tool_calls": [{"tool_name": "f"}], "match_mode": "first_step"}}]}`))
@@ -85,7 +87,7 @@ func FuzzPromptPrix(f *testing.F) {
 		if nestingError("b", data, "json") != nil {
 			return
 		}
-		checkLoad(t, data, importPromptPrixJSON)
+		checkLoad(t, data, loadJSON)
 	})
 }
 

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -124,7 +125,7 @@ func TestLookalikesSayWhatTheyAre(t *testing.T) {
 
 // goType matches what Go's decoders would show: type names of this
 // package, Go's maps and slices, struct-field talk.
-var goType = regexp.MustCompile(`config\.|Go struct|Go value|map\[|\[\]|interface \{\}|int64|float64|\bstruct\b|rawBattery|rawTest|ppPrompt|pfTest`)
+var goType = regexp.MustCompile(`config\.|Go struct|Go value|map\[|\[\]|interface \{\}|int64|float64|\bstruct\b|rawBattery|RawTest|ppPrompt|pfTest`)
 
 // No message names a Go type, whatever the value of the wrong type.
 func TestMessagesNameNoGoTypes(t *testing.T) {
@@ -172,7 +173,7 @@ func TestPromptPrixTestsAreTakenAsPromptPrixSendsThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := byID(tests)
-	if c := m["plain"].Conversation(); len(c) != 2 || c[0].Content != promptPrixSystem {
+	if c := m["plain"].Conversation(); len(c) != 2 || c[0].Content != "You are a helpful assistant." {
 		t.Errorf("without system, prompt-prix's default is sent: %+v", c)
 	}
 	if c := m["with-messages"].Conversation(); len(c) != 1 || c[0].Content != "u" {
@@ -235,5 +236,45 @@ func TestAThrowingScriptNamesItsTest(t *testing.T) {
 	want := `test "weather" (` + p + `:3): javascript assertion: threw SyntaxError`
 	if r.Pass || !strings.Contains(r.Reason, want) {
 		t.Errorf("reason = %q, want it to contain %q", r.Reason, want)
+	}
+}
+
+// Records of the linked formats are told apart by their keys alone, so
+// each object is claimed by one format at most, whatever order the edges
+// registered in.
+func TestEachRecordIsClaimedByOneFormatAtMost(t *testing.T) {
+	cases := []struct {
+		record string
+		want   string // the claiming format's name; "" for none
+	}{
+		{`{"input": "q", "target": "a"}`, "inspect"},
+		{`{"input": "q", "question": [], "function": [], "user": "u"}`, "inspect"},
+		{`{"id": "simple_1", "question": [], "function": []}`, "BFCL"},
+		{`{"function": [], "user": "u"}`, "BFCL"},
+		{`{"id": "a", "user": "u"}`, "prompt-prix"},
+		{`{"user": "u", "tests": []}`, ""},
+		{`{"id": "a", "prompt": "p"}`, ""},
+	}
+	for _, tc := range cases {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(tc.record), &m); err != nil {
+			t.Fatal(err)
+		}
+		var claims []string
+		for _, f := range formats {
+			if f.Records != nil && f.Records.Claims(m) {
+				claims = append(claims, f.Name)
+			}
+		}
+		want := []string{}
+		if tc.want != "" {
+			want = []string{tc.want}
+		}
+		if len(claims) != len(want) || (len(want) == 1 && claims[0] != want[0]) {
+			t.Errorf("%s is claimed by %v, want %v", tc.record, claims, want)
+		}
+	}
+	if f := linesFormat(); f == nil || f.Name != "prompt-prix" {
+		t.Errorf("JSONL's unclaimed lines go to %v, want prompt-prix", f)
 	}
 }

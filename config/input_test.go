@@ -158,7 +158,7 @@ func TestLocatorMemoryIsLinearInDepth(t *testing.T) {
 		locate func()
 	}{
 		{"TOML", len(text), func() { locateTOML("b.toml", text) }},
-		{"JSON", len(json), func() { _, _ = locateJSON("b.json", []byte(json), 0, "") }},
+		{"JSON", len(json), func() { _, _ = LocateJSON("b.json", []byte(json), 0, "") }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var before, after runtime.MemStats

@@ -62,10 +62,10 @@ type rawCandidateCall struct {
 var expects = []string{"pass", "fail"}
 
 // judgeShape is a judge battery's shape, for checkShape: rawBattery whose
-// tests have rawJudgeFields' keys as well as rawTest's.
+// tests have rawJudgeFields' keys as well as RawTest's.
 var judgeShape = func() reflect.Type {
 	var test []reflect.StructField
-	for _, t := range []reflect.Type{reflect.TypeFor[rawTest](), reflect.TypeFor[rawJudgeFields]()} {
+	for _, t := range []reflect.Type{reflect.TypeFor[RawTest](), reflect.TypeFor[rawJudgeFields]()} {
 		for f := range t.Fields() {
 			test = append(test, reflect.StructField{Name: f.Name, Type: f.Type, Tag: f.Tag})
 		}
@@ -162,7 +162,7 @@ func loadJudgeJSON(path string, data []byte) ([]JudgeTest, error) {
 	default:
 		return nil, notOne
 	}
-	src, err := locateJSON(path, data, 0, root)
+	src, err := LocateJSON(path, data, 0, root)
 	if err != nil {
 		return nil, jsonSyntaxError(path, data, 0, err)
 	}
@@ -219,10 +219,10 @@ func asList(v any) []any {
 }
 
 // finishJudge converts and validates decoded judge tests.
-func finishJudge(rts []rawTest, rjs []rawJudgeFields, src *Source, col *Collector) ([]JudgeTest, error) {
+func finishJudge(rts []RawTest, rjs []rawJudgeFields, src *Source, col *Collector) ([]JudgeTest, error) {
 	tests := make([]Test, len(rts))
 	for i, rt := range rts {
-		tests[i] = rt.toTest()
+		tests[i] = rt.ToTest()
 		tests[i].Source = fmt.Sprintf("%s:%d", src.File, src.Line(IndexPath("tests", i)))
 	}
 	errs := append(col.Errs, validateTests(tests, src)...)

@@ -8,12 +8,12 @@ import (
 	"io"
 )
 
-// locateJSON maps every value of a JSON document to the line where it
+// LocateJSON maps every value of a JSON document to the line where it
 // starts. encoding/json keeps no positions after decoding, so a test's
 // Source and the line of a bad field come from here. base is added to each
 // line, for documents that start part-way into a file (a JSONL line); root
 // is the path given to the document itself.
-func locateJSON(file string, data []byte, base int, root string) (*Source, error) {
+func LocateJSON(file string, data []byte, base int, root string) (*Source, error) {
 	src := NewSource(file)
 	idx := newLineIndex(data)
 	dec := json.NewDecoder(bytes.NewReader(data))

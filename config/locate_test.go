@@ -101,7 +101,7 @@ func TestLocateJSONFindsEachValuesLine(t *testing.T) {
     }
   ]
 }`)
-	src, err := locateJSON("f.json", data, 0, "")
+	src, err := LocateJSON("f.json", data, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}

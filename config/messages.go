@@ -8,10 +8,10 @@ import (
 	"pitwall/gpu/chat"
 )
 
-// rawMessage is a chat message as batteries write it: OpenAI's shape, with
+// RawMessage is a chat message as batteries write it: OpenAI's shape, with
 // content a string, null (an assistant turn that only calls tools) or a
 // list of parts.
-type rawMessage struct {
+type RawMessage struct {
 	Role       string        `toml:"role" json:"role"`
 	Content    any           `toml:"content" json:"content"`
 	Name       string        `toml:"name" json:"name"`
@@ -48,22 +48,24 @@ func (f *rawFunctionCall) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*plain)(f))
 }
 
-// problem is something wrong with one test as written, at field (a path
-// Under the test, "" for the test itself).
-type problem struct {
-	field, hint, msg string
+// A Problem is something wrong with one test as written: Msg, at Field (a
+// path Under the test, "" for the test itself), with Hint saying what to
+// write instead. A format's reader reports it to its Collector at the
+// test's path.
+type Problem struct {
+	Field, Hint, Msg string
 }
 
 // toMessages converts written messages, saying what cannot be sent.
-func toMessages(raw []rawMessage) ([]chat.Message, []problem) {
+func toMessages(raw []RawMessage) ([]chat.Message, []Problem) {
 	var out []chat.Message
-	var probs []problem
+	var probs []Problem
 	for i, rm := range raw {
 		at := IndexPath("messages", i)
 		m := chat.Message{Role: strings.ToLower(strings.TrimSpace(rm.Role)), Name: rm.Name, ToolCallID: rm.ToolCallID}
 		text, ok := messageText(rm.Content)
 		if !ok {
-			probs = append(probs, problem{JoinPath(at, "content"),
+			probs = append(probs, Problem{JoinPath(at, "content"),
 				`content is text, null, or a list of {"type": "text", "text": "..."} parts`,
 				"message content is neither text nor a list of text parts"})
 		}
@@ -71,13 +73,13 @@ func toMessages(raw []rawMessage) ([]chat.Message, []problem) {
 		for k, tc := range rm.ToolCalls {
 			call, prob := tc.toCall()
 			if prob != "" {
-				probs = append(probs, problem{IndexPath(JoinPath(at, "tool_calls"), k),
+				probs = append(probs, Problem{IndexPath(JoinPath(at, "tool_calls"), k),
 					`write {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{...}"}}`, prob})
 			}
 			m.ToolCalls = append(m.ToolCalls, call)
 		}
 		if len(rm.ToolCalls) > 0 && m.Role != "assistant" {
-			probs = append(probs, problem{JoinPath(at, "tool_calls"), "only assistant messages carry tool_calls",
+			probs = append(probs, Problem{JoinPath(at, "tool_calls"), "only assistant messages carry tool_calls",
 				fmt.Sprintf("a %q message has tool_calls", m.Role)})
 		}
 		out = append(out, m)
@@ -143,14 +145,14 @@ func messageText(v any) (string, bool) {
 }
 
 // DecodeMessages reads messages from generic decoded data (inspect's
-// input, a promptfoo chat prompt, BFCL's question) through rawMessage, so
+// input, a promptfoo chat prompt, BFCL's question) through RawMessage, so
 // every format reads tool calls alike.
-func DecodeMessages(v any) ([]chat.Message, []problem, bool) {
+func DecodeMessages(v any) ([]chat.Message, []Problem, bool) {
 	b, err := json.Marshal(JSONNormalize(v))
 	if err != nil {
 		return nil, nil, false
 	}
-	var raw []rawMessage
+	var raw []RawMessage
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, nil, false
 	}

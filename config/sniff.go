@@ -199,43 +199,6 @@ func NotABattery(path string, line int, top any) *Error {
 	return &Error{File: path, Line: line, Msg: "this looks like " + l.what + ", not a battery", Hint: l.hint}
 }
 
-// Records of the formats that keep one test per object.
-const (
-	recordInspect = "inspect"
-	recordBFCL    = "bfcl"
-	recordPrompt  = "prompt-prix"
-)
-
-// recordKind tells a one-test object's format: an inspect sample has input,
-// a BFCL entry question or function, a prompt-prix prompt user or id.
-func recordKind(m map[string]any) string {
-	has := func(k string) bool { _, ok := m[k]; return ok }
-	switch {
-	case has("input"):
-		return recordInspect
-	case has("question") || has("function"):
-		return recordBFCL
-	case has("user") && !has("tests"):
-		return recordPrompt
-	}
-	return ""
-}
-
-// recordsKind is the format of an array of records, when its first element
-// is an inspect sample or a BFCL entry (an array of other objects is a
-// native battery's bare array of tests).
-func recordsKind(list []any) string {
-	if len(list) == 0 {
-		return ""
-	}
-	if m, ok := list[0].(map[string]any); ok {
-		if k := recordKind(m); k == recordInspect || k == recordBFCL {
-			return k
-		}
-	}
-	return ""
-}
-
 // keyList names an object's keys for a message: a, b and c.
 func keyList(m map[string]any) string {
 	keys := sortedKeys(m)

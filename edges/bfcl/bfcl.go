@@ -1,17 +1,19 @@
-package config
+package bfcl
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
 
+	"pitwall/config"
 	"pitwall/gpu/chat"
 	"pitwall/judge/check"
 )
 
-// A BFCL (Berkeley Function Calling Leaderboard) entry is one line of
+// A BFCL (Berkeley Function Calling Leaderboard) entry is one JSONL line of
 // {"id", "question", "function"}, as prompt-prix also reads it:
 //
 //   - question is the conversation: a list of messages, or BFCL's list of
@@ -32,8 +34,10 @@ var bfclKeys = []string{"id", "question", "function", "metadata", "ground_truth"
 
 var bfclStem = regexp.MustCompile(`^(.*?)_\d+(?:[-_]\d+)*$`)
 
-func bfclTest(col *Collector, n *Notes, m map[string]any, fallbackID, at string) (Test, bool) {
-	t := Test{ID: fallbackID}
+// readEntry reads one entry as a test.
+func readEntry(r config.Record) (config.Test, bool) {
+	col, n, m, at := r.Col, r.Notes, r.Fields, r.At
+	t := config.Test{ID: r.ID}
 	switch id := m["id"].(type) {
 	case string:
 		if strings.TrimSpace(id) != "" {
@@ -43,7 +47,7 @@ func bfclTest(col *Collector, n *Notes, m map[string]any, fallbackID, at string)
 		t.ID = id.String()
 	}
 	before := len(col.Errs)
-	msgs := bfclQuestion(col, n, m["question"], t.ID, JoinPath(at, "question"))
+	msgs := bfclQuestion(col, n, m["question"], t.ID, config.JoinPath(at, "question"))
 	switch {
 	case len(msgs) == 1 && msgs[0].Role == "user":
 		t.User = msgs[0].Content
@@ -52,7 +56,7 @@ func bfclTest(col *Collector, n *Notes, m map[string]any, fallbackID, at string)
 	default:
 		t.Messages = msgs
 	}
-	t.Tools = bfclTools(col, m["function"], t.ID, JoinPath(at, "function"))
+	t.Tools = bfclTools(col, m["function"], t.ID, config.JoinPath(at, "function"))
 	if meta, ok := m["metadata"].(map[string]any); ok {
 		t.Category, _ = meta["category"].(string)
 		if sev, ok := meta["severity"].(string); ok {
@@ -65,13 +69,13 @@ func bfclTest(col *Collector, n *Notes, m map[string]any, fallbackID, at string)
 		}
 	}
 	if gt, ok := m["ground_truth"]; ok {
-		checks, probs := bfclGroundTruth(JSONNormalize(gt))
+		checks, probs := bfclGroundTruth(config.JSONNormalize(gt))
 		t.Checks = checks
 		for _, p := range probs {
-			col.Add(Under(JoinPath(at, "ground_truth"), p.field), p.hint, "test %q: %s", t.ID, p.msg)
+			col.Add(config.Under(config.JoinPath(at, "ground_truth"), p.Field), p.Hint, "test %q: %s", t.ID, p.Msg)
 		}
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(bfclKeys, k) {
 			n.Add(fmt.Sprintf("BFCL key %q is not read", k), t.ID)
 		}
@@ -80,8 +84,8 @@ func bfclTest(col *Collector, n *Notes, m map[string]any, fallbackID, at string)
 }
 
 // bfclQuestion reads question: messages, or turns of messages.
-func bfclQuestion(col *Collector, n *Notes, q any, id, at string) []chat.Message {
-	list, ok := JSONNormalize(q).([]any)
+func bfclQuestion(col *config.Collector, n *config.Notes, q any, id, at string) []chat.Message {
+	list, ok := config.JSONNormalize(q).([]any)
 	if !ok || len(list) == 0 {
 		col.Add(at, `write "question": [{"role": "user", "content": "..."}]`, "test %q: question must be a list of messages", id)
 		return nil
@@ -92,21 +96,21 @@ func bfclQuestion(col *Collector, n *Notes, q any, id, at string) []chat.Message
 		}
 		list = turns
 	}
-	msgs, probs, ok := DecodeMessages(list)
+	msgs, probs, ok := config.DecodeMessages(list)
 	if !ok {
 		col.Add(at, `each message is {"role": "user", "content": "..."}`, "test %q: question holds something that is not a message", id)
 		return nil
 	}
 	for _, p := range probs {
-		col.Add(Under(at, strings.TrimPrefix(p.field, "messages")), p.hint, "test %q: %s", id, p.msg)
+		col.Add(config.Under(at, strings.TrimPrefix(p.Field, "messages")), p.Hint, "test %q: %s", id, p.Msg)
 	}
 	return msgs
 }
 
 // bfclTools reads function: one function or a list, in BFCL's shape or
 // OpenAI's.
-func bfclTools(col *Collector, f any, id, at string) []chat.Tool {
-	v := JSONNormalize(f)
+func bfclTools(col *config.Collector, f any, id, at string) []chat.Tool {
+	v := config.JSONNormalize(f)
 	if v == nil {
 		return nil
 	}
@@ -122,7 +126,7 @@ func bfclTools(col *Collector, f any, id, at string) []chat.Tool {
 		}
 		name, _ := fn["name"].(string)
 		if !ok || strings.TrimSpace(name) == "" {
-			col.Add(IndexPath(at, i), `each function is {"name", "description", "parameters"}`, "test %q: function has no name", id)
+			col.Add(config.IndexPath(at, i), `each function is {"name", "description", "parameters"}`, "test %q: function has no name", id)
 			continue
 		}
 		desc, _ := fn["description"].(string)
@@ -165,25 +169,25 @@ func bfclSchema(v any) any {
 }
 
 // bfclGroundTruth reads [{"func": {"param": [acceptable values]}}, ...].
-func bfclGroundTruth(gt any) ([]check.Check, []problem) {
+func bfclGroundTruth(gt any) ([]check.Check, []config.Problem) {
 	list, ok := gt.([]any)
 	if !ok {
-		return nil, []problem{{"", `write "ground_truth": [{"func": {"arg": ["acceptable", "values"]}}]`, "ground_truth must be a list of calls"}}
+		return nil, []config.Problem{{Hint: `write "ground_truth": [{"func": {"arg": ["acceptable", "values"]}}]`, Msg: "ground_truth must be a list of calls"}}
 	}
 	var out []check.Check
-	var probs []problem
+	var probs []config.Problem
 	checked(check.Check{Type: "tool-call-count", Value: fmt.Sprint(len(list))}, "", "", &out, &probs)
 	for i, e := range list {
 		call, ok := e.(map[string]any)
 		if !ok || len(call) != 1 {
-			probs = append(probs, problem{IndexPath("", i), `each entry is {"func": {"arg": [values]}}`, "a ground-truth entry must name one function"})
+			probs = append(probs, config.Problem{Field: config.IndexPath("", i), Hint: `each entry is {"func": {"arg": [values]}}`, Msg: "a ground-truth entry must name one function"})
 			continue
 		}
-		for _, name := range sortedKeys(call) {
+		for _, name := range slices.Sorted(maps.Keys(call)) {
 			params, _ := call[name].(map[string]any)
-			checked(check.Check{Type: "tool-call", Name: name}, IndexPath("", i), "", &out, &probs)
+			checked(check.Check{Type: "tool-call", Name: name}, config.IndexPath("", i), "", &out, &probs)
 			required := map[string]any{}
-			for _, p := range sortedKeys(params) {
+			for _, p := range slices.Sorted(maps.Keys(params)) {
 				values, ok := params[p].([]any)
 				if !ok || len(values) == 0 || slices.Contains(values, any("")) {
 					continue // optional, or no list to hold it to
@@ -191,9 +195,20 @@ func bfclGroundTruth(gt any) ([]check.Check, []problem) {
 				required[p] = values
 			}
 			if len(required) > 0 {
-				checked(check.Check{Type: "tool-args-enum", Name: name, Args: required}, IndexPath("", i), "", &out, &probs)
+				checked(check.Check{Type: "tool-args-enum", Name: name, Args: required}, config.IndexPath("", i), "", &out, &probs)
 			}
 		}
 	}
 	return out, probs
+}
+
+// checked validates a check made from BFCL's ground truth, so that a
+// problem is reported at the entry it came from rather than at a check
+// the file never wrote.
+func checked(c check.Check, field, hint string, out *[]check.Check, probs *[]config.Problem) {
+	if err := check.ValidateCheck(c); err != nil {
+		*probs = append(*probs, config.Problem{Field: field, Hint: hint, Msg: err.Error()})
+		return
+	}
+	*out = append(*out, c)
 }

@@ -1,10 +1,12 @@
-package config
+package promptprix
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	"pitwall/config"
 	"pitwall/judge/check"
 )
 
@@ -42,11 +44,11 @@ import (
 // (exact, exclusion, structure, …) and change nothing. Other keys (notes)
 // are not checks: the judge reads them with the rest of the block, and they
 // are noted.
-func expectedChecks(e map[string]any, n *Notes, id string) ([]check.Check, []problem) {
+func expectedChecks(e map[string]any, n *config.Notes, id string) ([]check.Check, []config.Problem) {
 	var out []check.Check
-	var probs []problem
+	var probs []config.Problem
 	str := func(k string) string { s, _ := e[k].(string); return strings.TrimSpace(s) }
-	obj := func(k string) map[string]any { m, _ := JSONNormalize(e[k]).(map[string]any); return m }
+	obj := func(k string) map[string]any { m, _ := config.JSONNormalize(e[k]).(map[string]any); return m }
 	name := str("tool_name")
 	mode := strings.ToLower(str("match_mode"))
 	if mode != "" && !slices.Contains(matchModes, mode) {
@@ -76,13 +78,13 @@ func expectedChecks(e map[string]any, n *Notes, id string) ([]check.Check, []pro
 			add(check.Check{Type: "not-tool-call", Name: name, Args: not}, "params_not", `write "params_not": {"arg": "value"}`)
 		}
 	} else if _, ok := e["params"]; ok {
-		probs = append(probs, problem{"params", `add "tool_name": the tool these are the arguments of`, "params without tool_name"})
+		probs = append(probs, config.Problem{Field: "params", Hint: `add "tool_name": the tool these are the arguments of`, Msg: "params without tool_name"})
 	}
 	if v := str("tool_name_not"); v != "" {
 		add(check.Check{Type: "not-tool-call", Name: v}, "tool_name_not", `write "tool_name_not": "execute_code"`)
 	}
 	if v, ok := e["tool_name_any"]; ok {
-		add(check.Check{Type: "tool-call-any", Args: map[string]any{"names": JSONNormalize(v)}}, "tool_name_any",
+		add(check.Check{Type: "tool-call-any", Args: map[string]any{"names": config.JSONNormalize(v)}}, "tool_name_any",
 			`write "tool_name_any": ["ask_human", "respond_to_user"]`)
 	}
 	argsOf := func(k, hint string) (map[string]any, bool) {
@@ -90,10 +92,10 @@ func expectedChecks(e map[string]any, n *Notes, id string) ([]check.Check, []pro
 		if !ok {
 			return nil, false
 		}
-		if m, ok := JSONNormalize(v).(map[string]any); ok {
+		if m, ok := config.JSONNormalize(v).(map[string]any); ok {
 			return m, true
 		}
-		probs = append(probs, problem{k, hint, k + " must be an object naming arguments"})
+		probs = append(probs, config.Problem{Field: k, Hint: hint, Msg: k + " must be an object naming arguments"})
 		return nil, false
 	}
 	for _, k := range []string{"params_enum_valid", "params_any"} {
@@ -103,7 +105,7 @@ func expectedChecks(e map[string]any, n *Notes, id string) ([]check.Check, []pro
 		}
 	}
 	if v, ok := e["params_required"]; ok {
-		add(check.Check{Type: "tool-args-required", Name: name, Args: map[string]any{"params": JSONNormalize(v)}}, "params_required",
+		add(check.Check{Type: "tool-args-required", Name: name, Args: map[string]any{"params": config.JSONNormalize(v)}}, "params_required",
 			`write "params_required": ["from_account", "amount"]`)
 	}
 	for _, k := range []string{"params_types", "params_structure"} {
@@ -116,12 +118,12 @@ func expectedChecks(e map[string]any, n *Notes, id string) ([]check.Check, []pro
 		add(check.Check{Type: "tool-args-pattern", Name: name, Args: args}, "params_pattern", `write "params_pattern": {"created_after": "^2025-"}`)
 	}
 	if v, ok := e["tool_calls_count"]; ok {
-		add(check.Check{Type: "tool-call-count", Value: ValueText(JSONNormalize(v))}, "tool_calls_count", `write "tool_calls_count": 2`)
+		add(check.Check{Type: "tool-call-count", Value: config.ValueText(config.JSONNormalize(v))}, "tool_calls_count", `write "tool_calls_count": 2`)
 	}
 	if v, ok := e["tool_calls"]; ok {
-		calls, isList := JSONNormalize(v).([]any)
+		calls, isList := config.JSONNormalize(v).([]any)
 		if !isList {
-			probs = append(probs, problem{"tool_calls", `write "tool_calls": [{"tool_name": "f", "params": {...}}]`, "tool_calls must be a list of calls"})
+			probs = append(probs, config.Problem{Field: "tool_calls", Hint: `write "tool_calls": [{"tool_name": "f", "params": {...}}]`, Msg: "tool_calls must be a list of calls"})
 		}
 		for k, call := range calls {
 			m, _ := call.(map[string]any)
@@ -130,7 +132,7 @@ func expectedChecks(e map[string]any, n *Notes, id string) ([]check.Check, []pro
 			if params, ok := m["params"].(map[string]any); ok && len(params) > 0 {
 				c.Args = params
 			}
-			add(c, IndexPath("tool_calls", k), `each call is {"tool_name": "f", "params": {...}}`)
+			add(c, config.IndexPath("tool_calls", k), `each call is {"tool_name": "f", "params": {...}}`)
 		}
 	}
 	if v := str("response_type"); v != "" {
@@ -146,9 +148,9 @@ func expectedChecks(e map[string]any, n *Notes, id string) ([]check.Check, []pro
 		}
 	case nil:
 	default:
-		probs = append(probs, problem{"no_tool_call", `write "no_tool_call": true`, "no_tool_call must be true or false"})
+		probs = append(probs, config.Problem{Field: "no_tool_call", Hint: `write "no_tool_call": true`, Msg: "no_tool_call must be true or false"})
 	}
-	for _, k := range sortedKeys(e) {
+	for _, k := range slices.Sorted(maps.Keys(e)) {
 		if !slices.Contains(expectedKeys, k) {
 			n.Add(fmt.Sprintf("expected key %q is not a check: the judge reads it with the rest of the expected block", k), id)
 		}

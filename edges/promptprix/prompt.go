@@ -1,4 +1,4 @@
-package config
+package promptprix
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 
+	"pitwall/config"
 	"pitwall/gpu/chat"
 	"pitwall/judge/check"
 )
@@ -30,52 +31,53 @@ import (
 // Keys prompt-prix does not read either are noted, not refused (prompt-prix
 // ignores them too).
 type ppPrompt struct {
-	ID               string             `json:"id"`
-	Name             string             `json:"name"`
-	Category         string             `json:"category"`
-	Severity         string             `json:"severity"`
-	System           *string            `json:"system"`
-	User             string             `json:"user"`
-	Messages         []rawMessage       `json:"messages"`
-	Tools            []chat.Tool        `json:"tools"`
-	ToolChoice       any                `json:"tool_choice"`
-	ResponseFormat   *RawResponseFormat `json:"response_format"`
-	Expected         map[string]any     `json:"expected"`
-	ExpectedResponse string             `json:"expected_response"`
-	Criteria         string             `json:"criteria"`
-	PassCriteria     string             `json:"pass_criteria"`
-	FailCriteria     string             `json:"fail_criteria"`
-	Mode             string             `json:"mode"`
-	MaxIterations    int                `json:"max_iterations"`
-	MockTools        any                `json:"mock_tools"`
+	ID               string                    `json:"id"`
+	Name             string                    `json:"name"`
+	Category         string                    `json:"category"`
+	Severity         string                    `json:"severity"`
+	System           *string                   `json:"system"`
+	User             string                    `json:"user"`
+	Messages         []config.RawMessage       `json:"messages"`
+	Tools            []chat.Tool               `json:"tools"`
+	ToolChoice       any                       `json:"tool_choice"`
+	ResponseFormat   *config.RawResponseFormat `json:"response_format"`
+	Expected         map[string]any            `json:"expected"`
+	ExpectedResponse string                    `json:"expected_response"`
+	Criteria         string                    `json:"criteria"`
+	PassCriteria     string                    `json:"pass_criteria"`
+	FailCriteria     string                    `json:"fail_criteria"`
+	Mode             string                    `json:"mode"`
+	MaxIterations    int                       `json:"max_iterations"`
+	MockTools        any                       `json:"mock_tools"`
 }
 
 // promptPrixSystem is the system prompt prompt-prix sends when a test
 // gives none.
 const promptPrixSystem = "You are a helpful assistant."
 
-// importPromptPrixJSON reads {"test_suite": ..., "prompts": [...]}.
-func importPromptPrixJSON(path string, data []byte, n *Notes) ([]Test, error) {
+// loadJSON reads {"test_suite": ..., "prompts": [...]}.
+func loadJSON(f config.File) ([]config.Test, error) {
+	path, data, n := f.Path, f.Data, f.Notes
 	var top map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&top); err != nil {
-		return nil, jsonSyntaxError(path, data, 0, err)
+		return nil, config.JSONDecodeError(path, data, 0, err)
 	}
-	src, err := locateJSON(path, data, 0, "")
+	src, err := config.LocateJSON(path, data, 0, "")
 	if err != nil {
-		return nil, jsonSyntaxError(path, data, 0, err)
+		return nil, config.JSONDecodeError(path, data, 0, err)
 	}
-	col := NewCollector(src)
+	col := config.NewCollector(src)
 	prompts, ok := top["prompts"].([]any)
 	if !ok {
-		col.Add("prompts", `write "prompts": [{"id": "...", "user": "..."}, ...]`, "prompts must be an array, got %s", Describe(top["prompts"], "json"))
+		col.Add("prompts", `write "prompts": [{"id": "...", "user": "..."}, ...]`, "prompts must be an array, got %s", config.Describe(top["prompts"], "json"))
 		return nil, col.Errs.Err()
 	}
-	tests := make([]Test, 0, len(prompts))
+	tests := make([]config.Test, 0, len(prompts))
 	for i, raw := range prompts {
-		at := IndexPath("prompts", i)
-		t, ok := promptPrixTest(col, n, raw, at)
+		at := config.IndexPath("prompts", i)
+		t, ok := promptTest(col, n, raw, at)
 		if !ok {
 			continue
 		}
@@ -85,18 +87,24 @@ func importPromptPrixJSON(path string, data []byte, n *Notes) ([]Test, error) {
 	if len(col.Errs) > 0 {
 		return nil, col.Errs.Err()
 	}
-	return finishTestsAt(tests, src, "prompts", nil, n)
+	return config.FinishTestsAt(tests, src, "prompts", nil, n)
 }
 
-// promptPrixTest reads one prompt from its generic decoding (numbers as
+// readPrompt reads one prompt of a JSONL battery, or a JSON file's lone
+// prompt, as a test.
+func readPrompt(r config.Record) (config.Test, bool) {
+	return promptTest(r.Col, r.Notes, r.Fields, r.At)
+}
+
+// promptTest reads one prompt from its generic decoding (numbers as
 // json.Number), reporting problems at the paths under at.
-func promptPrixTest(col *Collector, n *Notes, raw any, at string) (Test, bool) {
+func promptTest(col *config.Collector, n *config.Notes, raw any, at string) (config.Test, bool) {
 	before := len(col.Errs)
-	CheckShapeWith(col, raw, reflect.TypeFor[ppPrompt](), "json", at, func(path, key string) {
+	config.CheckShapeWith(col, raw, reflect.TypeFor[ppPrompt](), "json", at, func(path, key string) {
 		n.Add(fmt.Sprintf("prompt-prix key %q is not read (prompt-prix does not read it either)", key), promptLabel(raw))
 	})
 	if len(col.Errs) > before {
-		return Test{}, false
+		return config.Test{}, false
 	}
 	b, err := json.Marshal(raw)
 	var p ppPrompt
@@ -104,8 +112,8 @@ func promptPrixTest(col *Collector, n *Notes, raw any, at string) (Test, bool) {
 		err = json.Unmarshal(b, &p)
 	}
 	if err != nil {
-		col.Add(at, "", "cannot read the prompt: %v", JSONDecodeError(col.Src.File, b, 0, err).Msg)
-		return Test{}, false
+		col.Add(at, "", "cannot read the prompt: %v", config.JSONDecodeError(col.Src.File, b, 0, err).Msg)
+		return config.Test{}, false
 	}
 	t := p.toTest(col, n, at)
 	return t, true
@@ -122,8 +130,8 @@ func promptLabel(raw any) string {
 
 // toTest maps a prompt onto a Test, reporting what cannot be read at the
 // paths under at.
-func (p ppPrompt) toTest(col *Collector, n *Notes, at string) Test {
-	rt := rawTest{
+func (p ppPrompt) toTest(col *config.Collector, n *config.Notes, at string) config.Test {
+	rt := config.RawTest{
 		ID: p.ID, Name: p.Name, Category: p.Category, Severity: p.Severity, User: p.User,
 		Messages: p.Messages, Tools: p.Tools, ToolChoice: p.ToolChoice, ResponseFormat: p.ResponseFormat,
 		Criteria: p.Criteria, PassCriteria: p.PassCriteria, FailCriteria: p.FailCriteria,
@@ -135,7 +143,7 @@ func (p ppPrompt) toTest(col *Collector, n *Notes, at string) Test {
 		system = *p.System
 	}
 	switch {
-	case normalizeMode(p.Mode) == ModeAgent:
+	case config.NormalizeMode(p.Mode) == config.ModeAgent:
 		rt.System = system
 		if len(p.Messages) > 0 {
 			rt.Messages = nil
@@ -158,27 +166,27 @@ func (p ppPrompt) toTest(col *Collector, n *Notes, at string) Test {
 		}
 		checks, probs := expectedChecks(p.Expected, n, id)
 		for _, pr := range probs {
-			col.Add(Under(JoinPath(at, "expected"), pr.field), pr.hint, "test %q: %s", id, pr.msg)
+			col.Add(config.Under(config.JoinPath(at, "expected"), pr.Field), pr.Hint, "test %q: %s", id, pr.Msg)
 		}
 		rt.Checks = checks
 	}
 	rt.Reference = strings.Join(refs, "\n\n")
-	for _, pr := range rt.problems() {
-		col.Add(Under(at, pr.field), pr.hint, "test %q: %s", id, pr.msg)
+	for _, pr := range rt.Problems() {
+		col.Add(config.Under(at, pr.Field), pr.Hint, "test %q: %s", id, pr.Msg)
 	}
-	return rt.toTest()
+	return rt.ToTest()
 }
 
-func opensWithSystem(msgs []rawMessage) bool {
+func opensWithSystem(msgs []config.RawMessage) bool {
 	return len(msgs) > 0 && strings.EqualFold(strings.TrimSpace(msgs[0].Role), "system")
 }
 
 // checked validates a check made from a battery's own vocabulary, so that a
 // problem is reported at the key it came from rather than at a check the
 // file never wrote.
-func checked(c check.Check, field, hint string, out *[]check.Check, probs *[]problem) {
+func checked(c check.Check, field, hint string, out *[]check.Check, probs *[]config.Problem) {
 	if err := check.ValidateCheck(c); err != nil {
-		*probs = append(*probs, problem{field, hint, err.Error()})
+		*probs = append(*probs, config.Problem{Field: field, Hint: hint, Msg: err.Error()})
 		return
 	}
 	*out = append(*out, c)
