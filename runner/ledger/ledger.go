@@ -59,8 +59,9 @@ var (
 	ErrSecret = errors.New("refusing to store an API key")
 	// ErrHeld: ResumeRun of a run that a live process is running.
 	ErrHeld = errors.New("run is being run by a live process")
-	// ErrTakenOver: Heartbeat of a run that another process has resumed
-	// since: this process must stop sending for it.
+	// ErrTakenOver: a write of a run's owner after another process resumed
+	// the run (fence.go): it wrote nothing, and this process must stop
+	// sending for the run. Errors that wrap it are a *TakenOverError.
 	ErrTakenOver = errors.New("run was taken over by another process")
 )
 
@@ -87,9 +88,9 @@ type Ledger struct {
 	reads [numReads]*sql.Stmt // prepared on r: the reads the runner makes per cell
 
 	// What liveness is judged with (see liveness.go); tests replace them.
-	self  Owner
-	now   func() time.Time
-	alive func(pid int) bool
+	self Owner
+	now  func() time.Time
+	gone func(Owner) (why string, checked bool)
 
 	readMu sync.Mutex
 
@@ -100,7 +101,7 @@ type Ledger struct {
 }
 
 func newLedger(path string) *Ledger {
-	return &Ledger{path: path, self: self(), now: time.Now, alive: pidAlive, fixBusyMS: fixerBusyMS}
+	return &Ledger{path: path, self: self(), now: time.Now, gone: processGone, fixBusyMS: fixerBusyMS}
 }
 
 // Open opens the ledger at path for reading and writing, creating it and
@@ -322,12 +323,13 @@ func (l *Ledger) caughtUp(key string) {
 	}
 }
 
-// write runs f as a synchronous write, or fails with ErrReadOnly.
-func (l *Ledger) write(op string, f func(b *batch) error) error {
+// write runs f as a synchronous write to run's rows, or fails with
+// ErrReadOnly.
+func (l *Ledger) write(run, op string, f func(b *batch) error) error {
 	if l.wr == nil {
 		return l.wrap(op, ErrReadOnly)
 	}
-	return l.wr.do(funcOp(f))
+	return l.wr.do(runOp{run, f})
 }
 
 // The writer's statements, prepared once on its connection.
