@@ -69,6 +69,9 @@ var (
 // lock (a second pitwall on the same ledger, a checkpoint) before failing.
 const busyTimeoutMS = 10000
 
+// openBusyMS bounds Open's wait for the write lock it migrates under.
+const openBusyMS = 3000
+
 // readConns is the size of the read pool; reads never block the writer in
 // WAL mode, so a few are enough for the UI, export and the runner together.
 const readConns = 4
@@ -121,6 +124,9 @@ func Open(path string) (*Ledger, error) {
 		return nil, l.wrap("resolve path", err)
 	}
 	l.abs = abs
+	if err := checkWritable(abs); err != nil {
+		return nil, l.wrap("open", err)
+	}
 	w, err := sql.Open("sqlite", dsn(abs, url.Values{
 		"_busy_timeout": {fmt.Sprint(busyTimeoutMS)},
 		"_journal_mode": {"WAL"},
@@ -148,10 +154,13 @@ func Open(path string) (*Ledger, error) {
 func (l *Ledger) setUp(abs string) error {
 	var mode string
 	if err := l.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
-		return l.wrap("open", err)
+		return l.wrap("open", l.explain(err))
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return l.wrap("open", fmt.Errorf("journal_mode is %q, not wal (is the folder on a network filesystem?)", mode))
+	}
+	if err := l.checkIntegrity(); err != nil {
+		return err
 	}
 	if err := l.migrate(); err != nil {
 		return err
