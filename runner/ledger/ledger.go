@@ -214,10 +214,19 @@ func OpenReadOnly(path string) (*Ledger, error) {
 }
 
 func (l *Ledger) openReader(abs string) error {
-	r, err := sql.Open("sqlite", dsn(abs, url.Values{
-		"mode":          {"ro"},
-		"_busy_timeout": {fmt.Sprint(busyTimeoutMS)},
-	}))
+	err := l.openReaderWith(abs, url.Values{"mode": {"ro"}, "_busy_timeout": {fmt.Sprint(busyTimeoutMS)}})
+	if isReadOnlyDB(err) {
+		// A reader of a WAL database writes the -shm file beside it: in a
+		// folder it cannot write, the file is read as it is on disk
+		// (immutable: no locks, no WAL), since no one else can be writing
+		// it there either.
+		err = l.openReaderWith(abs, url.Values{"mode": {"ro"}, "immutable": {"1"}})
+	}
+	return err
+}
+
+func (l *Ledger) openReaderWith(abs string, q url.Values) error {
+	r, err := sql.Open("sqlite", dsn(abs, q))
 	if err != nil {
 		return l.wrap("open reader", err)
 	}
@@ -225,7 +234,7 @@ func (l *Ledger) openReader(abs string) error {
 	r.SetMaxIdleConns(readConns)
 	if err := r.Ping(); err != nil {
 		r.Close()
-		return l.wrap("open reader", err)
+		return l.wrap("open reader", l.explain(err))
 	}
 	l.r = r
 	return nil
