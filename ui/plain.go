@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"io"
+	"pitwall/internal/textutil"
 	"pitwall/runner/state"
 	"sort"
 	"strconv"
@@ -21,6 +22,9 @@ import (
 // final one is never missed; a jump over dropped intermediate snapshots only
 // means that several lines come out of one diff.
 func RunPlain(snaps <-chan *state.BatteryRun, stdout, stderr io.Writer, opts Options) *state.BatteryRun {
+	// Plain output has no escape sequences of its own: whatever a battery
+	// or a server put in a name or a message is shown escaped.
+	stdout, stderr = textutil.TerminalWriter(stdout), textutil.TerminalWriter(stderr)
 	p := newPlain(stderr, opts)
 	var last *state.BatteryRun
 	for run := range snaps {
