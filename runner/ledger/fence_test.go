@@ -102,7 +102,9 @@ func TestEveryWriteOfASupersededOwnerIsRefused(t *testing.T) {
 			a.QueueCell(CellRow{RunID: "r", Model: "m", Test: "t3", Status: "cancelled"}, ack)
 			return nil
 		}},
-		{"PutVerdict", func(Ack) error { return a.PutVerdict(VerdictRow{RunID: "r", Model: "m", Test: "t1", Judge: "j", Verdict: "fail"}) }},
+		{"PutVerdict", func(Ack) error {
+			return a.PutVerdict(VerdictRow{RunID: "r", Model: "m", Test: "t1", Judge: "j", Verdict: "fail"})
+		}},
 		{"QueueVerdict", func(ack Ack) error {
 			a.QueueVerdict(VerdictRow{RunID: "r", Model: "m", Test: "t1", Judge: "j", Verdict: "fail"}, ack)
 			return nil
