@@ -55,3 +55,24 @@ func TestErrorMessagesShowControlAndBidiCharactersAsEscapes(t *testing.T) {
 		t.Errorf("failf wrote %q, want %q", got, want)
 	}
 }
+
+func TestShowHeadlessShowsControlAndBidiCharactersAsEscapes(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "battery.toml", hostileBattery)
+	config := writeFile(t, dir, "sim.toml", fmt.Sprintf(resumeSim, ""))
+	if code, _, stderr := pitwall(t, dir, []string{"PITWALL_SIM_TIME_SCALE=0.01"}, "run", config, "--headless"); code != 0 && code != 1 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	code, stdout, stderr := pitwall(t, dir, nil, "show", "last", "--headless")
+	if code != 0 && code != 1 {
+		t.Fatalf("show exited %d:\n%s", code, stderr)
+	}
+	for _, raw := range []string{"\u202e", "\u2066", "\x1b", "\x00"} {
+		if strings.Contains(stdout, raw) {
+			t.Errorf("show's grid holds a raw %q:\n%s", raw, stdout)
+		}
+	}
+	if !strings.Contains(stdout, `evil\u202e`) {
+		t.Errorf("show's grid does not show the test id escaped:\n%s", stdout)
+	}
+}
