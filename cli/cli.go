@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"pitwall/internal/textutil"
 	"pitwall/runner/state"
 )
 
@@ -94,7 +95,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // failf prints an error the way every command does and returns exit 2.
 func failf(stderr io.Writer, err error) int {
-	msg := err.Error()
+	msg := textutil.Terminal(err.Error()) // it may quote a battery's or a server's words
 	if !strings.HasPrefix(msg, "pitwall") {
 		msg = "pitwall: " + msg
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"pitwall/config"
 	"pitwall/edges/importrun"
@@ -65,6 +66,11 @@ func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.
 	cfg, row, err := runConfig(db, id, cf.overrides(fs))
 	if err != nil {
 		return failf(stderr, err)
+	}
+	if row.Status == ledger.RunRunning {
+		// Its process is alive (reading it would have closed a dead one):
+		// say so before anything starts, and change nothing.
+		return failf(stderr, fmt.Errorf("%s run %s: %w", fs.Name(), row.ID, ledger.Held(row, time.Now())))
 	}
 	if p, ok := importrun.Imported(row); ok {
 		return failf(stderr, fmt.Errorf("run %s was imported from %s: pitwall sent none of its requests, so there is nothing to resume or retry: `pitwall show %s` and `pitwall export %s` read it", row.ID, p.Format, row.ID, row.ID))

@@ -364,28 +364,32 @@ func (e *engine) finish() {
 }
 
 // heartbeat tells the ledger the run's process is alive. Another process
-// that resumed the run meanwhile owns it now: this one stops sending.
+// that resumed the run meanwhile owns it now: this one stops (fail).
 func (e *engine) heartbeat() {
-	err := e.r.led.Heartbeat(e.r.id, e.r.now())
-	switch {
-	case err == nil:
-	case errors.Is(err, ledger.ErrTakenOver):
-		e.failure = fmt.Sprintf("another process resumed run %s: this one stopped sending (%v)", e.r.id, err)
-		e.disowned = true
-		e.stop(state.RunFailed, e.failure)
-	default:
+	if err := e.r.led.Heartbeat(e.r.id, e.r.now()); err != nil {
 		e.fail(err)
 	}
 }
 
 // fail records a ledger write that failed: the run stops sending, ends as
 // failed with a message naming the ledger, and what was written before
-// stays readable.
+// stays readable. A write refused because another process took the run
+// over (ledger.ErrTakenOver) stops it too, but the run is that process's
+// now: this one records nothing more of it (the ledger would refuse it).
 func (e *engine) fail(err error) {
-	if e.failure != "" {
+	var taken *ledger.TakenOverError
+	switch {
+	case e.disowned:
 		return
+	case errors.As(err, &taken):
+		// Said over an earlier failure: it is why nothing more is written.
+		e.disowned = true
+		e.failure = fmt.Sprintf("run %s was taken over by %s; this process stopped without changing it", e.r.id, taken.By)
+	case e.failure != "":
+		return
+	default:
+		e.failure = e.ledgerFailure(err)
 	}
-	e.failure = e.ledgerFailure(err)
 	e.message = e.failure
 	e.dirty = true
 	switch e.life {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"pitwall/internal/textutil"
 	"pitwall/runner/state"
 	"sort"
 	"strconv"
@@ -92,18 +93,20 @@ func (g *grid) testModel(rowItem, colItem int) (t, m int) {
 	return rowItem, colItem
 }
 
+// rowName and colName are the grid's labels: test ids and model names,
+// which come from batteries and servers, shown escaped (textutil.Terminal).
 func (g *grid) rowName(i int) string {
 	if g.transposed {
-		return g.run.Models[i]
+		return textutil.Terminal(g.run.Models[i])
 	}
-	return g.testName(i)
+	return textutil.Terminal(g.testName(i))
 }
 
 func (g *grid) colName(i int) string {
 	if g.transposed {
-		return g.testName(i)
+		return textutil.Terminal(g.testName(i))
 	}
-	return shortModel(g.run.Models[i])
+	return textutil.Terminal(shortModel(g.run.Models[i]))
 }
 
 // testName is test i's id, after the critical mark when the run has

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"io"
+	"pitwall/internal/textutil"
 	"pitwall/runner/state"
 	"sort"
 	"strconv"
@@ -21,6 +22,9 @@ import (
 // final one is never missed; a jump over dropped intermediate snapshots only
 // means that several lines come out of one diff.
 func RunPlain(snaps <-chan *state.BatteryRun, stdout, stderr io.Writer, opts Options) *state.BatteryRun {
+	// Plain output has no escape sequences of its own: whatever a battery
+	// or a server put in a name or a message is shown escaped.
+	stdout, stderr = textutil.TerminalWriter(stdout), textutil.TerminalWriter(stderr)
 	p := newPlain(stderr, opts)
 	var last *state.BatteryRun
 	for run := range snaps {
@@ -352,7 +356,7 @@ func Summary(run *state.BatteryRun, judge string, opts Options) string {
 	if opts.ExitCode != nil {
 		sb.WriteString("exit     " + n(opts.ExitCode(run)) + "\n")
 	}
-	return fold(c, sb.String())
+	return textutil.Terminal(fold(c, sb.String()))
 }
 
 // RenderGrid draws run as plain text for judge: tests as rows, models as
@@ -402,8 +406,10 @@ func RenderGrid(run *state.BatteryRun, judge string, ascii bool) string {
 		sb.WriteString(line(markedID(c, &run.Tests[t], marks), b.rate(b.rowSum[t], g), func(m int) string { return cells[t][m] }))
 	}
 	sb.WriteString(line("pass rate", b.rate(b.total, g), func(m int) string { return b.rate(b.modSum[m], g) }))
+	// Plain text, so the ids and names from batteries and servers are
+	// escaped in it whole (textutil.Terminal).
 	if ascii {
-		return asciiFold.Replace(sb.String())
+		return textutil.Terminal(asciiFold.Replace(sb.String()))
 	}
-	return sb.String()
+	return textutil.Terminal(sb.String())
 }

@@ -1,6 +1,9 @@
 package textutil
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestEditDistance(t *testing.T) {
 	for _, c := range []struct {
@@ -53,5 +56,28 @@ func TestContainsFold(t *testing.T) {
 		if got := ContainsFold(c.s, c.word); got != c.want {
 			t.Errorf("ContainsFold(%q, %q) = %v, want %v", c.s, c.word, got, c.want)
 		}
+	}
+}
+
+func TestTerminalShowsControlAndBidiCharactersAsEscapes(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain text, ünïcode ⚠️ and 漢字", "plain text, ünïcode ⚠️ and 漢字"},
+		{"two\nlines\tand a tab", "two\nlines\tand a tab"},
+		{"evil\u202egnp.exe", `evil\u202egnp.exe`},
+		{"\u2066isolate\u2069 \u2067rtl\u2068", `\u2066isolate\u2069 \u2067rtl\u2068`},
+		{"marks \u200e\u200f\u061c", `marks \u200e\u200f\u061c`},
+		{"nul\x00byte", `nul\x00byte`},
+		{"\x1b[2J\x1b]0;title\x07cleared", `\x1b[2J\x1b]0;title\x07cleared`},
+		{"cr\roverwrites, del\x7f, c1 \u009b", `cr\x0doverwrites, del\x7f, c1 \u009b`},
+		{"bad \xff utf-8", `bad \xff utf-8`},
+	}
+	for _, tt := range tests {
+		if got := Terminal(tt.in); got != tt.want {
+			t.Errorf("Terminal(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	var sb strings.Builder
+	if _, err := TerminalWriter(&sb).Write([]byte("id\u202e\n")); err != nil || sb.String() != "id\\u202e\n" {
+		t.Errorf("TerminalWriter wrote %q, %v", sb.String(), err)
 	}
 }

@@ -2,6 +2,8 @@
 
 package ledger
 
-// pidAlive cannot tell here, so it says alive and lets the heartbeat's age
-// decide (rule 4 of goneWhy).
+// canSignal: pids cannot be checked here, so a run's owner on this host is
+// judged by its lease, as another host's is (rule 5 of goneWhy).
+const canSignal = false
+
 func pidAlive(pid int) bool { return pid > 0 }

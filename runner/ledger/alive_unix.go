@@ -7,10 +7,12 @@ import (
 	"syscall"
 )
 
+// canSignal: pids of this host can be checked.
+const canSignal = true
+
 // pidAlive reports whether a process with this pid exists on this host.
 // Signal 0 checks without sending; EPERM means it exists but is another
-// user's. A zombie (dead, not yet reaped) counts as alive: its stale
-// heartbeat settles it.
+// user's. A zombie counts here; procStart tells it apart where it can.
 func pidAlive(pid int) bool {
 	if pid <= 0 {
 		return false

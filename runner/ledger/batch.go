@@ -23,6 +23,7 @@ type batch struct {
 	tx     *sql.Tx
 	stmts  [numStmts]*sql.Stmt
 	staged map[textKey]int64 // texts stored in this transaction
+	fenced map[string]error  // runs this process held that were taken over (fence.go)
 }
 
 func (b *batch) stmt(i int) *sql.Stmt {
@@ -45,7 +46,18 @@ func (w *writer) commit(qs []queued) {
 		return
 	}
 	b := batch{w: w, tx: tx}
+	if err := b.fence(); err != nil {
+		_ = tx.Rollback()
+		for i := range qs {
+			qs[i].err = err
+		}
+		return
+	}
 	for i := range qs {
+		if err := b.refused(qs[i].op); err != nil {
+			qs[i].err = l.wrap("write", err)
+			continue
+		}
 		err := qs[i].op.apply(&b)
 		var d declined
 		if errors.As(err, &d) {
@@ -76,7 +88,9 @@ func (w *writer) commit(qs []queued) {
 	w.remember(b.staged)
 }
 
-// funcOp is a write given as a function of the batch's transaction.
+// funcOp is a write given as a function of the batch's transaction that
+// is no owner's write: a reader closing a run, a take-over. An owner's
+// write of its run is a runOp (fence.go).
 type funcOp func(b *batch) error
 
 func (f funcOp) apply(b *batch) error { return f(b) }

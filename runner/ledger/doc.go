@@ -12,5 +12,7 @@
 // It stores what it is given and answers queries. It decides one thing
 // itself: whether the process running a run is gone (liveness.go), so that
 // a run killed mid-way reads interrupted instead of running forever
-// (reconcile.go), and can be resumed (resume.go).
+// (reconcile.go), and can be resumed (resume.go); and it refuses every
+// write of a run's owner once another process has taken the run over
+// (fence.go).
 package ledger

@@ -13,7 +13,7 @@ import (
 // RunRow.ExitCode.
 func (l *Ledger) SetExitCode(id string, code int) error {
 	name := "record the exit code of run " + id
-	return l.write(name, func(b *batch) error {
+	return l.write(id, name, func(b *batch) error {
 		return l.updateRun(b, name, fmt.Sprintf("record the exit code of run %q (not found, or not ended)", id),
 			`UPDATE runs SET exit_code = ? WHERE id = ? AND ended_ms IS NOT NULL`, code, id)
 	})

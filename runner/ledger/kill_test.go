@@ -110,7 +110,7 @@ func TestAKilledRunReadsInterruptedWithNoOpenRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if age := time.Since(beat); age >= staleSameHost {
+	if age := time.Since(beat); age >= Lease {
 		t.Fatalf("the heartbeat is %s old: the dead pid was not what decided", age)
 	}
 	runs, err := l.Runs(0)

@@ -59,14 +59,18 @@ var (
 	ErrSecret = errors.New("refusing to store an API key")
 	// ErrHeld: ResumeRun of a run that a live process is running.
 	ErrHeld = errors.New("run is being run by a live process")
-	// ErrTakenOver: Heartbeat of a run that another process has resumed
-	// since: this process must stop sending for it.
+	// ErrTakenOver: a write of a run's owner after another process resumed
+	// the run (fence.go): it wrote nothing, and this process must stop
+	// sending for the run. Errors that wrap it are a *TakenOverError.
 	ErrTakenOver = errors.New("run was taken over by another process")
 )
 
 // busyTimeoutMS bounds how long a statement waits for another process's
 // lock (a second pitwall on the same ledger, a checkpoint) before failing.
 const busyTimeoutMS = 10000
+
+// openBusyMS bounds Open's wait for the write lock it migrates under.
+const openBusyMS = 3000
 
 // readConns is the size of the read pool; reads never block the writer in
 // WAL mode, so a few are enough for the UI, export and the runner together.
@@ -87,9 +91,9 @@ type Ledger struct {
 	reads [numReads]*sql.Stmt // prepared on r: the reads the runner makes per cell
 
 	// What liveness is judged with (see liveness.go); tests replace them.
-	self  Owner
-	now   func() time.Time
-	alive func(pid int) bool
+	self Owner
+	now  func() time.Time
+	gone func(Owner) (why string, checked bool)
 
 	readMu sync.Mutex
 
@@ -100,7 +104,7 @@ type Ledger struct {
 }
 
 func newLedger(path string) *Ledger {
-	return &Ledger{path: path, self: self(), now: time.Now, alive: pidAlive, fixBusyMS: fixerBusyMS}
+	return &Ledger{path: path, self: self(), now: time.Now, gone: processGone, fixBusyMS: fixerBusyMS}
 }
 
 // Open opens the ledger at path for reading and writing, creating it and
@@ -120,6 +124,9 @@ func Open(path string) (*Ledger, error) {
 		return nil, l.wrap("resolve path", err)
 	}
 	l.abs = abs
+	if err := checkWritable(abs); err != nil {
+		return nil, l.wrap("open", err)
+	}
 	w, err := sql.Open("sqlite", dsn(abs, url.Values{
 		"_busy_timeout": {fmt.Sprint(busyTimeoutMS)},
 		"_journal_mode": {"WAL"},
@@ -147,10 +154,13 @@ func Open(path string) (*Ledger, error) {
 func (l *Ledger) setUp(abs string) error {
 	var mode string
 	if err := l.w.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
-		return l.wrap("open", err)
+		return l.wrap("open", l.explain(err))
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return l.wrap("open", fmt.Errorf("journal_mode is %q, not wal (is the folder on a network filesystem?)", mode))
+	}
+	if err := l.checkIntegrity(); err != nil {
+		return err
 	}
 	if err := l.migrate(); err != nil {
 		return err
@@ -204,10 +214,19 @@ func OpenReadOnly(path string) (*Ledger, error) {
 }
 
 func (l *Ledger) openReader(abs string) error {
-	r, err := sql.Open("sqlite", dsn(abs, url.Values{
-		"mode":          {"ro"},
-		"_busy_timeout": {fmt.Sprint(busyTimeoutMS)},
-	}))
+	err := l.openReaderWith(abs, url.Values{"mode": {"ro"}, "_busy_timeout": {fmt.Sprint(busyTimeoutMS)}})
+	if isReadOnlyDB(err) {
+		// A reader of a WAL database writes the -shm file beside it: in a
+		// folder it cannot write, the file is read as it is on disk
+		// (immutable: no locks, no WAL), since no one else can be writing
+		// it there either.
+		err = l.openReaderWith(abs, url.Values{"mode": {"ro"}, "immutable": {"1"}})
+	}
+	return err
+}
+
+func (l *Ledger) openReaderWith(abs string, q url.Values) error {
+	r, err := sql.Open("sqlite", dsn(abs, q))
 	if err != nil {
 		return l.wrap("open reader", err)
 	}
@@ -215,7 +234,7 @@ func (l *Ledger) openReader(abs string) error {
 	r.SetMaxIdleConns(readConns)
 	if err := r.Ping(); err != nil {
 		r.Close()
-		return l.wrap("open reader", err)
+		return l.wrap("open reader", l.explain(err))
 	}
 	l.r = r
 	return nil
@@ -322,12 +341,13 @@ func (l *Ledger) caughtUp(key string) {
 	}
 }
 
-// write runs f as a synchronous write, or fails with ErrReadOnly.
-func (l *Ledger) write(op string, f func(b *batch) error) error {
+// write runs f as a synchronous write to run's rows, or fails with
+// ErrReadOnly.
+func (l *Ledger) write(run, op string, f func(b *batch) error) error {
 	if l.wr == nil {
 		return l.wrap(op, ErrReadOnly)
 	}
-	return l.wr.do(funcOp(f))
+	return l.wr.do(runOp{run, f})
 }
 
 // The writer's statements, prepared once on its connection.

@@ -23,11 +23,11 @@ func TestHeartbeatTakesBackARunClosedWhileItsProcessWasStalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Another host's reader finds it silent for too long.
-	b := o.as(Owner{1, "host-b"}, base.Add(staleOtherHost+time.Second), true)
+	b := o.as(Owner{PID: 1, Host: "host-b"}, base.Add(Lease+time.Second), true)
 	if run, err := b.Run("r"); err != nil || run.Status != RunInterrupted {
 		t.Fatalf("the other host's read: %+v, %v; want interrupted", run, err)
 	}
-	if err := a.Heartbeat("r", base.Add(staleOtherHost+2*time.Second)); err != nil {
+	if err := a.Heartbeat("r", base.Add(Lease+2*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	run, err := a.findRun("r")
@@ -52,7 +52,7 @@ func TestHeartbeatTakesBackARunClosedWhileItsProcessWasStalled(t *testing.T) {
 	if err := a.Heartbeat("r", base.Add(2*time.Hour)); err != nil {
 		t.Errorf("a heartbeat after the end: %v", err)
 	}
-	if run, _ := a.findRun("r"); run.Status != "completed" || !run.Heartbeat.Equal(base.Add(staleOtherHost+2*time.Second)) {
+	if run, _ := a.findRun("r"); run.Status != "completed" || !run.Heartbeat.Equal(base.Add(Lease+2*time.Second)) {
 		t.Errorf("a heartbeat after the end moved the run: %s, heartbeat %v", run.Status, run.Heartbeat)
 	}
 	if err := a.Heartbeat("nope", base); !errors.Is(err, ErrNotFound) {
@@ -73,19 +73,19 @@ func TestResumeRunTakesOverOnlyARunNoLiveProcessHolds(t *testing.T) {
 	const id = "20261123-120000-abcd"
 
 	// While a's heartbeat is fresh, nobody else may take it.
-	early := o.as(Owner{5, "host-c"}, base.Add(staleOtherHost), false)
-	if _, err := early.ResumeRun(id, base.Add(staleOtherHost)); !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), a.Self().String()) {
+	early := o.as(Owner{PID: 5, Host: "host-c"}, base.Add(Lease), false)
+	if _, err := early.ResumeRun(id, base.Add(Lease)); !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), a.Self().String()) {
 		t.Fatalf("ResumeRun of a live run: %v; want ErrHeld naming %s", err, a.Self())
 	}
 
 	// Once a is silent, c takes it by a prefix, as `pitwall resume 2026…` would.
-	at := base.Add(staleOtherHost + time.Second)
-	c := o.as(Owner{4242, "host-c"}, at, false)
+	at := base.Add(Lease + time.Second)
+	c := o.as(Owner{PID: 4242, Host: "host-c"}, at, false)
 	run, err := c.ResumeRun("20261123-12", at)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := RunRow{ID: id, Status: RunRunning, StartedAt: base, Owner: Owner{4242, "host-c"}, Heartbeat: at,
+	want := RunRow{ID: id, Status: RunRunning, StartedAt: base, Owner: Owner{PID: 4242, Host: "host-c"}, Heartbeat: at, Generation: 1,
 		Models: []string(nil), Tests: []string(nil)}
 	if !reflect.DeepEqual(run, want) {
 		t.Errorf("resumed:\n got %+v\nwant %+v", run, want)
@@ -107,7 +107,7 @@ func TestResumeRunTakesOverOnlyARunNoLiveProcessHolds(t *testing.T) {
 	if err := c.Heartbeat(id, at.Add(time.Second)); err != nil {
 		t.Errorf("c's heartbeat: %v", err)
 	}
-	d := o.as(Owner{6, "host-d"}, at.Add(2*time.Second), false)
+	d := o.as(Owner{PID: 6, Host: "host-d"}, at.Add(2*time.Second), false)
 	if _, err := d.ResumeRun(id, at.Add(2*time.Second)); !errors.Is(err, ErrHeld) || !strings.Contains(err.Error(), "pid 4242 on host-c") {
 		t.Errorf("ResumeRun of c's run: %v; want ErrHeld naming c", err)
 	}

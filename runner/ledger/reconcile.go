@@ -54,13 +54,13 @@ func (l *Ledger) settle(r RunRow) RunRow {
 // it was last heard from.
 func (l *Ledger) diagnose(q querier, r RunRow) (why string, last time.Time, err error) {
 	var activity time.Time
-	noOwner := r.Owner == (Owner{})
+	noOwner := r.Owner.none()
 	if noOwner && r.Status == RunRunning {
 		if activity, err = lastActivity(q, r.ID); err != nil {
 			return "", time.Time{}, l.wrap("run "+r.ID, err)
 		}
 	}
-	why = goneWhy(r, activity, l.self, l.holds(r), l.now(), l.alive)
+	why = goneWhy(r, activity, l.self, l.holds(r), l.now(), l.gone)
 	if why == "" {
 		return "", time.Time{}, nil
 	}
@@ -130,8 +130,8 @@ func (l *Ledger) writeInterrupt(tx *sql.Tx, seen RunRow, why string) (RunRow, er
 	// run can begin after it.
 	res, err := tx.Exec(`UPDATE runs SET status = 'interrupted', message = ?2,
 		ended_ms = max(heartbeat_ms, (`+activitySQL+`))
-		WHERE id = ?1 AND status = 'running' AND pid = ?3 AND host = ?4 AND heartbeat_ms = ?5`,
-		seen.ID, interruptedMessage(seen.ID, why), seen.Owner.PID, seen.Owner.Host, seen.Heartbeat.UnixMilli())
+		WHERE id = ?1 AND status = 'running' AND pid = ?3 AND host = ?4 AND heartbeat_ms = ?5 AND generation = ?6`,
+		seen.ID, interruptedMessage(seen.ID, why), seen.Owner.PID, seen.Owner.Host, seen.Heartbeat.UnixMilli(), seen.Generation)
 	if err != nil {
 		return RunRow{}, l.wrap(op, err)
 	}
@@ -187,56 +187,34 @@ func (l *Ledger) fixer() (*sql.DB, error) {
 // process running a run calls it every HeartbeatEvery from CreateRun or
 // ResumeRun until FinishRun. One indexed update.
 //
-// If readers closed the run as interrupted while this process was stalled
-// (stopped, suspended, its writes blocked), it takes the run back: running
-// again, and the requests closed with it reopened (queued, submitted or
-// running, by what their row shows). If another process has resumed the
-// run since, it wraps ErrTakenOver: stop sending for it. After FinishRun it
-// does nothing.
+// If a reader closed the run as interrupted while this process was silent
+// past its Lease and nobody resumed it, it is taken back (fence.go). If
+// another process has resumed the run since, it wraps ErrTakenOver (a
+// *TakenOverError): stop sending for it. After FinishRun it does nothing.
 func (l *Ledger) Heartbeat(runID string, at time.Time) error {
-	return l.write("heartbeat", func(b *batch) error {
+	op := "heartbeat of run " + runID
+	return l.write(runID, op, func(b *batch) error {
 		res, err := b.tx.Exec(`UPDATE runs SET heartbeat_ms = ? WHERE id = ? AND status = 'running' AND pid = ? AND host = ?`,
 			at.UnixMilli(), runID, l.self.PID, l.self.Host)
 		if err != nil {
-			return l.wrap("heartbeat of run "+runID, err)
+			return l.wrap(op, err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return l.wrap("heartbeat of run "+runID, err)
+			return l.wrap(op, err)
 		} else if n == 1 {
 			return nil
 		}
-		return l.reclaim(b.tx, runID, at)
-	})
-}
-
-func (l *Ledger) reclaim(tx *sql.Tx, id string, at time.Time) error {
-	op := "heartbeat of run " + id
-	cur, err := scanRun(tx.QueryRow(runByIDSQL, id))
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return declined{l.wrap(op, ErrNotFound)}
-	case err != nil:
-		return l.wrap(op, err)
-	case cur.Owner != l.self:
-		return declined{l.wrap(op, fmt.Errorf("%w: %s runs it now", ErrTakenOver, cur.Owner))}
-	case cur.Status != RunInterrupted || !l.holds(cur):
+		cur, err := scanRun(b.tx.QueryRow(runByIDSQL, runID))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return declined{l.wrap(op, ErrNotFound)}
+		case err != nil:
+			return l.wrap(op, err)
+		case cur.Status == RunRunning && cur.Owner != l.self:
+			return declined{l.wrap(op, &TakenOverError{Run: runID, By: cur.Owner})}
+		}
 		return nil // finished: nothing to keep alive
-	}
-	// Only the rows that the reconcile closed: they ended with the run.
-	_, err = tx.Exec(`UPDATE requests SET ended_ms = NULL, status = CASE
-			WHEN started_ms IS NOT NULL THEN 'running'
-			WHEN batch_id <> '' THEN 'submitted'
-			ELSE 'queued' END
-		WHERE run_id = ? AND status = 'interrupted' AND ended_ms IS ?`, id, msOrNull(cur.EndedAt))
-	if err != nil {
-		return l.wrap(op, err)
-	}
-	_, err = tx.Exec(`UPDATE runs SET status = 'running', ended_ms = NULL, message = '', heartbeat_ms = ?
-		WHERE id = ?`, at.UnixMilli(), id)
-	if err != nil {
-		return l.wrap(op, err)
-	}
-	return nil
+	})
 }
 
 // ResumeRun makes this process the owner of a run, to continue it: id as
@@ -261,7 +239,7 @@ func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
 	}
 	op := "resume run " + run.ID
 	var cur RunRow
-	err = l.write(op, func(b *batch) error {
+	err = l.wr.do(funcOp(func(b *batch) error {
 		tx := b.tx
 		var err error
 		if cur, err = scanRun(tx.QueryRow(runByIDSQL, run.ID)); err != nil {
@@ -273,7 +251,7 @@ func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
 				return err
 			}
 			if why == "" {
-				return declined{l.wrap(op, heldBy(cur, l.now()))}
+				return declined{l.wrap(op, Held(cur, l.now()))}
 			}
 		}
 		_, err = tx.Exec(`UPDATE requests SET status = 'interrupted', ended_ms = ?
@@ -281,26 +259,38 @@ func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
 		if err != nil {
 			return l.wrap(op, err)
 		}
-		_, err = tx.Exec(`UPDATE runs SET status = 'running', pid = ?, host = ?, heartbeat_ms = ?,
-			ended_ms = NULL, message = '' WHERE id = ?`, l.self.PID, l.self.Host, at.UnixMilli(), cur.ID)
+		// The generation moves on: the process before, if it still runs,
+		// finds its writes refused from now on (fence.go).
+		_, err = tx.Exec(`UPDATE runs SET status = 'running', pid = ?, host = ?, owner_start = ?,
+			heartbeat_ms = ?, ended_ms = NULL, message = '', generation = generation + 1 WHERE id = ?`,
+			l.self.PID, l.self.Host, l.self.Start, at.UnixMilli(), cur.ID)
 		if err != nil {
 			return l.wrap(op, err)
 		}
 		return nil
-	})
+	}))
 	if err != nil {
 		return RunRow{}, err
 	}
-	l.hold(cur.ID)
 	cur.Status, cur.Owner, cur.Heartbeat = RunRunning, l.self, time.UnixMilli(at.UnixMilli())
-	cur.EndedAt, cur.Message = time.Time{}, ""
+	cur.EndedAt, cur.Message, cur.ExitCode = time.Time{}, "", nil
+	cur.Generation++
+	l.hold(cur.ID, cur.Generation)
 	return cur, nil
 }
 
-func heldBy(r RunRow, now time.Time) error {
+// Held is the error that says run r is run by a live process (or one that
+// nothing shows dead): who, since when, when it was last heard from, and
+// what to do. It wraps ErrHeld. `resume` says it of a run Run reads
+// running; ResumeRun of such a run returns it.
+func Held(r RunRow, now time.Time) error {
 	if r.Heartbeat.IsZero() {
 		return fmt.Errorf("%w: it is marked running by %s, so nothing shows whether it is alive", ErrHeld, r.Owner)
 	}
-	return fmt.Errorf("%w: %s runs it (last heartbeat %s ago); stop that pitwall or wait for it to end",
-		ErrHeld, r.Owner, now.Sub(r.Heartbeat).Truncate(time.Second))
+	since := ""
+	if !r.StartedAt.IsZero() {
+		since = " since " + r.StartedAt.Format("2006-01-02 15:04:05")
+	}
+	return fmt.Errorf("%w: %s has run it%s (last heartbeat %s ago); a stopped or sleeping process is still alive: continue it, end it, or wait for it to end",
+		ErrHeld, r.Owner, since, now.Sub(r.Heartbeat).Truncate(time.Second))
 }

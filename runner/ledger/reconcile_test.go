@@ -126,11 +126,12 @@ func TestReconcileClosesOnlyRunsWhoseProcessIsGone(t *testing.T) {
 	}{
 		{"this process, fresh", Owner{}, 0, false},
 		{"this process, late but holding it", Owner{}, time.Hour, false},
-		{"a live pid here, fresh", Owner{alivePID, me.Host}, staleSameHost, false},
-		{"another host, fresh enough", Owner{4242, "elsewhere"}, staleOtherHost, false},
-		{"another host, stale", Owner{4242, "elsewhere"}, staleOtherHost + time.Second, true},
-		{"a live pid here, stale: reused", Owner{alivePID, me.Host}, staleSameHost + time.Second, true},
-		{"a dead pid here, fresh", Owner{reapedPID(t), me.Host}, 0, true},
+		{"a live pid here, fresh", Owner{PID: alivePID, Host: me.Host, Start: parentStart(t)}, time.Second, false},
+		{"a live pid here, silent for an hour: stopped, not dead", Owner{PID: alivePID, Host: me.Host, Start: parentStart(t)}, time.Hour, false},
+		{"another host, fresh enough", Owner{PID: 4242, Host: "elsewhere"}, Lease, false},
+		{"another host, stale", Owner{PID: 4242, Host: "elsewhere"}, Lease + time.Second, true},
+		{"a live pid here that another process had: reused", Owner{PID: alivePID, Host: me.Host, Start: "another-boot/1"}, time.Second, procStartKnown},
+		{"a dead pid here, fresh", Owner{PID: reapedPID(t), Host: me.Host}, 0, true},
 	}
 	o := newOwners(t)
 	w := o.as(Owner{}, base, false)
@@ -182,10 +183,10 @@ func TestTheEndIsTheLastSignOfLife(t *testing.T) {
 	o := newOwners(t)
 	w := o.as(Owner{}, base, false)
 	// A request queued after the last heartbeat: the process lived that long.
-	if err := w.CreateRun(RunRow{ID: "r", Status: RunRunning, Owner: Owner{1, "elsewhere"}, Heartbeat: base.Add(-time.Minute)}); err != nil {
+	if err := w.CreateRun(RunRow{ID: "r", Status: RunRunning, Owner: Owner{PID: 1, Host: "elsewhere"}, Heartbeat: base.Add(-Lease - time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
-	late := base.Add(-time.Minute + 1500*time.Millisecond)
+	late := base.Add(-Lease - time.Minute + 1500*time.Millisecond)
 	if _, err := w.InsertRequest(&Request{RunID: "r", Purpose: PurposeInference, QueuedAt: late}); err != nil {
 		t.Fatal(err)
 	}
@@ -201,14 +202,14 @@ func TestTheEndIsTheLastSignOfLife(t *testing.T) {
 func TestAReconcileLosesToAHeartbeatWrittenMeanwhile(t *testing.T) {
 	base := ms("2026-11-23T12:00:00Z")
 	o := newOwners(t)
-	owner := o.as(Owner{111, "host-a"}, base, false)
+	owner := o.as(Owner{PID: 111, Host: "host-a"}, base, false)
 	if err := owner.CreateRun(RunRow{ID: "r", Status: RunRunning, Owner: owner.Self(), Heartbeat: base}); err != nil {
 		t.Fatal(err)
 	}
 	if err := seedRequests(owner, "r", base); err != nil {
 		t.Fatal(err)
 	}
-	reader := o.as(Owner{222, "host-b"}, base.Add(staleOtherHost+time.Second), true)
+	reader := o.as(Owner{PID: 222, Host: "host-b"}, base.Add(Lease+time.Second), true)
 	seen, err := reader.findRun("r")
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +219,7 @@ func TestAReconcileLosesToAHeartbeatWrittenMeanwhile(t *testing.T) {
 		t.Fatalf("the reader should find the run stale: %q, %v", why, err)
 	}
 	// The owner was only slow: its heartbeat lands before the reader writes.
-	if err := owner.Heartbeat("r", base.Add(staleOtherHost)); err != nil {
+	if err := owner.Heartbeat("r", base.Add(Lease)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := reader.interrupt(seen, why)
@@ -238,7 +239,7 @@ func TestConcurrentReadersCloseADeadRunOnce(t *testing.T) {
 	o := newOwners(t)
 	w := o.as(Owner{}, base, false)
 	for _, id := range []string{"r", "s"} {
-		if err := w.CreateRun(RunRow{ID: id, Status: RunRunning, Owner: Owner{1, "elsewhere"}, Heartbeat: base.Add(-time.Minute)}); err != nil {
+		if err := w.CreateRun(RunRow{ID: id, Status: RunRunning, Owner: Owner{PID: 1, Host: "elsewhere"}, Heartbeat: base.Add(-Lease - time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 		if err := seedRequests(w, id, base.Add(-time.Hour)); err != nil {
@@ -321,8 +322,8 @@ func TestAReaderThatCannotWriteShowsTheRunInterruptedAnyway(t *testing.T) {
 	base := time.UnixMilli(time.Now().UnixMilli())
 	o := newOwners(t)
 	w := o.as(Owner{}, base, false)
-	beat := base.Add(-time.Minute)
-	if err := w.CreateRun(RunRow{ID: "r", Status: RunRunning, Owner: Owner{1, "elsewhere"}, Heartbeat: beat}); err != nil {
+	beat := base.Add(-Lease - time.Minute)
+	if err := w.CreateRun(RunRow{ID: "r", Status: RunRunning, Owner: Owner{PID: 1, Host: "elsewhere"}, Heartbeat: beat}); err != nil {
 		t.Fatal(err)
 	}
 	if err := seedRequests(w, "r", base.Add(-time.Hour)); err != nil {

@@ -107,7 +107,7 @@ func (l *Ledger) CancelOpen(runID string, at time.Time) (int, error) {
 		return 0, l.wrap("cancel open requests", ErrReadOnly)
 	}
 	var n int64
-	err := l.wr.do(funcOp(func(b *batch) error {
+	err := l.wr.do(runOp{runID, func(b *batch) error {
 		res, err := b.tx.Exec(`UPDATE requests SET status = 'canceled', ended_ms = ?
 			WHERE run_id = ? AND status IN ('queued', 'submitted', 'running')`, msOrNull(at), runID)
 		if err == nil {
@@ -117,7 +117,7 @@ func (l *Ledger) CancelOpen(runID string, at time.Time) (int, error) {
 			return l.wrap("cancel open requests of run "+runID, err)
 		}
 		return nil
-	}))
+	}})
 	return int(n), err
 }
 

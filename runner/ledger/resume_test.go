@@ -121,7 +121,7 @@ func TestResumeQueriesSeeARunWhoseProcessDiedAsInterrupted(t *testing.T) {
 	base := time.UnixMilli(time.Now().UnixMilli())
 	o := newOwners(t)
 	w := o.as(Owner{}, base, false)
-	if err := w.CreateRun(RunRow{ID: "r", Status: RunRunning, Owner: Owner{1, "elsewhere"}, Heartbeat: base.Add(-time.Hour)}); err != nil {
+	if err := w.CreateRun(RunRow{ID: "r", Status: RunRunning, Owner: Owner{PID: 1, Host: "elsewhere"}, Heartbeat: base.Add(-time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := seedRequests(w, "r", base.Add(-time.Hour)); err != nil {

@@ -16,11 +16,11 @@ import (
 const LastRun = "last"
 
 const runColumns = `id, name, status, scoring_mode, config_json, scoring_json,
-	models_json, tests_json, repeat, started_ms, ended_ms, message, pid, host, heartbeat_ms`
+	models_json, tests_json, repeat, started_ms, ended_ms, message, pid, host, heartbeat_ms, owner_start`
 
 // runRead is what scanRun reads: runColumns, and what is set only after a
-// run is created (the exit code).
-const runRead = runColumns + `, exit_code`
+// run is created (the exit code, the generation).
+const runRead = runColumns + `, exit_code, generation`
 
 // runByIDSQL reads one run's row, for scanRun.
 const runByIDSQL = `SELECT ` + runRead + ` FROM runs WHERE id = ?`
@@ -53,11 +53,11 @@ func (l *Ledger) CreateRun(r RunRow) error {
 	}
 	models, _ := json.Marshal(r.Models) // a []string always marshals
 	tests, _ := json.Marshal(r.Tests)
-	err := l.write("create run", func(b *batch) error {
-		_, err := b.tx.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	err := l.write(r.ID, "create run", func(b *batch) error {
+		_, err := b.tx.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			r.ID, r.Name, r.Status, r.ScoringMode, r.ConfigJSON, r.ScoringJSON,
 			string(models), string(tests), r.Repeat, msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.Message,
-			r.Owner.PID, r.Owner.Host, msOrNull(r.Heartbeat))
+			r.Owner.PID, r.Owner.Host, msOrNull(r.Heartbeat), r.Owner.Start)
 		if err != nil {
 			return l.wrap("create run "+r.ID, err)
 		}
@@ -67,7 +67,7 @@ func (l *Ledger) CreateRun(r RunRow) error {
 		return err
 	}
 	if r.Status == RunRunning && r.Owner == l.self && !r.Heartbeat.IsZero() {
-		l.hold(r.ID)
+		l.hold(r.ID, 0)
 	}
 	return nil
 }
@@ -92,7 +92,7 @@ func (l *Ledger) updateRun(b *batch, op, notFound, query string, args ...any) er
 // a run that completed) and its end time.
 // The writes queued before it are committed with it or before it.
 func (l *Ledger) FinishRun(id, status, message string, ended time.Time) error {
-	err := l.write("finish run", func(b *batch) error {
+	err := l.write(id, "finish run", func(b *batch) error {
 		return l.updateRun(b, "finish run "+id, fmt.Sprintf("finish run %q", id),
 			`UPDATE runs SET status = ?, message = ?, ended_ms = ? WHERE id = ?`, status, message, msOrNull(ended), id)
 	})
@@ -225,7 +225,7 @@ func scanRun(s scanner) (RunRow, error) {
 	)
 	err := s.Scan(&r.ID, &r.Name, &r.Status, &r.ScoringMode, &r.ConfigJSON, &r.ScoringJSON,
 		&models, &tests, &r.Repeat, &started, &stopped, &r.Message,
-		&r.Owner.PID, &r.Owner.Host, &heartbeat, &exit)
+		&r.Owner.PID, &r.Owner.Host, &heartbeat, &r.Owner.Start, &exit, &r.Generation)
 	if err != nil {
 		return RunRow{}, err
 	}

@@ -163,14 +163,28 @@ BEGIN
 	UPDATE runs SET exit_code = NULL WHERE id = NEW.id;
 END;
 `,
+	// 8: run ownership as a lease with fencing (liveness.go, fence.go): when
+	// the owner's process started, so that a reused pid is not taken for
+	// it, and the generation, one more at every take-over, that each of the
+	// owner's writes is checked against.
+	`
+ALTER TABLE runs ADD COLUMN owner_start TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+`,
 }
 
 // migrate brings the schema to schemaVersion in one transaction, so a crash
 // mid-migration leaves the old version intact and the next Open retries.
 func (l *Ledger) migrate() error {
+	// A lock held longer than a commit takes (a pitwall stopped mid-write)
+	// is said in seconds, not after a writer's full wait.
+	if _, err := l.w.Exec(fmt.Sprintf("PRAGMA busy_timeout = %d", openBusyMS)); err != nil {
+		return l.wrap("open", err)
+	}
+	defer l.w.Exec(fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeoutMS)) //nolint:errcheck // the DSN's value, set again
 	tx, err := l.w.Begin()
 	if err != nil {
-		return l.wrap("migrate", err)
+		return l.wrap("open", l.explain(err))
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	var v int

@@ -23,7 +23,7 @@ func (l *Ledger) SetScoring(id, mode, scoringJSON string) error {
 	if err := checkNoSecrets(scoringJSON); err != nil {
 		return l.wrap(name, err)
 	}
-	return l.write(name, func(b *batch) error {
+	return l.write(id, name, func(b *batch) error {
 		return l.updateRun(b, name, fmt.Sprintf("set scoring of run %q", id),
 			`UPDATE runs SET scoring_mode = ?, scoring_json = ? WHERE id = ?`, mode, scoringJSON, id)
 	})

@@ -57,6 +57,9 @@ type RunRow struct {
 	// reconciled.
 	Owner     Owner
 	Heartbeat time.Time
+	// Generation is the run's fencing token (fence.go): 0 when created, one
+	// more at every take-over (ResumeRun). CreateRun ignores it.
+	Generation int64
 	// ExitCode is what the process that ran it returned, for the end it
 	// was recorded at (SetExitCode); nil when none is: a run of an earlier
 	// build, one not ended, or one that started again since. CreateRun
