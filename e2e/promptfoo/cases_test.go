@@ -84,8 +84,4 @@ var matrix = []string{
 	`{type: javascript, value: "output.length / 100", threshold: 0.2}`,
 	`{type: javascript, value: "const n = String(output).length;\nreturn {pass: n % 2 === 0, score: 0.5, reason: 'even'};"}`,
 	`{type: not-javascript, value: "output === ''"}`,
-	`{type: equals, value: "paris", transform: "output.toLowerCase()"}`,
-	`{type: contains, value: "get_weather", transform: "typeof output === 'string' ? output : output.map(c => c.function.name).join(',')"}`,
-	`{type: is-json, transform: "output.replace(/^` + "```" + `json\\n|\\n` + "```" + `$/g, '')"}`,
-	`{type: assert-set, assert: [{type: contains, value: Paris}, {type: not-contains, value: London}]}`,
 }

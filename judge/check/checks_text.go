@@ -92,6 +92,11 @@ func notJSON(answer string, err error) string {
 
 func runNotRefusal(_ Check, r reply) (bool, string, error) {
 	head := quote(strings.TrimSpace(r.answer), 60)
+	if r.exact && (len(r.ToolCalls) > 0 || strings.TrimSpace(r.answer) == "") {
+		// promptfoo's is-refusal takes a reply with no text of its own (empty,
+		// or tool calls) for a refusal.
+		return false, "reply has no text (promptfoo counts it a refusal)", nil
+	}
 	if isRefusal(r.answer) {
 		return false, "reply is a refusal: " + head, nil
 	}
