@@ -93,7 +93,7 @@ func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 		// stays a regex check, which validation reports with its test.
 		// A pattern JavaScript refuses ((?i), say, which RE2 reads) fails
 		// there: the script below throws, and the check fails in both forms.
-		if _, err := regexp.Compile(val); err == nil && jsRegExp(val) {
+		if _, err := regexp.Compile(val); err != nil && !jsRegExp(val) || err == nil && jsRegExp(val) {
 			return one(pf(check.Check{Type: neg("regex"), Value: val}))
 		}
 		return one(c.script(neg("javascript"), fmt.Sprintf("new RegExp(%s).test(typeof output === 'string' ? output : JSON.stringify(output))", jsString(val)), a))
