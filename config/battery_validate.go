@@ -203,7 +203,8 @@ func validateCheck(v *Collector, c check.Check, p, label string, tools []string)
 	}()
 	switch base {
 	case "equals", "contains", "icontains", "starts-with":
-		if c.Value == "" {
+		// promptfoo's assertions compare with "" as with any text.
+		if c.Value == "" && c.Args["output"] != "promptfoo" {
 			v.Add(p, `add value = "..."`, "%s: %s check without a value", label, c.Type)
 		}
 	case "regex":

@@ -279,7 +279,8 @@ tests:
 `
 	p := writeFile(t, dir, "pf.yaml", body)
 	_, err := LoadBattery(p)
-	wantErr(t, err, p, 7, "tests[0].assert[0].value", `test "a"`, "syntax error")
+	// A script that does not compile fails its own assertion, as in
+	// promptfoo (TestPromptfooBrokenScriptFailsItsAssertionOnly).
 	wantErr(t, err, p, 9, "tests[0].assert[1].value", "file://missing.js: no such file")
 	wantErr(t, err, p, 10, "tests[0].assert[2]", `test "a"`, "bad regex")
 }

@@ -115,14 +115,8 @@ var preludeSource = `(function () {
 	}
 	const noop = () => {};
 	globalThis.console = { log: noop, info: noop, warn: noop, error: noop, debug: noop };
-	const parse = JSON.parse, stringify = JSON.stringify;
-	return function (text) {
-		const v = parse(text);
-		if (v !== null && typeof v === "object") {
-			Object.defineProperty(v, "toString", { value: function () { return stringify(this) }, writable: true, configurable: true });
-		}
-		return v;
-	};
+	const parse = JSON.parse;
+	return function (text) { return parse(text) };
 })()`
 
 var (

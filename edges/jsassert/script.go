@@ -22,9 +22,9 @@ type Program struct {
 // Input is what one run of a script sees.
 type Input struct {
 	// Output becomes the script's output: a string as it is; anything else
-	// (tool calls, a parsed JSON reply) as a JavaScript value whose
-	// toString() is its JSON text, so that both output.some(...) and
-	// promptfoo batteries' JSON.parse(output) read it.
+	// (tool calls, a parsed JSON reply) as the plain JavaScript value, as
+	// promptfoo passes it (JSON.parse(output) of tool calls throws there
+	// too: the script fails its own assertion).
 	Output any
 	// Context becomes the script's context: vars, prompt, test, config.
 	Context map[string]any

@@ -32,7 +32,8 @@ func TestRunReturnShapes(t *testing.T) {
 		{"a semicolon in a string is not a statement end", `const s = output; s === 'a;b'`, false, "", "a;b", nil, true, 1, ""},
 		{"a semicolon in a regex is not a statement end", `const ok = /x;y/.test(output); ok`, false, "", "x;y", nil, true, 1, ""},
 		{"division is not a regex", `const n = output.length / 2; n === 2`, false, "", "abcd", nil, true, 1, ""},
-		{"multi-line body returns itself", "const r = JSON.parse(output);\nreturn r.some(tc => tc.function?.name === 'get_weather');", false, "", toolCalls, nil, true, 1, ""},
+		{"multi-line body returns itself", "const r = output;\nreturn r.some(tc => tc.function?.name === 'get_weather');", false, "", toolCalls, nil, true, 1, ""},
+		{"tool calls are the raw value, not JSON text", "typeof output === 'object' && String(output) === '[object Object]'", false, "", toolCalls, nil, true, 1, ""},
 		{"tool calls are an array too", "output.length === 1 && Array.isArray(output) && output[0].function.name === 'get_weather'", false, "", toolCalls, nil, true, 1, ""},
 		{"optional catch binding", "try {\n  JSON.parse(output);\n  return false;\n} catch {\n  return true;\n}", false, "", "plain text", nil, true, 1, ""},
 		{"context vars, prompt and test", "context.vars.city === 'Tokyo' && context.prompt.startsWith('Weather') && context.test.description === 'd'", false, "", "x", nil, true, 1, ""},
@@ -173,7 +174,7 @@ func TestEachRunIsFresh(t *testing.T) {
 }
 
 func BenchmarkRun(b *testing.B) {
-	p, err := Compile("const result = JSON.parse(output);\nreturn result.some(tc => tc.function?.name === 'get_weather' && tc.function?.arguments?.includes('Tokyo'));", false, "")
+	p, err := Compile("const result = output;\nreturn result.some(tc => tc.function?.name === 'get_weather' && tc.function?.arguments?.includes('Tokyo'));", false, "")
 	if err != nil {
 		b.Fatal(err)
 	}

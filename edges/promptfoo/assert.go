@@ -81,25 +81,27 @@ func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 	switch baseType {
 	case "equals":
 		if obj, ok := a.Value.(map[string]any); ok {
-			return one(check.Check{Type: neg("json-schema"), Schema: map[string]any{"const": config.JSONNormalize(obj)}})
+			return one(pf(check.Check{Type: neg("json-schema"), Schema: map[string]any{"const": config.JSONNormalize(obj)}}))
 		}
-		return one(check.Check{Type: neg("equals"), Value: val})
+		return one(pf(check.Check{Type: neg("equals"), Value: val}))
 	case "contains", "icontains", "starts-with":
-		return one(check.Check{Type: neg(baseType), Value: val})
+		return one(pf(check.Check{Type: neg(baseType), Value: val}))
 	case "regex":
 		// promptfoo runs the pattern as a JavaScript RegExp. One that RE2
 		// cannot read but JavaScript can (lookahead, lookbehind,
 		// backreferences, \k<name>) runs as JavaScript; one neither reads
 		// stays a regex check, which validation reports with its test.
-		if _, err := regexp.Compile(val); err == nil || !jsRegExp(val) {
-			return one(check.Check{Type: neg("regex"), Value: val})
+		// A pattern JavaScript refuses ((?i), say, which RE2 reads) fails
+		// there: the script below throws, and the check fails in both forms.
+		if _, err := regexp.Compile(val); err != nil && !jsRegExp(val) || err == nil && jsRegExp(val) {
+			return one(pf(check.Check{Type: neg("regex"), Value: val}))
 		}
 		return one(c.script(neg("javascript"), fmt.Sprintf("new RegExp(%s).test(typeof output === 'string' ? output : JSON.stringify(output))", jsString(val)), a))
 	case "contains-any", "icontains-any", "contains-all", "icontains-all":
 		values := c.listValue(a.Value)
-		return one(check.Check{Type: neg(baseType), Args: map[string]any{"values": values}})
+		return one(pf(check.Check{Type: neg(baseType), Args: map[string]any{"values": values}}))
 	case "is-json", "contains-json":
-		ch := check.Check{Type: neg(baseType)}
+		ch := pf(check.Check{Type: neg(baseType)})
 		if a.Value != nil {
 			schema := config.JSONNormalize(a.Value)
 			if s, ok := a.Value.(string); ok {
@@ -118,7 +120,7 @@ func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 		if a.Threshold != nil {
 			args["threshold"] = *a.Threshold
 		}
-		return one(check.Check{Type: neg("levenshtein"), Value: val, Args: args})
+		return one(pf(check.Check{Type: neg("levenshtein"), Value: val, Args: args}))
 	case "latency":
 		if not || a.Threshold == nil {
 			return skip("latency needs a threshold, and has no not- form")
@@ -128,9 +130,9 @@ func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 		return one(check.Check{Type: neg("valid-tool-calls")})
 	case "is-refusal":
 		if not {
-			return one(check.Check{Type: "not-refusal"})
+			return one(pf(check.Check{Type: "not-refusal"}))
 		}
-		return one(check.Check{Type: "not-not-refusal"})
+		return one(pf(check.Check{Type: "not-not-refusal"}))
 	case "javascript":
 		return c.javascript(a, not, field)
 	case "llm-rubric", "model-graded-closedqa", "g-eval":
@@ -169,6 +171,16 @@ func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 	return skip("pitwall has no equivalent")
 }
 
+// pf marks a check to read the reply as promptfoo's assertions do (see
+// judge/check's promptfooReply): tool calls as their JSON, nothing trimmed.
+func pf(ch check.Check) check.Check {
+	if ch.Args == nil {
+		ch.Args = map[string]any{}
+	}
+	ch.Args["output"] = "promptfoo"
+	return ch
+}
+
 // keep validates a check and keeps it, or reports it at field.
 func (c *pfContext) keep(ch check.Check, field string) pfMapped {
 	if strings.HasSuffix(ch.Type, "valid-tool-calls") {
@@ -176,6 +188,16 @@ func (c *pfContext) keep(ch check.Check, field string) pfMapped {
 		return pfMapped{checks: []check.Check{ch}}
 	}
 	if err := check.ValidateCheck(ch); err != nil {
+		if strings.HasSuffix(ch.Type, "javascript") {
+			// promptfoo fails the one assertion whose script is broken and
+			// runs the rest; so does the check, invalid in both forms.
+			// The script that stands in throws the compiler's message.
+			c.base.n.Add(fmt.Sprintf("a javascript assertion fails as it is: %v", err), c.id)
+			ch.Value = "throw new SyntaxError(" + jsString(err.Error()) + ")"
+			delete(ch.Args, "module")
+			delete(ch.Args, "function")
+			return pfMapped{checks: []check.Check{ch}}
+		}
 		c.base.col.Add(field, "", "test %q: %s", c.id, err)
 		return pfMapped{}
 	}

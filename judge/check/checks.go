@@ -77,6 +77,10 @@ type checkKind struct {
 type reply struct {
 	Output
 	answer string
+	// exact is set for a check with args.output "promptfoo": answer is then
+	// the text promptfoo's assertions read (see promptfooReply), compared as
+	// it is, without trimming or unwrapping a fence.
+	exact bool
 }
 
 var baseCheckTypes = []string{
@@ -194,6 +198,9 @@ func runCheck(c Check, r reply) scoring.CheckResult {
 	if err := cmp.Or(k.validate(c), serr); err != nil {
 		return scoring.CheckResult{Name: name, Reason: "invalid check: " + err.Error()}
 	}
+	if mode, _ := c.Args["output"].(string); mode == "promptfoo" && !isScript(c) {
+		r = promptfooReply(r)
+	}
 	pass, found, err := runScoped(k, c, sc, r)
 	if err != nil {
 		return scoring.CheckResult{Name: name, Reason: "invalid check: " + err.Error()}
@@ -231,6 +238,9 @@ func toolCallLabel(c Check) string {
 func noFields(Check) error { return nil }
 
 func needValue(c Check) error {
+	if mode, _ := c.Args["output"].(string); mode == "promptfoo" {
+		return nil // promptfoo compares with "" as with any text
+	}
 	if c.Value == "" {
 		return errors.New(`needs a value (value = "...")`)
 	}

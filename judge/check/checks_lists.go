@@ -134,8 +134,8 @@ func runContainsJSON(c Check, r reply) (bool, string, error) {
 	firstErr := ""
 	tried := 0
 	for i := 0; i < len(text) && tried < maxJSONStarts; i++ {
-		if text[i] != '{' && text[i] != '[' {
-			continue
+		if text[i] != '{' && (text[i] != '[' || r.exact) {
+			continue // promptfoo looks for objects only
 		}
 		tried++
 		dec := json.NewDecoder(strings.NewReader(text[i:]))
@@ -197,8 +197,11 @@ func runLevenshtein(c Check, r reply) (bool, string, error) {
 	if err != nil {
 		return false, "", err
 	}
-	got := strings.TrimSpace(r.answer)
-	d, within := boundedEditDistance(got, strings.TrimSpace(c.Value), limit)
+	got, want := strings.TrimSpace(r.answer), strings.TrimSpace(c.Value)
+	if r.exact {
+		got, want = r.answer, c.Value
+	}
+	d, within := boundedEditDistance(got, want, limit)
 	if !within {
 		return false, fmt.Sprintf("more than %d edits away: reply was %s", limit, quote(got, 60)), nil
 	}

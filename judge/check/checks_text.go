@@ -11,8 +11,11 @@ import (
 // The checks that read the answer's text.
 
 func runEquals(c Check, r reply) (bool, string, error) {
-	got := strings.TrimSpace(r.answer)
-	if got == strings.TrimSpace(c.Value) {
+	got, want := strings.TrimSpace(r.answer), strings.TrimSpace(c.Value)
+	if r.exact {
+		got, want = r.answer, c.Value
+	}
+	if got == want {
 		return true, "reply was exactly " + quote(got, 60), nil
 	}
 	return false, "reply was " + quote(got, 60), nil
@@ -53,12 +56,15 @@ func runRegex(c Check, r reply) (bool, string, error) {
 
 func runStartsWith(c Check, r reply) (bool, string, error) {
 	got := strings.TrimLeftFunc(r.answer, unicode.IsSpace)
+	if r.exact {
+		got = r.answer
+	}
 	found := "reply starts " + quote(got, len([]rune(c.Value))+20)
 	return strings.HasPrefix(got, c.Value), found, nil
 }
 
 func runIsJSON(_ Check, r reply) (bool, string, error) {
-	v, err := parseJSON(r.answer)
+	v, err := r.json()
 	if err != nil {
 		return false, notJSON(r.answer, err), nil
 	}
@@ -70,7 +76,7 @@ func runJSONSchema(c Check, r reply) (bool, string, error) {
 	if err != nil {
 		return false, "", fmt.Errorf("bad schema: %w", err)
 	}
-	v, err := parseJSON(r.answer)
+	v, err := r.json()
 	if err != nil {
 		return false, notJSON(r.answer, err), nil
 	}
@@ -86,6 +92,11 @@ func notJSON(answer string, err error) string {
 
 func runNotRefusal(_ Check, r reply) (bool, string, error) {
 	head := quote(strings.TrimSpace(r.answer), 60)
+	if r.exact && (len(r.ToolCalls) > 0 || strings.TrimSpace(r.answer) == "") {
+		// promptfoo's is-refusal takes a reply with no text of its own (empty,
+		// or tool calls) for a refusal.
+		return false, "reply has no text (promptfoo counts it a refusal)", nil
+	}
 	if isRefusal(r.answer) {
 		return false, "reply is a refusal: " + head, nil
 	}

@@ -23,10 +23,11 @@ func TestJavascriptCheckDecides(t *testing.T) {
 		pass   bool
 		reason string
 	}{
-		{"promptfoo's JSON.parse of tool calls", check.Check{Type: "javascript", Value: prompptfoo}, check.Output{ToolCalls: calls}, true, ""},
+		{"tool calls are the raw value: JSON.parse of them throws, as in promptfoo", check.Check{Type: "javascript", Value: prompptfoo}, check.Output{ToolCalls: calls}, false, "threw SyntaxError"},
+		{"tool calls are an array", check.Check{Type: "javascript", Value: "output.some(tc => tc.function.name === 'get_weather')"}, check.Output{ToolCalls: calls}, true, ""},
 		{"the same script fails on text", check.Check{Type: "javascript", Value: prompptfoo}, check.Output{Content: "It is sunny."}, false, "threw SyntaxError"},
 		{"a text answer passes the text-only script", check.Check{Type: "javascript", Value: textOnly}, check.Output{Content: "4"}, true, ""},
-		{"a call fails the text-only script", check.Check{Type: "javascript", Value: textOnly}, check.Output{ToolCalls: calls}, false, "returned false"},
+		{"a call passes the text-only script, whose JSON.parse throws on the raw value", check.Check{Type: "javascript", Value: textOnly}, check.Output{ToolCalls: calls}, true, ""},
 		{"text beside calls is the message", check.Check{Type: "javascript", Value: "output.content === 'Checking.' && output.tool_calls[0].id === 'call_9'"}, check.Output{Content: "Checking.", ToolCalls: calls}, true, ""},
 		{"thinking is not the output", check.Check{Type: "javascript", Value: "output === 'Paris'"}, check.Output{Content: "<think>hmm</think>Paris"}, true, ""},
 		{"vars in the context", check.Check{Type: "javascript", Value: "output.includes(context.vars.city)", Args: map[string]any{"vars": map[string]any{"city": "Paris"}}}, check.Output{Content: "Paris"}, true, ""},
