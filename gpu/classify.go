@@ -136,9 +136,12 @@ func transportClass(err error, answered bool) (chat.ErrorClass, string) {
 		return chat.ClassMalformed, "stream carried no data lines: " + msg
 	case isClientRefusal(err):
 		return chat.ClassHTTP4xx, "request refused before sending: " + msg
+	case answered && errors.Is(err, io.ErrUnexpectedEOF):
+		// The body broke off (a chunked body that never ended, a body
+		// shorter than its length) after the server had answered: a cut
+		// stream.
+		return chat.ClassCut, "response cut off: " + msg
 	case answered:
-		// The body broke off (io.ErrUnexpectedEOF from a chunked body and
-		// the like) after the server had answered: a cut stream.
 		return chat.ClassMalformed, "response cut off: " + msg
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return chat.ClassUnavailable, "connection closed before any response: " + msg

@@ -145,14 +145,14 @@ func TestChatClassifiesFailures(t *testing.T) {
 				fmt.Fprint(c, oaiSSEHead+oaiSSEChunk(oaiContent(m, "Hel")))
 				c.Close()
 			}),
-			want: chat.Error{Class: chat.ClassMalformed, Message: "cut"},
+			want: chat.Error{Class: chat.ClassCut, Message: "cut"},
 		},
 		{
 			name: "stream ends without [DONE] or finish_reason",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				oaiStream(w, false, oaiContent(m, "Hel"), oaiContent(m, "lo"))
 			},
-			want:    chat.Error{Class: chat.ClassMalformed, Message: "without a finish_reason"},
+			want:    chat.Error{Class: chat.ClassCut, Message: "without a finish_reason"},
 			content: "Hello",
 		},
 		{

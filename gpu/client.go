@@ -124,7 +124,8 @@ func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error
 	case acc.chunks == 0:
 		return res, c.malformed(req, "the server sent no completion chunks (empty response)")
 	case acc.finish == "" && !cl.done:
-		return res, c.malformed(req, "stream ended without a finish_reason or [DONE] (cut off)")
+		return res, &chat.Error{Class: chat.ClassCut, Server: c.cfg.Name, Model: req.Model,
+			Message: "stream ended without a finish_reason or [DONE] (cut off)"}
 	}
 	return res, nil
 }

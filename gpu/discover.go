@@ -90,7 +90,7 @@ func (f *Fleet) adoptProbeLocked(s *fleetServer, r *ProbeResult, ver uint64) {
 // answered reports whether err came with an HTTP answer from the server.
 func answered(err error) bool {
 	switch chat.ClassOf(err) {
-	case chat.ClassHTTP4xx, chat.ClassHTTP5xx, chat.ClassRateLimit, chat.ClassMalformed:
+	case chat.ClassHTTP4xx, chat.ClassHTTP5xx, chat.ClassRateLimit, chat.ClassMalformed, chat.ClassCut:
 		return true
 	}
 	return false

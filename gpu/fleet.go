@@ -159,8 +159,10 @@ type fleetJob struct {
 
 var errFleetClosed = errors.New("fleet closed")
 
-// ErrGaveUp is the cause of a job that waited Options.MaxWait for a server
-// that could run it to come up. It is not worth retrying.
+// ErrGaveUp is the cause of a job the fleet gave up on: it waited
+// Options.MaxWait for a server that could run it to come up, or the servers
+// that could run it asked (429 Retry-After) for a wait beyond its Timeout
+// or MaxWait. It is not worth retrying.
 var ErrGaveUp = errors.New("no server that could run it came up within max_wait")
 
 // NewFleet returns a fleet of servers and starts its dispatcher and its

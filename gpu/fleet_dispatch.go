@@ -180,6 +180,8 @@ func (f *Fleet) run(st *start) {
 			// The caller stopped, the fleet closed or the server went
 			// down: whatever the transport made of that, it decides.
 			err = f.endedErr(ctx, s, j.Request.Model, "in flight")
+		case chat.ClassOf(err) == chat.ClassRateLimit:
+			err = f.rateLimitBeyond(j, err)
 		case suspect(chat.ClassOf(err)):
 			// A crash cuts streams (malformed) or refuses connections;
 			// only a look at the server tells a crash from a bad reply.
@@ -286,7 +288,7 @@ func (f *Fleet) settle(st *start, res chat.Result, err error) {
 	var e *chat.Error
 	if errors.As(err, &e) && e.Class == chat.ClassRateLimit && e.RetryAfter > 0 {
 		if until := f.now().Add(e.RetryAfter); until.After(s.heldUntil) {
-			s.heldUntil = until
+			s.heldUntil, s.heldFor = until, e.RetryAfter
 			f.wakeMonitor() // to wake the dispatcher when the hold ends
 		}
 	}

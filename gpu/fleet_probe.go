@@ -248,7 +248,7 @@ func rejoinable(cfg ServerConfig, r ProbeResult) bool {
 // suspect reports whether a failure of class c may mean the server died:
 // a refused or dropped connection, a stream cut off, no answer in time.
 func suspect(c chat.ErrorClass) bool {
-	return c == chat.ClassUnavailable || c == chat.ClassMalformed || c == chat.ClassTimeout
+	return c == chat.ClassUnavailable || c == chat.ClassMalformed || c == chat.ClassCut || c == chat.ClassTimeout
 }
 
 // confirmDown is called when a request on s failed in a way a dead server

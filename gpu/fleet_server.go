@@ -49,8 +49,9 @@ type fleetServer struct {
 	loads      map[string]chan struct{} // model -> closed when its warm-up ends
 	tps        float64                  // moving average of completed requests' tokens/s
 	// heldUntil: the server answered 429 with Retry-After; nothing new is
-	// sent to it before then.
+	// sent to it before then. heldFor is the wait it asked for.
 	heldUntil time.Time
+	heldFor   time.Duration
 
 	// holds are the agent loops whose model the server keeps for their next
 	// step, by loop (fleet_loops.go).
@@ -317,7 +318,7 @@ func (s *fleetServer) state(now time.Time, models map[string]placement.ModelView
 		GPUs: slices.Clone(s.seen.gpus),
 	}
 	if s.held(now) {
-		st.HeldUntil = s.heldUntil
+		st.HeldUntil, st.RetryAfter = s.heldUntil, s.heldFor
 	}
 	if s.up {
 		st.VRAMTotalGB, st.VRAMUsedGB = s.vram(models)

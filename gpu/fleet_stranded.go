@@ -30,23 +30,39 @@ func (f *Fleet) strandedLocked(q *fleetJob) bool {
 }
 
 // giveUpStranded ends, as unavailable, the queued jobs that no up server
-// could run for Options.MaxWait, and returns when to look again.
+// could run for Options.MaxWait, and, as rate-limited, those that only
+// servers held past what the job may wait could run (heldOutLocked); it
+// returns when to look again.
 func (f *Fleet) giveUpStranded() time.Duration {
-	if f.opts.MaxWait <= 0 {
-		return time.Hour
-	}
-	now := time.Now()
+	now, clock := time.Now(), f.now()
 	var dropped []droppedJob
 	next := time.Hour
 	f.mu.Lock()
+	anyHeld := false
 	for _, s := range f.servers {
-		if !s.up {
-			// Jobs queued from now on may be stranded: look again soon.
+		if !s.up && f.opts.MaxWait > 0 || s.held(clock) {
+			// Jobs queued from now on may be stranded or held out: look
+			// again soon.
 			next = strandedRecheck
 		}
+		anyHeld = anyHeld || s.up && s.held(clock)
+	}
+	if f.opts.MaxWait <= 0 && !anyHeld {
+		f.mu.Unlock()
+		return next
 	}
 	for _, q := range f.queue {
 		if q.gone {
+			continue
+		}
+		if anyHeld {
+			if err := f.heldOutLocked(q, clock); err != nil {
+				f.leaveQueueLocked(q, true)
+				dropped = append(dropped, droppedJob{q: q, err: err})
+				continue
+			}
+		}
+		if f.opts.MaxWait <= 0 {
 			continue
 		}
 		if !f.strandedLocked(q) {

@@ -118,7 +118,7 @@ models = ["good", "bad"]
 	}
 }
 
-func TestACutStreamIsMalformedAndRetriedOnce(t *testing.T) {
+func TestACutStreamIsCutAndRetriedOnce(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t, simFleet)
 	cfg.Run.Retries = 3
@@ -128,8 +128,8 @@ func TestACutStreamIsMalformedAndRetriedOnce(t *testing.T) {
 	for ti := range b.Tests {
 		for mi := range b.Models {
 			c := b.Cell(ti, mi, 0)
-			if c.Status != state.Errored || c.ErrorClass != chat.ClassMalformed || c.Attempts != 2 {
-				t.Errorf("%s × %s: %s %s after %d attempts, want ⚠️ malformed after 2 (retried once)", c.Model, c.Test, c.Status, c.ErrorClass, c.Attempts)
+			if c.Status != state.Errored || c.ErrorClass != chat.ClassCut || c.Attempts != 2 {
+				t.Errorf("%s × %s: %s %s after %d attempts, want ⚠️ cut after 2 (retried once)", c.Model, c.Test, c.Status, c.ErrorClass, c.Attempts)
 			}
 		}
 	}

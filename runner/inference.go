@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"pitwall/config"
@@ -226,17 +227,23 @@ func (e *engine) inferenceDone(a *attempt, res chat.Result, err error) {
 	cell := a.cell
 	// Work the fleet gave up on (no server came back within max_wait) is
 	// not retried: the run goes on with what it has.
-	if err != nil && e.life == inferring && !errors.Is(err, gpu.ErrGaveUp) && mayRetry(class, a.try(), e.failovers[cell], e.r.cfg.Run.Retries) {
+	if err != nil && e.life == inferring && !errors.Is(err, gpu.ErrGaveUp) &&
+		mayRetry(class, a.try(), e.failovers[cell], e.r.cfg.Run.Retries, e.r.cfg.Run.Temperature == 0) {
 		if class == chat.ClassUnavailable {
 			e.failovers[cell]++
 		}
 		wait := e.r.opts.Backoff(a.n)
+		msg := chat.MessageOf(err)
 		var ce *chat.Error
 		if errors.As(err, &ce) && ce.RetryAfter > wait {
+			// The fleet ended the job if the wait was beyond its timeout
+			// or max_wait: this one is within them, and the cell says so.
 			wait = ce.RetryAfter
+			msg = fmt.Sprintf("%s (server %s asked to retry after %s: waiting until %s)",
+				msg, ce.Server, gpu.WaitText(ce.RetryAfter), e.r.now().Add(wait).Format("15:04:05"))
 		}
 		c := e.table.edit(a.cell)
-		c.ErrorClass, c.Error, c.Status = class, chat.MessageOf(err), state.Queued
+		c.ErrorClass, c.Error, c.Status = class, msg, state.Queued
 		e.dirty = true
 		e.waitToRetry(a, wait)
 		return
@@ -285,6 +292,11 @@ func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
 		c.Status, c.ErrorClass, c.Error = state.Errored, class, chat.MessageOf(err)
 		// A failed request took time too: a stream cut after 500 ms says so.
 		c.TTFT, c.Latency, c.CompletionTokens = res.TTFT, res.Latency, res.CompletionTokens
+		if class == chat.ClassCut {
+			// What the model said before it stopped is the answer there
+			// is: the cell shows it and exports carry it, marked cut.
+			c.Output, c.Reasoning, c.ToolCalls, c.FinishReason = res.Content, res.Reasoning, res.ToolCalls, res.FinishReason
+		}
 		if a.row != nil {
 			c.Server = a.row.Server
 		}
@@ -318,12 +330,19 @@ func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
 const failoverAttempts = 8
 
 // retryBudget is how many retries an error class earns (failovers aside).
-func retryBudget(class chat.ErrorClass, retries int) int {
+// deterministic says the request is sent at temperature 0, so that the
+// same request again is likely to meet the same end.
+func retryBudget(class chat.ErrorClass, retries int, deterministic bool) int {
 	switch {
 	case !class.Transient():
 		return 0
 	case class == chat.ClassMalformed:
-		// A cut or garbled stream is retried once: more rarely helps.
+		// A garbled answer is retried once: more rarely helps.
+		return min(retries, 1)
+	case class == chat.ClassCut && deterministic:
+		// A model that cut its own reply (Ollama ends a stream after one
+		// token repeated too often) cuts the identical request again: one
+		// retry covers a dropped connection, more only repeat the cut.
 		return min(retries, 1)
 	}
 	return retries
@@ -331,12 +350,12 @@ func retryBudget(class chat.ErrorClass, retries int) int {
 
 // mayRetry decides whether attempt (1-based) of a cell, which lost
 // failovers earlier attempts to servers going away, is tried again after an
-// error of class.
-func mayRetry(class chat.ErrorClass, attempt, failovers, retries int) bool {
+// error of class; deterministic as for retryBudget.
+func mayRetry(class chat.ErrorClass, attempt, failovers, retries int, deterministic bool) bool {
 	if class == chat.ClassUnavailable {
 		return failovers < failoverAttempts
 	}
-	return attempt-failovers <= retryBudget(class, retries)
+	return attempt-failovers <= retryBudget(class, retries, deterministic)
 }
 
 // cellRow is the ledger's copy of a cell.

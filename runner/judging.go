@@ -280,7 +280,7 @@ func (e *engine) judgeDone(a *attempt, res chat.Result, err error) {
 	class := chat.ClassOf(err)
 	// Tries a batch left unanswered are not this request's failures: a
 	// request sent live after them has its retries whole.
-	if err != nil && !errors.Is(err, gpu.ErrGaveUp) && judgeMayRetry(class, a.n-a.batched, e.r.cfg.Run.Retries) && a.ctx.Err() == nil {
+	if err != nil && !errors.Is(err, gpu.ErrGaveUp) && judgeMayRetry(class, a.n-a.batched, e.r.cfg.Run.Retries, e.samples() <= 1) && a.ctx.Err() == nil {
 		e.spentJudging(a, res, err)
 		a.row.End(e.r.now(), res, err)
 		e.r.led.QueueFinish(a.row, e.ack)
@@ -406,9 +406,10 @@ func (e *engine) judgeEndpoint(j config.Judge) string {
 
 // judgeMayRetry is mayRetry for judge samples, which count no failovers of
 // their own: a lost server gives them the failover attempts on top.
-func judgeMayRetry(class chat.ErrorClass, attempt, retries int) bool {
+// A judge asked for one sample answers at temperature 0 (deterministic).
+func judgeMayRetry(class chat.ErrorClass, attempt, retries int, deterministic bool) bool {
 	if class == chat.ClassUnavailable {
 		return attempt <= retries+failoverAttempts
 	}
-	return attempt <= retryBudget(class, retries)
+	return attempt <= retryBudget(class, retries, deterministic)
 }

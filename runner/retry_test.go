@@ -139,19 +139,24 @@ func TestRetryBudgets(t *testing.T) {
 	cases := []struct {
 		class   chat.ErrorClass
 		retries int
+		temp0   bool
 		want    int
 	}{
-		{chat.ClassHTTP4xx, 2, 0},
-		{chat.ClassCanceled, 2, 0},
-		{chat.ClassHTTP5xx, 2, 2},
-		{chat.ClassTimeout, 0, 0},
-		{chat.ClassMalformed, 2, 1},
-		{chat.ClassMalformed, 0, 0},
-		{chat.ClassUnavailable, 2, 2},
+		{chat.ClassHTTP4xx, 2, true, 0},
+		{chat.ClassCanceled, 2, true, 0},
+		{chat.ClassHTTP5xx, 2, true, 2},
+		{chat.ClassTimeout, 0, true, 0},
+		{chat.ClassMalformed, 2, true, 1},
+		{chat.ClassMalformed, 2, false, 1},
+		{chat.ClassMalformed, 0, true, 0},
+		{chat.ClassUnavailable, 2, true, 2},
+		{chat.ClassCut, 3, true, 1},
+		{chat.ClassCut, 0, true, 0},
+		{chat.ClassCut, 3, false, 3},
 	}
 	for _, c := range cases {
-		if got := retryBudget(c.class, c.retries); got != c.want {
-			t.Errorf("retryBudget(%s, %d) = %d, want %d", c.class, c.retries, got, c.want)
+		if got := retryBudget(c.class, c.retries, c.temp0); got != c.want {
+			t.Errorf("retryBudget(%s, %d, temperature 0 %v) = %d, want %d", c.class, c.retries, c.temp0, got, c.want)
 		}
 	}
 }
@@ -172,7 +177,7 @@ func TestFailoversDoNotSpendTheRetries(t *testing.T) {
 		{"a 4xx is never retried", chat.ClassHTTP4xx, 1, 0, 5, false},
 	}
 	for _, c := range cases {
-		if got := mayRetry(c.class, c.attempt, c.failovers, c.retries); got != c.want {
+		if got := mayRetry(c.class, c.attempt, c.failovers, c.retries, true); got != c.want {
 			t.Errorf("%s: mayRetry = %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -63,8 +63,9 @@ func pad2(n int) string {
 }
 
 // waiting says which servers are down with work waiting on them, since
-// when and why, and how much waits: "" when none is. The header and the
-// headless output both show it.
+// when and why, and how much waits, and which are rate-limited (a 429's
+// Retry-After), until when and for how long they asked: "" when none is.
+// The header and the headless output both show it.
 func waiting(run *state.BatteryRun, now time.Time) string {
 	if run == nil || run.Final {
 		return ""
@@ -79,6 +80,19 @@ func waiting(run *state.BatteryRun, now time.Time) string {
 			p += " (" + s.DownReason + ")"
 		}
 		parts = append(parts, p+": "+strconv.Itoa(s.Stranded)+" waiting")
+	}
+	for _, s := range run.Fleet {
+		if !s.Up || !s.HeldUntil.After(now) {
+			continue
+		}
+		p := s.Name + " rate-limited until " + s.HeldUntil.Format("15:04:05")
+		if s.RetryAfter > 0 {
+			p += " (asked to retry after " + clock(s.RetryAfter) + ")"
+		}
+		if s.Queue > 0 {
+			p += ": " + strconv.Itoa(s.Queue) + " waiting"
+		}
+		parts = append(parts, p)
 	}
 	if len(parts) == 0 {
 		return ""

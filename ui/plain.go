@@ -47,14 +47,20 @@ func RunPlain(snaps <-chan *state.BatteryRun, stdout, stderr io.Writer, opts Opt
 	return last
 }
 
+// waitingEvery is the longest the headless output goes without a waiting
+// line while work waits (on servers down, or rate-limited): a log that
+// stops for minutes must say why. A variable so that tests can shorten it.
+var waitingEvery = 30 * time.Second
+
 // plain prints progress lines.
 type plain struct {
-	c       *common
-	w       io.Writer
-	waiting string         // the last waiting line printed
-	done    int            // cells whose inference is over
-	judged  map[string]int // judgments done, per judge
-	board   board          // tallies of the run's judge, for the judge lines' total
+	c        *common
+	w        io.Writer
+	waiting  string         // what waited when the last waiting line was printed
+	waitedAt time.Time      // when it was printed
+	done     int            // cells whose inference is over
+	judged   map[string]int // judgments done, per judge
+	board    board          // tallies of the run's judge, for the judge lines' total
 }
 
 func newPlain(w io.Writer, opts Options) *plain {
@@ -100,19 +106,28 @@ func (p *plain) fleet(prev, run *state.BatteryRun) {
 		}
 	}
 	// The line says how long servers have been down: it is printed again
-	// when what waits changes, not every time the clock moves.
+	// when what waits changes, and at least every waitingEvery while
+	// anything waits, not every time the clock moves.
 	key := stranded(run)
-	if w := waiting(run, p.c.now()); w != "" && key != p.waiting {
+	now := p.c.now()
+	if w := waiting(run, now); w != "" && (key != p.waiting || now.Sub(p.waitedAt) >= waitingEvery) {
 		fmt.Fprintln(p.w, w)
+		p.waitedAt = now
 	}
 	p.waiting = key
 }
 
-// stranded names what waits on which server, without times.
+// stranded names what waits on which server, without times that move: the
+// servers down, the holds of those rate-limited.
 func stranded(run *state.BatteryRun) string {
 	var sb strings.Builder
 	for _, s := range run.Stranded() {
 		fmt.Fprintf(&sb, "%s:%d ", s.Name, s.Stranded)
+	}
+	for _, s := range run.Fleet {
+		if s.Up && !s.HeldUntil.IsZero() {
+			fmt.Fprintf(&sb, "%s@%d:%d ", s.Name, s.HeldUntil.UnixNano(), s.Queue)
+		}
 	}
 	return sb.String()
 }

@@ -16,15 +16,19 @@ const (
 	ClassUnavailable ErrorClass = "unavailable" // connection refused/reset, 503
 	ClassHTTP4xx     ErrorClass = "http_4xx"
 	ClassHTTP5xx     ErrorClass = "http_5xx"
-	ClassMalformed   ErrorClass = "malformed" // bad JSON, stream cut before [DONE]/finish
+	ClassMalformed   ErrorClass = "malformed" // bad JSON, an empty or unreadable answer
 	ClassCanceled    ErrorClass = "cancelled" // the caller's context was cancelled (stop)
 	ClassTooLarge    ErrorClass = "too_large" // the reply passed the client's size cap
+	// ClassCut: the stream ended, or broke off, with no finish reason and
+	// no [DONE]: the reply was cut short (Ollama ends a stream so after
+	// one token repeated too often). What arrived before it is kept.
+	ClassCut ErrorClass = "cut"
 )
 
 // Transient reports whether a retry may succeed.
 func (c ErrorClass) Transient() bool {
 	switch c {
-	case ClassTimeout, ClassRateLimit, ClassUnavailable, ClassHTTP5xx, ClassMalformed:
+	case ClassTimeout, ClassRateLimit, ClassUnavailable, ClassHTTP5xx, ClassMalformed, ClassCut:
 		return true
 	}
 	return false

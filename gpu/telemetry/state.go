@@ -24,6 +24,8 @@ type ServerState struct {
 	// HeldUntil is set while the server is rate-limited: it answered 429
 	// with a Retry-After, and the fleet sends it nothing new before then.
 	HeldUntil time.Time
+	// RetryAfter is the wait the server asked for, while HeldUntil is set.
+	RetryAfter time.Duration
 	// VRAMUsedGB and VRAMTotalGB are the server's memory as the fleet knows
 	// it (probes, telemetry, the loads it made); 0 when unknown.
 	VRAMUsedGB, VRAMTotalGB float64
