@@ -157,17 +157,14 @@ func CheckQualifyConfig(path string) (bool, error) {
 			return false, nil
 		}
 	default:
-		if len(head.Models) > 0 {
-			return false, nil
-		}
 		f := judgeFormatFor(c.Battery)
 		if f == nil || f.IsJudge == nil {
 			return false, nil
 		}
 		if err := f.checkNesting(File{Path: c.BatteryPath(), Data: data}); err != nil {
-			return false, err
+			return false, Errors{readFailure(c.BatteryPath(), "battery", "", err)}.Err()
 		}
-		return f.IsJudge(data), nil
+		return len(head.Models) == 0 && f.IsJudge(data), nil
 	}
 	tests := top
 	if m, ok := top.(map[string]any); ok {
