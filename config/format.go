@@ -106,13 +106,6 @@ func judgeFormatFor(path string) *Format {
 	return nil
 }
 
-// isForeignJudgeBattery reports whether data, at path, is a judge battery of
-// a registered format.
-func isForeignJudgeBattery(path string, data []byte) bool {
-	f := judgeFormatFor(path)
-	return f != nil && f.IsJudge != nil && f.checkNesting(File{Path: path, Data: data}) == nil && f.IsJudge(data)
-}
-
 // formatExts lists the extensions registered formats claim, for a message.
 func formatExts() []string {
 	formatsMu.RLock()
