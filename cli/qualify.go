@@ -66,7 +66,9 @@ func cmdQualify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return state.ExitSetup
 	}
 	path := configPath(pos)
-	if !config.IsQualifyConfig(path) {
+	if ok, err := config.CheckQualifyConfig(path); err != nil {
+		return failf(stderr, err)
+	} else if !ok {
 		if _, err := os.Stat(path); err != nil {
 			return failf(stderr, fmt.Errorf("%s: %w", path, err))
 		}

@@ -20,12 +20,17 @@ func spendOf(led *ledger.Ledger) func(*state.BatteryRun) (ui.Spend, ui.Spend, bo
 		if err != nil {
 			return ui.Spend{}, ui.Spend{}, false
 		}
-		return uiSpend(s.Inference.Spend), uiSpend(s.Judging.Spend), true
+		inference := uiSpend(s.Inference.Spend)
+		// Attempts apart from cells: a retry or a resend is one more
+		// request for the same cell. Judging's requests are samples, many
+		// to a cell by design, so its line keeps to requests.
+		inference.Cells = s.Inference.Cells
+		return inference, uiSpend(s.Judging.Spend), true
 	}
 }
 
 func uiSpend(s history.Spend) ui.Spend {
-	out := ui.Spend{Requests: s.Requests, Cached: s.Cached, Shared: s.Shared,
+	out := ui.Spend{Requests: s.Requests, Cached: s.Cached, Shared: s.Shared, Abandoned: s.Abandoned,
 		PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens,
 		Wall: time.Duration(s.WallMS) * time.Millisecond, GPU: time.Duration(s.GPUMS) * time.Millisecond,
 		Unpriced: s.Unpriced}

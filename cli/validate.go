@@ -73,12 +73,9 @@ func isBattery(path string) bool {
 	case ".json", ".jsonl", ".yaml", ".yml":
 		return true
 	case ".toml":
-		// Only a regular file of a sane size is read: a FIFO or a device
-		// is no battery, and Load says so properly.
-		if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() > 64<<20 {
-			return false
-		}
-		b, err := os.ReadFile(path)
+		// Read as every input is: a FIFO or a device is no battery, and
+		// Load says so properly.
+		b, err := config.ReadInput(path)
 		if err != nil {
 			return false
 		}

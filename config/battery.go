@@ -45,18 +45,11 @@ func LoadBattery(path string) ([]Test, error) {
 // loadBattery is LoadBattery that also returns warnings: what the file
 // asked for that pitwall loads but will not do as written, once per kind.
 func loadBattery(path string) ([]Test, []string, error) {
-	data, err := ReadInput(path)
-	if err != nil {
-		msg := fmt.Sprintf("cannot read battery: %v", err)
-		if isInputError(err) {
-			msg = "cannot read battery: the path " + err.Error()
-		}
-		return nil, nil, &Error{File: path, Msg: msg, Hint: "check the battery path"}
-	}
 	// sniffFormat parses to tell the format: no parser may see a file
 	// nested past the cap (BurntSushi/toml recurses once per level).
-	if e := nestingError(path, data, "brackets"); e != nil {
-		return nil, nil, e
+	data, rerr := readDocument(path, "brackets", "battery", "check the battery path")
+	if rerr != nil {
+		return nil, nil, rerr
 	}
 	format, err := sniffFormat(path, data)
 	if err != nil {
@@ -83,7 +76,11 @@ func loadBattery(path string) ([]Test, []string, error) {
 // loadForeign reads a file that is neither JSON nor TOML with the
 // registered Format that claims it.
 func loadForeign(f File) ([]Test, error) {
-	if format := formatFor(f); format != nil {
+	format, err := formatFor(f)
+	if err != nil {
+		return nil, err
+	}
+	if format != nil {
 		return format.Load(f)
 	}
 	if ext := strings.ToLower(filepath.Ext(f.Path)); ext == ".yaml" || ext == ".yml" {

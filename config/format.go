@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,10 @@ type Format struct {
 	// Exts are the extensions that say a file is this format's whatever it
 	// holds (".yaml"), lower case with the dot.
 	Exts []string
+	// Syntax is what its files are written in ("yaml", "json", "toml"),
+	// for the nesting cap checked before Claims, Load, LoadJudge or IsJudge
+	// sees a file (CheckNesting); empty checks brackets only.
+	Syntax string
 	// Claims reports whether the format reads a file that is neither JSON,
 	// JSONL nor TOML and whose extension no format claims.
 	Claims func(f File) bool
@@ -116,22 +121,36 @@ func RegisterFormat(f Format) {
 }
 
 // formatFor is the registered format that reads f: the one whose Exts has
-// f's extension, else the first whose Claims says so; nil for none.
-func formatFor(f File) *Format {
+// f's extension, else the first whose Claims says so; nil for none. No
+// format's code sees a file nested past the cap of its syntax: that is the
+// error instead.
+func formatFor(f File) (*Format, error) {
 	formatsMu.RLock()
 	defer formatsMu.RUnlock()
 	ext := strings.ToLower(filepath.Ext(f.Path))
 	for i := range formats {
 		if slices.Contains(formats[i].Exts, ext) {
-			return &formats[i]
+			return &formats[i], formats[i].checkNesting(f)
 		}
 	}
 	for i := range formats {
-		if formats[i].Claims != nil && formats[i].Claims(f) {
-			return &formats[i]
+		if formats[i].Claims == nil {
+			continue
+		}
+		if err := formats[i].checkNesting(f); err != nil {
+			return nil, err
+		}
+		if formats[i].Claims(f) {
+			return &formats[i], nil
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// checkNesting is CheckNesting for a file of the format's syntax (brackets
+// when it names none).
+func (format *Format) checkNesting(f File) error {
+	return CheckNesting(f.Path, f.Data, cmp.Or(format.Syntax, "brackets"))
 }
 
 // jsonFormatFor is the registered format whose ClaimsJSON takes top, or nil.
@@ -189,13 +208,6 @@ func judgeFormatFor(path string) *Format {
 		}
 	}
 	return nil
-}
-
-// isForeignJudgeBattery reports whether data, at path, is a judge battery of
-// a registered format.
-func isForeignJudgeBattery(path string, data []byte) bool {
-	f := judgeFormatFor(path)
-	return f != nil && f.IsJudge != nil && f.IsJudge(data)
 }
 
 // formatExts lists the extensions registered formats claim, for a message.

@@ -14,6 +14,10 @@ import (
 // decoders would hold several times its size.
 const maxInputBytes = 64 << 20
 
+// MaxInputBytes is maxInputBytes for the edges, whose readers (import of a
+// finished run, a promptfoo file:// reference) go through ReadInput too.
+const MaxInputBytes = maxInputBytes
+
 // inputError says why a file was not read: it is not a regular file, or it
 // is too large. The callers add the file, the field and a hint.
 type inputError struct{ msg string }
@@ -54,10 +58,17 @@ func checkMode(fi fs.FileInfo) error {
 	return &inputError{"is not a regular file: pitwall reads only regular files"}
 }
 
-// ReadInput reads a config or battery file once checkInput has passed it.
-// The file is opened without blocking and checked again through the open
-// handle, so a file swapped for a FIFO or a device between the two looks
-// is refused too; the read stops one byte past the cap whatever Stat said.
+// ReadInput is the one reader of a file a user names: a config, a battery
+// of any format, a judge battery, a finished run to import, a file a
+// battery refers to. Every command reads through it (or ReadDocument), so
+// no path bypasses its rules: a regular file only, of at most
+// maxInputBytes, refused on what Stat says before a byte is read. The file
+// is opened without blocking and checked again through the open handle, so
+// a file swapped for a FIFO or a device between the two looks is refused
+// too; the read stops one byte past the cap whatever Stat said.
+//
+// Its own refusals say what the path is, not the path: the callers add the
+// file and what it was meant to be (IsInputError tells them apart).
 func ReadInput(path string) ([]byte, error) {
 	before, err := checkInput(path)
 	if err != nil {
@@ -88,9 +99,72 @@ func ReadInput(path string) ([]byte, error) {
 	return data, nil
 }
 
+// ReadDocument is ReadInput for a file a decoder will parse as syntax
+// ("toml", "json", "jsonl", "yaml", or "brackets" while the syntax is not
+// known yet): the nesting cap is checked on the bytes before any decoder
+// sees them, since the decoders recurse and allocate once per level. A file
+// nested too deep is an *Error naming the file and the line.
+func ReadDocument(path, syntax string) ([]byte, error) {
+	data, err := ReadInput(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckNesting(path, data, syntax); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// CheckNesting is the nesting cap for bytes read with ReadInput before a
+// decoder of syntax (see ReadDocument) parses them: an *Error naming file
+// and line when they nest past MaxNesting, else nil.
+func CheckNesting(file string, data []byte, syntax string) error {
+	if e := nestingError(file, data, syntax); e != nil {
+		return e
+	}
+	return nil
+}
+
+// readDocument is ReadDocument for config's loaders: any failure is an
+// *Error naming the file, saying it was meant as what ("battery"), with
+// hint when the path is the problem.
+func readDocument(path, syntax, what, hint string) ([]byte, *Error) {
+	data, err := ReadDocument(path, syntax)
+	if err != nil {
+		return nil, readFailure(path, what, hint, err)
+	}
+	return data, nil
+}
+
+// readFailure words ReadDocument's err as an *Error naming path.
+func readFailure(path, what, hint string, err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	msg := fmt.Sprintf("cannot read %s: %v", what, err)
+	if isInputError(err) {
+		msg = "cannot read " + what + ": the path " + err.Error()
+	}
+	return &Error{File: path, Msg: msg, Hint: hint}
+}
+
+// isRefusal reports whether err is ReadDocument refusing a file for what
+// it is (not a regular file, too large, nested too deep), rather than the
+// system failing to find or open it.
+func isRefusal(err error) bool {
+	var e *Error
+	return isInputError(err) || errors.As(err, &e)
+}
+
 // isInputError reports whether err is one of readInput's own refusals
 // rather than the system's.
 func isInputError(err error) bool {
 	var ie *inputError
 	return errors.As(err, &ie)
 }
+
+// IsInputError reports whether err is ReadInput's own refusal (not a
+// regular file, too large) rather than the system's (no such file, no
+// permission), for a caller that words the two apart.
+func IsInputError(err error) bool { return isInputError(err) }

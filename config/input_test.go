@@ -204,3 +204,65 @@ func BenchmarkDeepBatteryRejected(b *testing.B) {
 		}
 	}
 }
+
+func TestJudgeBatteriesAndQualifyConfigsAreReadWithTheSameBounds(t *testing.T) {
+	t.Parallel()
+	const deep = 20000
+	dir := t.TempDir()
+	deepTOML := filepath.Join(dir, "deep.toml")
+	if err := os.WriteFile(deepTOML, []byte("[[tests]]\nx = "+strings.Repeat("[", deep)+strings.Repeat("]", deep)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, path, want string }{
+		{"a nested judge battery", deepTOML, "nested more than"},
+		{"a directory", dir, "is a directory"},
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		cases = append(cases, struct{ name, path, want string }{"/dev/zero", "/dev/zero", "is a character device"})
+	}
+	if fifo, ok := makeFIFO(t); ok {
+		cases = append(cases, struct{ name, path, want string }{"a FIFO", fifo, "is a named pipe (FIFO)"})
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := LoadJudgeBattery(tt.path); err == nil || !strings.Contains(err.Error(), tt.path) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("LoadJudgeBattery: %v; want it to name %s and say %q", err, tt.path, tt.want)
+			}
+			cfg := writeConfig(t, simConfig(tt.path))
+			ok, err := CheckQualifyConfig(cfg)
+			if ok || err == nil || !strings.Contains(err.Error(), tt.path) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("CheckQualifyConfig with it as the battery: %v, %v; want it to name %s and say %q", ok, err, tt.path, tt.want)
+			}
+			if ok, err := CheckQualifyConfig(tt.path); ok || err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("CheckQualifyConfig of it as the config: %v, %v; want %q", ok, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestYAMLNestingCountsIndentationAndSequenceEntries(t *testing.T) {
+	t.Parallel()
+	var deep, dashes, fine strings.Builder
+	for i := range MaxNesting + 1 {
+		fmt.Fprintf(&deep, "%sk:\n", strings.Repeat(" ", i))
+	}
+	dashes.WriteString(strings.Repeat("- ", MaxNesting+1) + "x\n")
+	// A block scalar whose text steps in and out, comments and blank lines
+	// at any indentation, and sequences of mappings: a few levels, no more.
+	fine.WriteString("tests:\n  - vars:\n      q: |\n        def f():\n            if x:\n                return 1\n        done\n\n   # a comment\n  - - a\n    - b\n")
+	for _, tt := range []struct {
+		name string
+		body string
+		line int
+	}{
+		{"block mappings", deep.String(), MaxNesting + 1},
+		{"sequence entries on one line", dashes.String(), 1},
+		{"an ordinary file", fine.String(), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := yamlTooDeep([]byte(tt.body)); got != tt.line {
+				t.Errorf("yamlTooDeep = line %d, want %d", got, tt.line)
+			}
+		})
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -92,14 +91,24 @@ func LoadJudgeBattery(path string) ([]JudgeTest, error) {
 // loadJudgeBattery is LoadJudgeBattery that also returns warnings: what
 // the file holds that is not read, once per kind.
 func loadJudgeBattery(path string) ([]JudgeTest, []string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, Errors{{File: path, Msg: fmt.Sprintf("cannot read judge battery: %v", err),
-			Hint: "check the battery path"}}.Err()
+	ext := strings.ToLower(filepath.Ext(path))
+	syntax := "brackets"
+	switch ext {
+	case ".toml":
+		syntax = "toml"
+	case ".json":
+		syntax = "json"
+	}
+	data, rerr := readDocument(path, syntax, "judge battery", "check the battery path")
+	if rerr != nil {
+		return nil, nil, Errors{rerr}.Err()
 	}
 	n := newNotes(path)
-	var tests []JudgeTest
-	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	var (
+		tests []JudgeTest
+		err   error
+	)
+	switch ext {
 	case ".toml":
 		tests, err = loadJudgeTOML(path, data)
 	case ".json":
@@ -111,10 +120,10 @@ func loadJudgeBattery(path string) ([]JudgeTest, []string, error) {
 				Hint: "a judge battery is .toml or .json, or a promptfoo config (.yaml)"}
 			break
 		}
-		if e := nestingError(path, data, "brackets"); e != nil {
-			return nil, nil, Errors{e}.Err()
+		file := File{Path: path, Data: data, Notes: n}
+		if err = f.checkNesting(file); err == nil {
+			tests, err = f.LoadJudge(file)
 		}
-		tests, err = f.LoadJudge(File{Path: path, Data: data, Notes: n})
 	}
 	if err != nil {
 		return nil, nil, asErrors(err).Err()

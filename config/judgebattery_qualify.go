@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -27,7 +28,7 @@ func LoadQualify(path string, ov Overrides, getenv func(string) string) (*Config
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	data, err := os.ReadFile(path)
+	data, err := ReadInput(path)
 	if err != nil {
 		return nil, nil, Errors{readError(path, err)}.Err()
 	}
@@ -115,32 +116,55 @@ func loadConfigJudgeBattery(c *Config, src *Source, eff *effective) ([]JudgeTest
 // models are the judges under test, and a judge battery. A config that
 // lists models runs it; one that lists none qualifies its judges on it.
 func IsQualifyConfig(path string) bool {
+	ok, _ := CheckQualifyConfig(path)
+	return ok
+}
+
+// CheckQualifyConfig is IsQualifyConfig that also says why a file could
+// not be looked at: the config or its battery is not a regular file, too
+// large or nested too deep (an *Error naming the file). A file that is
+// missing or does not decode is false with no error, for Load to report.
+// Both files are read through ReadDocument, as every loader reads them:
+// this look comes before any other check, so it must be as bounded.
+func CheckQualifyConfig(path string) (bool, error) {
 	var head struct {
 		Battery string `toml:"battery"`
 		Models  []any  `toml:"models"`
 	}
-	if _, err := toml.DecodeFile(path, &head); err != nil || head.Battery == "" {
-		return false
+	data, err := ReadDocument(path, "toml")
+	if err != nil {
+		return false, refusal(path, "config", "a config is a TOML file: pass the path of one", err)
+	}
+	if _, err := toml.Decode(string(data), &head); err != nil || head.Battery == "" {
+		return false, nil
 	}
 	c := &Config{Path: path, Battery: head.Battery}
-	data, err := os.ReadFile(c.BatteryPath())
-	if err != nil {
-		return false
+	ext := strings.ToLower(filepath.Ext(c.Battery))
+	syntax := map[string]string{".toml": "toml", ".json": "json"}[ext]
+	if data, err = ReadDocument(c.BatteryPath(), cmp.Or(syntax, "brackets")); err != nil {
+		return false, refusal(c.BatteryPath(), "battery", "check the battery path", err)
 	}
 	var top any
-	switch strings.ToLower(filepath.Ext(c.Battery)) {
+	switch ext {
 	case ".toml":
 		var m map[string]any
 		if _, err := toml.Decode(string(data), &m); err != nil {
-			return false
+			return false, nil
 		}
 		top = m
 	case ".json":
 		if json.Unmarshal(data, &top) != nil {
-			return false
+			return false, nil
 		}
 	default:
-		return len(head.Models) == 0 && nestingError(c.Battery, data, "brackets") == nil && isForeignJudgeBattery(c.Battery, data)
+		f := judgeFormatFor(c.Battery)
+		if f == nil || f.IsJudge == nil {
+			return false, nil
+		}
+		if err := f.checkNesting(File{Path: c.BatteryPath(), Data: data}); err != nil {
+			return false, Errors{readFailure(c.BatteryPath(), "battery", "", err)}.Err()
+		}
+		return len(head.Models) == 0 && f.IsJudge(data), nil
 	}
 	tests := top
 	if m, ok := top.(map[string]any); ok {
@@ -148,8 +172,18 @@ func IsQualifyConfig(path string) bool {
 	}
 	for _, t := range asList(tests) {
 		if m, ok := t.(map[string]any); ok && m["expect"] != nil {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
+}
+
+// refusal is err, worded as the loaders word it, when the file was refused
+// for what it is; nil when it is missing or unreadable, which the loaders
+// report in their own words.
+func refusal(path, what, hint string, err error) error {
+	if !isRefusal(err) {
+		return nil
+	}
+	return Errors{readFailure(path, what, hint, err)}.Err()
 }

@@ -24,6 +24,12 @@ func nestingError(file string, data []byte, format string) *Error {
 		line = tomlTooDeep(data, false)
 	case "json", "jsonl":
 		line = jsonTooDeep(data)
+	case "yaml":
+		// Flow collections nest by brackets, block ones by indentation.
+		line = tomlTooDeep(data, false)
+		if line == 0 {
+			line = yamlTooDeep(data)
+		}
 	default:
 		return nil
 	}
@@ -58,6 +64,53 @@ func jsonTooDeep(data []byte) int {
 			}
 		case ']', '}':
 			depth = max(depth-1, 0)
+		}
+	}
+	return 0
+}
+
+// yamlTooDeep returns the line where YAML's block collections first nest
+// past MaxNesting, or 0. Each line's indentation is a level while deeper
+// lines follow it, and so is each "- " that opens a sequence entry on it
+// ("- - - x" is three sequences deep). A block scalar's lines count as
+// levels too when they step in, which real prompts do a few times at most.
+// yaml.v3 builds a node per level, and spaces are cheap: 64 MiB of them
+// hold thousands of levels.
+func yamlTooDeep(data []byte) int {
+	var cols [MaxNesting]int // the open levels' columns, outermost first
+	depth, line := 0, 0
+	for start := 0; start < len(data); {
+		end := start
+		for end < len(data) && data[end] != '\n' {
+			end++
+		}
+		l := data[start:end]
+		start = end + 1
+		line++
+		col := 0
+		for col < len(l) && l[col] == ' ' {
+			col++
+		}
+		if col == len(l) || l[col] == '#' || l[col] == '\r' {
+			continue // blank or a comment: no level
+		}
+		for {
+			for depth > 0 && cols[depth-1] >= col {
+				depth--
+			}
+			if depth == MaxNesting {
+				return line
+			}
+			cols[depth] = col
+			depth++
+			if l[col] != '-' || col+1 >= len(l) || l[col+1] != ' ' {
+				break
+			}
+			for col++; col < len(l) && l[col] == ' '; col++ {
+			}
+			if col == len(l) || l[col] == '#' || l[col] == '\r' {
+				break
+			}
 		}
 	}
 	return 0

@@ -25,6 +25,19 @@ func TestSpendLinesShowInferenceAndJudgingApart(t *testing.T) {
 			Options{ASCII: true},
 			"inference 3 requests - 0 in / 0 out tokens - 0s wall - 0s GPU - $0.00042\n" +
 				"judging   1234567 requests (2 cached, 1 shared) - 1,234,567 in / 0 out tokens - 0s wall - 0s GPU - $12.35 (small unpriced)\n"},
+		// Issue 17: "38 requests" where 23 reached a server.
+		{"some never sent, retries beside cells",
+			Spend{Requests: 38, Cells: 30, Abandoned: 15, PromptTokens: 230, CompletionTokens: 900, Wall: time.Second, GPU: time.Second},
+			Spend{Requests: 10, Shared: 2, Abandoned: 3},
+			Options{},
+			"inference 38 requests for 30 cells (23 sent, 15 abandoned before sending) · 230 in / 900 out tokens · 1.0s wall · 1.0s GPU\n" +
+				"judging   10 requests (5 sent, 2 shared, 3 abandoned before sending) · 0 in / 0 out tokens · 0s wall · 0s GPU\n"},
+		{"every cell once: cells go without saying",
+			Spend{Requests: 8, Cells: 8},
+			Spend{},
+			Options{},
+			"inference 8 requests · 0 in / 0 out tokens · 0s wall · 0s GPU\n" +
+				"judging   0 requests · 0 in / 0 out tokens · 0s wall · 0s GPU\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -160,10 +160,10 @@ func TestImportReadFileRefusesPastTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	if _, err := ReadFile(p); err == nil || !strings.Contains(err.Error(), "larger than 64 MiB") {
+	if _, err := Import(nil, p, Options{}); err == nil || !strings.Contains(err.Error(), "more than the 64 MiB") {
 		t.Errorf("err = %v", err)
 	}
-	if _, err := ReadFile(t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := Import(nil, t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("a folder: err = %v", err)
 	}
 }

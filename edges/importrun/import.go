@@ -64,7 +64,9 @@ func Import(led *ledger.Ledger, file string, opts Options) (*Summary, error) {
 	if now == nil {
 		now = time.Now
 	}
-	data, err := ReadFile(file)
+	// Read as every file a user names is read (regular, size-capped); the
+	// nesting cap waits for Parse to know the file is not a zip.
+	data, err := config.ReadInput(file)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}

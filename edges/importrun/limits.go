@@ -1,10 +1,9 @@
 package importrun
 
 import (
-	"errors"
 	"fmt"
-	"io"
-	"os"
+
+	"pitwall/config"
 )
 
 // What one import may hold. A file past a limit is refused before anything
@@ -12,10 +11,11 @@ import (
 // product of its models and tests), so no input makes the readers allocate
 // more than a small multiple of the file's own size.
 const (
-	// MaxFileBytes bounds the file. Decoded, JSON takes a few times its
-	// size in memory; real exports hold a few MB (90 cells of 2 KB replies
-	// are 200 KB).
-	MaxFileBytes = 64 << 20
+	// MaxFileBytes bounds the file: config.ReadInput's cap, as for every
+	// file a user names. Decoded, JSON takes a few times its size in
+	// memory; real exports hold a few MB (90 cells of 2 KB replies are
+	// 200 KB).
+	MaxFileBytes = config.MaxInputBytes
 	MaxModels    = 1000
 	MaxTests     = 100_000
 	MaxRepeat    = 1000
@@ -49,34 +49,4 @@ func checkShape(models, tests, repeat int) error {
 		return &limitError{"cells (models × tests × runs)", models * tests * repeat, MaxCells}
 	}
 	return nil
-}
-
-var errTooLarge = fmt.Errorf("the file is larger than %d MiB, more than pitwall imports: split it", MaxFileBytes>>20)
-
-// ReadFile reads path whole, refusing a file larger than MaxFileBytes
-// without reading past the limit.
-func ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("not a regular file: give the path of an exported results file")
-	}
-	if st.Size() > MaxFileBytes {
-		return nil, errTooLarge
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileBytes { // it grew while it was read
-		return nil, errTooLarge
-	}
-	return data, nil
 }

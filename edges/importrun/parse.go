@@ -3,8 +3,11 @@ package importrun
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+
+	"pitwall/config"
 )
 
 // Parse reads a finished run from data, telling its kind from the content:
@@ -30,6 +33,12 @@ func Parse(data []byte) (*Source, error) {
 	if bytes.HasPrefix(data, []byte("PK\x03\x04")) {
 		return nil, errors.New("this is an inspect .eval log (a zip archive): write it as JSON with " +
 			"`inspect log convert FILE --to json --output-dir DIR` and import the .json file")
+	}
+	// The decoder recurses and allocates per level: the cap every input
+	// has comes first. Its error names the line; Import adds the file.
+	var deep *config.Error
+	if errors.As(config.CheckNesting("", data, "json"), &deep) {
+		return nil, fmt.Errorf("line %d: %s (%s)", deep.Line, deep.Msg, deep.Hint)
 	}
 	v, err := decodeJSON(data)
 	if err != nil {

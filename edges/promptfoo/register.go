@@ -10,6 +10,7 @@ func init() {
 	config.RegisterFormat(config.Format{
 		Name:   "promptfoo",
 		Exts:   []string{".yaml", ".yml"},
+		Syntax: "yaml",
 		Claims: isYAMLTable,
 		Load: func(f config.File) ([]config.Test, error) {
 			return loadPromptfoo(f.Path, f.Data, f.Notes)

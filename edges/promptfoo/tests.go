@@ -220,6 +220,10 @@ func pfDataFile(cfgPath, ref string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	syntax := map[string]string{".json": "json", ".yaml": "yaml", ".yml": "yaml"}[strings.ToLower(filepath.Ext(p))]
+	if err := config.CheckNesting(p, data, syntax); err != nil {
+		return nil, fmt.Errorf("file://%s: %w", ref, err)
+	}
 	switch strings.ToLower(filepath.Ext(p)) {
 	case ".json":
 		var v any

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"sort"
@@ -16,13 +17,18 @@ import (
 // or from an identical request in flight (server "(cache)" / "(shared)")
 // is counted, and adds nothing else.
 type Spend struct {
-	// Requests counts every row; Live those sent to a server (answered,
-	// failed or cancelled after dispatch), Cached and Shared those that
-	// were not. Requests - Live - Cached - Shared never left the queue.
-	Requests int `json:"requests"`
-	Live     int `json:"live"`
-	Cached   int `json:"cached"`
-	Shared   int `json:"shared"`
+	// Requests counts every row, each attempt of each cell; Cells the
+	// cells (model, test, repeat) they were made for. Live counts those
+	// sent to a server (answered, failed or cancelled after dispatch),
+	// Cached and Shared those answered without one, and Abandoned those
+	// never sent: given up after max_wait, stopped or cancelled while they
+	// waited for a server. Requests = Live + Cached + Shared + Abandoned.
+	Requests  int `json:"requests"`
+	Cells     int `json:"cells"`
+	Live      int `json:"live"`
+	Cached    int `json:"cached"`
+	Shared    int `json:"shared"`
+	Abandoned int `json:"abandoned"`
 	// Tokens of live requests, as their servers reported them.
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
@@ -198,8 +204,15 @@ func spendOf(reqs []ledger.Request) Spend {
 	var gpu time.Duration
 	type span struct{ from, to time.Time }
 	var spans []span
+	type cell struct {
+		model, test string
+		repeat      int
+	}
+	cells := map[cell]bool{}
 	for _, q := range reqs {
 		s.Requests++
+		// A judge request's Model is the judge's: its cell is the candidate's.
+		cells[cell{cmp.Or(q.CandidateModel, q.Model), q.Test, q.Repeat}] = true
 		switch q.Server {
 		case ledger.ServerCache:
 			s.Cached++
@@ -208,7 +221,8 @@ func spendOf(reqs []ledger.Request) Spend {
 			s.Shared++
 			continue
 		case "":
-			continue // never dispatched
+			s.Abandoned++ // written before sending, as every request is, and never dispatched
+			continue
 		}
 		s.Live++
 		s.PromptTokens += q.PromptTokens
@@ -231,6 +245,7 @@ func spendOf(reqs []ledger.Request) Spend {
 			end = sp.to
 		}
 	}
+	s.Cells = len(cells)
 	s.GPUMS = gpu.Milliseconds()
 	s.WallMS = wall.Milliseconds()
 	return s

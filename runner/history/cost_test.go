@@ -71,6 +71,16 @@ func TestSpendingSplitsJudgingFromInferenceAndPaysOnlyLiveRequests(t *testing.T)
 				t.Errorf("requests %d live %d cached %d shared %d, want %d %d %d %d",
 					g.Requests, g.Live, g.Cached, g.Shared, tt.requests, tt.live, tt.cached, tt.shar)
 			}
+			// What was neither sent nor answered without a server was
+			// abandoned: the one judge-b request never dispatched.
+			abandoned := 0
+			if tt.name == "judging" || tt.name == "judge b first, as configured" {
+				abandoned = 1
+			}
+			if g.Abandoned != abandoned || g.Live+g.Cached+g.Shared+g.Abandoned != g.Requests {
+				t.Errorf("abandoned %d, want %d; live+cached+shared+abandoned %d, requests %d",
+					g.Abandoned, abandoned, g.Live+g.Cached+g.Shared+g.Abandoned, g.Requests)
+			}
 			if g.PromptTokens != tt.in || g.CompletionTokens != tt.out {
 				t.Errorf("tokens %d/%d, want %d/%d", g.PromptTokens, g.CompletionTokens, tt.in, tt.out)
 			}

@@ -128,12 +128,17 @@ type ExportRequest struct {
 	Error            string `json:"error,omitempty"`
 }
 
-// ExportSummary counts cells by status and by verdict.
+// ExportSummary counts cells by status and by verdict, and requests by
+// purpose: every attempt written, those sent to a server, and those
+// abandoned before sending (given up after max_wait, stopped, cancelled).
+// The rest were answered from the cache or by an identical request.
 type ExportSummary struct {
-	Cells     int            `json:"cells"`
-	ByStatus  map[string]int `json:"by_status"`
-	ByVerdict map[string]int `json:"by_verdict"`
-	Requests  map[string]int `json:"requests_by_purpose"`
+	Cells             int            `json:"cells"`
+	ByStatus          map[string]int `json:"by_status"`
+	ByVerdict         map[string]int `json:"by_verdict"`
+	Requests          map[string]int `json:"requests_by_purpose"`
+	RequestsSent      map[string]int `json:"requests_sent_by_purpose"`
+	RequestsAbandoned map[string]int `json:"requests_abandoned_by_purpose"`
 }
 
 // BuildExport reads a run from the ledger. id may be "last" or a prefix;
@@ -179,7 +184,8 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 		Run:   ExportRun{ID: run.ID, Name: run.Name, Status: run.Status, ScoringMode: run.ScoringMode, StartedAt: run.StartedAt, Message: run.Message},
 		Judge: judgeName, Judges: plan.Judges, Models: run.Models, Tests: run.Tests,
 		Categories: rec.Categories, Severities: rec.Severities, Warnings: rec.Warnings,
-		Summary: ExportSummary{ByStatus: map[string]int{}, ByVerdict: map[string]int{}, Requests: map[string]int{}},
+		Summary: ExportSummary{ByStatus: map[string]int{}, ByVerdict: map[string]int{}, Requests: map[string]int{},
+			RequestsSent: map[string]int{}, RequestsAbandoned: map[string]int{}},
 	}
 	x.Run.ExitCode = run.ExitCode
 	if x.Judges == nil {
@@ -249,6 +255,13 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 			LatencyMS: q.Latency.Milliseconds(), TTFTMS: q.TTFT.Milliseconds(),
 			PromptTokens: q.PromptTokens, CompletionTokens: q.CompletionTokens, ErrorClass: q.ErrorClass, Error: q.Error})
 		x.Summary.Requests[q.Purpose]++
+		switch q.Server {
+		case ledger.ServerCache, ledger.ServerShared:
+		case "":
+			x.Summary.RequestsAbandoned[q.Purpose]++
+		default:
+			x.Summary.RequestsSent[q.Purpose]++
+		}
 	}
 	sp := spending(run, reqs)
 	x.Inference, x.Judging = sp.Inference, sp.Judging
