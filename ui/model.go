@@ -80,6 +80,9 @@ type model struct {
 	handedAt   uint64
 	stopHanded bool
 	asked      int // re-judge questions asked, to match their estimates
+	// headerLines is the header's height at the last layout: headerH, and
+	// more while a question wraps.
+	headerLines int
 	stopping   bool
 	exporting  bool
 	ticking    bool
@@ -96,6 +99,7 @@ func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, don
 	m.picker = picker{c: c}
 	m.rank = ranking{c: c}
 	m.refreshKeys()
+	m.headerLines = headerH
 	return m
 }
 
@@ -188,6 +192,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.refreshKeys()
+	if m.headerHeight() != m.headerLines {
+		m.layout() // a question came or went, or its cost arrived
+	}
 	return m, cmd
 }
 
@@ -290,7 +297,8 @@ func (m *model) setJudge(judge string) {
 func (m *model) layout() {
 	w, h := m.c.width, m.c.height
 	m.header.SetSize(w)
-	bodyH := max(h-headerH-footerH, 1)
+	m.headerLines = m.headerHeight()
+	bodyH := max(h-m.headerLines-footerH, 1)
 	fleetH := 0
 	if m.run != nil && len(m.run.Fleet) > 0 {
 		fleetH = m.fleet.lines(m.run.Fleet, max((bodyH-6)/3, 1))
@@ -348,7 +356,7 @@ func (m *model) frame() string {
 	sb.WriteString(m.header.View(m.run, m.headerState()))
 	sb.WriteString("\n")
 	sb.WriteString(body)
-	for n := strings.Count(body, "\n") + 1; n < h-headerH-footerH; n++ {
+	for n := strings.Count(body, "\n") + 1; n < h-m.headerLines-footerH; n++ {
 		sb.WriteString("\n")
 	}
 	sb.WriteString("\n")
@@ -371,8 +379,17 @@ func (m *model) frame() string {
 	return sb.String()
 }
 
+// headerHeight is the header's height now: a question too long for the
+// status line takes lines from the body while it is asked.
+func (m *model) headerHeight() int {
+	if m.ask == askNothing || m.c.width == 0 {
+		return headerH
+	}
+	return headerH - 1 + m.header.statusLines(m.headerState())
+}
+
 func (m *model) headerState() headerState {
-	s := headerState{counts: m.board.counts, judge: m.judge}
+	s := headerState{counts: m.board.counts, judge: m.judge, ask: m.ask != askNothing}
 	switch {
 	case m.ask == askStop:
 		s.status, s.alert = "Stop the run? In-flight work is cancelled. [y/N]", true
