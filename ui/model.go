@@ -83,9 +83,9 @@ type model struct {
 	// headerLines is the header's height at the last layout: headerH, and
 	// more while a question wraps.
 	headerLines int
-	stopping   bool
-	exporting  bool
-	ticking    bool
+	stopping    bool
+	exporting   bool
+	ticking     bool
 }
 
 func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, done <-chan struct{}) *model {
