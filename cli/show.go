@@ -138,11 +138,11 @@ func (browseOnly) SwitchJudge(string) uint64              { return 0 }
 
 // Export writes the run's export beside the ledger, as runner.Run.Export
 // does for a live run.
-func (b browseOnly) Export() (string, error) {
+func (b browseOnly) Export(format string) (string, error) {
 	led, err := ledger.OpenReadOnly(b.db)
 	if err != nil {
 		return "", err
 	}
 	defer led.Close()
-	return exportBeside(led, b.id, "")
+	return exportBeside(led, b.id, "", format)
 }

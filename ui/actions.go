@@ -5,6 +5,7 @@ import (
 	"pitwall/runner/state"
 	"slices"
 	"strconv"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -20,6 +21,17 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.ask != askNothing {
 		q := m.ask
 		m.ask = askNothing
+		if q == askExport {
+			if f, ok := m.exportFormat(msg); ok {
+				m.exporting = true
+				m.say("exporting "+f+"…", false)
+				return m.act.export(f)
+			}
+			m.say("nothing exported", false)
+			if !interrupt {
+				return nil
+			}
+		}
 		// A second ctrl+c while asking to quit or interrupt means yes.
 		yes := key.Matches(msg, k.Prompt.Yes) || interrupt && (q == askQuit || q == askInterrupt)
 		switch {
@@ -263,11 +275,28 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Judge):
 		m.openPicker()
 	case key.Matches(msg, k.Export):
-		m.exporting = true
-		m.say("exporting…", false)
-		return m.act.export()
+		m.ask = askExport
 	}
 	return nil
+}
+
+// exportQuestion asks which format e writes, each with its key.
+func (m *model) exportQuestion() string {
+	var parts []string
+	for _, f := range m.c.keys.Prompt.Export.formats() {
+		parts = append(parts, f.Help().Key+" "+f.Help().Desc)
+	}
+	return "Export the run as? " + strings.Join(parts, " · ") + " (enter json; any other key: none)"
+}
+
+// exportFormat is the format msg picks in answer to exportQuestion.
+func (m *model) exportFormat(msg tea.KeyPressMsg) (string, bool) {
+	for _, f := range m.c.keys.Prompt.Export.formats() {
+		if key.Matches(msg, f) {
+			return f.Help().Desc, true
+		}
+	}
+	return "", false
 }
 
 // compareKey scrolls the ranking; esc and c close it.

@@ -175,7 +175,7 @@ func (k gridKeyMap) FullHelp() [][]key.Binding {
 			withDesc(k.Rejudge, "re-judge the cell"),
 			withDesc(k.RejudgeAll, "re-judge the whole run"),
 			withDesc(k.Judge, "switch the judge in view"),
-			withDesc(k.Export, "write the JSON export"),
+			withDesc(k.Export, "export (asks the format)"),
 			k.Help,
 			withDesc(k.Quit, "quit (y/N while running)"),
 		},
@@ -318,11 +318,35 @@ func (k filterKeyMap) ShortHelp() []key.Binding { return bindings(k.footer()) }
 // promptKeyMap answers a y/N question; any other key is no. ctrl+c
 // answers yes to a question about quitting (keyMap.Interrupt).
 type promptKeyMap struct {
-	Yes key.Binding
+	Yes    key.Binding
+	Export exportKeyMap
+}
+
+// exportKeyMap answers e's question, which format to write: the formats
+// runner/history writes, each help word the format's name. Any other key
+// writes nothing.
+type exportKeyMap struct {
+	JSON, CSV, Markdown, HTML, JUnit, Text key.Binding
+}
+
+// formats are the bindings in the order the question lists them.
+func (k exportKeyMap) formats() []key.Binding {
+	return []key.Binding{k.JSON, k.CSV, k.Markdown, k.HTML, k.JUnit, k.Text}
 }
 
 func defaultPromptKeyMap() promptKeyMap {
-	return promptKeyMap{Yes: binding("y", "yes", "y", "Y")}
+	return promptKeyMap{
+		Yes: binding("y", "yes", "y", "Y"),
+		Export: exportKeyMap{
+			// enter keeps e's old answer.
+			JSON:     binding("j", "json", "j", "enter"),
+			CSV:      binding("c", "csv", "c"),
+			Markdown: binding("m", "md", "m"),
+			HTML:     binding("h", "html", "h"),
+			JUnit:    binding("u", "junit", "u"),
+			Text:     binding("t", "text", "t"),
+		},
+	}
 }
 
 // qualifyKeyMap is the keys of pitwall qualify's screen: it scrolls the

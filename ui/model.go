@@ -28,6 +28,7 @@ const (
 	askQuit
 	askInterrupt // ctrl+c while the run goes: stop it and exit 130
 	askRejudge   // m.asking holds the cells and the judge
+	askExport    // which format e writes
 )
 
 const (
@@ -399,6 +400,8 @@ func (m *model) headerState() headerState {
 		s.status, s.alert = "Interrupt? The run stops and pitwall exits 130. [y/N]", true
 	case m.ask == askRejudge:
 		s.status, s.alert = m.rejudgeQuestion(), true
+	case m.ask == askExport:
+		s.status, s.alert = m.exportQuestion(), true
 	case m.filtering:
 		cursor := "█"
 		if m.c.opts.ASCII {

@@ -29,6 +29,7 @@ func TestPromptsAreNeverCutOff(t *testing.T) {
 			"verdicts now, kept until the new ones are in. [y/N]"}},
 		{"rejudge_cell", sceneJudged, []string{"j", "l", "r"}, []string{"Re-judge granite-4.0-micro × json_schema_reply with jury? 2 judge calls, ~1,234 tokens, ~$0.00071;",
 			"kept until the new ones are in. [y/N]"}},
+		{"export", sceneJudged, []string{"e"}, []string{"Export the run as? j json · c csv · m md · h html · u junit · t text (enter json; any other key: none)"}},
 	}
 	for _, w := range []int{60, 80, 120} {
 		for _, p := range prompts {
@@ -54,14 +55,8 @@ func TestPromptsAreNeverCutOff(t *testing.T) {
 				}
 				// The question sits under the progress line, one line or more.
 				var q []string
-				for _, l := range lines[2:] {
-					if !strings.HasPrefix(l, " ") || strings.TrimSpace(l) == "" {
-						break
-					}
+				for _, l := range lines[2:m.headerLines] {
 					q = append(q, strings.TrimSpace(l))
-					if strings.HasSuffix(l, "[y/N]") {
-						break
-					}
 				}
 				asked := strings.Join(q, " ")
 				for _, want := range p.want {
