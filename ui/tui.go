@@ -22,7 +22,7 @@ type Controller interface {
 	Stop()
 	Rejudge(cells []state.CellRef, judge string) (seq uint64) // judge "" = the one in view
 	RejudgeAll(judge string) (seq uint64)
-	SwitchJudge(name string) (seq uint64) // the runner judges what that judge has not judged yet
+	SwitchJudge(name string) (seq uint64)          // the runner judges what that judge has not judged yet
 	Export(format string) (path string, err error) // format: json, csv, md, html, junit, text
 }
 
