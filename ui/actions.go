@@ -206,6 +206,10 @@ func (m *model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.openPicker()
 	case key.Matches(msg, k.Rejudge):
 		return m.rejudgeCell(m.detail.t, m.detail.m)
+	case pressed(msg, k.Rejudge):
+		m.say(msg.String()+": "+m.whyNoRejudge(false), false)
+	case pressed(msg, k.Judge):
+		m.say(msg.String()+": the run has no judge configured to choose", false)
 	case key.Matches(msg, k.Top):
 		m.detail.top()
 	case key.Matches(msg, k.Bottom):
@@ -276,8 +280,102 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.openPicker()
 	case key.Matches(msg, k.Export):
 		m.ask = askExport
+	default:
+		m.cannot(msg)
 	}
 	return nil
+}
+
+// pressed reports whether msg is one of b's keys, enabled or not.
+func pressed(msg tea.KeyPressMsg, b key.Binding) bool {
+	return slices.Contains(b.Keys(), msg.String())
+}
+
+// cannot says in the status line why the key msg did nothing: a key that
+// cannot act now names what stops it, any other key points to ?. Every key
+// answers.
+func (m *model) cannot(msg tea.KeyPressMsg) {
+	if why := m.whyNot(msg); why != "" {
+		m.say(msg.String()+": "+why, false)
+	}
+}
+
+// whyNot is why the grid's key msg cannot act now, or "" when it is no
+// key that should have acted.
+func (m *model) whyNot(msg tea.KeyPressMsg) string {
+	k := m.c.keys.Grid
+	have := m.run != nil
+	switch {
+	case !have:
+		return "waiting for the run's first snapshot"
+	case pressed(msg, k.Stop):
+		switch {
+		case m.ctrl == nil:
+			return "this run is only shown here; there is nothing to stop"
+		case m.stopping:
+			return "already stopping"
+		}
+		return "the run has ended; nothing to stop"
+	case pressed(msg, k.Rejudge), pressed(msg, k.RejudgeAll):
+		return m.whyNoRejudge(pressed(msg, k.RejudgeAll))
+	case pressed(msg, k.Judge):
+		if m.ctrl == nil {
+			return "this run is only shown here; pitwall show RUN --judge NAME picks a judge"
+		}
+		return "the run has no judge configured to choose"
+	case pressed(msg, k.Export):
+		if m.exporting {
+			return "an export is under way"
+		}
+		return "this run is only shown here; pitwall export RUN writes it"
+	case pressed(msg, k.Detail):
+		return "no cell under the cursor (the filters keep none)"
+	case pressed(msg, k.ClearFilter):
+		return "no / filter to clear"
+	}
+	for _, grp := range k.FullHelp() {
+		for _, b := range grp {
+			if pressed(msg, b) {
+				return ""
+			}
+		}
+	}
+	if msg.Text == "" && msg.Mod&tea.ModCtrl == 0 {
+		return "" // shift, a function key: nothing was typed
+	}
+	return "not a key of the grid; ? lists them"
+}
+
+// whyNoRejudge is why r (or R, all) cannot re-judge now.
+func (m *model) whyNoRejudge(all bool) string {
+	switch {
+	case m.ctrl == nil:
+		return "this run is only shown here; pitwall rejudge RUN judges it again"
+	case len(m.run.Plan.Choices()) == 0:
+		return "the run has no judge configured; its checks alone decide"
+	case m.judge == "":
+		return "no judge in view (checks only); J picks one"
+	case all:
+		return "no cell's inference has completed yet"
+	}
+	t, mi, ok := m.grid.cursorCell()
+	if m.screen == screenDetail {
+		t, mi, ok = m.detail.t, m.detail.m, true
+	}
+	if !ok {
+		return "no cell under the cursor"
+	}
+	for _, c := range repeats(m.run, t, mi) {
+		switch c.Status {
+		case state.Failed:
+			return "this cell failed its checks (" + m.c.glyphs.failed + "); a judge is not asked about it"
+		case state.Errored:
+			return "this cell's inference errored (" + m.c.glyphs.errored + "); pitwall retry RUN runs it again"
+		case state.Cancelled:
+			return "this cell was cancelled; pitwall resume RUN runs it"
+		}
+	}
+	return "this cell's inference has not completed yet"
 }
 
 // exportQuestion asks which format e writes, each with its key.
