@@ -87,6 +87,8 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.detailKey(msg)
 	case screenCompare:
 		return m.compareKey(msg)
+	case screenSide:
+		return m.sideKey(msg)
 	}
 	return m.gridKey(msg)
 }
@@ -262,6 +264,11 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 		g.cycleStatus()
 	case key.Matches(msg, k.Compare):
 		return m.openRanking()
+	case key.Matches(msg, k.SideBySide):
+		if t, _, ok := g.cursorCell(); ok {
+			m.side.open(t, slices.Clone(g.models))
+			m.screen = screenSide
+		}
 	case key.Matches(msg, k.Stop):
 		m.ask = askStop
 	case key.Matches(msg, k.Rejudge):
@@ -328,7 +335,7 @@ func (m *model) whyNot(msg tea.KeyPressMsg) string {
 			return "an export is under way"
 		}
 		return "this run is only shown here; pitwall export RUN writes it"
-	case pressed(msg, k.Detail):
+	case pressed(msg, k.Detail), pressed(msg, k.SideBySide):
 		return "no cell under the cursor (the filters keep none)"
 	case pressed(msg, k.ClearFilter):
 		return "no / filter to clear"
@@ -407,6 +414,24 @@ func (m *model) compareKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.openHelp()
 	default:
 		scrollKey(msg, k.scrollKeyMap, &m.rank)
+	}
+	return nil
+}
+
+// sideKey scrolls the side-by-side view; esc and v close it.
+func (m *model) sideKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys.Side
+	switch {
+	case key.Matches(msg, k.Back, k.Close):
+		m.screen = screenGrid
+	case key.Matches(msg, k.Help):
+		m.openHelp()
+	case key.Matches(msg, k.Left):
+		m.side.left()
+	case key.Matches(msg, k.Right):
+		m.side.right()
+	default:
+		scrollKey(msg, k.scrollKeyMap, &m.side)
 	}
 	return nil
 }
@@ -650,6 +675,7 @@ func (m *model) refreshKeys() {
 	enable(moves, &g.Up, &g.Down, &g.Top, &g.Bottom, &g.PageUp, &g.PageDown)
 	g.Compare.SetEnabled(compare)
 	g.Detail.SetEnabled(onCell)
+	g.SideBySide.SetEnabled(onCell && m.screen != screenDetail)
 	g.Stop.SetEnabled(ctrl && (m.running() && !m.stopping || m.rejudging()))
 	g.ClearFilter.SetEnabled(have && m.screen == screenGrid && m.grid.query != "")
 	g.Rejudge.SetEnabled(rejudge)
@@ -666,6 +692,7 @@ func (m *model) refreshKeys() {
 	k.Compare.scrollKeyMap.enable(moves)
 	k.Compare.Compare.SetEnabled(compare)
 	k.Help.scrollKeyMap.enable(moves)
+	k.Side.scrollKeyMap.enable(moves)
 	k.Picker.Judge.SetEnabled(judges)
 }
 

@@ -18,6 +18,7 @@ type keyMap struct {
 	Grid    gridKeyMap
 	Detail  detailKeyMap
 	Compare compareKeyMap
+	Side    sideKeyMap
 	Picker  pickerKeyMap
 	Filter  filterKeyMap
 	Help    helpKeyMap
@@ -32,6 +33,7 @@ func newKeyMap() *keyMap {
 		Grid:      defaultGridKeyMap(),
 		Detail:    defaultDetailKeyMap(),
 		Compare:   defaultCompareKeyMap(),
+		Side:      defaultSideKeyMap(),
 		Picker:    defaultPickerKeyMap(),
 		Filter:    defaultFilterKeyMap(),
 		Help:      defaultHelpKeyMap(),
@@ -112,6 +114,9 @@ type gridKeyMap struct {
 	Detail, Back          key.Binding
 
 	Figures, Transpose, Filter, ClearFilter, StatusFilter, Compare key.Binding
+	// SideBySide opens the cursor's test with every model's reply in
+	// columns.
+	SideBySide key.Binding
 
 	Stop, Rejudge, RejudgeAll, Judge, Export key.Binding
 	// CancelJudging stops a re-judge or a judge switch after the run's
@@ -133,6 +138,7 @@ func defaultGridKeyMap() gridKeyMap {
 		ClearFilter:   binding("esc", "clear filter", "esc"),
 		StatusFilter:  binding("f", "status", "f"),
 		Compare:       compareKey(),
+		SideBySide:    binding("v", "side by side", "v"),
 		Stop:          binding("s", "stop", "s"),
 		Rejudge:       rejudgeKey(),
 		RejudgeAll:    binding("R", "re-judge all", "R"),
@@ -169,6 +175,7 @@ func (k gridKeyMap) FullHelp() [][]key.Binding {
 			withDesc(k.ClearFilter, "clear the / filter"),
 			withDesc(k.StatusFilter, "all/failures/errors/disagreements"),
 			withDesc(k.Compare, "rank the models, with intervals"),
+			withDesc(k.SideBySide, "the test's replies side by side"),
 		},
 		{
 			withDesc(k.Stop, "stop the run (y/N)"),
@@ -245,6 +252,31 @@ func (k compareKeyMap) footer() []footerKey {
 
 // ShortHelp is the ranking's footer.
 func (k compareKeyMap) ShortHelp() []key.Binding { return bindings(k.footer()) }
+
+// sideKeyMap is the side-by-side view's keys: it scrolls, ←/→ move along
+// the models, and v or esc closes it as v opened it.
+type sideKeyMap struct {
+	scrollKeyMap
+	Left, Right, Back, Close, Help, Quit key.Binding
+}
+
+func defaultSideKeyMap() sideKeyMap {
+	return sideKeyMap{
+		scrollKeyMap: defaultScrollKeyMap(),
+		Left:         withDesc(leftKey(), "models"), Right: withDesc(rightKey(), "models"),
+		Back: backKey(), Close: binding("v", "close", "v"), Help: helpKey(), Quit: quitKey(),
+	}
+}
+
+func (k sideKeyMap) footer() []footerKey {
+	return []footerKey{
+		{k.Back, dropOpenClose}, {k.Up, dropUpDown}, {k.Down, dropUpDown}, {k.PageDown, dropPage},
+		{k.Left, dropTranspose}, {k.Right, dropTranspose}, {k.Help, dropNever}, {k.Quit, dropNever},
+	}
+}
+
+// ShortHelp is the side-by-side view's footer.
+func (k sideKeyMap) ShortHelp() []key.Binding { return bindings(k.footer()) }
 
 // helpKeyMap is the full key map's own keys: it scrolls, and ? or esc
 // closes it.

@@ -17,6 +17,7 @@ const (
 	screenHelp
 	screenPicker
 	screenCompare
+	screenSide
 )
 
 // question is a y/N the status line is asking.
@@ -56,6 +57,7 @@ type model struct {
 	help   help
 	picker picker
 	rank   ranking
+	side   side
 
 	screen    screen
 	back      screen // where help and the picker return to
@@ -99,6 +101,7 @@ func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, don
 	m.help = help{c: c}
 	m.picker = picker{c: c}
 	m.rank = ranking{c: c}
+	m.side = side{c: c}
 	m.refreshKeys()
 	m.headerLines = headerH
 	return m
@@ -310,6 +313,7 @@ func (m *model) layout() {
 	m.help.SetSize(w, bodyH)
 	m.picker.SetSize(w, bodyH)
 	m.rank.SetSize(w, bodyH)
+	m.side.SetSize(w, bodyH)
 }
 
 // View draws the screen.
@@ -345,6 +349,8 @@ func (m *model) frame() string {
 		body = m.picker.View()
 	case screenCompare:
 		body = m.rank.View()
+	case screenSide:
+		body = m.side.View(m.run, m.judge)
 	default:
 		// The fleet sits right under the grid: a run's rows do not change,
 		// so it does not move while the run goes on.
@@ -374,6 +380,8 @@ func (m *model) frame() string {
 		sb.WriteString(m.help.short(k.Picker.footer()))
 	case m.screen == screenCompare:
 		sb.WriteString(m.help.short(k.Compare.footer()))
+	case m.screen == screenSide:
+		sb.WriteString(m.help.short(k.Side.footer()))
 	default:
 		sb.WriteString(m.help.short(k.Grid.footer()))
 	}
