@@ -108,20 +108,25 @@ func (s *side) View(run *state.BatteryRun, judge string) string {
 
 // column is model mi's reply to test t, as lines of width w.
 func (s *side) column(run *state.BatteryRun, t, mi int, judge string, w int) []string {
-	c, st, g := s.c, s.c.styles, s.c.glyphs
+	return replyColumn(s.c, run.Models[mi], repeats(run, t, mi), judge, w)
+}
+
+// replyColumn is a cell's repeats under a title, as lines of width w: the
+// verdict under judge, the timing, the checks and the reply.
+func replyColumn(c *common, title string, cells []*state.Cell, judge string, w int) []string {
+	st, g := c.styles, c.glyphs
 	var out []string
 	add := func(indent int, text string) {
 		for _, l := range strings.Split(c.wm.Wrap(strings.ReplaceAll(text, "\t", "    "), max(w-indent, 8), ""), "\n") {
 			out = append(out, strings.Repeat(" ", indent)+l)
 		}
 	}
-	out = append(out, st.title.Render(c.cut(run.Models[mi], w)))
-	cells := repeats(run, t, mi)
+	out = append(out, st.title.Render(c.cut(title, w)))
 	for r, cell := range cells {
 		if len(cells) > 1 {
 			out = append(out, st.section.Render("repeat "+strconv.Itoa(r+1)+" of "+strconv.Itoa(len(cells))))
 		}
-		out = append(out, s.verdict(cell, judge))
+		out = append(out, cellVerdict(c, cell, judge))
 		if cell.Latency > 0 || cell.TTFT > 0 {
 			out = append(out, st.dim.Render("latency "+shortDur(cell.Latency)+" · TTFT "+shortDur(cell.TTFT)))
 		}
@@ -155,10 +160,10 @@ func (s *side) column(run *state.BatteryRun, t, mi int, judge string, w int) []s
 	return out
 }
 
-// verdict is a cell's outcome under the judge in view: the verdict and
-// score once judged, else what its inference came to.
-func (s *side) verdict(cell *state.Cell, judge string) string {
-	st, g := s.c.styles, s.c.glyphs
+// cellVerdict is a cell's outcome under judge: the verdict and score once
+// judged, else what its inference came to.
+func cellVerdict(c *common, cell *state.Cell, judge string) string {
+	st, g := c.styles, c.glyphs
 	k := repeatKind(cell, judge)
 	word := string(cell.Status)
 	if j := cell.Judgment(judge); j != nil && j.Status == state.JudgmentDone {
