@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // lastLine is the last non-empty line of s.
@@ -133,5 +136,39 @@ func TestQualifyHelpListsSamplesOnceAndTakesTheOtherName(t *testing.T) {
 	code := Main([]string{"qualify", filepath.Join(t.TempDir(), "none.toml"), "--judge-samples", "3"}, nil, &out, &errOut)
 	if code != 2 || strings.Contains(errOut.String(), "unknown flag") {
 		t.Errorf("qualify --judge-samples 3: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// show RUN --vs OTHER prints the cells that changed between two runs of
+// the demo, side by side, with what changed; --test and --model pick cells.
+func TestShowVsPrintsTheChangedCellsSideBySide(t *testing.T) {
+	t.Parallel()
+	db, a := demoRun(t, 1)
+	_, b := demoRun(t, 2)
+	code, out, errOut := inproc(t, "show", a, "--vs", b, "--db", db, "--width", "120")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("escape codes in output that is not a terminal:\n%q", out)
+	}
+	if !strings.Contains(out, a+" vs "+b) || !regexp.MustCompile(`\d+ cells? changed, \d+ unchanged of \d+ cells both runs have`).MatchString(out) {
+		t.Fatalf("no heading or count:\n%s", out)
+	}
+	if !strings.Contains(out, "run "+a) || !strings.Contains(out, "run "+b) {
+		t.Errorf("no reply columns:\n%s", out)
+	}
+	for i, l := range strings.Split(out, "\n") {
+		if w := ansi.StringWidth(l); w > 120 {
+			t.Errorf("line %d is %d columns wide: %q", i+1, w, l)
+		}
+	}
+	code, out, _ = inproc(t, "show", a, "--vs", b, "--db", db, "--test", "weather_tool", "--width", "100")
+	if code != 0 || !strings.Contains(out, "weather_tool ×") || strings.Contains(out, "json_person ×") {
+		t.Errorf("--test keeps other tests or none (exit %d):\n%s", code, out)
+	}
+	code, _, errOut = inproc(t, "show", a, "--test", "x", "--db", db)
+	if code != 2 || !strings.Contains(lastLine(errOut), "--vs") {
+		t.Errorf("--test without --vs: exit %d, %q", code, errOut)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/term"
 
 	"pitwall/config"
@@ -126,7 +127,11 @@ func showVersus(led *ledger.Ledger, id, other, judge string, o ui.VersusOptions,
 		}
 	}
 	o.JudgeA, o.JudgeB = a.Plan.InView, b.Plan.InView
-	fmt.Fprint(stdout, ui.RenderVersus(a, b, o))
+	out := ui.RenderVersus(a, b, o)
+	if !isTerminal(stdout) {
+		out = ansi.Strip(out) // bold is for a terminal
+	}
+	fmt.Fprint(stdout, out)
 	return 0
 }
 

@@ -90,7 +90,7 @@ func RenderVersus(a, b *state.BatteryRun, o VersusOptions) string {
 		sb.WriteString("\n " + plural(shared-unchanged, "cell") + " changed, " + strconv.Itoa(unchanged) + " unchanged of " +
 			plural(shared, "cell") + " both runs have; --test and --model show any cell\n")
 	}
-	return sb.String()
+	return fold(c, sb.String())
 }
 
 // versusChanges says what differs between a cell in one run and the same
