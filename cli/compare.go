@@ -41,6 +41,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "pitwall compare: name one run or more (an id, a prefix, or \"last\"); `pitwall runs` lists them")
 		return state.ExitSetup
 	}
+	if *by != compare.ByRate && *by != compare.ByScore {
+		return failf(stderr, fmt.Errorf("--by %q: rank by rate or score", *by))
+	}
+	if !(*level > 0 && *level < 1) {
+		return failf(stderr, fmt.Errorf("--level %g: give a confidence level between 0 and 1, such as 0.95", *level))
+	}
 	if err := checkOut("-o", *out); err != nil {
 		return failf(stderr, err)
 	}

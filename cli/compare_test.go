@@ -165,7 +165,7 @@ func TestCompareWritesReportsByFormatOrExtension(t *testing.T) {
 		{"csv is export's", []string{"--format", "csv"}, "", []string{"use text, json, md or html"}, 2},
 		{"an unknown format gets compare's list", []string{"--format", "pdf"}, "", []string{"compare --format pdf: use text, json, md or html"}, 2},
 		{"an unknown extension gets compare's list", []string{"-o", "cmp.pdf"}, "", []string{"compare -o ", "cmp.pdf: use text, json, md or html"}, 2},
-		{"unknown rank", []string{"--by", "vibes"}, "", []string{"rank by \"vibes\""}, 2},
+		{"unknown rank", []string{"--by", "vibes"}, "", []string{"--by \"vibes\": rank by rate or score"}, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

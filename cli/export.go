@@ -59,11 +59,11 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	return emit(buf.Bytes(), *out, stdout, stderr)
 }
 
-// exportBeside writes run id's JSON export, with judge's verdicts ("" for
-// the run's own), to pitwall-ID.json in the ledger's folder and says where:
-// the grid's export key on a run that can only be browsed.
+// exportBeside writes run id's export in format, with judge's verdicts (""
+// for the run's own), to pitwall-ID.EXT in the ledger's folder and says
+// where: the grid's export key on a run that can only be browsed.
 // runner.Run.Export does the same for a live run: both call
 // history.ExportFile.
-func exportBeside(led *ledger.Ledger, id, judge string) (string, error) {
-	return history.ExportFile(led, "", id, judge)
+func exportBeside(led *ledger.Ledger, id, judge, format string) (string, error) {
+	return history.ExportFile(led, "", id, judge, format)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"pitwall/config"
+	"pitwall/internal/textutil"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 )
@@ -54,12 +56,12 @@ func (c *commonFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&c.models, "models", "", "run only these models (comma-separated)")
 	fs.StringVar(&c.tests, "tests", "", "run only tests whose id matches these globs (comma-separated)")
 	fs.StringVar(&c.judge, "judge", "", "judge in view: a judge name, \"jury\", or \"none\" for checks only")
-	fs.IntVar(&c.judgeSamples, "judge-samples", 0, "votes per judge per cell")
-	fs.IntVar(&c.repeat, "repeat", 0, "consistency runs per cell")
+	fs.Var(atLeastOne{&c.judgeSamples, "votes per judge per cell"}, "judge-samples", "`N` votes per judge per cell")
+	fs.Var(atLeastOne{&c.repeat, "runs per cell"}, "repeat", "`N` consistency runs per cell")
 	fs.StringVar(&c.db, "db", "", "ledger path (default .pitwall/ledger.db)")
 	fs.BoolVar(&c.strict, "strict", false, "count WARN verdicts as failures for the exit code")
 	fs.BoolVar(&c.reuse, "reuse", false, "take a cell's output from the ledger when the same request already completed at temperature 0")
-	fs.Var(secondsOrDuration{&c.timeout}, "timeout", "per-request timeout, counted from dispatch (e.g. 90s, 5m; a bare number is seconds)")
+	fs.Var(nonNegative{secondsOrDuration{&c.timeout}}, "timeout", "per-request timeout, counted from dispatch (e.g. 90s, 5m; a bare number is seconds)")
 	fs.Func("time-scale", "simulator time scale: 1 real time, 0.01 makes a 30s load take 0.3s, 0 instant", func(v string) error {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
@@ -104,10 +106,25 @@ func (c *commonFlags) overrides(fs *flag.FlagSet) config.Overrides {
 // parseArgs parses flags that may come before or after the positional
 // arguments ("pitwall run demo.toml --headless" works as well as the
 // reverse) and returns the positionals.
+//
+// --help prints the command's whole usage. A bad flag prints the usage
+// line and then the error, with the nearest flag when it looks like a
+// typo: the error is the last line, not scrolled away under every flag.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	out, usage := fs.Output(), fs.Usage
+	var discard bytes.Buffer
+	fs.SetOutput(&discard) // the flag package's own message and usage
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(out); fs.Usage = usage }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			fs.SetOutput(out)
+			if errors.Is(err, flag.ErrHelp) {
+				usage()
+			} else {
+				flagError(fs, usage, err)
+			}
 			return nil, err
 		}
 		rest := fs.Args()
@@ -119,16 +136,149 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// flagError prints the command's usage line, a pointer to --help, and err
+// (with "did you mean" for an unknown flag near a known one), last.
+func flagError(fs *flag.FlagSet, usage func(), err error) {
+	out := fs.Output()
+	var full bytes.Buffer
+	fs.SetOutput(&full)
+	usage()
+	fs.SetOutput(out)
+	if line, _, _ := strings.Cut(full.String(), "\n"); line != "" {
+		fmt.Fprintf(out, "%s\n(pitwall %s --help lists the flags)\n", line, fs.Name())
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		msg = "unknown flag " + dashed(name)
+		if near := nearestFlag(fs, name); near != "" {
+			msg += "; did you mean " + dashed(near) + "?"
+		}
+	} else if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		// invalid value "0" for flag -repeat: why → --repeat "0": why
+		if v, after, ok := strings.Cut(rest, " for flag -"); ok {
+			if name, why, ok := strings.Cut(after, ": "); ok {
+				msg = dashed(name) + " " + v + ": " + why
+			}
+		}
+	}
+	fmt.Fprintf(out, "pitwall %s: %s\n", fs.Name(), msg)
+}
+
+// dashed is a flag's name as the help writes it: -o, --headless.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// nearestFlag is the flag of fs (hidden aliases included) that a typo of
+// name most likely meant, or "".
+func nearestFlag(fs *flag.FlagSet, name string) string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	limit := 2
+	if len(name) <= 4 {
+		limit = 1
+	}
+	if near := textutil.Nearest(name, names, limit); near != "" {
+		return near
+	}
+	// The start of one flag alone: --head for --headless.
+	var by []string
+	for _, n := range names {
+		if len(name) >= 3 && strings.HasPrefix(n, name) {
+			by = append(by, n)
+		}
+	}
+	if len(by) == 1 {
+		return by[0]
+	}
+	return ""
+}
+
 // newFlagSet makes a flag set whose errors and help go to stderr with the
-// command's usage line.
+// command's usage line. A flag registered as an alias is left out of the
+// help: it is another name of a flag the help lists.
 func newFlagSet(name, usageLine, about string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s\n\n%s\n\nFlags:\n", usageLine, about)
-		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n\nFlags:\n", usageLine, about)
+		shown := flag.NewFlagSet(name, flag.ContinueOnError)
+		shown.SetOutput(fs.Output())
+		fs.VisitAll(func(f *flag.Flag) {
+			if _, hidden := f.Value.(alias); hidden {
+				return
+			}
+			shown.Var(f.Value, f.Name, f.Usage)
+			shown.Lookup(f.Name).DefValue = f.DefValue
+		})
+		shown.PrintDefaults()
 	}
 	return fs
+}
+
+// alias is another name of a flag, left out of --help.
+type alias struct{ flag.Value }
+
+// atLeastOne is a count flag that, when given, must be 1 or more: a 0 the
+// user typed is not "the default" (--repeat 0 would run nothing).
+type atLeastOne struct {
+	n    *int
+	what string
+}
+
+func (a atLeastOne) String() string {
+	if a.n == nil || *a.n == 0 {
+		return ""
+	}
+	return strconv.Itoa(*a.n)
+}
+
+func (a atLeastOne) Set(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
+		return fmt.Errorf("give a whole number of %s, 1 or more", a.what)
+	}
+	*a.n = n
+	return nil
+}
+
+// atLeastZero is a count flag that refuses a negative number.
+type atLeastZero struct {
+	n    *int
+	what string
+}
+
+func (a atLeastZero) String() string {
+	if a.n == nil {
+		return ""
+	}
+	return strconv.Itoa(*a.n)
+}
+
+func (a atLeastZero) Set(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return fmt.Errorf("give a whole number of %s", a.what)
+	}
+	*a.n = n
+	return nil
+}
+
+// nonNegative is a duration flag that refuses a negative duration.
+type nonNegative struct{ secondsOrDuration }
+
+func (n nonNegative) Set(v string) error {
+	if err := n.secondsOrDuration.Set(v); err != nil {
+		return err
+	}
+	if *n.d < 0 {
+		return errors.New("it cannot be negative: give a duration such as 90s")
+	}
+	return nil
 }
 
 // configPath is the config argument or the default.

@@ -72,6 +72,9 @@ func cmdInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pitwall init: unexpected %q: give servers with --url and the file with -o\n", pos[0])
 		return state.ExitSetup
 	}
+	if *timeout <= 0 {
+		return failf(stderr, fmt.Errorf("--probe-timeout %s: give a time to wait such as 3s", *timeout))
+	}
 	kind, err := outfile.Check(*out)
 	if err != nil {
 		return failf(stderr, fmt.Errorf("-o %w", err))

@@ -86,7 +86,7 @@ func TestEveryNumberIsValidatedBeforeTheFirstRequest(t *testing.T) {
 		{"a billion retries", "retries = 0", "retries = 1000000000", "run.retries", nil, nil},
 		{"--repeat of a million", "", "", "command line: --repeat", []string{"--repeat", "1000000"}, nil},
 		{"--judge-samples of a million", "", "", "command line: --judge-samples", []string{"--judge-samples", "1000000"}, nil},
-		{"--time-scale nan", "", "", `flag -time-scale: "nan" is not a time scale`, []string{"--time-scale", "nan"}, nil},
+		{"--time-scale nan", "", "", `--time-scale "nan": "nan" is not a time scale`, []string{"--time-scale", "nan"}, nil},
 		{"PITWALL_REPEAT of a million", "", "", "environment: PITWALL_REPEAT", nil, []string{"PITWALL_REPEAT=1000000"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,9 +40,12 @@ func cmdQualify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"gave no verdict at all, or the grid was quit before every answer was in; 2 config or setup\n"+
 			"error; 130 interrupted, or the estimate was not confirmed.", stderr)
 	var cf commonFlags
-	cf.register(fs, "judge", "judge-samples", "tests", "db", "timeout", "time-scale", "max-wait", "ascii")
+	cf.register(fs, "judge", "tests", "db", "timeout", "time-scale", "max-wait", "ascii")
 	fs.BoolVar(&cf.headless, "headless", false, "progress lines on stderr and the tables on stdout instead of the live grid")
-	fs.IntVar(&cf.judgeSamples, "samples", 0, "answers per judge per case (as --judge-samples; default [scoring] samples)")
+	samples := atLeastOne{&cf.judgeSamples, "answers per judge per case"}
+	fs.Var(samples, "samples", "`N` answers per judge per case (default [scoring] samples)")
+	// run's name for the same count, kept working but not listed twice.
+	fs.Var(alias{samples}, "judge-samples", "")
 	yes := fs.Bool("yes", false, "send to hosted judges without asking (the estimate is printed all the same)")
 	var minAcc float64
 	fs.Func("min-accuracy", "exit 1 when a judge's accuracy is below this share (0.9 or 90%)", func(v string) error {

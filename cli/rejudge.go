@@ -40,7 +40,8 @@ func cmdRejudge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cf.register(fs, continueFlags...)
 	db := ledgerFlag(fs)
 	judgeName := fs.String("judge", "", "the judge that judges again, or \"jury\" for all of them (default: the run's judge in view)")
-	samples := fs.Int("samples", 0, "votes per judge per cell (default: the run's)")
+	samples := new(int)
+	fs.Var(atLeastOne{samples, "votes per judge per cell"}, "samples", "`N` votes per judge per cell (default: the run's)")
 	only := fs.String("only", onlyAll, "which completed cells: failed (verdict in view FAIL), warn (WARN) or all")
 	judgeCfg := fs.String("config", "", "a config whose servers and judges judge the run (needed for an imported run)")
 	yes := fs.Bool("yes", false, "send to hosted judges without asking (the estimate is printed all the same)")
@@ -81,9 +82,6 @@ func cmdRejudge(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	names, err := plan.Expand(*judgeName)
 	if err != nil {
 		return failf(stderr, fmt.Errorf("--judge %q: %w; run %s has %s", *judgeName, err, row.ID, judgeChoices(plan)))
-	}
-	if *samples < 0 {
-		return failf(stderr, fmt.Errorf("--samples %d: give 1 or more votes per judge per cell", *samples))
 	}
 	k := max(plan.Samples, 1)
 	if *samples > 0 {

@@ -161,7 +161,7 @@ func TestRejudgeOnlyPicksCellsByTheVerdictInView(t *testing.T) {
 	}{
 		{"unknown --only", []string{"--only", "passed"}, []string{"--only", "failed, warn or all"}},
 		{"unknown judge", []string{"--judge", "medium"}, []string{"medium", "large, small"}},
-		{"no samples", []string{"--samples", "-1"}, []string{"--samples -1", "1 or more"}},
+		{"no samples", []string{"--samples", "-1"}, []string{`--samples "-1"`, "1 or more"}},
 		{"no such run", []string{"--judge", "small", "nope"}, []string{"nope"}},
 	}
 	for _, tc := range refusals {

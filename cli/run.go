@@ -202,4 +202,4 @@ func (c controller) taken(err error) uint64 {
 	}
 	return 0
 }
-func (c controller) Export() (string, error) { return c.r.Export() }
+func (c controller) Export(format string) (string, error) { return c.r.Export(format) }

@@ -26,7 +26,9 @@ func cmdRuns(args []string, stdout, stderr io.Writer) int {
 			"returned, gates and interrupts included (for a run recorded before pitwall kept it, the code\n"+
 			"its verdicts earn without gates; — while running or when interrupted).", stderr)
 	db := ledgerFlag(fs)
-	limit := fs.Int("n", 20, "how many runs to list (0 lists all)")
+	limit := new(int)
+	*limit = 20
+	fs.Var(atLeastZero{limit, "runs, or 0 for all"}, "n", "list the newest `N` runs (0 lists all)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if _, err := parseArgs(fs, args); errors.Is(err, flag.ErrHelp) {
 		return 0

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
 
 	"pitwall/config"
 	"pitwall/runner"
@@ -25,13 +29,26 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	judgeName := fs.String("judge", "", "whose verdicts to show (default: the run's own judge or jury)")
 	headless := fs.Bool("headless", false, "print the grid instead of opening it")
 	ascii := fs.Bool("ascii", false, "ASCII glyphs")
+	vs := fs.String("vs", "", "print each cell that changed between RUN and this other run, their replies side by side")
+	vsTests := fs.String("test", "", "with --vs: these tests' cells (comma-separated), changed or not")
+	vsModels := fs.String("model", "", "with --vs: these models' cells (comma-separated), changed or not")
+	width := new(int)
+	fs.Var(atLeastZero{width, "columns"}, "width", "with --vs: the width to print at (default: the terminal's, or 120)")
 	id, code, ok := oneRun(fs, args, "show", stderr)
 	if !ok {
 		return code
 	}
+	if *vs == "" && (*vsTests != "" || *vsModels != "") {
+		return failf(stderr, fmt.Errorf("--test and --model pick the cells of --vs: name the other run with --vs RUN"))
+	}
 	led, err := openLedger(*db)
 	if err != nil {
 		return failf(stderr, err)
+	}
+	if *vs != "" {
+		defer led.Close()
+		return showVersus(led, id, *vs, *judgeName, ui.VersusOptions{Tests: splitList(*vsTests), Models: splitList(*vsModels),
+			Width: *width, ASCII: *ascii}, stdout, stderr)
 	}
 	b, err := history.LoadSnapshot(led, id, *judgeName)
 	if err != nil {
@@ -91,6 +108,44 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 	return exitCode(last)
 }
 
+// showVersus prints the cells runs id and other share side by side (ui.RenderVersus).
+func showVersus(led *ledger.Ledger, id, other, judge string, o ui.VersusOptions, stdout, stderr io.Writer) int {
+	a, err := history.LoadSnapshot(led, id, judge)
+	if err != nil {
+		return failf(stderr, err)
+	}
+	b, err := history.LoadSnapshot(led, other, judge)
+	if err != nil {
+		return failf(stderr, fmt.Errorf("--vs: %w", err))
+	}
+	if o.Width == 0 {
+		o.Width = 120
+		if f, ok := stdout.(*os.File); ok && isTerminal(stdout) {
+			if w, _, err := term.GetSize(f.Fd()); err == nil && w >= 60 {
+				o.Width = w
+			}
+		}
+	}
+	o.JudgeA, o.JudgeB = a.Plan.InView, b.Plan.InView
+	out := ui.RenderVersus(a, b, o)
+	if !isTerminal(stdout) {
+		out = ansi.Strip(out) // bold is for a terminal
+	}
+	fmt.Fprint(stdout, out)
+	return 0
+}
+
+// splitList is a comma-separated flag's items.
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // reopen brings run b back live from its config at cfgPath, with judge in
 // view (when not ""), on an app of its own. An error says why the run can
 // only be browsed; nothing is left open then.
@@ -138,11 +193,11 @@ func (browseOnly) SwitchJudge(string) uint64              { return 0 }
 
 // Export writes the run's export beside the ledger, as runner.Run.Export
 // does for a live run.
-func (b browseOnly) Export() (string, error) {
+func (b browseOnly) Export(format string) (string, error) {
 	led, err := ledger.OpenReadOnly(b.db)
 	if err != nil {
 		return "", err
 	}
 	defer led.Close()
-	return exportBeside(led, b.id, "")
+	return exportBeside(led, b.id, "", format)
 }

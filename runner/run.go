@@ -254,14 +254,14 @@ func taken(e *engine, err error) error {
 // Latest is the last snapshot published (nil before the first).
 func (r *Run) Latest() *state.BatteryRun { return r.last.Load() }
 
-// Export writes this run's JSON export next to the ledger (or to
-// Options.ExportDir) and says where.
-func (r *Run) Export() (string, error) {
+// Export writes this run's export in format (history.Formats) next to the
+// ledger (or to Options.ExportDir) and says where.
+func (r *Run) Export(format string) (string, error) {
 	inView := ""
 	if b := r.last.Load(); b != nil {
 		inView = b.Plan.InView
 	}
-	return history.ExportFile(r.led, r.opts.ExportDir, r.id, inView)
+	return history.ExportFile(r.led, r.opts.ExportDir, r.id, inView, format)
 }
 
 // Reopen brings a finished run back from the ledger as a live Run that can

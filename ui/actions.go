@@ -5,6 +5,7 @@ import (
 	"pitwall/runner/state"
 	"slices"
 	"strconv"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -20,6 +21,17 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.ask != askNothing {
 		q := m.ask
 		m.ask = askNothing
+		if q == askExport {
+			if f, ok := m.exportFormat(msg); ok {
+				m.exporting = true
+				m.say("exporting "+f+"…", false)
+				return m.act.export(f)
+			}
+			m.say("nothing exported", false)
+			if !interrupt {
+				return nil
+			}
+		}
 		// A second ctrl+c while asking to quit or interrupt means yes.
 		yes := key.Matches(msg, k.Prompt.Yes) || interrupt && (q == askQuit || q == askInterrupt)
 		switch {
@@ -75,6 +87,8 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.detailKey(msg)
 	case screenCompare:
 		return m.compareKey(msg)
+	case screenSide:
+		return m.sideKey(msg)
 	}
 	return m.gridKey(msg)
 }
@@ -194,6 +208,10 @@ func (m *model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.openPicker()
 	case key.Matches(msg, k.Rejudge):
 		return m.rejudgeCell(m.detail.t, m.detail.m)
+	case pressed(msg, k.Rejudge):
+		m.say(msg.String()+": "+m.whyNoRejudge(false), false)
+	case pressed(msg, k.Judge):
+		m.say(msg.String()+": the run has no judge configured to choose", false)
 	case key.Matches(msg, k.Top):
 		m.detail.top()
 	case key.Matches(msg, k.Bottom):
@@ -246,6 +264,11 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 		g.cycleStatus()
 	case key.Matches(msg, k.Compare):
 		return m.openRanking()
+	case key.Matches(msg, k.SideBySide):
+		if t, _, ok := g.cursorCell(); ok {
+			m.side.open(t, slices.Clone(g.models))
+			m.screen = screenSide
+		}
 	case key.Matches(msg, k.Stop):
 		m.ask = askStop
 	case key.Matches(msg, k.Rejudge):
@@ -263,11 +286,122 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Judge):
 		m.openPicker()
 	case key.Matches(msg, k.Export):
-		m.exporting = true
-		m.say("exporting…", false)
-		return m.act.export()
+		m.ask = askExport
+	default:
+		m.cannot(msg)
 	}
 	return nil
+}
+
+// pressed reports whether msg is one of b's keys, enabled or not.
+func pressed(msg tea.KeyPressMsg, b key.Binding) bool {
+	return slices.Contains(b.Keys(), msg.String())
+}
+
+// cannot says in the status line why the key msg did nothing: a key that
+// cannot act now names what stops it, any other key points to ?. Every key
+// answers.
+func (m *model) cannot(msg tea.KeyPressMsg) {
+	if why := m.whyNot(msg); why != "" {
+		m.say(msg.String()+": "+why, false)
+	}
+}
+
+// whyNot is why the grid's key msg cannot act now, or "" when it is no
+// key that should have acted.
+func (m *model) whyNot(msg tea.KeyPressMsg) string {
+	k := m.c.keys.Grid
+	have := m.run != nil
+	switch {
+	case !have:
+		return "waiting for the run's first snapshot"
+	case pressed(msg, k.Stop):
+		switch {
+		case m.ctrl == nil:
+			return "this run is only shown here; there is nothing to stop"
+		case m.stopping:
+			return "already stopping"
+		}
+		return "the run has ended; nothing to stop"
+	case pressed(msg, k.Rejudge), pressed(msg, k.RejudgeAll):
+		return m.whyNoRejudge(pressed(msg, k.RejudgeAll))
+	case pressed(msg, k.Judge):
+		if m.ctrl == nil {
+			return "this run is only shown here; pitwall show RUN --judge NAME picks a judge"
+		}
+		return "the run has no judge configured to choose"
+	case pressed(msg, k.Export):
+		if m.exporting {
+			return "an export is under way"
+		}
+		return "this run is only shown here; pitwall export RUN writes it"
+	case pressed(msg, k.Detail), pressed(msg, k.SideBySide):
+		return "no cell under the cursor (the filters keep none)"
+	case pressed(msg, k.ClearFilter):
+		return "no / filter to clear"
+	}
+	for _, grp := range k.FullHelp() {
+		for _, b := range grp {
+			if pressed(msg, b) {
+				return ""
+			}
+		}
+	}
+	if msg.Text == "" && msg.Mod&tea.ModCtrl == 0 {
+		return "" // shift, a function key: nothing was typed
+	}
+	return "not a key of the grid; ? lists them"
+}
+
+// whyNoRejudge is why r (or R, all) cannot re-judge now.
+func (m *model) whyNoRejudge(all bool) string {
+	switch {
+	case m.ctrl == nil:
+		return "this run is only shown here; pitwall rejudge RUN judges it again"
+	case len(m.run.Plan.Choices()) == 0:
+		return "the run has no judge configured; its checks alone decide"
+	case m.judge == "":
+		return "no judge in view (checks only); J picks one"
+	case all:
+		return "no cell's inference has completed yet"
+	}
+	t, mi, ok := m.grid.cursorCell()
+	if m.screen == screenDetail {
+		t, mi, ok = m.detail.t, m.detail.m, true
+	}
+	if !ok {
+		return "no cell under the cursor"
+	}
+	for _, c := range repeats(m.run, t, mi) {
+		switch c.Status {
+		case state.Failed:
+			return "this cell failed its checks (" + m.c.glyphs.failed + "); a judge is not asked about it"
+		case state.Errored:
+			return "this cell's inference errored (" + m.c.glyphs.errored + "); pitwall retry RUN runs it again"
+		case state.Cancelled:
+			return "this cell was cancelled; pitwall resume RUN runs it"
+		}
+	}
+	return "this cell's inference has not completed yet"
+}
+
+// exportQuestion asks which format e writes, each with its key.
+func (m *model) exportQuestion() string {
+	var parts []string
+	for _, f := range m.c.keys.Prompt.Export.formats() {
+		parts = append(parts, f.Help().Key+" "+f.Help().Desc)
+	}
+	return "Export the run as? " + strings.Join(parts, " · ") + " (enter json; any other key: none)"
+}
+
+// exportFormat is the format msg picks in answer to exportQuestion.
+func (m *model) exportFormat(msg tea.KeyPressMsg) (string, bool) {
+	for _, f := range m.c.keys.Prompt.Export.formats() {
+		if key.Matches(msg, f) {
+			return f.Help().Desc, true
+		}
+	}
+	return "", false
 }
 
 // compareKey scrolls the ranking; esc and c close it.
@@ -280,6 +414,24 @@ func (m *model) compareKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.openHelp()
 	default:
 		scrollKey(msg, k.scrollKeyMap, &m.rank)
+	}
+	return nil
+}
+
+// sideKey scrolls the side-by-side view; esc and v close it.
+func (m *model) sideKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys.Side
+	switch {
+	case key.Matches(msg, k.Back, k.Close):
+		m.screen = screenGrid
+	case key.Matches(msg, k.Help):
+		m.openHelp()
+	case key.Matches(msg, k.Left):
+		m.side.left()
+	case key.Matches(msg, k.Right):
+		m.side.right()
+	default:
+		scrollKey(msg, k.scrollKeyMap, &m.side)
 	}
 	return nil
 }
@@ -523,6 +675,7 @@ func (m *model) refreshKeys() {
 	enable(moves, &g.Up, &g.Down, &g.Top, &g.Bottom, &g.PageUp, &g.PageDown)
 	g.Compare.SetEnabled(compare)
 	g.Detail.SetEnabled(onCell)
+	g.SideBySide.SetEnabled(onCell && m.screen != screenDetail)
 	g.Stop.SetEnabled(ctrl && (m.running() && !m.stopping || m.rejudging()))
 	g.ClearFilter.SetEnabled(have && m.screen == screenGrid && m.grid.query != "")
 	g.Rejudge.SetEnabled(rejudge)
@@ -539,6 +692,7 @@ func (m *model) refreshKeys() {
 	k.Compare.scrollKeyMap.enable(moves)
 	k.Compare.Compare.SetEnabled(compare)
 	k.Help.scrollKeyMap.enable(moves)
+	k.Side.scrollKeyMap.enable(moves)
 	k.Picker.Judge.SetEnabled(judges)
 }
 

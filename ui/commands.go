@@ -114,9 +114,9 @@ func (a actions) switchJudge(judge string) tea.Cmd {
 	}
 }
 
-func (a actions) export() tea.Cmd {
+func (a actions) export(format string) tea.Cmd {
 	return func() tea.Msg {
-		path, err := a.ctrl.Export()
+		path, err := a.ctrl.Export(format)
 		if err != nil {
 			a.log.Warn("ui: export failed", "err", err)
 		} else {

@@ -86,7 +86,11 @@ func (d *detail) View(run *state.BatteryRun) string {
 	if run != nil && d.t < len(run.Tests) && d.m < len(run.Models) {
 		title = " " + run.Models[d.m] + " " + d.c.glyphs.times + " " + run.Tests[d.t].ID
 	}
-	right := strconv.Itoa(int(d.vp.ScrollPercent()*100)) + "% · esc back "
+	// Named as a scroll position: a bare percentage reads as a pass rate.
+	right := "esc back "
+	if d.vp.TotalLineCount() > d.vp.Height() {
+		right = "scroll " + strconv.Itoa(int(d.vp.ScrollPercent()*100)) + "% · " + right
+	}
 	lw := d.c.sw(title)
 	rw := d.c.sw(right)
 	var line string

@@ -85,6 +85,11 @@ func withWhole(live state.Cell, whole *state.Cell) state.Cell {
 		return live
 	}
 	live.Output, live.Reasoning, live.ToolCalls = whole.Output, whole.Reasoning, whole.ToolCalls
+	if len(whole.Checks) >= len(live.Checks) {
+		// The preview keeps only the checks that failed; the passed ones
+		// say what the reply got right.
+		live.Checks = whole.Checks
+	}
 	clipped := false
 	if len(live.Judgments) > 0 {
 		js := make([]*state.Judgment, 0, len(live.Judgments))

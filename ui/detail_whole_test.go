@@ -80,3 +80,37 @@ func TestAVerdictNewerThanTheWholeCellStaysAPreview(t *testing.T) {
 		t.Errorf("unchanged since read: clipped %v, samples %+v; want the whole samples, no note", got.Clipped, got.Judgment("j").Samples)
 	}
 }
+
+// The live state keeps only the checks that failed; the detail view shows
+// the passed ones too once the cell is read whole, and labels its scroll
+// position as one.
+func TestDetailShowsPassedChecksFromTheWholeCell(t *testing.T) {
+	t.Parallel()
+	snap := sceneJudged()
+	set(snap, 4, 1, 0, func(c *state.Cell) { c.Clipped = true }) // failed is-json, the rest cut
+	opts := Options{Whole: func(ref state.CellRef) (*state.Cell, error) {
+		c := *snap.Cell(4, 1, 0)
+		c.Clipped = false
+		c.Checks = []scoring.CheckResult{{Name: "not-empty", Pass: true}, {Name: "is-json", Reason: "the reply is not JSON"},
+			{Name: "max-length", Pass: true}}
+		return &c, nil
+	}}
+	m := testModel(100, 16, opts, newFakeCtrl(snap))
+	show(m, snap)
+	cmd := press(m, "j", "j", "j", "j", "l", "enter")
+	run(m, cmd)
+	var all strings.Builder
+	for range 20 {
+		all.WriteString(drawn(m))
+		press(m, "pgdown")
+	}
+	got := all.String()
+	for _, want := range []string{"✓ not-empty", "❌ is-json", "✓ max-length"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the detail view does not list %q:\n%s", want, got)
+		}
+	}
+	if !strings.Contains(got, "scroll 0% · esc back") || !strings.Contains(got, "scroll 100% · esc back") {
+		t.Errorf("the scroll position is not labelled as one:\n%s", got)
+	}
+}

@@ -241,6 +241,7 @@ type fakeCtrl struct {
 	rjJudges  []string
 	switched  []string
 	exports   int
+	formats   []string
 	exportErr error
 }
 
@@ -320,16 +321,17 @@ func (f *fakeCtrl) SwitchJudge(name string) uint64 {
 	return run.Seq
 }
 
-func (f *fakeCtrl) Export() (string, error) {
+func (f *fakeCtrl) Export(format string) (string, error) {
 	f.mu.Lock()
 	f.exports++
+	f.formats = append(f.formats, format)
 	err := f.exportErr
 	f.mu.Unlock()
 	f.calls <- "export"
 	if err != nil {
 		return "", err
 	}
-	return "/tmp/pitwall/export.json", nil
+	return "/tmp/pitwall/export." + format, nil
 }
 
 func index(run *state.BatteryRun, ref state.CellRef) (t, m int) {

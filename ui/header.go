@@ -133,6 +133,25 @@ type headerState struct {
 	status string // left of the status line
 	alert  bool   // status is a question or an error
 	right  string // right of the status line
+	// ask: status is a question the user must answer. It takes the whole
+	// line, without right, and wraps onto more lines where one is too
+	// short: its cost and its [y/N] are never cut.
+	ask bool
+}
+
+// statusLines is how many lines the status takes: 1, or more for a
+// question too long for one.
+func (h *header) statusLines(s headerState) int {
+	if !s.ask {
+		return 1
+	}
+	return len(h.wrapQuestion(s.status))
+}
+
+// wrapQuestion is a question broken into lines of the header's width, each
+// after the one space of margin the status line keeps.
+func (h *header) wrapQuestion(q string) []string {
+	return strings.Split(h.c.wm.Wrap(q, max(h.width-1, 1), ""), "\n")
 }
 
 // View draws the header in three lines.
@@ -166,6 +185,13 @@ func (h *header) View(run *state.BatteryRun, s headerState) string {
 		if w := waiting(run, h.c.now()); w != "" {
 			s.status, s.alert = w, true
 		}
+	}
+	if s.ask {
+		lines := h.wrapQuestion(s.status)
+		for i, l := range lines {
+			lines[i] = " " + st.alert.Render(l)
+		}
+		return line1 + "\n" + h.c.cut(line2, h.width) + "\n" + strings.Join(lines, "\n")
 	}
 	status := " " + s.status
 	if s.alert {

@@ -18,6 +18,7 @@ type keyMap struct {
 	Grid    gridKeyMap
 	Detail  detailKeyMap
 	Compare compareKeyMap
+	Side    sideKeyMap
 	Picker  pickerKeyMap
 	Filter  filterKeyMap
 	Help    helpKeyMap
@@ -32,6 +33,7 @@ func newKeyMap() *keyMap {
 		Grid:      defaultGridKeyMap(),
 		Detail:    defaultDetailKeyMap(),
 		Compare:   defaultCompareKeyMap(),
+		Side:      defaultSideKeyMap(),
 		Picker:    defaultPickerKeyMap(),
 		Filter:    defaultFilterKeyMap(),
 		Help:      defaultHelpKeyMap(),
@@ -112,6 +114,9 @@ type gridKeyMap struct {
 	Detail, Back          key.Binding
 
 	Figures, Transpose, Filter, ClearFilter, StatusFilter, Compare key.Binding
+	// SideBySide opens the cursor's test with every model's reply in
+	// columns.
+	SideBySide key.Binding
 
 	Stop, Rejudge, RejudgeAll, Judge, Export key.Binding
 	// CancelJudging stops a re-judge or a judge switch after the run's
@@ -133,6 +138,7 @@ func defaultGridKeyMap() gridKeyMap {
 		ClearFilter:   binding("esc", "clear filter", "esc"),
 		StatusFilter:  binding("f", "status", "f"),
 		Compare:       compareKey(),
+		SideBySide:    binding("v", "side by side", "v"),
 		Stop:          binding("s", "stop", "s"),
 		Rejudge:       rejudgeKey(),
 		RejudgeAll:    binding("R", "re-judge all", "R"),
@@ -169,13 +175,14 @@ func (k gridKeyMap) FullHelp() [][]key.Binding {
 			withDesc(k.ClearFilter, "clear the / filter"),
 			withDesc(k.StatusFilter, "all/failures/errors/disagreements"),
 			withDesc(k.Compare, "rank the models, with intervals"),
+			withDesc(k.SideBySide, "the test's replies side by side"),
 		},
 		{
 			withDesc(k.Stop, "stop the run (y/N)"),
 			withDesc(k.Rejudge, "re-judge the cell"),
 			withDesc(k.RejudgeAll, "re-judge the whole run"),
 			withDesc(k.Judge, "switch the judge in view"),
-			withDesc(k.Export, "write the JSON export"),
+			withDesc(k.Export, "export (asks the format)"),
 			k.Help,
 			withDesc(k.Quit, "quit (y/N while running)"),
 		},
@@ -245,6 +252,31 @@ func (k compareKeyMap) footer() []footerKey {
 
 // ShortHelp is the ranking's footer.
 func (k compareKeyMap) ShortHelp() []key.Binding { return bindings(k.footer()) }
+
+// sideKeyMap is the side-by-side view's keys: it scrolls, ←/→ move along
+// the models, and v or esc closes it as v opened it.
+type sideKeyMap struct {
+	scrollKeyMap
+	Left, Right, Back, Close, Help, Quit key.Binding
+}
+
+func defaultSideKeyMap() sideKeyMap {
+	return sideKeyMap{
+		scrollKeyMap: defaultScrollKeyMap(),
+		Left:         withDesc(leftKey(), "models"), Right: withDesc(rightKey(), "models"),
+		Back: backKey(), Close: binding("v", "close", "v"), Help: helpKey(), Quit: quitKey(),
+	}
+}
+
+func (k sideKeyMap) footer() []footerKey {
+	return []footerKey{
+		{k.Back, dropOpenClose}, {k.Up, dropUpDown}, {k.Down, dropUpDown}, {k.PageDown, dropPage},
+		{k.Left, dropTranspose}, {k.Right, dropTranspose}, {k.Help, dropNever}, {k.Quit, dropNever},
+	}
+}
+
+// ShortHelp is the side-by-side view's footer.
+func (k sideKeyMap) ShortHelp() []key.Binding { return bindings(k.footer()) }
 
 // helpKeyMap is the full key map's own keys: it scrolls, and ? or esc
 // closes it.
@@ -318,11 +350,35 @@ func (k filterKeyMap) ShortHelp() []key.Binding { return bindings(k.footer()) }
 // promptKeyMap answers a y/N question; any other key is no. ctrl+c
 // answers yes to a question about quitting (keyMap.Interrupt).
 type promptKeyMap struct {
-	Yes key.Binding
+	Yes    key.Binding
+	Export exportKeyMap
+}
+
+// exportKeyMap answers e's question, which format to write: the formats
+// runner/history writes, each help word the format's name. Any other key
+// writes nothing.
+type exportKeyMap struct {
+	JSON, CSV, Markdown, HTML, JUnit, Text key.Binding
+}
+
+// formats are the bindings in the order the question lists them.
+func (k exportKeyMap) formats() []key.Binding {
+	return []key.Binding{k.JSON, k.CSV, k.Markdown, k.HTML, k.JUnit, k.Text}
 }
 
 func defaultPromptKeyMap() promptKeyMap {
-	return promptKeyMap{Yes: binding("y", "yes", "y", "Y")}
+	return promptKeyMap{
+		Yes: binding("y", "yes", "y", "Y"),
+		Export: exportKeyMap{
+			// enter keeps e's old answer.
+			JSON:     binding("j", "json", "j", "enter"),
+			CSV:      binding("c", "csv", "c"),
+			Markdown: binding("m", "md", "m"),
+			HTML:     binding("h", "html", "h"),
+			JUnit:    binding("u", "junit", "u"),
+			Text:     binding("t", "text", "t"),
+		},
+	}
 }
 
 // qualifyKeyMap is the keys of pitwall qualify's screen: it scrolls the

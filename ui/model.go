@@ -17,6 +17,7 @@ const (
 	screenHelp
 	screenPicker
 	screenCompare
+	screenSide
 )
 
 // question is a y/N the status line is asking.
@@ -28,6 +29,7 @@ const (
 	askQuit
 	askInterrupt // ctrl+c while the run goes: stop it and exit 130
 	askRejudge   // m.asking holds the cells and the judge
+	askExport    // which format e writes
 )
 
 const (
@@ -55,6 +57,7 @@ type model struct {
 	help   help
 	picker picker
 	rank   ranking
+	side   side
 
 	screen    screen
 	back      screen // where help and the picker return to
@@ -80,9 +83,12 @@ type model struct {
 	handedAt   uint64
 	stopHanded bool
 	asked      int // re-judge questions asked, to match their estimates
-	stopping   bool
-	exporting  bool
-	ticking    bool
+	// headerLines is the header's height at the last layout: headerH, and
+	// more while a question wraps.
+	headerLines int
+	stopping    bool
+	exporting   bool
+	ticking     bool
 }
 
 func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, done <-chan struct{}) *model {
@@ -95,7 +101,9 @@ func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, don
 	m.help = help{c: c}
 	m.picker = picker{c: c}
 	m.rank = ranking{c: c}
+	m.side = side{c: c}
 	m.refreshKeys()
+	m.headerLines = headerH
 	return m
 }
 
@@ -188,6 +196,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.refreshKeys()
+	if m.headerHeight() != m.headerLines {
+		m.layout() // a question came or went, or its cost arrived
+	}
 	return m, cmd
 }
 
@@ -290,7 +301,8 @@ func (m *model) setJudge(judge string) {
 func (m *model) layout() {
 	w, h := m.c.width, m.c.height
 	m.header.SetSize(w)
-	bodyH := max(h-headerH-footerH, 1)
+	m.headerLines = m.headerHeight()
+	bodyH := max(h-m.headerLines-footerH, 1)
 	fleetH := 0
 	if m.run != nil && len(m.run.Fleet) > 0 {
 		fleetH = m.fleet.lines(m.run.Fleet, max((bodyH-6)/3, 1))
@@ -301,6 +313,7 @@ func (m *model) layout() {
 	m.help.SetSize(w, bodyH)
 	m.picker.SetSize(w, bodyH)
 	m.rank.SetSize(w, bodyH)
+	m.side.SetSize(w, bodyH)
 }
 
 // View draws the screen.
@@ -336,6 +349,8 @@ func (m *model) frame() string {
 		body = m.picker.View()
 	case screenCompare:
 		body = m.rank.View()
+	case screenSide:
+		body = m.side.View(m.run, m.judge)
 	default:
 		// The fleet sits right under the grid: a run's rows do not change,
 		// so it does not move while the run goes on.
@@ -348,7 +363,7 @@ func (m *model) frame() string {
 	sb.WriteString(m.header.View(m.run, m.headerState()))
 	sb.WriteString("\n")
 	sb.WriteString(body)
-	for n := strings.Count(body, "\n") + 1; n < h-headerH-footerH; n++ {
+	for n := strings.Count(body, "\n") + 1; n < h-m.headerLines-footerH; n++ {
 		sb.WriteString("\n")
 	}
 	sb.WriteString("\n")
@@ -365,14 +380,25 @@ func (m *model) frame() string {
 		sb.WriteString(m.help.short(k.Picker.footer()))
 	case m.screen == screenCompare:
 		sb.WriteString(m.help.short(k.Compare.footer()))
+	case m.screen == screenSide:
+		sb.WriteString(m.help.short(k.Side.footer()))
 	default:
 		sb.WriteString(m.help.short(k.Grid.footer()))
 	}
 	return sb.String()
 }
 
+// headerHeight is the header's height now: a question too long for the
+// status line takes lines from the body while it is asked.
+func (m *model) headerHeight() int {
+	if m.ask == askNothing || m.c.width == 0 {
+		return headerH
+	}
+	return headerH - 1 + m.header.statusLines(m.headerState())
+}
+
 func (m *model) headerState() headerState {
-	s := headerState{counts: m.board.counts, judge: m.judge}
+	s := headerState{counts: m.board.counts, judge: m.judge, ask: m.ask != askNothing}
 	switch {
 	case m.ask == askStop:
 		s.status, s.alert = "Stop the run? In-flight work is cancelled. [y/N]", true
@@ -382,6 +408,8 @@ func (m *model) headerState() headerState {
 		s.status, s.alert = "Interrupt? The run stops and pitwall exits 130. [y/N]", true
 	case m.ask == askRejudge:
 		s.status, s.alert = m.rejudgeQuestion(), true
+	case m.ask == askExport:
+		s.status, s.alert = m.exportQuestion(), true
 	case m.filtering:
 		cursor := "█"
 		if m.c.opts.ASCII {

@@ -405,7 +405,7 @@ func TestExport(t *testing.T) {
 		err  error
 		want string
 	}{
-		{name: "says where it wrote", want: "exported to /tmp/pitwall/export.json"},
+		{name: "says where it wrote", want: "exported to /tmp/pitwall/export.html"},
 		{name: "says why it failed", err: errors.New("disk full"), want: "export failed: disk full"},
 	}
 	for _, tt := range tests {
@@ -415,7 +415,14 @@ func TestExport(t *testing.T) {
 			ctrl.exportErr = tt.err
 			m := testModel(100, 30, Options{}, ctrl)
 			show(m, snap)
-			cmd := press(m, "e")
+			press(m, "e")
+			if got := drawn(m); !strings.Contains(got, "Export the run as?") || !strings.Contains(got, "h html") {
+				t.Fatalf("e does not ask which format:\n%s", got)
+			}
+			if ctrl.exports != 0 {
+				t.Fatal("e exported before a format was chosen")
+			}
+			cmd := press(m, "h")
 			if m.c.keys.Grid.Export.Enabled() {
 				t.Error("export stays enabled while one is under way")
 			}
@@ -606,5 +613,48 @@ func TestStopRightAfterRejudgeCancelsIt(t *testing.T) {
 	show(m, <-ctrl.out) // the stop's snapshot from above, then the re-judge's
 	if m.c.keys.Grid.Stop.Enabled() {
 		t.Fatal("s still on once a snapshot shows the re-judge over")
+	}
+}
+
+func TestExportAsksWhichFormat(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		keys []string
+		want string // the format asked for; "" none
+	}{
+		{[]string{"e", "j"}, "json"},
+		{[]string{"e", "enter"}, "json"},
+		{[]string{"e", "c"}, "csv"},
+		{[]string{"e", "m"}, "md"},
+		{[]string{"e", "h"}, "html"},
+		{[]string{"e", "u"}, "junit"},
+		{[]string{"e", "t"}, "text"},
+		{[]string{"e", "x"}, ""},
+		{[]string{"e", "esc"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.keys, " "), func(t *testing.T) {
+			t.Parallel()
+			snap := sceneJudged()
+			ctrl := newFakeCtrl(snap)
+			m := testModel(100, 30, Options{}, ctrl)
+			show(m, snap)
+			run(m, press(m, tt.keys...))
+			if tt.want == "" {
+				if ctrl.exports != 0 {
+					t.Fatalf("exported %v after %v", ctrl.formats, tt.keys)
+				}
+				if !strings.Contains(drawn(m), "nothing exported") {
+					t.Errorf("no word that nothing was exported:\n%s", drawn(m))
+				}
+				return
+			}
+			if len(ctrl.formats) != 1 || ctrl.formats[0] != tt.want {
+				t.Fatalf("exported %v, want [%s]", ctrl.formats, tt.want)
+			}
+			if !strings.Contains(drawn(m), "exported to /tmp/pitwall/export."+tt.want) {
+				t.Errorf("status does not say where:\n%s", drawn(m))
+			}
+		})
 	}
 }

@@ -37,7 +37,7 @@ func (c runCtrl) taken(err error) uint64 {
 	c.r.Note(err)
 	return c.r.Latest().Seq
 }
-func (c runCtrl) Export() (string, error) { return c.r.Export() }
+func (c runCtrl) Export(format string) (string, error) { return c.r.Export(format) }
 
 // realRun starts a real run of a small battery on a simulated server.
 // slow makes every reply take seconds of simulated decoding.

@@ -22,8 +22,8 @@ type Controller interface {
 	Stop()
 	Rejudge(cells []state.CellRef, judge string) (seq uint64) // judge "" = the one in view
 	RejudgeAll(judge string) (seq uint64)
-	SwitchJudge(name string) (seq uint64) // the runner judges what that judge has not judged yet
-	Export() (path string, err error)
+	SwitchJudge(name string) (seq uint64)          // the runner judges what that judge has not judged yet
+	Export(format string) (path string, err error) // format: json, csv, md, html, junit, text
 }
 
 // Options are how the screen looks and what it reports.

@@ -328,16 +328,20 @@ func WriteExport(w io.Writer, led *ledger.Ledger, id, judgeName, format string) 
 	return Write(w, led, []string{id}, format, judgeName)
 }
 
-// ExportFile writes run id's JSON export, with judge in view, into dir as
-// pitwall-ID.json (dir "" is the ledger's folder) and says where: the `e`
-// key of the grid, live or reopened.
-func ExportFile(led *ledger.Ledger, dir, id, judge string) (string, error) {
+// ExportFile writes run id's export in format (ParseFormat's names), with
+// judge in view, into dir as pitwall-ID.EXT (dir "" is the ledger's folder)
+// and says where: the `e` key of the grid, live or reopened.
+func ExportFile(led *ledger.Ledger, dir, id, judge, format string) (string, error) {
+	f, err := ParseFormat(format)
+	if err != nil {
+		return "", fmt.Errorf("export: %w", err)
+	}
 	if dir == "" {
 		dir = filepath.Dir(led.Path())
 	}
-	path := filepath.Join(dir, "pitwall-"+id+".json")
+	path := filepath.Join(dir, "pitwall-"+id+"."+Extension(f))
 	var buf bytes.Buffer
-	if err := WriteExport(&buf, led, id, judge, "json"); err != nil {
+	if err := WriteExport(&buf, led, id, judge, f); err != nil {
 		return "", fmt.Errorf("export %s: %w", path, err)
 	}
 	if err := outfile.Write(path, io.Discard, buf.Bytes()); err != nil {

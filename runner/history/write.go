@@ -45,6 +45,18 @@ func ParseFormat(name string) (string, error) {
 	return "", fmt.Errorf("export format %q is unknown: use one of %s", name, strings.Join(Formats(), ", "))
 }
 
+// Extension is the file extension (without its dot) of a format: the one
+// FormatFromPath reads back as that format.
+func Extension(format string) string {
+	switch format {
+	case FormatJUnit:
+		return "xml"
+	case FormatText:
+		return "txt"
+	}
+	return format
+}
+
 // FormatFromPath is the format a file name asks for by its extension:
 // .json, .csv, .md/.markdown, .html/.htm, .xml (JUnit), .txt.
 func FormatFromPath(path string) (string, error) {
