@@ -211,12 +211,18 @@ func (f *Fleet) scheduleLocked(s *fleetServer) {
 // when it was left to detect, GPUs, VRAM (else from telemetry), and
 // residency (see adoptResidency).
 func (f *Fleet) adoptLocked(s *fleetServer, r ProbeResult, ver uint64, force bool) {
+	fresh := false
 	if s.cfg.Kind == "" && r.Kind != "" {
 		s.kind = r.Kind
 		if s.jit != s.kind.JIT() && s.busy == 0 && len(s.loads) == 0 {
 			// Only while idle: a job under way was placed as the other kind.
+			// The fleet followed no load of a server it took for static, so
+			// this very reading is the first picture of what it holds: take
+			// it whatever the version (a reset alone would make the reading
+			// stale, and the first decisions would see nothing resident).
 			s.jit = s.kind.JIT()
 			s.res.reset(nil)
+			fresh = true
 		}
 	}
 	s.seen.gpus = r.GPUs
@@ -229,7 +235,7 @@ func (f *Fleet) adoptLocked(s *fleetServer, r ProbeResult, ver uint64, force boo
 			s.slots[i].served = ""
 		}
 	}
-	s.adoptResidency(s.fleetNames(r.Resident), ver, force)
+	s.adoptResidency(s.fleetNames(r.Resident), ver, force || fresh)
 }
 
 // rejoinable reports whether a down server's probe shows it serving again:

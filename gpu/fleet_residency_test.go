@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"maps"
+	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
 	"slices"
 	"testing"
@@ -87,6 +88,37 @@ func TestFleetResidencyTakesOnlyProbesThatSawTheServerAtRest(t *testing.T) {
 			s.adoptResidency([]string{"x"}, ver, tt.force)
 			if got := heldModels(s); !slices.Equal(got, tt.want) {
 				t.Errorf("held %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// A server whose kind is left to detect is taken for static until a probe
+// tells its kind; the probe that finds it JIT is the first reading of what
+// it holds and must stand, or the first decisions see nothing resident and
+// load over the model that is there. Every probe started before the
+// detection reads the same untouched server.
+func TestFleetKnowsWhatADetectedServerHoldsFromTheProbeThatDetectsIt(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		kind string
+		want []string
+	}{
+		{"detected as ollama", "ollama", []string{"c"}},
+		{"detected as the simulator", "sim", []string{"c"}},
+		{"detected as vllm: holds everything it offers", "vllm", []string{"a", "b", "c"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(ServerConfig{Name: "gpu0", Slots: 2, Models: []string{"a", "b", "c"}}, nil)
+			for _, m := range []string{"a", "b", "c"} {
+				s.learn(m)
+			}
+			f := &Fleet{}
+			first, second := s.res.ver, s.res.ver // two probes in flight: Discover's and the monitor's
+			f.adoptLocked(s, ProbeResult{Kind: chat.Kind(tt.kind), Resident: []string{"c"}}, first, false)
+			f.adoptLocked(s, ProbeResult{Kind: chat.Kind(tt.kind), Resident: []string{"c"}}, second, false)
+			if got := slices.Sorted(maps.Keys(s.resident())); !slices.Equal(got, tt.want) {
+				t.Errorf("resident %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -122,7 +122,23 @@ type harness struct {
 
 func newHarness(t testing.TB, cfg *config.Config, instant bool) *harness {
 	t.Helper()
-	sims, err := sim.StartConfig(cfg, instant)
+	return newHarnessWith(t, cfg, harnessOptions{instant: instant})
+}
+
+// harnessOptions are what a harness may do otherwise than newHarness.
+type harnessOptions struct {
+	instant bool
+	// detectKind leaves kind out of the fleet's server configs (the
+	// simulators still start as kind = "sim" ones), so the fleet detects it
+	// by probing, as for a config written without kind.
+	detectKind bool
+	// judgeModels tells the fleet the judges' models, as cli does.
+	judgeModels bool
+}
+
+func newHarnessWith(t testing.TB, cfg *config.Config, o harnessOptions) *harness {
+	t.Helper()
+	sims, err := sim.StartConfig(cfg, o.instant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +155,19 @@ func newHarness(t testing.TB, cfg *config.Config, instant bool) *harness {
 		t.Fatal(err)
 	}
 	id := ledger.NewRunID(time.Now())
-	fleet := gpu.NewFleet(servers, gpu.Options{Warmup: setup.RecordWarmups(led, id)})
+	if o.detectKind {
+		for i := range servers {
+			servers[i].Kind = ""
+		}
+	}
+	opts := gpu.Options{Warmup: setup.RecordWarmups(led, id)}
+	if o.judgeModels {
+		opts.JudgeModels = map[string]bool{}
+		for _, j := range cfg.Scoring.Judges {
+			opts.JudgeModels[j.Model] = true
+		}
+	}
+	fleet := gpu.NewFleet(servers, opts)
 	t.Cleanup(fleet.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"slices"
+
 	"pitwall/gpu/chat"
 )
 
@@ -32,7 +34,7 @@ func (e *engine) queueInference() {
 		return
 	}
 	e.iqueue = make([]cellPos, 0, n)
-	for mi := range e.r.models {
+	for _, mi := range e.r.inferenceOrder() {
 		for ti := range e.r.tests {
 			for rep := range e.r.repeat {
 				e.iqueue = append(e.iqueue, posOf(ti, mi, rep))
@@ -73,4 +75,30 @@ func (e *engine) feedInference() {
 		e.iqueue = nil
 	}
 	e.submitInference(batch)
+}
+
+// inferenceOrder is the models' indices in the order a windowed run hands
+// them over: the config's, with the models that also judge last, so that
+// the judging that follows finds them loaded (placement orders a run
+// handed over whole the same way).
+func (r *Run) inferenceOrder() []int {
+	judging := map[string]bool{}
+	for _, j := range r.judges {
+		judging[j.Model] = true
+	}
+	order := make([]int, len(r.models))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		ja, jb := judging[r.models[a]], judging[r.models[b]]
+		switch {
+		case ja == jb:
+			return 0
+		case jb:
+			return -1
+		}
+		return 1
+	})
+	return order
 }

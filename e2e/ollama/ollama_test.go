@@ -145,25 +145,39 @@ func TestRunBattery(t *testing.T) {
 // one server with 2 slots, 3 models × 6 tests, ten runs in a row.
 const placementRuns = 10
 
+// placementKinds are the two ways a config names the server: with its
+// kind, and without, as init writes it, when pitwall detects the kind by
+// probing. Detection must not cost a load: the server's resident model is
+// known before the first decision either way.
+var placementKinds = []struct{ name, kind string }{
+	{"kind given", "ollama"},
+	{"kind detected", ""},
+}
+
 // TestPlacementMinimumLoads is issue 8's "done when": against Ollama with
 // OLLAMA_MAX_LOADED_MODELS=1, one server with 2 slots, the three models × the
 // six tests of the battery, ten runs in a row, each starting with whatever
 // the previous run left resident (nothing is unloaded between them), each
 // making exactly the minimum number of loads: the tested models not resident
 // at its start. A placement that starts with the resident model and finishes
-// each model before loading the next makes that many.
+// each model before loading the next makes that many. It runs with the
+// server's kind given and left out.
 func TestPlacementMinimumLoads(t *testing.T) {
 	requireOllama(t)
-	f := newFixture(t, configOpts{models: modelNames(), kind: "ollama", slots: 2, retries: 1})
-	var report []string
-	loads, want := 0, 0
-	for i := range placementRuns {
-		got, least := placementRun(t, f, i+1, modelNames(), nil, &report)
-		loads += got
-		want += least
+	for _, k := range placementKinds {
+		t.Run(k.name, func(t *testing.T) {
+			f := newFixture(t, configOpts{models: modelNames(), kind: k.kind, slots: 2, retries: 1})
+			var report []string
+			loads, want := 0, 0
+			for i := range placementRuns {
+				got, least := placementRun(t, f, i+1, modelNames(), nil, "", &report)
+				loads += got
+				want += least
+			}
+			t.Logf("placement (%s), %d runs of %d models × %d tests: %d loads, minimum %d\n%s",
+				k.name, placementRuns, len(tinyModels), batteryTests, loads, want, strings.Join(report, "\n"))
+		})
 	}
-	t.Logf("placement, %d runs of %d models × %d tests: %d loads, minimum %d\n%s",
-		placementRuns, len(tinyModels), batteryTests, loads, want, strings.Join(report, "\n"))
 }
 
 // TestPlacementMinimumLoadsSubsets adds what the issue's scenario never
@@ -177,20 +191,53 @@ func TestPlacementMinimumLoadsSubsets(t *testing.T) {
 	// {t a}, {b} one or two depending on which of b and t was loaded last.
 	sets := [][]string{{a}, {a}, {b, tt}, {tt, a}, {b}}
 	tests := []string{"hello", "capital", "pirate"}
-	f := newFixture(t, configOpts{models: modelNames(), kind: "ollama", retries: 1})
-	var report []string
-	for i, set := range sets {
-		placementRun(t, f, i+1, set, tests, &report)
+	for _, k := range placementKinds {
+		t.Run(k.name, func(t *testing.T) {
+			f := newFixture(t, configOpts{models: modelNames(), kind: k.kind, retries: 1})
+			var report []string
+			for i, set := range sets {
+				placementRun(t, f, i+1, set, tests, "", &report)
+			}
+			t.Logf("placement over model subsets (%s):\n%s", k.name, strings.Join(report, "\n"))
+		})
 	}
-	t.Logf("placement over model subsets:\n%s", strings.Join(report, "\n"))
+}
+
+// judgedPlacementRuns is how many judged runs in a row each kind gets.
+const judgedPlacementRuns = 4
+
+// TestPlacementMinimumLoadsJudgeAlsoTested: the judge's model (tiny-b) is
+// one of the three tested. Its tests run last, so that the judging finds it
+// loaded: a, t, b then b judging is 3 loads, where a, b, t then b again is
+// 4. Runs in a row start with whatever the previous left, which is b: then
+// b runs first (it is resident), and the judging must load it once more,
+// one load above the models not resident at the start either way.
+func TestPlacementMinimumLoadsJudgeAlsoTested(t *testing.T) {
+	requireOllama(t)
+	const judgeModel = "tiny-b:latest"
+	for _, k := range placementKinds {
+		t.Run(k.name, func(t *testing.T) {
+			unloadAll(t) // the first run starts with nothing resident, the case the issue met
+			f := newFixture(t, configOpts{models: modelNames(), kind: k.kind, retries: 1,
+				battery: judgedBattery, judge: judgeModel, judgeMaxTokens: judgeMaxTokens})
+			var report []string
+			for i := range judgedPlacementRuns {
+				placementRun(t, f, i+1, modelNames(), nil, judgeModel, &report)
+			}
+			t.Logf("judged placement (%s), judge %s also tested:\n%s", k.name, judgeModel, strings.Join(report, "\n"))
+		})
+	}
 }
 
 // placementRun runs the fixture's battery on models (and tests; nil runs
 // them all), counts the model loads Ollama makes meanwhile (from its log,
 // cross-checked by sampling /api/ps), and fails t unless they are exactly
-// the models not resident at the start. It returns the loads and that
-// minimum, and appends a line for the test's summary to report.
-func placementRun(t *testing.T, f fixture, n int, models, tests []string, report *[]string) (loads, want int) {
+// the fewest possible: the models not resident at the start, and, when the
+// run is judged by judge (one of models; "" for none) and that model was
+// resident at the start while another had to load, one more (its tests run
+// while it is there, the judging needs it back). It returns the loads and
+// that minimum, and appends a line for the test's summary to report.
+func placementRun(t *testing.T, f fixture, n int, models, tests []string, judge string, report *[]string) (loads, want int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -211,20 +258,39 @@ func placementRun(t *testing.T, f fixture, n int, models, tests []string, report
 	r := pitwall(ctx, t, f.dir, args...)
 	logLoads, psLoads, order := lc.stop()
 	end, _ := resident(ctx)
+	cells := len(tests)
+	if tests == nil {
+		cells = batteryTests
+		if judge != "" {
+			cells = judgedTests
+		}
+	}
+	var e export
+	if r.code == 0 || r.code == 1 || judge != "" && r.code == 2 {
+		e = exportLast(t, f)
+	}
+	judged := false
+	for _, q := range e.Requests {
+		judged = judged || q.Purpose == "judge"
+	}
+	if judged && slices.Contains(start, judge) && want > 0 {
+		want++
+	}
 	line := fmt.Sprintf("run %2d models %-5s resident %-5s → loads %d (log) %d (/api/ps) %-9s want %d; resident after %-5s %5.1fs",
 		n, strings.Join(short(models), ","), fmt.Sprint(short(start)), logLoads, psLoads, fmt.Sprint(short(order)), want,
 		fmt.Sprint(short(end)), r.wall.Seconds())
 	*report = append(*report, line)
 	t.Log(line)
-	if r.code != 0 && r.code != 1 {
+	// A judged run whose verdicts are all judge errors (random weights)
+	// exits 2 with that said; any other run 0 or 1.
+	if e.Run.ID == "" {
 		t.Errorf("run %d: exit %d, want 0 or 1\n%s", n, r.code, r)
 		return logLoads, want
 	}
-	cells := len(tests)
-	if tests == nil {
-		cells = batteryTests
+	checkAllTerminal(t, e, len(models)*cells)
+	if judge != "" && !judged {
+		t.Errorf("run %d: nothing was judged, so the judge's load was never asked for", n)
 	}
-	checkAllTerminal(t, exportLast(t, f), len(models)*cells)
 	if logLoads != want {
 		t.Errorf("run %d (%v, %v resident at the start): %d loads, want %d\n%s", n, short(models), short(start), logLoads, want, r.stderr)
 	}

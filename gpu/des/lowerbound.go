@@ -3,7 +3,9 @@ package des
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -110,6 +112,7 @@ func LowerBound(sc Scenario) (MakespanBound, error) {
 			}
 		}
 	}
+	lonely := lonelyLoads(sc)
 	all := make([]int, len(sc.Servers))
 	for g := range all {
 		all[g] = g
@@ -118,7 +121,7 @@ func LowerBound(sc Scenario) (MakespanBound, error) {
 	for _, c := range cost {
 		work += c
 	}
-	total := subsetBound(work, all, firstLoad)
+	total := subsetBound(work, all, firstLoad, lonelyWithin(lonely, all))
 	// Jobs that only some servers may run (pins, offers, VRAM) must fit in
 	// those servers' time: bound each such set of servers on its own.
 	for _, set := range sets {
@@ -132,7 +135,7 @@ func LowerBound(sc Scenario) (MakespanBound, error) {
 				w += c
 			}
 		}
-		total = max(total, subsetBound(w, set, firstLoad))
+		total = max(total, subsetBound(w, set, firstLoad, lonelyWithin(lonely, set)))
 	}
 	g := float64(len(sc.Servers))
 	return MakespanBound{Total: seconds(total), Work: seconds(work / g), Load: seconds(total - work/g)}, nil
@@ -148,16 +151,104 @@ func within(set []int, in map[int]bool) bool {
 	return true
 }
 
-// subsetBound is the least T at which the servers of set, each starting
-// after its first load, have room for work: |set|·T - Σ min(L_g, T) ≥ work.
-func subsetBound(work float64, set []int, firstLoad []float64) float64 {
+// lonelyLoad is a model that must be loaded, and whose load no stream can
+// overlap: every server that may run its jobs must load it (none is static
+// or starts with it), and there it fits beside no other model, so the load
+// first evicts everything and the server runs nothing until it ends.
+type lonelyLoad struct {
+	model   string
+	servers []int   // the servers that may run its jobs
+	time    float64 // its shortest load among them
+}
+
+// lonelyLoads finds the scenario's lonely loads (see lonelyLoad).
+func lonelyLoads(sc Scenario) []lonelyLoad {
+	servers := map[string]map[int]bool{} // model -> the servers that may run a job of it
+	for _, j := range sc.Jobs {
+		if servers[j.Model] == nil {
+			servers[j.Model] = map[int]bool{}
+		}
+		for g, s := range sc.Servers {
+			if s.offers(j.Model) && (j.Pinned == "" || j.Pinned == s.Name) && (s.Static || sc.Models[j.Model].SizeGB <= s.VRAMGB) {
+				servers[j.Model][g] = true
+			}
+		}
+	}
+	var out []lonelyLoad
+	for _, m := range slices.Sorted(maps.Keys(servers)) {
+		l := lonelyLoad{model: m, time: math.Inf(1)}
+		ok := len(servers[m]) > 0
+		for _, g := range slices.Sorted(maps.Keys(servers[m])) {
+			s := sc.Servers[g]
+			if s.Static || slices.Contains(s.Preload, m) || !sc.fitsBesideNothing(s, m) {
+				ok = false
+				break
+			}
+			l.servers = append(l.servers, g)
+			l.time = min(l.time, sc.loadTime(s, m))
+		}
+		if ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// fitsBesideNothing reports whether m, loaded on s, leaves room for no
+// other model s may hold.
+func (sc *Scenario) fitsBesideNothing(s Server, m string) bool {
+	size := sc.Models[m].SizeGB
+	for x, spec := range sc.Models {
+		if x != m && (s.offers(x) || slices.Contains(s.Preload, x)) && size+spec.SizeGB <= s.VRAMGB+1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+// lonelyWithin is the load times of the lonely loads whose servers all lie
+// in set: they must happen on a server of set.
+func lonelyWithin(lonely []lonelyLoad, set []int) []float64 {
+	in := map[int]bool{}
+	for _, g := range set {
+		in[g] = true
+	}
+	var out []float64
+	for _, l := range lonely {
+		if within(l.servers, in) {
+			out = append(out, l.time)
+		}
+	}
+	return out
+}
+
+// subsetBound is the least T at which the servers of set have room for
+// work once their dead time is taken out: each server's first load (L_g),
+// and each lonely load (ℓ), all of which run nothing. A lonely load may be
+// a server's first load, so the two count once there: the k largest L_g
+// are given back, k the number of lonely loads (at most one per server).
+//
+//	|set|·T - Σ min(L_g, T) - Σ ℓ + (the k largest min(L_g, T)) ≥ work
+func subsetBound(work float64, set []int, firstLoad, lonely []float64) float64 {
 	if work <= 0 || len(set) == 0 {
 		return 0
 	}
 	capacity := func(t float64) float64 {
 		c := float64(len(set)) * t
+		first := make([]float64, 0, len(set))
 		for _, g := range set {
+			first = append(first, min(firstLoad[g], t))
 			c -= min(firstLoad[g], t)
+		}
+		for _, l := range lonely {
+			// Not min(l, t): a lonely load ends before its model's jobs
+			// run, so within the makespan; whole, it keeps capacity
+			// growing with t, which the search below needs.
+			c -= l
+		}
+		slices.Sort(first)
+		for _, f := range first[max(len(first)-len(lonely), 0):] {
+			c += f
 		}
 		return c
 	}
@@ -168,6 +259,9 @@ func subsetBound(work float64, set []int, firstLoad []float64) float64 {
 		if !math.IsInf(firstLoad[g], 1) {
 			hi += firstLoad[g]
 		}
+	}
+	for _, l := range lonely {
+		hi += l
 	}
 	for range 200 {
 		mid := (lo + hi) / 2

@@ -118,3 +118,97 @@ func TestLowerBoundRejectsARateNotProportionalToTheSoloRate(t *testing.T) {
 		t.Errorf("error %v, want one about proportionality", err)
 	}
 }
+
+// Two models that fit beside nothing on the one server: both loads are
+// dead time, the first one as the server's first load.
+func TestLowerBoundCountsLoadsThatFitBesideNothing(t *testing.T) {
+	sc := Scenario{
+		Servers: []Server{{Name: "s0", Slots: 1, VRAMGB: 24, LoadGBps: 1}},
+		Models:  map[string]Model{"big": {SizeGB: 20, TokensPerSec: 10}, "huge": {SizeGB: 22, TokensPerSec: 10}, "idle": {SizeGB: 1, TokensPerSec: 10}},
+		Jobs:    []Job{{Model: "big", ReplyTokens: 100}, {Model: "huge", ReplyTokens: 100}},
+		Rate:    flatRate,
+	}
+	b, err := LowerBound(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "idle" fits beside both, but nothing asks for it: still, a server
+	// that may hold it could run it beside them, so neither load is
+	// lonely and only the first load counts.
+	if want := 1 + 0.1 + 20.0; !near(b.Total.Seconds(), want) {
+		t.Errorf("with a small model offered: bound %s, want %.2fs", b.Total, want)
+	}
+	sc.Servers[0].Offered = []string{"big", "huge"}
+	if b, err = LowerBound(sc); err != nil {
+		t.Fatal(err)
+	}
+	want := (20 + 0.1) + (22 + 0.1) + 20.0 // both loads, then both jobs
+	if !near(b.Total.Seconds(), want) {
+		t.Errorf("bound %s, want %.2fs", b.Total, want)
+	}
+	res, err := Simulate(sc, placement.Default, JudgingTwoPhase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(res.Makespan.Seconds(), want) {
+		t.Errorf("the simulation takes %s, the bound %.2fs: here they must agree", res.Makespan, want)
+	}
+}
+
+// desLonelyScenario is a random scenario where some models fit beside
+// nothing: big models on small GPUs, a few servers, some with a model
+// preloaded, some jobs pinned.
+func desLonelyScenario(seed uint64) Scenario {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	sc := desRandomScenario(seed)
+	for name, m := range sc.Models {
+		if rng.IntN(2) == 0 {
+			m.SizeGB = 13 + 10*rng.Float64() // fits beside nothing bigger than 11 GB
+			sc.Models[name] = m
+		}
+	}
+	for i := range sc.Jobs {
+		if rng.IntN(8) == 0 {
+			sc.Jobs[i].Pinned = sc.Servers[rng.IntN(len(sc.Servers))].Name
+		}
+	}
+	return sc
+}
+
+// TestLowerBoundWithLonelyLoadsHolds: the bound, lonely loads counted, is
+// beaten by no schedule the simulation finds, under any policy (pitwall's,
+// the baselines, first fit) and either judging schedule, over many random
+// scenarios, enough of which have lonely loads.
+func TestLowerBoundWithLonelyLoadsHolds(t *testing.T) {
+	t.Parallel()
+	policies := []struct {
+		name string
+		p    placement.Policy
+	}{{"placement", placement.Default}, {"prompt-prix", PromptPrix}, {"fifo", FIFO}, {"first-fit", placement.FirstFit}}
+	raised := 0
+	const seeds = 150
+	for seed := range uint64(seeds) {
+		sc := desLonelyScenario(seed)
+		b, err := LowerBound(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lonelyLoads(sc)) > 0 {
+			raised++
+		}
+		for _, p := range policies {
+			for _, judging := range []string{JudgingTwoPhase, JudgingPipelined} {
+				res, err := Simulate(sc, p.p, judging)
+				if err != nil {
+					t.Fatalf("seed %d, %s, %s: %v", seed, p.name, judging, err)
+				}
+				if res.Makespan < b.Total-time.Microsecond {
+					t.Fatalf("seed %d, %s, %s: makespan %s beats the lower bound %s", seed, p.name, judging, res.Makespan, b.Total)
+				}
+			}
+		}
+	}
+	if raised < seeds/10 {
+		t.Errorf("%d of %d scenarios have lonely loads: the test hardly exercises them", raised, seeds)
+	}
+}

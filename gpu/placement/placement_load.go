@@ -42,6 +42,12 @@ func (st *placeState) prefetch(c jobClass, s *placeServer, ms []string) {
 			continue
 		}
 		w := float64(st.left(c, m, s)) * st.jobTime(c, m)
+		if best != "" && st.judgeLast(c, m) != st.judgeLast(c, best) {
+			if st.judgeLast(c, best) {
+				best, bestWork = m, w
+			}
+			continue
+		}
 		if best == "" || w > bestWork || w == bestWork && st.v.Models[m].LoadTime > st.v.Models[best].LoadTime {
 			best, bestWork = m, w
 		}
@@ -86,6 +92,7 @@ type loadChoice struct {
 	unserved    bool    // no up server holds it (or its pinned jobs need this one)
 	fitsNow     bool    // loading it evicts nothing that is streaming
 	evictsJudge bool    // loading it evicts a judge model
+	judgeLast   bool    // a judge model's inference, which goes after the others' (judgeLast)
 	work        float64 // queued work per server that would hold it, in seconds
 }
 
@@ -112,7 +119,7 @@ func (st *placeState) load(c jobClass) {
 				pinnedHere = pm[c][m].left()
 			}
 			ch := loadChoice{
-				model: m, unserved: k == 0 || pinnedHere > 0, fitsNow: fitsNow, evictsJudge: evictsJudge,
+				model: m, unserved: k == 0 || pinnedHere > 0, fitsNow: fitsNow, evictsJudge: evictsJudge, judgeLast: st.judgeLast(c, m),
 				work: float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(k+1),
 			}
 			if !ch.unserved && (!st.worthSpreading(c, m, s) || c == classJudge && evictsJudge) {
@@ -148,6 +155,12 @@ func (st *placeState) load(c jobClass) {
 				}
 				return 1
 			}
+			if a.judgeLast != b.judgeLast {
+				if b.judgeLast {
+					return -1
+				}
+				return 1
+			}
 			if d := cmp.Compare(b.work, a.work); d != 0 {
 				return d
 			}
@@ -162,6 +175,16 @@ func (st *placeState) load(c jobClass) {
 		s.usedGB += st.v.Models[m].SizeGB
 		st.serving[m]++
 	}
+}
+
+// judgeLast reports whether m's inference should wait for the other
+// models' loads: m is also a judge model, and the judging that follows
+// inference needs it resident, so running its own tests last lets one
+// load serve both (a, c, b then b judging: 3 loads, not a, b, c, b).
+// Resident at the start, it runs first instead (resident first), and the
+// judging loads it again: a load either way.
+func (st *placeState) judgeLast(c jobClass, m string) bool {
+	return c == classInference && st.v.JudgeModels[m]
 }
 
 // worthSpreading reports whether loading m on s, beside the servers that

@@ -84,6 +84,15 @@ func plQueue(specs ...any) []JobView {
 	return q
 }
 
+// inferenceOf makes every job of q an inference job: a judge model's own
+// tests.
+func inferenceOf(q []JobView) []JobView {
+	for i := range q {
+		q[i].Purpose = chat.PurposeInference
+	}
+	return q
+}
+
 func plView(servers []plServer, queue []JobView) FleetView {
 	v := FleetView{Queue: queue, Models: plModels, JudgeModels: map[string]bool{"j1": true, "j2": true}}
 	for _, s := range servers {
@@ -190,6 +199,38 @@ func TestPlacerRules(t *testing.T) {
 			},
 			queue: plQueue("b", 3, "d", 9),
 			want:  []string{"4@s0", "5@s0"},
+		},
+		{
+			name: "swap choice: a judge model's own tests load after the others', so the judging finds it",
+			servers: []plServer{
+				{name: "s0", slots: 2, vram: 24},
+			},
+			queue: inferenceOf(plQueue("j2", 20, "b", 3)),
+			want:  []string{"21@s0", "22@s0"},
+		},
+		{
+			name: "swap choice: a judge model's own tests load when nothing else is left",
+			servers: []plServer{
+				{name: "s0", slots: 2, vram: 24},
+			},
+			queue: inferenceOf(plQueue("j2", 3)),
+			want:  []string{"1@s0", "2@s0"},
+		},
+		{
+			name: "a judge model resident at the start runs its own tests first",
+			servers: []plServer{
+				{name: "s0", slots: 2, vram: 24, resident: []string{"j2"}},
+			},
+			queue: inferenceOf(plQueue("a", 3, "j2", 3)),
+			want:  []string{"4@s0", "5@s0"},
+		},
+		{
+			name: "prefetch: the next model beside the last jobs is not a judge model's tests",
+			servers: []plServer{
+				{name: "s0", slots: 2, busy: 1, vram: 24, resident: []string{"d"}, streaming: map[string]int{"d": 1}},
+			},
+			queue: inferenceOf(plQueue("j1", 9, "b", 2)),
+			want:  []string{"10@s0"},
 		},
 		{
 			name: "swap choice: a model nobody holds goes before a second copy",
