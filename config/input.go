@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -54,10 +55,16 @@ func checkMode(fi fs.FileInfo) error {
 	return &inputError{"is not a regular file: pitwall reads only regular files"}
 }
 
+// utf8BOM is the byte-order mark some editors put before UTF-8 text.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // ReadInput reads a config or battery file once checkInput has passed it.
 // The file is opened without blocking and checked again through the open
 // handle, so a file swapped for a FIFO or a device between the two looks
 // is refused too; the read stops one byte past the cap whatever Stat said.
+// A UTF-8 byte-order mark at the start is dropped: editors on Windows write
+// one, no format pitwall reads gives it a meaning, and JSON's and TOML's
+// parsers would otherwise stop at its first byte.
 func ReadInput(path string) ([]byte, error) {
 	before, err := checkInput(path)
 	if err != nil {
@@ -85,7 +92,7 @@ func ReadInput(path string) ([]byte, error) {
 	if len(data) > maxInputBytes {
 		return nil, &inputError{fmt.Sprintf("grew past the %d MiB pitwall reads", maxInputBytes>>20)}
 	}
-	return data, nil
+	return bytes.TrimPrefix(data, utf8BOM), nil
 }
 
 // isInputError reports whether err is one of readInput's own refusals

@@ -1,6 +1,7 @@
 package importrun
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +55,8 @@ func checkShape(models, tests, repeat int) error {
 var errTooLarge = fmt.Errorf("the file is larger than %d MiB, more than pitwall imports: split it", MaxFileBytes>>20)
 
 // ReadFile reads path whole, refusing a file larger than MaxFileBytes
-// without reading past the limit.
+// without reading past the limit. A UTF-8 byte-order mark at the start is
+// dropped, as config.ReadInput drops it.
 func ReadFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -78,5 +80,5 @@ func ReadFile(path string) ([]byte, error) {
 	if len(data) > MaxFileBytes { // it grew while it was read
 		return nil, errTooLarge
 	}
-	return data, nil
+	return bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), nil
 }

@@ -56,3 +56,27 @@ func TestPromptfooAssertionsReadTheReplyAsPromptfooDoes(t *testing.T) {
 		})
 	}
 }
+
+// A byte-order mark, which editors on Windows put before UTF-8 text, is not
+// part of the config, of a JSON chat prompt, nor of a var file.
+func TestPromptfooFilesMayStartWithAByteOrderMark(t *testing.T) {
+	const bom = "\xef\xbb\xbf"
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(bom+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("chat.json", `[{"role": "user", "content": "{{q}}"}]`)
+	write("q.json", `"What is 2 + 2?"`)
+	p := write("pf.yaml", "prompts: [file://chat.json]\ntests:\n  - vars: {q: file://q.json}\n    metadata: {test_id: sum}\n    assert: [{type: contains, value: \"4\"}]\n")
+	tests, err := config.LoadBattery(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tests) != 1 || len(tests[0].Messages) != 1 || tests[0].Messages[0].Content != "What is 2 + 2?" {
+		t.Fatalf("tests = %+v", tests)
+	}
+}
