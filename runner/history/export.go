@@ -180,6 +180,9 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 		Judge: judgeName, Judges: plan.Judges, Models: run.Models, Tests: run.Tests,
 		Categories: rec.Categories, Severities: rec.Severities, Warnings: rec.Warnings,
 		Summary: ExportSummary{ByStatus: map[string]int{}, ByVerdict: map[string]int{}, Requests: map[string]int{}},
+		// An imported run has no requests: an empty list, not null, as
+		// every other list of the export.
+		Requests: []ExportRequest{},
 	}
 	x.Run.ExitCode = run.ExitCode
 	if x.Judges == nil {
