@@ -88,7 +88,9 @@ func csvResults(data []byte) string {
 		return "this is a pitwall CSV export, not another tool's results: its run is in the ledger it came from; " +
 			"use `pitwall show RUN` or `pitwall export RUN` there"
 	}
-	if slices.ContainsFunc(cols, func(c string) bool { return strings.Contains(c, "model") || strings.Contains(c, "test") || strings.Contains(c, "pass") }) {
+	if slices.ContainsFunc(cols, func(c string) bool {
+		return strings.Contains(c, "model") || strings.Contains(c, "test") || strings.Contains(c, "pass")
+	}) {
 		return "this is a results CSV: pitwall imports results as JSON (prompt-prix's JSON export, " +
 			"`promptfoo eval -o results.json`, or an inspect eval log written as JSON)"
 	}
