@@ -38,6 +38,11 @@ func TestImportToolCallsInText(t *testing.T) {
 		{"Hermes with parameters as text", `<function_call>{"name": "f", "parameters": "{\"a\":1}"}</function_call>`, "", []chat.ToolCall{tc("f", `{"a":1}`)}},
 		{"Hermes that is not JSON stays text", "<tool_call>f(1)</tool_call>", "<tool_call>f(1)</tool_call>", nil},
 		{"mixed encodings in order", renderLFM("Rome") + "\n" + renderPP(call("Oslo")), "", []chat.ToolCall{call("Rome"), call("Oslo")}},
+		{"prompt-prix's sentinel, OpenAI's shape", `__TOOL_CALLS__:[{"id": "call_1", "type": "function", "function": {"name": "calculate", "arguments": "{\"expression\": \"2+2=4\"}"}}]`,
+			"", []chat.ToolCall{{ID: "call_1", Name: "calculate", Arguments: `{"expression": "2+2=4"}`}}},
+		{"the sentinel after text, arguments as an object", `Let me add. __TOOL_CALLS__: [{"name": "f", "arguments": {"n": 4}}]`,
+			"Let me add.", []chat.ToolCall{tc("f", `{"n":4}`)}},
+		{"a sentinel without calls stays text", "__TOOL_CALLS__:nope", "__TOOL_CALLS__:nope", nil},
 		{"a multi-byte rune before the marker", "Ünïcödé İ **Tool Call:** `f`\n```json\n{}\n```", "Ünïcödé İ", []chat.ToolCall{tc("f", "{}")}},
 	}
 	for _, tt := range tests {
