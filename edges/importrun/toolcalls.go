@@ -19,7 +19,7 @@ const (
 	fnCallStart  = "<function_call>"
 	fnCallEnd    = "</function_call>"
 	ppSentinel   = "__TOOL_CALLS__:" // prompt-prix's marker of the calls a response carries, before their JSON
-	maxNameBytes = 256 // a function name longer than this is not one
+	maxNameBytes = 256               // a function name longer than this is not one
 )
 
 // ToolCallsInText takes the tool calls that a reply carries in its text
