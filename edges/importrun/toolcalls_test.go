@@ -129,3 +129,34 @@ func TestImportClassifiesErrors(t *testing.T) {
 		}
 	}
 }
+
+// A prompt-prix result whose status is error but which holds the model's
+// response failed in prompt-prix's judge, not in the model: it imports as
+// answered and unjudged, for rejudge, where one without a response stays
+// an error.
+func TestImportPromptPrixJudgeFailureIsAnAnswer(t *testing.T) {
+	cases := []struct {
+		name string
+		m    map[string]any
+		want Outcome
+	}{
+		{"judge failed", map[string]any{"status": "error", "response": "The answer is 4.", "error": "judge: connection refused"}, Answered},
+		{"model failed", map[string]any{"status": "error", "response": "", "error": "HTTP 500: internal server error"}, Errored},
+		{"cancelled with a response", map[string]any{"status": "error", "response": "partial", "error": "Battery run cancelled by user"}, Unfinished},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var n notes
+			r, err := ppResult(obj{m: tc.m}, &n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Outcome != tc.want {
+				t.Errorf("outcome %v, want %v", r.Outcome, tc.want)
+			}
+			if tc.want == Answered && (r.Verdict != "" || r.Error != "") {
+				t.Errorf("verdict %q error %q, want an unjudged answer", r.Verdict, r.Error)
+			}
+		})
+	}
+}
