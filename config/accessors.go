@@ -126,12 +126,19 @@ func (t Test) PromptText() (system, prompt string) {
 	return system, b.String()
 }
 
+// Validation is what the validation every reply gets holds this test's reply
+// to: its request, less what its own checks want (a refusal, an empty
+// reply; see check.Expect.Wanting).
+func (t Test) Validation() check.Expect {
+	return check.Expect{ToolChoice: t.ToolChoice, HasTools: len(t.Tools) > 0, ResponseFormat: t.ResponseFormat}.Wanting(t.Checks)
+}
+
 // Judge checks a reply as every cell's reply is checked: the validation
 // every reply gets against what the test asked (tools, tool_choice,
 // response_format), then the test's own checks. ok is true when all pass.
 // The runner decides a cell with it, and so does an imported run.
 func (t Test) Judge(out check.Output) (results []scoring.CheckResult, ok bool) {
-	results = check.Validate(check.Expect{ToolChoice: t.ToolChoice, HasTools: len(t.Tools) > 0, ResponseFormat: t.ResponseFormat}, out)
+	results = check.Validate(t.Validation(), out)
 	results = append(results, check.RunChecks(t.Checks, out)...)
 	return results, check.Passed(results)
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,9 @@ func checkMode(fi fs.FileInfo) error {
 	return &inputError{"is not a regular file: pitwall reads only regular files"}
 }
 
+// utf8BOM is the byte-order mark some editors put before UTF-8 text.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // ReadInput is the one reader of a file a user names: a config, a battery
 // of any format, a judge battery, a finished run to import, a file a
 // battery refers to. Every command reads through it (or ReadDocument), so
@@ -69,6 +73,10 @@ func checkMode(fi fs.FileInfo) error {
 //
 // Its own refusals say what the path is, not the path: the callers add the
 // file and what it was meant to be (IsInputError tells them apart).
+//
+// A UTF-8 byte-order mark at the start is dropped: editors on Windows write
+// one, no format pitwall reads gives it a meaning, and JSON's and TOML's
+// parsers would otherwise stop at its first byte.
 func ReadInput(path string) ([]byte, error) {
 	before, err := checkInput(path)
 	if err != nil {
@@ -96,7 +104,7 @@ func ReadInput(path string) ([]byte, error) {
 	if len(data) > maxInputBytes {
 		return nil, &inputError{fmt.Sprintf("grew past the %d MiB pitwall reads", maxInputBytes>>20)}
 	}
-	return data, nil
+	return bytes.TrimPrefix(data, utf8BOM), nil
 }
 
 // ReadDocument is ReadInput for a file a decoder will parse as syntax

@@ -209,8 +209,7 @@ func (e *engine) agentSettled(a *attempt, c *state.Cell) {
 	}
 	out := lp.output()
 	checks := []scoring.CheckResult{lp.result()}
-	checks = append(checks, check.ValidateTrajectory(check.Expect{ToolChoice: t.ToolChoice, HasTools: len(t.Tools) > 0,
-		ResponseFormat: t.ResponseFormat}, out)...)
+	checks = append(checks, check.ValidateTrajectory(t.Validation(), out)...)
 	c.Checks = append(checks, check.RunChecks(t.Checks, out)...)
 }
 

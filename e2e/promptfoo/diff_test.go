@@ -71,8 +71,10 @@ type verdict struct {
 }
 
 // runPromptfoo runs promptfoo eval and reads its verdicts: test id →
-// metric → verdict.
-func runPromptfoo(t *testing.T, dir, cfg string) map[string]map[string]verdict {
+// metric → verdict. cells, when not nil, gets each test's own outcome
+// (success, and the error of a test promptfoo could not grade, which then
+// fails the suite unless allowErrors).
+func runPromptfoo(t *testing.T, dir, cfg string, cells map[string]verdict, allowErrors bool) map[string]map[string]verdict {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -97,6 +99,7 @@ func runPromptfoo(t *testing.T, dir, cfg string) map[string]map[string]verdict {
 				TestCase struct {
 					Metadata map[string]any `json:"metadata"`
 				} `json:"testCase"`
+				Success       bool   `json:"success"`
 				Error         string `json:"error"`
 				GradingResult *struct {
 					ComponentResults []struct {
@@ -116,8 +119,11 @@ func runPromptfoo(t *testing.T, dir, cfg string) map[string]map[string]verdict {
 	got := map[string]map[string]verdict{}
 	for _, r := range res.Results.Results {
 		id, _ := r.TestCase.Metadata["test_id"].(string)
+		cells[id] = verdict{r.Success, r.Error}
 		if r.GradingResult == nil {
-			t.Errorf("promptfoo gave test %s no grading (error %q)", id, r.Error)
+			if !allowErrors {
+				t.Errorf("promptfoo gave test %s no grading (error %q)", id, r.Error)
+			}
 			continue
 		}
 		m := map[string]verdict{}
@@ -252,7 +258,7 @@ func TestPitwallAgreesWithPromptfooPerAssertion(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(suiteYAML(srv.URL)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pf := runPromptfoo(t, dir, cfg)
+	pf := runPromptfoo(t, dir, cfg, map[string]verdict{}, false)
 	pw := runPitwall(t, dir, cfg, srv.URL)
 	if len(srv.unknown) > 0 {
 		t.Errorf("the server was asked prompts it does not know: %q", srv.unknown)

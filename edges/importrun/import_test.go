@@ -189,6 +189,9 @@ func exports(t *testing.T, led *ledger.Ledger, sum *Summary, _ []fxCell) {
 	if len(x.Requests) != 0 || len(x.Summary.Requests) != 0 {
 		t.Errorf("an imported run sent no request, but the export lists %d", len(x.Requests))
 	}
+	if b, err := json.Marshal(x); err != nil || !strings.Contains(string(b), `"requests":[]`) {
+		t.Errorf("an imported run's export does not say \"requests\": [] (%v)", err)
+	}
 	if x.Categories["weather_01"] != "tools" || x.Categories["greet_11"] != "text" {
 		t.Errorf("categories %v, want the battery's", x.Categories)
 	}
@@ -341,6 +344,14 @@ func TestImportRefusesWithReasons(t *testing.T) {
 		{"an empty file", write("i.json", " \n"), battery, []string{"empty"}},
 		{"an export of nothing", write("j.json", `{"tests":[],"models":[],"results":[]}`), battery,
 			[]string{"prompt-prix results export holds no results"}},
+		{"a pitwall export", write("k.json", `{"run":{"id":"r1"},"models":["m"],"tests":["weather_01"],"cells":[],"requests":[]}`), battery,
+			[]string{"this is a pitwall export", "pitwall export RUN"}},
+		{"a pitwall CSV export", write("l.csv", "run,model,test,category,severity,repeat,status\r\nr1,m,weather_01,tools,,0,completed\r\n"), battery,
+			[]string{"this is a pitwall CSV export", "pitwall show RUN"}},
+		{"another tool's results CSV", write("m.csv", "test_id,model_id,status,response\nweather_01,m,completed,x\n"), battery,
+			[]string{"this is a results CSV", "as JSON"}},
+		{"a BOM before a pitwall export", write("n.json", "\xef\xbb\xbf"+`{"run":{},"tests":[],"cells":[]}`), battery,
+			[]string{"this is a pitwall export"}},
 	}
 	led := openLedger(t, dir)
 	for _, tt := range tests {

@@ -40,6 +40,9 @@ func Parse(data []byte) (*Source, error) {
 	if errors.As(config.CheckNesting("", data, "json"), &deep) {
 		return nil, fmt.Errorf("line %d: %s (%s)", deep.Line, deep.Msg, deep.Hint)
 	}
+	if why := csvResults(data); why != "" {
+		return nil, errors.New(why)
+	}
 	v, err := decodeJSON(data)
 	if err != nil {
 		return nil, err
@@ -64,13 +67,43 @@ func Parse(data []byte) (*Source, error) {
 		return readPromptfoo(o)
 	case evalObj != nil && (o.has("samples") || o.has("results") || o.has("stats")):
 		return readInspect(o)
+	case o.has("run") && o.has("cells"):
+		// Before the battery case: an export lists its tests too.
+		return nil, errors.New(pitwallExport)
 	case o.has("prompts") || o.has("tests"):
 		return nil, errors.New("this looks like a battery, not a finished run: give it as --battery, " +
 			"or run it with `pitwall run`")
-	case o.has("run") && o.has("cells"):
-		return nil, errors.New("this is a pitwall export: its run is in the ledger it came from (`pitwall show RUN`)")
 	}
 	return nil, errors.New(notAResultsFile("it has " + keyList(top)))
+}
+
+const pitwallExport = "this is a pitwall export, not another tool's results: its run is in the ledger it came from; " +
+	"use `pitwall show RUN` or `pitwall export RUN` there (with --db if the ledger is elsewhere)"
+
+// csvResults names a CSV file of results for what it is: pitwall's CSV
+// export, or another tool's results table; "" for anything else. Only
+// JSON results import, and a CSV would otherwise be called not JSON.
+func csvResults(data []byte) string {
+	head, _, _ := bytes.Cut(data, []byte("\n"))
+	line := strings.ToLower(strings.TrimSpace(string(head)))
+	if strings.HasPrefix(line, "{") || strings.HasPrefix(line, "[") || strings.Count(line, ",") < 2 {
+		return ""
+	}
+	cols := strings.Split(line, ",")
+	for i := range cols {
+		cols[i] = strings.Trim(strings.TrimSpace(cols[i]), `"`)
+	}
+	if slices.Equal(cols[:min(3, len(cols))], []string{"run", "model", "test"}) {
+		return "this is a pitwall CSV export, not another tool's results: its run is in the ledger it came from; " +
+			"use `pitwall show RUN` or `pitwall export RUN` there"
+	}
+	if slices.ContainsFunc(cols, func(c string) bool {
+		return strings.Contains(c, "model") || strings.Contains(c, "test") || strings.Contains(c, "pass")
+	}) {
+		return "this is a results CSV: pitwall imports results as JSON (prompt-prix's JSON export, " +
+			"`promptfoo eval -o results.json`, or an inspect eval log written as JSON)"
+	}
+	return ""
 }
 
 func notAResultsFile(why string) string {

@@ -181,6 +181,14 @@ func ppResult(r obj, n *notes) (Result, error) {
 		res.Outcome, res.Verdict, res.Why = Answered, VerdictFail, why
 	case ppError:
 		res.Outcome, res.Error = Errored, firstOf(msg, why, "prompt-prix recorded an error and no message")
+		if strings.TrimSpace(res.Output) != "" && !strings.Contains(strings.ToLower(msg), ppCancelled) {
+			// The model answered and what failed was prompt-prix's judge:
+			// the reply is checked as any other, and left unjudged for
+			// `pitwall rejudge`, rather than a ⚠️ that rejudge passes over.
+			res.Outcome, res.Error = Answered, ""
+			n.add("results prompt-prix recorded as errors with a response (its judge failed) are imported as answered and unjudged: `pitwall rejudge` grades them")
+			break
+		}
 		if strings.Contains(strings.ToLower(msg), ppCancelled) {
 			res.Outcome = Unfinished
 			n.add("results prompt-prix recorded as errors because its user stopped the run are ⊘ cancelled cells")

@@ -18,7 +18,8 @@ const (
 	hermesEnd    = "</tool_call>"
 	fnCallStart  = "<function_call>"
 	fnCallEnd    = "</function_call>"
-	maxNameBytes = 256 // a function name longer than this is not one
+	ppSentinel   = "__TOOL_CALLS__:" // prompt-prix's marker of the calls a response carries, before their JSON
+	maxNameBytes = 256               // a function name longer than this is not one
 )
 
 // ToolCallsInText takes the tool calls that a reply carries in its text
@@ -34,6 +35,11 @@ const (
 //     Python calls (parsePyCalls) or a JSON list of {"name", "arguments"}.
 //  3. Hermes' <tool_call>{"name", "arguments"}</tool_call> (and
 //     <function_call>…</function_call>).
+//  4. prompt-prix's sentinel __TOOL_CALLS__: and a JSON list of calls
+//     (OpenAI's {"id", "type", "function": {"name", "arguments"}} or
+//     {"name", "arguments"}), which it writes into a response that called
+//     tools; left in the text, a check such as contains "4" would read the
+//     arguments as if the model had written them.
 //
 // A marker whose call cannot be read is left in the text, so the checks and
 // the judge see it; a raw call whose name can be read but whose arguments
@@ -58,6 +64,8 @@ func ToolCallsInText(s string) (text string, calls []chat.ToolCall) {
 			end, found = readTokens(s, at, hermesStart, hermesEnd, readHermes)
 		case fnCallStart:
 			end, found = readTokens(s, at, fnCallStart, fnCallEnd, readHermes)
+		case ppSentinel:
+			end, found = readSentinel(s, at)
 		}
 		if len(found) == 0 {
 			keep.WriteString(s[i : at+len(kind)])
@@ -78,7 +86,7 @@ func ToolCallsInText(s string) (text string, calls []chat.ToolCall) {
 // nextMarker finds the first marker at or after i.
 func nextMarker(s string, i int) (int, string) {
 	best, kind := -1, ""
-	for _, m := range []string{ppMarker, lfmStart, hermesStart, fnCallStart} {
+	for _, m := range []string{ppMarker, lfmStart, hermesStart, fnCallStart, ppSentinel} {
 		k := strings.Index(s[i:], m)
 		if m == ppMarker {
 			k = indexFold(s[i:], m) // "**Tool Call:**" in any case
@@ -88,6 +96,21 @@ func nextMarker(s string, i int) (int, string) {
 		}
 	}
 	return best, kind
+}
+
+// readSentinel reads the JSON value after prompt-prix's __TOOL_CALLS__:
+// as calls; end is where the value ends.
+func readSentinel(s string, at int) (end int, calls []chat.ToolCall) {
+	j := at + len(ppSentinel)
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	dec := json.NewDecoder(strings.NewReader(s[j:]))
+	var raw json.RawMessage
+	if dec.Decode(&raw) != nil {
+		return 0, nil
+	}
+	return j + int(dec.InputOffset()), jsonCalls(string(raw))
 }
 
 // indexFold is strings.Index ignoring the ASCII case of the bytes of

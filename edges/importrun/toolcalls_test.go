@@ -38,6 +38,11 @@ func TestImportToolCallsInText(t *testing.T) {
 		{"Hermes with parameters as text", `<function_call>{"name": "f", "parameters": "{\"a\":1}"}</function_call>`, "", []chat.ToolCall{tc("f", `{"a":1}`)}},
 		{"Hermes that is not JSON stays text", "<tool_call>f(1)</tool_call>", "<tool_call>f(1)</tool_call>", nil},
 		{"mixed encodings in order", renderLFM("Rome") + "\n" + renderPP(call("Oslo")), "", []chat.ToolCall{call("Rome"), call("Oslo")}},
+		{"prompt-prix's sentinel, OpenAI's shape", `__TOOL_CALLS__:[{"id": "call_1", "type": "function", "function": {"name": "calculate", "arguments": "{\"expression\": \"2+2=4\"}"}}]`,
+			"", []chat.ToolCall{{ID: "call_1", Name: "calculate", Arguments: `{"expression": "2+2=4"}`}}},
+		{"the sentinel after text, arguments as an object", `Let me add. __TOOL_CALLS__: [{"name": "f", "arguments": {"n": 4}}]`,
+			"Let me add.", []chat.ToolCall{tc("f", `{"n":4}`)}},
+		{"a sentinel without calls stays text", "__TOOL_CALLS__:nope", "__TOOL_CALLS__:nope", nil},
 		{"a multi-byte rune before the marker", "Ünïcödé İ **Tool Call:** `f`\n```json\n{}\n```", "Ünïcödé İ", []chat.ToolCall{tc("f", "{}")}},
 	}
 	for _, tt := range tests {
@@ -122,5 +127,36 @@ func TestImportClassifiesErrors(t *testing.T) {
 		if got := classify(tt.msg); got != tt.want {
 			t.Errorf("classify(%q) = %q, want %q", tt.msg, got, tt.want)
 		}
+	}
+}
+
+// A prompt-prix result whose status is error but which holds the model's
+// response failed in prompt-prix's judge, not in the model: it imports as
+// answered and unjudged, for rejudge, where one without a response stays
+// an error.
+func TestImportPromptPrixJudgeFailureIsAnAnswer(t *testing.T) {
+	cases := []struct {
+		name string
+		m    map[string]any
+		want Outcome
+	}{
+		{"judge failed", map[string]any{"status": "error", "response": "The answer is 4.", "error": "judge: connection refused"}, Answered},
+		{"model failed", map[string]any{"status": "error", "response": "", "error": "HTTP 500: internal server error"}, Errored},
+		{"cancelled with a response", map[string]any{"status": "error", "response": "partial", "error": "Battery run cancelled by user"}, Unfinished},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var n notes
+			r, err := ppResult(obj{m: tc.m}, &n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Outcome != tc.want {
+				t.Errorf("outcome %v, want %v", r.Outcome, tc.want)
+			}
+			if tc.want == Answered && (r.Verdict != "" || r.Error != "") {
+				t.Errorf("verdict %q error %q, want an unjudged answer", r.Verdict, r.Error)
+			}
+		})
 	}
 }

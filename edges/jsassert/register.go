@@ -22,3 +22,18 @@ func (s checkScript) Run(output any, context map[string]any, threshold *float64)
 	r, err := s.p.Run(Input{Output: output, Context: context}, threshold)
 	return check.ScriptResult(r), err
 }
+
+func (engine) CompileTransform(src string, module bool, function string) (check.Transform, error) {
+	p, err := CompileTransform(src, module, function)
+	if err != nil {
+		return nil, err
+	}
+	return checkTransform{p}, nil
+}
+
+// checkTransform is a Program as a check.Transform.
+type checkTransform struct{ p *Program }
+
+func (t checkTransform) Run(output any, context map[string]any) (any, error) {
+	return t.p.Transform(Input{Output: output, Context: context})
+}

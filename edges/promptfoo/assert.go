@@ -50,28 +50,49 @@ type pfMapped struct {
 //	factuality, model-graded-factuality         the judge's reference
 //	assert-set             its members, each on its own
 //
+// An assertion's transform runs before its check reads the reply (see
+// judge/check's transform.go), after the test's options.transform.
 // Everything else (python, similar, answer-relevance, cost, …), an
-// assertion with weight 0 (a metric that never fails a test), and one with
-// a transform is noted and not checked.
+// assertion with weight 0 (a metric that never fails a test), and one whose
+// transform pitwall cannot run (Python) is noted and not checked.
 func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 	n := c.base.n
 	typ := strings.ToLower(strings.TrimSpace(a.Type))
 	baseType, not := strings.CutPrefix(typ, "not-")
+	skip := func(why string) pfMapped {
+		n.Add(fmt.Sprintf("%q assertion not checked: %s", typ, why), c.id)
+		return pfMapped{}
+	}
+	if a.Weight != nil && *a.Weight == 0 {
+		return skip("weight 0 makes it a metric that never fails a test")
+	}
+	var own map[string]any
+	if a.Transform != nil {
+		var ok bool
+		if own, ok = c.base.transformSpec(a.Transform, map[string]any{"vars": config.JSONNormalize(c.vars), "prompt": map[string]any{"label": c.prompt}}, c.id); !ok {
+			return skip("its transform cannot be run")
+		}
+	}
+	m := c.mapAssertion(a, field, typ, baseType, not, skip)
+	if own != nil {
+		for i := range m.checks {
+			addTransform(&m.checks[i], own)
+		}
+		if m.criteria != "" || m.reference != "" {
+			n.Add("an assertion's transform is not applied to what the judge grades", c.id)
+		}
+	}
+	return m
+}
+
+// mapAssertion is assertion without the assertion's own transform.
+func (c *pfContext) mapAssertion(a pfAssert, field, typ, baseType string, not bool, skip func(string) pfMapped) pfMapped {
+	n := c.base.n
 	neg := func(t string) string {
 		if not {
 			return "not-" + t
 		}
 		return t
-	}
-	skip := func(why string) pfMapped {
-		n.Add(fmt.Sprintf("%q assertion not checked: %s", typ, why), c.id)
-		return pfMapped{}
-	}
-	switch {
-	case a.Weight != nil && *a.Weight == 0:
-		return skip("weight 0 makes it a metric that never fails a test")
-	case a.Transform != nil:
-		return skip("its transform is not applied")
 	}
 	if s, ok := a.Value.(string); ok && strings.HasPrefix(strings.TrimSpace(s), "file://") && baseType != "javascript" {
 		return skip("values read from file:// are supported for javascript only")

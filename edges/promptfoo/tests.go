@@ -14,6 +14,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"pitwall/config"
+	"pitwall/edges/jsassert"
+	"pitwall/judge/check"
 )
 
 // pfBase is what every test of a promptfoo config shares.
@@ -102,6 +104,14 @@ func (b *pfBase) test(pt pfTest, vars, meta map[string]any, p pfPrompt, id strin
 	}
 	ctx := pfContext{base: b, vars: vars, prompt: prompt, id: t.ID,
 		test: map[string]any{"description": pt.Description, "vars": vars, "metadata": meta}}
+	var testTransform map[string]any
+	if tr := b.testTransform(pt); tr != nil {
+		ctx := map[string]any{"vars": config.JSONNormalize(vars), "prompt": map[string]any{"raw": prompt, "label": p.id}}
+		var ok bool
+		if testTransform, ok = b.transformSpec(tr, ctx, t.ID); !ok {
+			b.n.Add("options.transform is not applied: assertions read the reply as the model wrote it", t.ID)
+		}
+	}
 	var criteria []string
 	for k, a := range asserts {
 		field := config.Under(at, config.IndexPath("assert", k))
@@ -109,6 +119,14 @@ func (b *pfBase) test(pt pfTest, vars, meta map[string]any, p pfPrompt, id strin
 			field = config.IndexPath("defaultTest.assert", k)
 		}
 		m := ctx.assertion(a, field)
+		if testTransform != nil {
+			for i := range m.checks {
+				prependTransform(&m.checks[i], testTransform)
+			}
+			if m.criteria != "" || m.reference != "" {
+				b.n.Add("options.transform is not applied to what the judge grades: it grades the reply as the model wrote it", t.ID)
+			}
+		}
 		t.Checks = append(t.Checks, m.checks...)
 		if m.criteria != "" {
 			criteria = append(criteria, m.criteria)
@@ -128,9 +146,6 @@ func (b *pfBase) test(pt pfTest, vars, meta map[string]any, p pfPrompt, id strin
 // runs it and that pitwall does not apply.
 func pfRunNotes(n *config.Notes, pt pfTest, id string) {
 	o := pt.Options
-	if o.Transform != nil || o.Postprocess != nil {
-		n.Add("options.transform is not applied: assertions read the reply as the model wrote it", id)
-	}
 	if o.Prefix != nil || o.Suffix != nil {
 		n.Add("options.prefix and suffix are not added to the prompt", id)
 	}
@@ -405,4 +420,75 @@ func pfApplyRequest(t *config.Test, reqs ...*pfRequest) {
 		}
 	}
 	t.Tools, t.ToolChoice, t.ResponseFormat = config.Request(merged.Tools, merged.ToolChoice, merged.ResponseFormat)
+}
+
+// testTransform is the transform promptfoo runs on a test's output before
+// its assertions: options.transform, else options.postprocess (its older
+// name), the test's over defaultTest's, as promptfoo merges the two.
+func (b *pfBase) testTransform(pt pfTest) any {
+	for _, v := range []any{pt.Options.Transform, b.def.Options.Transform, pt.Options.Postprocess, b.def.Options.Postprocess} {
+		if v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// transformSpec reads a transform as judge/check's Args["transform"] holds
+// one: inline JavaScript, or a file:// JavaScript file beside the config
+// (path.js:NAME picks an export). ok is false, noted, for what pitwall
+// cannot run (Python, a file it cannot read). Code that does not compile is
+// kept and noted: its test errors when it runs, as in promptfoo.
+func (b *pfBase) transformSpec(v any, context map[string]any, id string) (map[string]any, bool) {
+	code, isText := v.(string)
+	if !isText || strings.TrimSpace(code) == "" {
+		b.n.Add("a transform that is not JavaScript code or a file:// path is not applied", id)
+		return nil, false
+	}
+	spec := map[string]any{"code": code, "context": context}
+	if ref, isFile := strings.CutPrefix(strings.TrimSpace(code), "file://"); isFile {
+		file, fn := ref, ""
+		if i := strings.LastIndexByte(ref, ':'); i > 1 && !strings.ContainsAny(ref[i+1:], "/\\") {
+			file, fn = ref[:i], ref[i+1:]
+		}
+		switch strings.ToLower(filepath.Ext(file)) {
+		case ".js", ".cjs", ".mjs":
+		default:
+			b.n.Add(fmt.Sprintf("transform file://%s is not applied: pitwall runs JavaScript transforms only", ref), id)
+			return nil, false
+		}
+		data, _, err := pfFile(b.path, file)
+		if err != nil {
+			b.n.Add(fmt.Sprintf("transform is not applied: %v", err), id)
+			return nil, false
+		}
+		spec["code"], spec["module"], spec["file"] = string(data), true, file
+		if fn != "" {
+			spec["function"] = fn
+		}
+	}
+	module, _ := spec["module"].(bool)
+	fn, _ := spec["function"].(string)
+	if _, err := jsassert.CompileTransform(spec["code"].(string), module, fn); err != nil {
+		b.n.Add(fmt.Sprintf("a transform does not compile (%v): its test errors, as in promptfoo", err), id)
+	}
+	return spec, true
+}
+
+// addTransform and prependTransform put a transform after or before those
+// a check already has.
+func addTransform(ch *check.Check, spec map[string]any) {
+	if ch.Args == nil {
+		ch.Args = map[string]any{}
+	}
+	list, _ := ch.Args["transform"].([]any)
+	ch.Args["transform"] = append(list, spec)
+}
+
+func prependTransform(ch *check.Check, spec map[string]any) {
+	if ch.Args == nil {
+		ch.Args = map[string]any{}
+	}
+	list, _ := ch.Args["transform"].([]any)
+	ch.Args["transform"] = append([]any{spec}, list...)
 }

@@ -81,6 +81,9 @@ type reply struct {
 	// the text promptfoo's assertions read (see promptfooReply), compared as
 	// it is, without trimming or unwrapping a fence.
 	exact bool
+	// value is what a transform returned (see transform.go), which a
+	// javascript check gets as its output; nil without a transform.
+	value any
 }
 
 var baseCheckTypes = []string{
@@ -165,6 +168,11 @@ func ValidateCheck(c Check) error {
 	if _, err := scopeOf(c); err != nil {
 		return fmt.Errorf("check %s: %w", strings.TrimSpace(c.Type), err)
 	}
+	// A transform's code is compiled when it runs: one that does not
+	// compile errors its test there, as in promptfoo, not the battery.
+	if _, err := transformsOf(c); err != nil {
+		return fmt.Errorf("check %s: %w", strings.TrimSpace(c.Type), err)
+	}
 	return nil
 }
 
@@ -197,6 +205,14 @@ func runCheck(c Check, r reply) scoring.CheckResult {
 	}
 	if err := cmp.Or(k.validate(c), serr); err != nil {
 		return scoring.CheckResult{Name: name, Reason: "invalid check: " + err.Error()}
+	}
+	if specs, err := transformsOf(c); err != nil || len(specs) > 0 {
+		if err == nil {
+			r, err = transformed(specs, r)
+		}
+		if err != nil {
+			return scoring.CheckResult{Name: name, Reason: err.Error()}
+		}
 	}
 	if mode, _ := c.Args["output"].(string); mode == "promptfoo" && !isScript(c) {
 		r = promptfooReply(r)

@@ -148,6 +148,9 @@ func scriptError(c Check, err error) error {
 
 // scriptOutput is what promptfoo's OpenAI provider would pass as output.
 func scriptOutput(c Check, r reply) any {
+	if r.value != nil {
+		return r.value
+	}
 	text := r.answer
 	if len(r.ToolCalls) > 0 {
 		calls := make([]any, 0, len(r.ToolCalls))

@@ -44,6 +44,7 @@ var scriptEngine atomic.Pointer[ScriptEngine]
 // and nil removes it.
 func RegisterScriptEngine(e ScriptEngine) {
 	compiled.Clear() // programs of the engine before are not this one's
+	transforms.Clear()
 	if e == nil {
 		scriptEngine.Store(nil)
 		return
@@ -57,4 +58,33 @@ func compileScript(key scriptKey) (Script, error) {
 		return nil, ErrNoScriptEngine
 	}
 	return (*e).Compile(key.src, key.module, key.function)
+}
+
+// TransformEngine is a ScriptEngine that also runs promptfoo's transforms
+// (see transform.go); edges/jsassert is one.
+type TransformEngine interface {
+	// CompileTransform prepares src as promptfoo builds a transform: one
+	// line is an expression whose value is the new output, several lines a
+	// function body that returns it; with module a CommonJS file's export.
+	CompileTransform(src string, module bool, function string) (Transform, error)
+}
+
+// Transform is a compiled transform, run once per reply.
+type Transform interface {
+	// Run gives the transform output (as a javascript check gets it) and
+	// context ({vars, prompt}) and returns the new output: a string, or
+	// the JSON text (json.RawMessage) of any other value.
+	Run(output any, context map[string]any) (any, error)
+}
+
+func compileTransform(key scriptKey) (Transform, error) {
+	e := scriptEngine.Load()
+	if e == nil {
+		return nil, ErrNoScriptEngine
+	}
+	te, ok := (*e).(TransformEngine)
+	if !ok {
+		return nil, errors.New("the JavaScript engine linked into this program runs no transforms")
+	}
+	return te.CompileTransform(key.src, key.module, key.function)
 }

@@ -2,6 +2,7 @@ package check
 
 import (
 	"pitwall/gpu/chat"
+	"strings"
 	"time"
 )
 
@@ -37,4 +38,33 @@ type Expect struct {
 	ToolChoice     any // as in the request
 	HasTools       bool
 	ResponseFormat *chat.ResponseFormat
+	// Refusal and Empty say that the test's own checks want a refusal or
+	// an empty reply (see Wanting): the validation then does not fail the
+	// reply for being one.
+	Refusal, Empty bool
+}
+
+// Wanting is e with Refusal and Empty set from the test's checks: a check
+// that passes only on a refusal (not-not-refusal, promptfoo's is-refusal)
+// turns off not-refusal, and one that passes only on an empty reply
+// (equals "" read as promptfoo reads it) turns off not-empty. promptfoo
+// counts a reply with no text of its own a refusal, so its is-refusal turns
+// off not-empty too. Without this a test that wants a refusal could never
+// pass: the validation every reply gets would fail the very reply it wants.
+func (e Expect) Wanting(checks []Check) Expect {
+	for _, c := range checks {
+		t := strings.ToLower(strings.TrimSpace(c.Type))
+		exact := false
+		if mode, _ := c.Args["output"].(string); mode == "promptfoo" {
+			exact = true
+		}
+		switch {
+		case t == "not-not-refusal":
+			e.Refusal = true
+			e.Empty = e.Empty || exact
+		case t == "equals" && exact && c.Value == "":
+			e.Empty = true
+		}
+	}
+	return e
 }

@@ -10,8 +10,10 @@ import (
 // Validate is the semantic validation every reply gets, whatever its test's
 // checks. It returns one result per rule that applies, passed or not:
 //
-//	not-empty              always: the reply has text (inline <think> removed) or a tool call
-//	not-refusal            when the reply has text: it does not open with a refusal (refusal.go)
+//	not-empty              unless the test wants an empty reply (Expect.Empty): the reply has
+//	                       text (inline <think> removed) or a tool call
+//	not-refusal            when the reply has text, unless the test wants a refusal
+//	                       (Expect.Refusal): it does not open with a refusal (refusal.go)
 //	tool_choice=required   with tools and tool_choice "required" (or "any"): some tool call was made
 //	tool_choice=none       with tools and tool_choice "none": no tool call was made
 //	tool_choice=NAME       with tools and a named function: a call was made, and only to NAME
@@ -27,8 +29,11 @@ func Validate(e Expect, out Output) []scoring.CheckResult {
 	text := strings.TrimSpace(answer)
 	calls := out.ToolCalls
 
-	res := []scoring.CheckResult{notEmpty(text, thinking, calls)}
-	if text != "" {
+	var res []scoring.CheckResult
+	if !e.Empty {
+		res = append(res, notEmpty(text, thinking, calls))
+	}
+	if text != "" && !e.Refusal {
 		r := scoring.CheckResult{Name: "not-refusal", Pass: !isRefusal(text)}
 		if !r.Pass {
 			r.Reason = "reply is a refusal: " + quote(text, 80)

@@ -162,3 +162,31 @@ func FuzzIsRefusalShortcut(f *testing.F) {
 		}
 	})
 }
+
+// A test whose own checks want a refusal or an empty reply is not failed
+// by the validation for being one; every other test still is.
+func TestValidationStepsAsideForTheReplyATestWants(t *testing.T) {
+	pf := map[string]any{"output": "promptfoo"}
+	cases := []struct {
+		name   string
+		checks []Check
+		out    Output
+		pass   bool
+	}{
+		{"a refusal fails a test that wants none", nil, Output{Content: "I'm sorry, but I can't help with that."}, false},
+		{"a refusal passes a test that wants one", []Check{{Type: "not-not-refusal"}}, Output{Content: "I'm sorry, but I can't help with that."}, true},
+		{"native is-refusal still wants text", []Check{{Type: "not-not-refusal"}}, Output{}, false},
+		{"promptfoo's is-refusal takes an empty reply", []Check{{Type: "not-not-refusal", Args: pf}}, Output{}, true},
+		{"an empty reply passes equals \"\"", []Check{{Type: "equals", Args: pf}}, Output{}, true},
+		{"not-equals \"\" keeps not-empty", []Check{{Type: "not-equals", Args: pf}}, Output{}, false},
+		{"an empty reply fails a test that wants text", []Check{{Type: "contains", Value: "x"}}, Output{}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := append(Validate(Expect{}.Wanting(tc.checks), tc.out), RunChecks(tc.checks, tc.out)...)
+			if got := Passed(res); got != tc.pass {
+				t.Errorf("pass = %v, want %v: %+v", got, tc.pass, res)
+			}
+		})
+	}
+}

@@ -186,6 +186,9 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 		Categories: rec.Categories, Severities: rec.Severities, Warnings: rec.Warnings,
 		Summary: ExportSummary{ByStatus: map[string]int{}, ByVerdict: map[string]int{}, Requests: map[string]int{},
 			RequestsSent: map[string]int{}, RequestsAbandoned: map[string]int{}},
+		// An imported run has no requests: an empty list, not null, as
+		// every other list of the export.
+		Requests: []ExportRequest{},
 	}
 	x.Run.ExitCode = run.ExitCode
 	if x.Judges == nil {
