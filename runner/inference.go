@@ -392,9 +392,9 @@ func (e *engine) cellRow(c *state.Cell) ledger.CellRow {
 // next step's input; the last step's calls are never sent again, so the
 // row is where history finds theirs.
 type stepCallJSON struct {
-	ID          string `json:"id,omitempty"`
-	Name        string `json:"name"`
-	Arguments   string `json:"arguments"`
+	ID          string  `json:"id,omitempty"`
+	Name        string  `json:"name"`
+	Arguments   string  `json:"arguments"`
 	Observation *string `json:"observation"` // null for a call never run (beside a DONE)
 }
 
