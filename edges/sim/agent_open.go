@@ -25,7 +25,7 @@ var (
 	readTools = regexp.MustCompile(`(?i)read|get|open|view|cat|fetch|load|show`)
 	moveTools = regexp.MustCompile(`(?i)move|rename|^mv|copy`)
 	// pathWord is a path in a task: ./dir/, dir/file.txt, /abs/path.
-	pathWord = regexp.MustCompile("(?:\\.{1,2}/|/)?[\\w.-]+/[\\w./-]*|[\\w-]+\\.[a-z0-9]{1,5}\\b")
+	pathWord = regexp.MustCompile(`(?:\.{1,2}/|/)?[\w.-]+/[\w./-]*|[\w-]+\.[a-z0-9]{1,5}\b`)
 	quoted   = regexp.MustCompile("[\"'`]([^\"'`\n]{1,120})[\"'`]")
 )
 
