@@ -11,6 +11,22 @@ import (
 // ModeAgent is Test.Mode for a tool loop; prompt-prix writes it "react".
 const ModeAgent = "agent"
 
+// DialectPromptPrix is Test.Dialect for a test read from a prompt-prix
+// battery.
+const DialectPromptPrix = "prompt-prix"
+
+// SendsToolChoice reports whether the test's tool_choice goes on the wire.
+// prompt-prix never sends a battery's tool_choice (it only validates the
+// reply against it), so a prompt-prix test does not either unless the run
+// says send_tool_choice = true; send_tool_choice = false keeps any test's
+// off the wire, leaving it to validation.
+func (t Test) SendsToolChoice(run Run) bool {
+	if run.SendToolChoice != nil {
+		return *run.SendToolChoice
+	}
+	return t.Dialect != DialectPromptPrix
+}
+
 // DefaultMaxIterations is an agent test's MaxIterations when the battery
 // gives none (prompt-prix's default).
 const DefaultMaxIterations = 15
@@ -29,9 +45,11 @@ const NoMockPrefix = "Error: "
 // JSON text the model sent), looked up as prompt-prix does:
 //
 //  1. the whole arguments: a key that is a JSON object equal to them;
-//  2. an argument's value: a key equal to one of the values (strings as
-//     they are, numbers and booleans as JSON writes them), arguments taken
-//     in the order the model wrote them;
+//  2. an argument's value: a key equal to one of the values as Python's
+//     str() writes it, since prompt-prix's keys are written that way
+//     (strings as they are, True, None, 2.0, ['a', 'b'], {'k': 1}), or, for
+//     numbers and booleans, as JSON writes them; arguments taken in the
+//     order the model wrote them;
 //  3. "_default".
 //
 // Arguments that are not a JSON object match only "_default" (prompt-prix
@@ -40,7 +58,7 @@ const NoMockPrefix = "Error: "
 // NoMockPrefix, as prompt-prix's does.
 func (m MockTools) Observe(name, arguments string) (observation string, ok bool) {
 	mocks := m[name]
-	args, order := decodeArgs(arguments)
+	args, order, raw := decodeArgs(arguments)
 	if len(mocks) > 0 && args != nil {
 		for _, key := range sortedKeys(mocks) {
 			if strings.HasPrefix(strings.TrimSpace(key), "{") {
@@ -51,7 +69,7 @@ func (m MockTools) Observe(name, arguments string) (observation string, ok bool)
 			}
 		}
 		for _, k := range order {
-			if s, ok := scalarText(args[k]); ok {
+			for _, s := range argKeys(raw[k], args[k]) {
 				if obs, ok := mocks[s]; ok {
 					return obs, true
 				}
@@ -65,19 +83,20 @@ func (m MockTools) Observe(name, arguments string) (observation string, ok bool)
 }
 
 // decodeArgs decodes a call's arguments and lists their keys in the order
-// written; nil when they are not a JSON object.
-func decodeArgs(arguments string) (map[string]any, []string) {
+// written, with each value's JSON text; nil when they are not a JSON object.
+func decodeArgs(arguments string) (map[string]any, []string, map[string]json.RawMessage) {
 	if strings.TrimSpace(arguments) == "" {
-		return map[string]any{}, nil
+		return map[string]any{}, nil, nil
 	}
 	var args map[string]any
 	if json.Unmarshal([]byte(arguments), &args) != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	dec := json.NewDecoder(strings.NewReader(arguments))
 	var order []string
+	raw := map[string]json.RawMessage{}
 	if _, err := dec.Token(); err != nil {
-		return args, nil
+		return args, nil, raw
 	}
 	for dec.More() {
 		tok, err := dec.Token()
@@ -85,13 +104,28 @@ func decodeArgs(arguments string) (map[string]any, []string) {
 			break
 		}
 		k, _ := tok.(string)
-		order = append(order, k)
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
 			break
 		}
+		order = append(order, k)
+		raw[k] = v
 	}
-	return args, order
+	return args, order, raw
+}
+
+// argKeys are the mock keys an argument's value matches: Python's str() of
+// it, as prompt-prix looks it up, and for a number or a boolean its JSON
+// text too (pitwall's own batteries write true and 2).
+func argKeys(raw json.RawMessage, v any) []string {
+	var keys []string
+	if s, ok := PyStr(raw); ok {
+		keys = append(keys, s)
+	}
+	if s, ok := scalarText(v); ok && (len(keys) == 0 || keys[0] != s) {
+		keys = append(keys, s)
+	}
+	return keys
 }
 
 // scalarText writes an argument value as a mock key would: strings as they

@@ -81,7 +81,15 @@ func validateTestKind(v *Collector, t *Test, at func(string) string, label strin
 			"%s: unknown mode %q", label, t.Mode)
 		return
 	}
+	// prompt-prix accepts what pitwall's own batteries would be told about:
+	// an agent test without tools (its model can only answer), mock tools
+	// for tools it does not offer (a call to one is an unknown tool), and
+	// loop fields on a test of one request (ignored there).
+	lax := t.Dialect == DialectPromptPrix
 	if t.Mode != ModeAgent {
+		if lax {
+			return
+		}
 		if t.MaxIterations != 0 {
 			v.Add(at("max_iterations"), `add mode = "agent", or drop max_iterations`, "%s: max_iterations is for agent tests", label)
 		}
@@ -90,14 +98,14 @@ func validateTestKind(v *Collector, t *Test, at func(string) string, label strin
 		}
 		return
 	}
-	if len(tools) == 0 {
+	if len(tools) == 0 && !lax {
 		v.Add(at("mode"), "add [[tests.tools]] for the agent to call", "%s: an agent test needs tools", label)
 	}
 	if t.MaxIterations < 0 {
 		v.Add(at("max_iterations"), "write a number of model turns, e.g. max_iterations = 10", "%s: max_iterations must be 1 or more", label)
 	}
 	for _, name := range sortedKeys(t.MockTools) {
-		if len(tools) > 0 && !slices.Contains(tools, name) {
+		if len(tools) > 0 && !slices.Contains(tools, name) && !lax {
 			v.Add(JoinPath(at("mock_tools"), name), DidYouMean(name, tools),
 				"%s: mock_tools answers %q, which is not among its tools", label, name)
 		}

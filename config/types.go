@@ -61,6 +61,10 @@ type Run struct {
 	// included); a reply past it ends ⚠️ too_large, keeping what came before
 	// (default 8 MiB, about 30,000 streamed tokens).
 	MaxReplyBytes int64 `toml:"max_reply_bytes" json:"max_reply_bytes"`
+	// SendToolChoice sends a test's tool_choice to the server even where
+	// its battery's tool only validates the reply against it (prompt-prix);
+	// unset, each battery's own rule holds (Test.SendsToolChoice).
+	SendToolChoice *bool `toml:"send_tool_choice" json:"send_tool_choice,omitempty"`
 }
 
 // Server is one OpenAI-compatible endpoint of the fleet.
@@ -147,6 +151,13 @@ type Test struct {
 	Mode          string    `json:"mode,omitempty"`
 	MaxIterations int       `json:"max_iterations,omitempty"`
 	MockTools     MockTools `json:"mock_tools,omitempty"`
+
+	// Dialect is the tool whose semantics the test was written for:
+	// "" (pitwall's) or DialectPromptPrix. It decides what prompt-prix
+	// decides differently: its tool_choice is validated and never sent
+	// (SendsToolChoice), and an agent test may have no tools or mock
+	// tools it does not offer, as prompt-prix accepts.
+	Dialect string `json:"dialect,omitempty"`
 
 	Source string `json:"-"` // file:line it came from, for messages
 }

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -21,30 +20,44 @@ import (
 // An agent test (config.ModeAgent) is a tool loop, one inference request
 // per model turn. Each reply's tool calls are answered from the test's
 // mock_tools and sent back as tool messages, after the assistant message
-// that made them, until the loop ends:
+// that made them, until the loop ends. The loop is prompt-prix's react
+// loop (its react/dispatch.py and mcp/tools/react_step.py), so that a
+// battery written for it gets the verdicts it gets there:
 //
-//  1. answered: a reply makes no tool call. The cell is then checked as
-//     any other (check.ValidateTrajectory, and the test's checks over the
-//     trajectory), ✓ or ❌.
-//  2. invalid call: a call names a tool the test does not offer, or its
-//     arguments are not a JSON object. ❌ at once: the model broke the
-//     protocol, and what it would do next says nothing more.
-//  3. stagnation: the calls so far end with the same cycle of calls (name
-//     and arguments, one call or several) three times over. ❌.
-//  4. max iterations: MaxIterations turns have passed and the last one
+//  1. answered: a reply makes no tool call, or calls DONE (prompt-prix's
+//     end of a loop: its "response" argument, or else the reply's text, is
+//     the final answer, and the step's other calls are not run). The cell
+//     is then checked as any other (check.ValidateTrajectory, and the
+//     test's checks over the trajectory), ✓ or ❌.
+//  2. stagnation: once the loop has made six calls, the calls so far end
+//     with the same cycle of calls (name and arguments, one call or
+//     several) three times over. ❌.
+//  3. max iterations: MaxIterations turns have passed and the last one
 //     still called a tool. ❌.
 //
-// A call that no mock answers is not an ending: the model is shown the
-// error observation (config.MockTools.Observe) and may recover, as in
-// prompt-prix. Each step is its own ledger row (attempt numbers go on
+// A call that goes wrong is not an ending: a tool the test does not offer,
+// arguments that are not a JSON object, or a call that no mock answers gets
+// an error observation (starting "Error: ", as prompt-prix's do) and the
+// model may recover. The agent-loop check counts such calls in its reason.
+// Each call gets an id of its own in the loop: a model that sends none, or
+// one it sent before, is given call_<step>_<n>, so that every tool message
+// names one call. Each step is its own ledger row (attempt numbers go on
 // across the cell's steps; params say "agent_step"), is retried like any
 // attempt on a transient error (the retry budget counts per step), and the
 // cell carries the trajectory as it grows. Stop cancels the loop between
 // or during steps, and the cell ends cancelled with the steps it made.
 
 // stagnationRepeats is how many times a cycle of calls must repeat for the
-// loop to count as stagnant (prompt-prix's cycle_min_repetitions).
-const stagnationRepeats = 3
+// loop to count as stagnant (prompt-prix's CYCLE_MIN_REPETITIONS), and
+// stagnationCalls how many calls the loop must have made before prompt-prix
+// looks for one (twice the repeats).
+const (
+	stagnationRepeats = 3
+	stagnationCalls   = 2 * stagnationRepeats
+)
+
+// doneTool is the call with which a model ends prompt-prix's loop.
+const doneTool = "DONE"
 
 // agentLoop is one agent cell's loop. The attempts of its steps carry it;
 // only the engine's goroutine touches it.
@@ -54,7 +67,11 @@ type agentLoop struct {
 	offered map[string]bool
 	conv    []chat.Message // what the next step sends
 	steps   []state.Step
-	sigs    []string // every call so far as name(canonical arguments)
+	sigs    []string        // every call so far as name(canonical arguments)
+	ids     map[string]bool // every call id sent so far
+	invalid int             // calls answered with an error observation
+	done    bool            // the last step called DONE
+	answer  string          // then, the loop's final answer (doneAnswer)
 	// base is the attempt number before the current step's first try: the
 	// retry budget counts the step's own tries.
 	base int
@@ -67,13 +84,12 @@ type loopEnd int
 const (
 	loopRunning loopEnd = iota
 	loopAnswered
-	loopInvalidCall
 	loopStagnation
 	loopMaxIterations
 )
 
 func newAgentLoop(t config.Test, base int) *agentLoop {
-	lp := &agentLoop{test: t, max: t.MaxIterations, offered: map[string]bool{}, conv: t.Conversation(), base: base}
+	lp := &agentLoop{test: t, max: t.MaxIterations, offered: map[string]bool{}, ids: map[string]bool{}, conv: t.Conversation(), base: base}
 	if lp.max <= 0 {
 		lp.max = config.DefaultMaxIterations
 	}
@@ -190,6 +206,9 @@ func (e *engine) agentSettled(a *attempt, c *state.Cell) {
 	c.Steps = slices.Clone(lp.steps)
 	last := lp.steps[len(lp.steps)-1]
 	c.Output, c.Reasoning, c.FinishReason = last.Content, last.Reasoning, last.FinishReason
+	if lp.done {
+		c.Output = lp.answer
+	}
 	c.ToolCalls = nil
 	c.TTFT = lp.steps[0].TTFT
 	c.Latency, c.PromptTokens, c.CompletionTokens = 0, 0, 0
@@ -221,27 +240,37 @@ func (lp *agentLoop) take(res chat.Result) loopEnd {
 		TTFT: res.TTFT, Latency: res.Latency, PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens}
 	if len(res.ToolCalls) == 0 {
 		lp.steps = append(lp.steps, step)
-		lp.end, lp.why = loopAnswered, ""
+		lp.end, lp.why = loopAnswered, lp.invalidNote()
+		return lp.end
+	}
+	if i := slices.IndexFunc(res.ToolCalls, func(c chat.ToolCall) bool { return c.Name == doneTool }); i >= 0 {
+		// The step keeps every call the model made; none is run, DONE
+		// included, so none has an observation.
+		for k, call := range res.ToolCalls {
+			call.ID = lp.freshID(call.ID, n, k)
+			step.Calls = append(step.Calls, state.StepCall{ToolCall: call})
+		}
+		lp.answer = doneAnswer(res.ToolCalls[i].Arguments, res.Content)
+		lp.steps = append(lp.steps, step)
+		lp.done = true
+		lp.end, lp.why = loopAnswered, strings.TrimPrefix(lp.invalidNote()+"; ended by a DONE call", "; ")
 		return lp.end
 	}
 	said := chat.Message{Role: "assistant", Content: res.Content}
 	var answers []chat.Message
-	invalid := ""
 	for i, call := range res.ToolCalls {
-		if call.ID == "" {
-			// The tool message must name the call it answers.
-			call.ID = fmt.Sprintf("call_%d_%d", n, i+1)
-		}
+		call.ID = lp.freshID(call.ID, n, i)
 		sc := state.StepCall{ToolCall: call}
 		switch {
 		case !lp.offered[call.Name]:
-			sc.Observation = fmt.Sprintf("%s%q is not a tool offered here (offered: %s)", config.NoMockPrefix, call.Name, strings.Join(lp.toolNames(), ", "))
-			invalid = cmp.Or(invalid, fmt.Sprintf("invalid call at step %d: %s is not one of the test's tools", n, quoteName(call.Name)))
+			sc.Observation = fmt.Sprintf("%s%s is not a tool offered here (offered: %s)", config.NoMockPrefix, quoteName(call.Name), strings.Join(lp.toolNames(), ", "))
 		case !argsObject(call.Arguments):
-			sc.Observation = config.NoMockPrefix + "the arguments are not a JSON object: " + textutil.Clip(call.Arguments, 200)
-			invalid = cmp.Or(invalid, fmt.Sprintf("invalid call at step %d: %s arguments are not a JSON object: %s", n, call.Name, textutil.Clip(call.Arguments, 60)))
+			sc.Observation = config.NoMockPrefix + "Could not parse tool arguments (not a JSON object): " + textutil.Clip(call.Arguments, 200)
 		default:
 			sc.Observation, sc.Mocked = lp.test.MockTools.Observe(call.Name, call.Arguments)
+		}
+		if strings.HasPrefix(sc.Observation, config.NoMockPrefix) {
+			lp.invalid++
 		}
 		step.Calls = append(step.Calls, sc)
 		said.ToolCalls = append(said.ToolCalls, call)
@@ -250,18 +279,61 @@ func (lp *agentLoop) take(res chat.Result) loopEnd {
 	}
 	lp.steps = append(lp.steps, step)
 	lp.conv = append(append(lp.conv, said), answers...)
-	if invalid != "" && res.FinishReason == "length" {
-		invalid += " (the reply was cut at max_tokens)"
+	p := 0
+	if len(lp.sigs) >= stagnationCalls {
+		p = cycle(lp.sigs, stagnationRepeats)
 	}
-	switch p := cycle(lp.sigs, stagnationRepeats); {
-	case invalid != "":
-		lp.end, lp.why = loopInvalidCall, invalid
+	switch {
 	case p > 0:
-		lp.end, lp.why = loopStagnation, stagnationWhy(lp.sigs[len(lp.sigs)-p:], n)
+		lp.end, lp.why = loopStagnation, stagnationWhy(lp.sigs, p, n)
 	case n >= lp.max:
 		lp.end, lp.why = loopMaxIterations, fmt.Sprintf("max iterations: %d model turns and still calling tools, no final answer", n)
+		if res.FinishReason == "length" {
+			lp.why += " (the last reply was cut at max_tokens)"
+		}
+	}
+	if lp.end != loopRunning {
+		if note := lp.invalidNote(); note != "" {
+			lp.why += "; " + note
+		}
 	}
 	return lp.end
+}
+
+// freshID is the id a call goes by in the loop: its own, unless it has none
+// or the loop has seen it before (a tool message must name one call).
+func (lp *agentLoop) freshID(id string, step, i int) string {
+	if id == "" || lp.ids[id] {
+		id = fmt.Sprintf("call_%d_%d", step, i+1)
+		for k := 2; lp.ids[id]; k++ {
+			id = fmt.Sprintf("call_%d_%d_%d", step, i+1, k)
+		}
+	}
+	lp.ids[id] = true
+	return id
+}
+
+// invalidNote says how many calls got an error observation, or nothing.
+func (lp *agentLoop) invalidNote() string {
+	if lp.invalid == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d calls got an error observation (unknown tool, unreadable arguments or no mock)", lp.invalid, len(lp.sigs))
+}
+
+// doneAnswer is the final answer of a loop ended by DONE: its "response"
+// argument, as prompt-prix takes it, or else the reply's text.
+func doneAnswer(args, content string) string {
+	var m map[string]any
+	if json.Unmarshal([]byte(args), &m) == nil {
+		if r, ok := m["response"]; ok {
+			if s, ok := r.(string); ok {
+				return s
+			}
+			return config.ValueText(r)
+		}
+	}
+	return content
 }
 
 // result is the loop's ending as a check: passed when it ended with an
@@ -277,9 +349,12 @@ func (lp *agentLoop) result() scoring.CheckResult {
 // output is the trajectory as checks read it.
 func (lp *agentLoop) output() check.Output {
 	var out check.Output
-	for _, s := range lp.steps {
+	for i, s := range lp.steps {
 		o := check.Output{Content: s.Content, Latency: s.Latency}
 		for _, c := range s.Calls {
+			if lp.done && i == len(lp.steps)-1 {
+				break // DONE ends the loop with an answer; it is no tool's call
+			}
 			o.ToolCalls = append(o.ToolCalls, c.ToolCall)
 		}
 		out.ToolCalls = append(out.ToolCalls, o.ToolCalls...)
@@ -288,6 +363,10 @@ func (lp *agentLoop) output() check.Output {
 	}
 	if n := len(lp.steps); n > 0 {
 		out.Content = lp.steps[n-1].Content
+		if lp.done {
+			out.Content = lp.answer
+			out.Steps[n-1].Content = lp.answer
+		}
 	}
 	return out
 }
@@ -316,10 +395,10 @@ func argsObject(args string) bool {
 func signature(c chat.ToolCall) string {
 	args := strings.TrimSpace(c.Arguments)
 	var v any
-	if args == "" {
-		args = "{}"
-	} else if json.Unmarshal([]byte(args), &v) == nil {
+	if json.Unmarshal([]byte(args), &v) == nil {
 		args = mustJSON(v)
+	} else {
+		args = "{}" // none, or unreadable: prompt-prix records such a call with no arguments
 	}
 	return c.Name + "(" + args + ")"
 }
@@ -340,15 +419,22 @@ func cycle(sigs []string, times int) int {
 	return 0
 }
 
-func stagnationWhy(pattern []string, step int) string {
+// stagnationWhy says which cycle of calls the loop repeated, and how many
+// times over it ends with it.
+func stagnationWhy(sigs []string, p, step int) string {
+	pattern := sigs[len(sigs)-p:]
+	times := 1
+	for len(sigs) >= (times+1)*p && slices.Equal(sigs[len(sigs)-(times+1)*p:len(sigs)-times*p], pattern) {
+		times++
+	}
 	shown := make([]string, len(pattern))
 	for i, s := range pattern {
 		shown[i] = textutil.Clip(s, 80)
 	}
 	if len(shown) == 1 {
-		return fmt.Sprintf("stagnation at step %d: the model called %s %d times in a row", step, shown[0], stagnationRepeats)
+		return fmt.Sprintf("stagnation at step %d: the model called %s %d times in a row", step, shown[0], times)
 	}
-	return fmt.Sprintf("stagnation at step %d: the model repeated the calls %s %d times over", step, strings.Join(shown, " → "), stagnationRepeats)
+	return fmt.Sprintf("stagnation at step %d: the model repeated the calls %s %d times over", step, strings.Join(shown, " → "), times)
 }
 
 // quoteName shows a tool name a model made up, quoted when it is not plain.
@@ -366,7 +452,12 @@ func judgeSteps(c *state.Cell) []judge.Step {
 		return nil
 	}
 	out := make([]judge.Step, 0, len(c.Steps))
-	for _, s := range c.Steps {
+	for i, s := range c.Steps {
+		if i == len(c.Steps)-1 && slices.ContainsFunc(s.Calls, func(sc state.StepCall) bool { return sc.Name == doneTool }) {
+			// A loop ended by DONE ended with an answer, the cell's output.
+			out = append(out, judge.Step{Text: c.Output})
+			continue
+		}
 		js := judge.Step{Text: s.Content}
 		for _, call := range s.Calls {
 			js.Calls = append(js.Calls, call.ToolCall)

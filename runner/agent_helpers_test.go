@@ -99,6 +99,41 @@ var agentScripts = map[string]func(turn int) (string, []scriptCall){
 	"broken": func(int) (string, []scriptCall) {
 		return "", []scriptCall{{"x1", "read_file", `{"path": "a.pdf"`}}
 	},
+	// Lists the folder three times, then answers: prompt-prix looks for a
+	// cycle only once six calls are made, so this is no stagnation.
+	"thrice": func(turn int) (string, []scriptCall) {
+		if turn < 3 {
+			return "", []scriptCall{{fmt.Sprintf("t%d", turn), "list_dir", `{"path":"downloads/"}`}}
+		}
+		return "Sorted: nothing to read.", nil
+	},
+	// Lists, reads both files, then ends with DONE (beside a call that is
+	// then never run), its answer in DONE's response argument.
+	"done": func(turn int) (string, []scriptCall) {
+		switch turn {
+		case 0:
+			return "", []scriptCall{{"d1", "list_dir", `{"path":"downloads/"}`}}
+		case 1:
+			return "", []scriptCall{{"d2", "read_file", `{"path":"a.pdf"}`}, {"d3", "read_file", `{"path":"b.png"}`}}
+		}
+		return "All done.", []scriptCall{{"d4", "move_file", `{"src":"a.pdf","dst":"docs/"}`},
+			{"d5", "DONE", `{"response":"Sorted: a.pdf to docs/, b.png to images/."}`}}
+	},
+	// Calls a tool it was not offered, then sends unreadable arguments,
+	// each time under the same id, and recovers from both.
+	"recovers": func(turn int) (string, []scriptCall) {
+		switch turn {
+		case 0:
+			return "", []scriptCall{{"same", "delete_file", `{"path":"a.pdf"}`}}
+		case 1:
+			return "", []scriptCall{{"same", "list_dir", `{"path": "downloads/"`}}
+		case 2:
+			return "", []scriptCall{{"same", "list_dir", `{"path":"downloads/"}`}}
+		case 3:
+			return "", []scriptCall{{"same", "read_file", `{"path":"b.png"}`}}
+		}
+		return "Sorted: b.png to images/.", nil
+	},
 	// Makes a call no mock answers, then answers anyway.
 	"unmocked": func(turn int) (string, []scriptCall) {
 		if turn == 0 {

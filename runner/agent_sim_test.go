@@ -125,8 +125,8 @@ server = "gpu0"
 				}
 			case "stuck":
 				pass, reason := loopCheck(t, c)
-				if c.Status != state.Failed || pass || !strings.Contains(reason, "stagnation at step 3") {
-					t.Errorf("%s × %s: %s, agent-loop %v %q; want a stagnation at step 3", model, test.ID, c.Status, pass, reason)
+				if c.Status != state.Failed || pass || !strings.Contains(reason, "stagnation at step 6") {
+					t.Errorf("%s × %s: %s, agent-loop %v %q; want a stagnation at step 6 (prompt-prix waits for six calls)", model, test.ID, c.Status, pass, reason)
 				}
 			case "weak":
 				if c.Status != state.Failed {

@@ -20,7 +20,7 @@ func TestAgentLoopsEndAsTheyShould(t *testing.T) {
 	t.Parallel()
 	srv := newAgentServer()
 	srv.failAt["flaky"] = 2 // its second step's first try
-	models := []string{"clean", "flaky", "busy", "stuck", "cycle", "invalid", "broken", "unmocked"}
+	models := []string{"clean", "flaky", "busy", "stuck", "cycle", "invalid", "broken", "unmocked", "thrice", "done", "recovers"}
 	h := scriptedAgents(t, srv, `
 [scoring]
 mode = "judge"
@@ -31,6 +31,9 @@ server = "s"
 `, models...)
 	b := h.finish(t)
 
+	// The endings are prompt-prix's react loop's: stagnation only once six
+	// calls are made, DONE as an answer, and a wrong call an error
+	// observation that the loop goes on from.
 	tests := []struct {
 		model  string
 		status state.CellStatus
@@ -41,11 +44,14 @@ server = "s"
 		{"clean", state.Completed, 3, true, ""},
 		{"flaky", state.Completed, 3, true, ""},
 		{"busy", state.Failed, 7, false, "max iterations: 7 model turns"},
-		{"stuck", state.Failed, 3, false, `stagnation at step 3: the model called list_dir({"path":"downloads/"}) 3 times`},
-		{"cycle", state.Failed, 6, false, `stagnation at step 6: the model repeated the calls read_file({"path":"a.pdf"}) → read_file({"path":"b.png"})`},
-		{"invalid", state.Failed, 2, false, `invalid call at step 2: "delete_file" is not one of the test's tools`},
-		{"broken", state.Failed, 1, false, "invalid call at step 1: read_file arguments are not a JSON object"},
-		{"unmocked", state.Failed, 2, true, ""},
+		{"stuck", state.Failed, 6, false, `stagnation at step 6: the model called list_dir({"path":"downloads/"}) 6 times in a row`},
+		{"cycle", state.Failed, 6, false, `stagnation at step 6: the model repeated the calls read_file({"path":"a.pdf"}) → read_file({"path":"b.png"}) 3 times over`},
+		{"invalid", state.Failed, 6, false, `stagnation at step 6: the model called delete_file({"path":"a.pdf"}) 5 times in a row; 5 of 6 calls got an error observation`},
+		{"broken", state.Failed, 6, false, "stagnation at step 6: the model called read_file({}) 6 times in a row; 6 of 6 calls got an error observation"},
+		{"unmocked", state.Failed, 2, true, "1 of 1 calls got an error observation"},
+		{"thrice", state.Failed, 4, true, ""},
+		{"done", state.Completed, 3, true, "ended by a DONE call"},
+		{"recovers", state.Completed, 5, true, "2 of 4 calls got an error observation"},
 	}
 	for i, tt := range tests {
 		c := b.Cell(0, i, 0)
@@ -93,6 +99,39 @@ server = "s"
 		}
 		if strings.Join(failedChecks, ",") != `tool-call list_dir({"path":"downloads/"}),tool-call read_file({"path":"b.png"})` {
 			t.Errorf("unmocked failed %v: the trajectory's checks, not the loop", failedChecks)
+		}
+	})
+
+	t.Run("DONE ends the loop with its response", func(t *testing.T) {
+		c := b.Cell(0, 9, 0)
+		last := c.Steps[len(c.Steps)-1]
+		if c.Output != "Sorted: a.pdf to docs/, b.png to images/." || len(last.Calls) != 2 || last.Calls[1].Name != "DONE" {
+			t.Errorf("output %q, last step's calls %+v: want DONE's response, and the step's calls as made", c.Output, last.Calls)
+		}
+		if last.Calls[0].Observation != "" || last.Calls[0].Mocked {
+			t.Errorf("the call beside DONE was run: %+v", last.Calls[0])
+		}
+		for _, r := range c.Checks {
+			if !r.Pass {
+				t.Errorf("%s failed (%s): DONE's answer is the final answer, and DONE no tool's call", r.Name, r.Reason)
+			}
+		}
+	})
+
+	t.Run("a wrong call is an error observation, and ids are fresh", func(t *testing.T) {
+		c := b.Cell(0, 10, 0)
+		obs := []string{c.Steps[0].Calls[0].Observation, c.Steps[1].Calls[0].Observation}
+		if !strings.HasPrefix(obs[0], `Error: "delete_file" is not a tool offered here`) || !strings.HasPrefix(obs[1], "Error: Could not parse tool arguments") {
+			t.Errorf("observations %q", obs)
+		}
+		seen := map[string]bool{}
+		for _, s := range c.Steps {
+			for _, call := range s.Calls {
+				if seen[call.ID] {
+					t.Errorf("call id %q twice in one loop", call.ID)
+				}
+				seen[call.ID] = true
+			}
 		}
 	})
 
@@ -178,8 +217,19 @@ server = "s"
 		if len(judged) == 0 {
 			t.Fatal("the judge was never asked")
 		}
-		msgs := judged[0]["messages"].([]any)
-		prompt := msgs[len(msgs)-1].(map[string]any)["content"].(string)
+		// The judged cells are clean's, flaky's (the same script), done's and
+		// recovers': read clean's.
+		prompt := ""
+		for _, body := range judged {
+			msgs := body["messages"].([]any)
+			if p := msgs[len(msgs)-1].(map[string]any)["content"].(string); strings.Contains(p, "Listing first.") {
+				prompt = p
+				break
+			}
+		}
+		if prompt == "" {
+			t.Fatal("no judge prompt shows clean's trajectory")
+		}
 		block := prompt[strings.Index(prompt, "<candidate_output>"):strings.Index(prompt, "</candidate_output>")]
 		for _, want := range []string{
 			"[agent trajectory] 3 model turns, 3 tool calls, ended with a final answer",
@@ -210,8 +260,12 @@ server = "s"
 			t.Errorf("flaky's exported steps %+v: want three, step 2 from attempt 3", s)
 		}
 		busy := steps["busy"]
-		if len(busy) != 7 || busy[5].Calls[0].Observation == nil || busy[6].Calls[0].Observation != nil {
-			t.Errorf("busy's exported steps %+v: observations up to the last step, whose the ledger lacks", busy)
+		if len(busy) != 7 || busy[5].Calls[0].Observation == nil || busy[6].Calls[0].Observation == nil ||
+			*busy[6].Calls[0].Observation != "(empty file)" {
+			t.Errorf("busy's exported steps %+v: observations at every step, the last one's from the cell's row", busy)
+		}
+		if d := steps["done"]; len(d) != 3 || d[2].Calls[0].Observation != nil {
+			t.Errorf("done's exported last step %+v: the call beside DONE was never run, so it has no observation", d)
 		}
 		// What the ledger gives back is what the cell held, step by step.
 		for mi, m := range b.Models {

@@ -38,10 +38,15 @@ type attempt struct {
 func buildRequest(t config.Test, model string, run config.Run) chat.Request {
 	temp := run.Temperature
 	seed := run.Seed
-	return chat.Request{
-		Model: model, Messages: t.Conversation(), Tools: t.Tools, ToolChoice: t.ToolChoice,
+	req := chat.Request{
+		Model: model, Messages: t.Conversation(), Tools: t.Tools,
 		ResponseFormat: t.ResponseFormat, Temperature: &temp, Seed: &seed, MaxTokens: run.MaxTokens,
 	}
+	if t.SendsToolChoice(run) {
+		// Otherwise tool_choice only validates the reply (check.Validate).
+		req.ToolChoice = t.ToolChoice
+	}
+	return req
 }
 
 func requestParams(req chat.Request) string {
@@ -369,11 +374,40 @@ func (e *engine) cellRow(c *state.Cell) ledger.CellRow {
 	if !c.Status.Terminal() {
 		row.Status = string(state.Pending)
 	}
-	if len(c.ToolCalls) > 0 {
+	switch {
+	case len(c.Steps) > 0 && len(c.ToolCalls) > 0:
+		row.ToolCalls = mustJSON(stepCallsJSON(c.Steps))
+	case len(c.ToolCalls) > 0:
 		row.ToolCalls = mustJSON(c.ToolCalls)
 	}
 	if len(c.Checks) > 0 {
 		row.Checks = mustJSON(c.Checks)
 	}
 	return row
+}
+
+// stepCallJSON is a call of an agent cell's loop as the cell row keeps it:
+// chat.ToolCall's fields, which every reader of the row reads, and the
+// observation the call was answered with. The ledger has the others in the
+// next step's input; the last step's calls are never sent again, so the
+// row is where history finds theirs.
+type stepCallJSON struct {
+	ID          string  `json:"id,omitempty"`
+	Name        string  `json:"name"`
+	Arguments   string  `json:"arguments"`
+	Observation *string `json:"observation"` // null for a call never run (beside a DONE)
+}
+
+func stepCallsJSON(steps []state.Step) []stepCallJSON {
+	var out []stepCallJSON
+	for _, s := range steps {
+		for _, c := range s.Calls {
+			sc := stepCallJSON{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+			if c.Observation != "" || c.Mocked {
+				sc.Observation = &c.Observation
+			}
+			out = append(out, sc)
+		}
+	}
+	return out
 }

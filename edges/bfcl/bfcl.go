@@ -68,7 +68,21 @@ func readEntry(r config.Record) (config.Test, bool) {
 			t.Category = sm[1]
 		}
 	}
-	if gt, ok := m["ground_truth"]; ok {
+	pp := isPromptPrix(m)
+	if pp {
+		t.Dialect = config.DialectPromptPrix
+		if t.Severity == "" {
+			t.Severity = "warning" // prompt-prix's default
+		}
+		if tc, ok := m["tool_choice"]; ok {
+			_, t.ToolChoice, _ = config.Request(nil, config.JSONNormalize(tc), nil)
+		}
+		checks, probs := promptPrixChecks(m)
+		t.Checks = checks
+		for _, p := range probs {
+			col.Add(config.Under(at, p.Field), p.Hint, "test %q: %s", t.ID, p.Msg)
+		}
+	} else if gt, ok := m["ground_truth"]; ok {
 		checks, probs := bfclGroundTruth(config.JSONNormalize(gt))
 		t.Checks = checks
 		for _, p := range probs {
@@ -76,7 +90,7 @@ func readEntry(r config.Record) (config.Test, bool) {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !slices.Contains(bfclKeys, k) {
+		if !slices.Contains(bfclKeys, k) && !(pp && slices.Contains(promptPrixKeys, k)) {
 			n.Add(fmt.Sprintf("BFCL key %q is not read", k), t.ID)
 		}
 	}

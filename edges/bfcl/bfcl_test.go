@@ -1,9 +1,11 @@
 package bfcl
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"pitwall/config"
@@ -60,5 +62,64 @@ func TestEntriesLoadThroughConfig(t *testing.T) {
 	}
 	if args := e.Checks[2].Args; len(args) != 1 || args["r"] == nil {
 		t.Errorf("tool-args-enum args = %v, want r alone", args)
+	}
+}
+
+// prompt-prix's BFCL-style JSONL loads (it was refused with 14 errors, one
+// per {"name", "arguments"} call): "*" is any value, a list the values
+// allowed, and its keys beside the ground truth are checks too.
+func TestPromptPrixBFCLLoads(t *testing.T) {
+	tests, err := config.LoadBattery(filepath.Join("testdata", "tool_competence_tests_bfcl.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tests) != 15 {
+		t.Fatalf("%d tests, want 15", len(tests))
+	}
+	byID := map[string]config.Test{}
+	for _, tt := range tests {
+		byID[strings.TrimPrefix(tt.ID, "tool_competence_v1_")] = tt
+		if tt.Dialect != config.DialectPromptPrix {
+			t.Errorf("%s: dialect %q, want prompt-prix's", tt.ID, tt.Dialect)
+		}
+	}
+	kinds := func(id string) string {
+		var s []string
+		for _, c := range byID[id].Checks {
+			k := c.Type
+			if c.Name != "" {
+				k += " " + c.Name
+			}
+			if len(c.Args) > 0 {
+				b, _ := json.Marshal(c.Args)
+				k += " " + string(b)
+			}
+			s = append(s, k)
+		}
+		return strings.Join(s, " | ")
+	}
+	for id, want := range map[string]string{
+		"basic_tool_call":       `tool-call-count | tool-call get_weather {"city":"Tokyo"}`,
+		"constraint_following":  `tool-call-count | tool-call respond_to_user | tool-args-required respond_to_user {"params":["message"]} | not-tool-call execute_code`,
+		"loop_recovery":         `tool-call-count | tool-call route | tool-args-required route {"params":["reasoning"]} | tool-args-enum route {"specialist":["data_analyst","researcher","chat"]} | not-tool-call route {"specialist":"code_executor"}`,
+		"nested_object":         `tool-call-count | tool-call create_event {"time":{"duration_minutes":60}} | tool-args-required create_event {"params":["time","title"]}`,
+		"type_coercion":         `tool-call-count | tool-call transfer {"amount":500,"to_account":"savings"} | tool-args-types {"amount":"number"}`,
+		"no_tool_needed":        `no-tool-call | contains`,
+		"parallel_tool_calls":   `tool-call-count | tool-call get_weather {"city":"Tokyo"} | tool-call get_weather {"city":"Paris"}`,
+		"chained_dependency":    `first-tool-call read_file {"path":"config.json"}`,
+		"missing_required_info": `tool-call-count | tool-call ask_clarification | tool-args-required ask_clarification {"params":["question"]}`,
+	} {
+		if got := kinds(id); got != want {
+			t.Errorf("%s: checks\n %s\nwant\n %s", id, got, want)
+		}
+	}
+	if tc := byID["tool_choice_none"].ToolChoice; tc != "none" {
+		t.Errorf("tool_choice_none's tool_choice %v: kept to validate the reply", tc)
+	}
+	if byID["tool_choice_none"].SendsToolChoice(config.Run{}) {
+		t.Error("a prompt-prix test's tool_choice is sent; prompt-prix never sends it")
+	}
+	if s := byID["parallel_tool_calls"].Severity; s != "warning" {
+		t.Errorf("severity %q", s)
 	}
 }

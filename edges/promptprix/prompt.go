@@ -23,8 +23,12 @@ import (
 //   - mode "react" is an agent test (mode = "agent") with max_iterations
 //     (default 15) and mock_tools; like prompt-prix's loop it starts from
 //     system and user, so messages are not sent;
-//   - response_format is sent; severity is kept; expected_response is the
-//     reference, followed by the expected block for the judge to read;
+//   - response_format is sent; severity is kept, prompt-prix's "warning"
+//     when absent; tool_choice validates the reply and is not sent, as in
+//     prompt-prix ([run] send_tool_choice = true sends it); expected_response
+//     is the reference, followed by the expected block for the judge to read;
+//   - a react test without tools, or with mock tools for tools it does not
+//     offer, loads, as prompt-prix takes it (config.DialectPromptPrix);
 //   - every key of expected that is deterministic becomes a check (see
 //     expectedChecks), pass_criteria and fail_criteria the criteria.
 //
@@ -50,6 +54,10 @@ type ppPrompt struct {
 	MaxIterations    int                       `json:"max_iterations"`
 	MockTools        any                       `json:"mock_tools"`
 }
+
+// DefaultSeverity is a prompt-prix test's severity when it gives none
+// (its BenchmarkCase's default), so --fail-on warning counts it as there.
+const DefaultSeverity = "warning"
 
 // promptPrixSystem is the system prompt prompt-prix sends when a test
 // gives none.
@@ -171,10 +179,15 @@ func (p ppPrompt) toTest(col *config.Collector, n *config.Notes, at string) conf
 		rt.Checks = checks
 	}
 	rt.Reference = strings.Join(refs, "\n\n")
+	if strings.TrimSpace(rt.Severity) == "" {
+		rt.Severity = DefaultSeverity
+	}
 	for _, pr := range rt.Problems() {
 		col.Add(config.Under(at, pr.Field), pr.Hint, "test %q: %s", id, pr.Msg)
 	}
-	return rt.ToTest()
+	t := rt.ToTest()
+	t.Dialect = config.DialectPromptPrix
+	return t
 }
 
 func opensWithSystem(msgs []config.RawMessage) bool {

@@ -97,6 +97,11 @@ func agentTurn(ms simspec.Model, a ask, ans Answer, rng *rand.Rand) (reply, bool
 	}
 	v, ok := readLoop(req)
 	if !ok {
+		if ans.Agent && ans.ToolName == "" {
+			if c, ok := openingCall(req); ok {
+				return reply{content: "Let me look first.", calls: []toolCall{c}}, true
+			}
+		}
 		return reply{}, false
 	}
 	skill := skillFor(ms, ans.Category)
@@ -117,13 +122,16 @@ func agentTurn(ms simspec.Model, a ask, ans Answer, rng *rand.Rand) (reply, bool
 // nextCall is the first call of the work the opening call's result lists
 // that the model has not made yet, and the item it is for.
 func nextCall(req *chatRequest, v loopView) (toolCall, string, bool) {
-	items := listedItems(v.results[0])
-	if len(items) == 0 {
-		return toolCall{}, "", false
-	}
 	made := map[string]bool{}
 	for _, c := range v.calls {
 		made[c.name+"\x00"+canonicalArgs(c.args)] = true
+	}
+	if len(fsListing(v.results[0])) > 0 {
+		return nextFileCall(req, v, made)
+	}
+	items := listedItems(v.results[0])
+	if len(items) == 0 {
+		return toolCall{}, "", false
 	}
 	for _, item := range items {
 		for _, t := range downstreamTools(req, v.calls[0].name) {

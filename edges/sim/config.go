@@ -24,7 +24,8 @@ func Answers(tests []config.Test) map[string]Answer {
 				last = m.Content
 			}
 		}
-		a := Answer{Category: t.Category, Content: t.Reference, JSON: t.ResponseFormat != nil && t.ResponseFormat.Type != "text"}
+		a := Answer{Category: t.Category, Content: t.Reference, JSON: t.ResponseFormat != nil && t.ResponseFormat.Type != "text",
+			Agent: t.Mode == config.ModeAgent}
 		if strings.HasPrefix(a.Content, "Expected:") {
 			a.Content = "" // prompt-prix's expectation block is for the judge, not an answer
 		}

@@ -155,7 +155,7 @@ func (s *Server) handleChat(g *generation, w http.ResponseWriter, r *http.Reques
 	plans := make([]plan, n)
 	budget := req.maxTokens(dialectOf(s.cfg.Spec.Backend).maxCompletionTokens)
 	for i := range plans {
-		plans[i] = planReply(s.compose(m.ms, req, i), budget, callIDs(s.cfg.Spec.Backend, i))
+		plans[i] = planReply(s.compose(m.ms, req, i), budget, callIDs(s.cfg.Spec.Backend, i, loopTurn(req)))
 	}
 
 	if err := g.eng.acquireSlot(ctx, m); err != nil {

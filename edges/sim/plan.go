@@ -68,11 +68,16 @@ func planReply(r reply, maxTokens int, idOf func(i int, c toolCall) string) plan
 }
 
 // callIDs names the tool calls of one choice in the backend's shape. The
-// id is derived from the choice and the call, not drawn, so that equal
-// requests get equal replies, ids included.
-func callIDs(backend string, choice int) func(i int, c toolCall) string {
+// id is derived from the choice, the call and the conversation's length
+// (turn), not drawn, so that equal requests get equal replies, ids
+// included, and a call repeated at a later turn of a loop gets an id of
+// its own.
+func callIDs(backend string, choice, turn int) func(i int, c toolCall) string {
 	return func(i int, c toolCall) string {
 		h := hashString(fmt.Sprintf("%d/%d/%s/%s", choice, i, c.name, c.args))
+		if turn > 0 {
+			h = splitmix64(h ^ uint64(turn)<<32)
+		}
 		switch backend {
 		case BackendVLLM:
 			return fmt.Sprintf("chatcmpl-tool-%016x%016x", splitmix64(h), splitmix64(h^1))

@@ -46,6 +46,9 @@ type Answer struct {
 	// Exact makes a right textual reply exactly Content, with no
 	// explanatory text after it (for tests that check equality).
 	Exact bool
+	// Agent says the test is a tool loop: without a ToolName, the model
+	// opens it with a look at what its task names (agent_open.go).
+	Agent bool
 }
 
 // Server is one simulated OpenAI-compatible server on loopback.

@@ -108,7 +108,7 @@ func TestValidateTrajectory(t *testing.T) {
 	}
 	t.Run("a loop that answered", func(t *testing.T) {
 		rs := byName(ValidateTrajectory(required, sortLoop()))
-		for _, n := range []string{"not-empty", "not-refusal", "tool_choice=required", "tool-args-json"} {
+		for _, n := range []string{"not-empty", "not-refusal", "tool_choice=required"} {
 			if r, ok := rs[n]; !ok || !r.Pass {
 				t.Errorf("%s: %+v (all: %+v)", n, r, rs)
 			}
@@ -136,11 +136,22 @@ func TestValidateTrajectory(t *testing.T) {
 			t.Errorf("validated a final answer the loop never gave: %+v", rs)
 		}
 	})
-	t.Run("broken arguments at any step", func(t *testing.T) {
+	t.Run("broken arguments along the way are the loop's to count", func(t *testing.T) {
 		loop := sortLoop()
 		loop.ToolCalls[1].Arguments = `{"path":`
-		if r := byName(ValidateTrajectory(required, loop))["tool-args-json"]; r.Pass {
-			t.Errorf("tool-args-json = %+v, want a failure", r)
+		loop.Steps[1].ToolCalls[0].Arguments = `{"path":`
+		for _, r := range ValidateTrajectory(required, loop) {
+			if !r.Pass {
+				t.Errorf("%s failed (%s): a call the model recovered from fails nothing here", r.Name, r.Reason)
+			}
+		}
+	})
+	t.Run("a call although no tools were offered", func(t *testing.T) {
+		rs := ValidateTrajectory(Expect{}, sortLoop())
+		for _, r := range rs {
+			if !r.Pass {
+				t.Errorf("%s failed (%s): prompt-prix answers such a call with an error and goes on", r.Name, r.Reason)
+			}
 		}
 	})
 	t.Run("one reply is Validate", func(t *testing.T) {

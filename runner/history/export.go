@@ -229,6 +229,7 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 			ec.Checks = json.RawMessage(c.Checks)
 		}
 		if steps := trajs[k]; len(steps) > 0 {
+			lastObserved(steps, c.ToolCalls)
 			ec.Steps = exportSteps(steps)
 		}
 		switch c.Status {

@@ -97,7 +97,12 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, 
 	if err != nil {
 		return nil, err
 	}
+	cellCalls := map[ck]string{}
+	for _, row := range cells {
+		cellCalls[ck{row.Model, row.Test, row.Repeat}] = row.ToolCalls
+	}
 	for k, steps := range trajectories(reqs) {
+		lastObserved(steps, cellCalls[k])
 		if c := cellAt(k.t, k.m, k.r); c != nil {
 			c.Steps = make([]state.Step, len(steps))
 			for i, s := range steps {

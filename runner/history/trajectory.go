@@ -15,7 +15,8 @@ import (
 // and their observations are in the next step's input, after the
 // assistant message that made them. The last step's calls, on a loop that
 // ended without an answer (max iterations, stagnation, an invalid call),
-// were never sent back: their observations are not in the ledger.
+// were never sent back: their observations are on the cell's row, whose
+// tool calls carry each call's observation (lastObserved).
 
 // recordedStep is one step read back, with the ledger attempt that made
 // it and whether its observations were found.
@@ -23,6 +24,7 @@ type recordedStep struct {
 	state.Step
 	Attempt  int
 	Observed bool
+	observed []bool // per call, where Observed is false (lastObserved)
 }
 
 // trajectories reads every agent cell's last loop from a run's requests
@@ -125,7 +127,8 @@ type ExportStep struct {
 }
 
 // ExportStepCall is one tool call of a step and its observation; null when
-// the ledger does not hold it (see trajectories).
+// the ledger does not hold it (a run recorded before cell rows kept the last
+// step's observations, or a call the loop never ran).
 type ExportStepCall struct {
 	ID          string  `json:"id"`
 	Name        string  `json:"name"`
@@ -139,9 +142,9 @@ func exportSteps(steps []recordedStep) []ExportStep {
 		es := ExportStep{Step: i + 1, Attempt: s.Attempt, Content: s.Content, Reasoning: s.Reasoning, Server: s.Server,
 			LatencyMS: s.Latency.Milliseconds(), TTFTMS: s.TTFT.Milliseconds(),
 			PromptTokens: s.PromptTokens, CompletionTokens: s.CompletionTokens}
-		for _, c := range s.Calls {
+		for k, c := range s.Calls {
 			ec := ExportStepCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
-			if s.Observed {
+			if s.Observed || k < len(s.observed) && s.observed[k] {
 				ec.Observation = ptr(c.Observation)
 			}
 			es.Calls = append(es.Calls, ec)
@@ -149,4 +152,38 @@ func exportSteps(steps []recordedStep) []ExportStep {
 		out = append(out, es)
 	}
 	return out
+}
+
+// lastObserved fills in the last step's calls from the cell row's tool
+// calls (every call of the loop, as the loop ran it, with its observation):
+// the ids the loop gave them and what they were answered with. A call the
+// loop never ran (one beside a DONE that ended it) keeps no observation.
+func lastObserved(steps []recordedStep, cellCalls string) {
+	if len(steps) == 0 || steps[len(steps)-1].Observed || cellCalls == "" {
+		return
+	}
+	var ran []struct {
+		ID          string  `json:"id"`
+		Name        string  `json:"name"`
+		Arguments   string  `json:"arguments"`
+		Observation *string `json:"observation"`
+	}
+	if json.Unmarshal([]byte(cellCalls), &ran) != nil {
+		return
+	}
+	last := &steps[len(steps)-1]
+	last.observed = make([]bool, len(last.Calls))
+	// The step's calls are the last of the loop's; match them from the end.
+	j := len(ran) - 1
+	for i := len(last.Calls) - 1; i >= 0 && j >= 0; i-- {
+		c, r := &last.Calls[i], ran[j]
+		if r.Name != c.Name || r.Arguments != c.Arguments {
+			continue
+		}
+		c.ID = r.ID
+		if r.Observation != nil {
+			c.Observation, last.observed[i] = *r.Observation, true
+		}
+		j--
+	}
 }
