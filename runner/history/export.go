@@ -297,7 +297,7 @@ func (x *Export) CompareRun() compare.Run {
 			score = *c.Score
 		}
 		cc := compare.Cell{Model: c.Model, Test: c.Test, Repeat: c.Repeat, Outcome: compare.OutcomeOf(c.Status, verdict),
-			Score: score, Latency: msDuration(c.LatencyMS), TTFT: msDuration(c.TTFTMS), TokensPerSec: c.TokensPerSec,
+			Judged: compare.ByJudge(x.Judge, c.Status, verdict), Score: score, Latency: msDuration(c.LatencyMS), TTFT: msDuration(c.TTFTMS), TokensPerSec: c.TokensPerSec,
 			PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens}
 		if len(c.Judgments) > 0 {
 			cc.Verdicts = make(map[string]string, len(c.Judgments))
