@@ -178,7 +178,7 @@ func (r *ranking) build() []string {
 	if n := rr.Pending(); n > 0 {
 		// A rate of what is decided so far is not the run's: ✓ wait for
 		// their verdicts while ❌ are in at once.
-		about = "provisional: " + about + ", " + itoa(n) + " pending (a rate shows its lowest–highest)"
+		about = "provisional: " + about + " · " + itoa(n) + " pending"
 	}
 	if msg.tests < msg.allT || msg.models < msg.allM {
 		about += " · what the filters keep: " + itoa(msg.tests) + "/" + itoa(msg.allT) + " tests, " +
@@ -192,7 +192,8 @@ func (r *ranking) build() []string {
 	lines = append(lines, "")
 	lines = append(lines, r.wrap(st.dim, "= tied: its interval overlaps another's, so the battery cannot tell them apart. "+
 		g.failed+" failed (judge or checks)  "+g.warn+" split verdict  "+g.errored+" server or transport error  "+
-		g.judgeError+" judge error: "+g.warn+" and "+g.errored+" count as not passed; "+g.judgeError+" and cells not run or not judged yet are left out")...)
+		g.judgeError+" judge error: "+g.warn+" and "+g.errored+" count as not passed; "+g.judgeError+" and cells not run or not judged yet are left out"+
+		" (+N pending: a rate is then its lowest–highest, "+g.dash+" while the judge has decided none)")...)
 
 	lines = append(lines, "", st.section.Render(" Speed and tokens")+st.dim.Render(" — median/p95 over the cells that ran"))
 	lines = append(lines, r.speedTable(rr)...)
@@ -254,7 +255,7 @@ func (r *ranking) rankTable(rr *compare.RunReport, level float64, scores bool) [
 	cols = append(cols, column{head: "tied with"})
 	for _, m := range rr.Ranking {
 		row := []string{compare.RankLabel(m), m.Model,
-			m.RateText(), compare.RangeText(m.Rate, m.Rated()), m.RateNote(),
+			m.RateText(), compare.RangeText(m.Rate, m.Rated()), m.Passed(),
 			itoa(m.Fail), itoa(m.Warn), itoa(m.Error), itoa(m.JudgeError)}
 		if scores {
 			row = append(row, compare.Score(m.Score.Value, m.Rated()), compare.ScoreRange(m.Score, m.Rated()))
@@ -310,7 +311,7 @@ func (r *ranking) categoryTable(rr *compare.RunReport) []string {
 		for i, cs := range m.Categories {
 			s := r.c.glyphs.dash
 			if cs.Known() {
-				s = cs.RateNote() + " " + cs.RateText()
+				s = cs.Passed() + " " + cs.RateText()
 			}
 			if i+1 < len(cols) {
 				cols[i+1].cells = append(cols[i+1].cells, s)

@@ -109,3 +109,13 @@ func (s CategoryStats) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(out)
 }
+
+// Passed is pass/decided, "+N" after it for cells pending: "2/5 +1", for
+// a narrow column.
+func (c Counts) Passed() string {
+	s := strconv.Itoa(c.Pass) + "/" + strconv.Itoa(c.Decided)
+	if c.Pending > 0 {
+		s += " +" + strconv.Itoa(c.Pending)
+	}
+	return s
+}

@@ -38,7 +38,7 @@ func counts(s string) Counts {
 func TestARateCountsPendingCellsAsNeitherPassNorFail(t *testing.T) {
 	for _, c := range []struct {
 		name, cells, text, note string
-		known, provisional     bool
+		known, provisional      bool
 	}{
 		{"all decided", "PPPJ", "75%", "3/4", true, false},
 		{"checks failed, the judge's ✓ still to come", "FFuuuu", "—", "4 pending", false, true},
