@@ -136,7 +136,7 @@ func (s *Server) handleChat(g *generation, w http.ResponseWriter, r *http.Reques
 		return
 	}
 	ctx := r.Context()
-	fault, restartAfter := s.admit(g, req.Model)
+	fault, restartAfter := s.admit(g, req.Model, requestHash(req.Model, req, s.cfg.Seed))
 	switch fault {
 	case faultCrash:
 		s.crashByFault(restartAfter)
