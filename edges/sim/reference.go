@@ -23,7 +23,7 @@ type expectation struct {
 	// value is a reference that is JSON: the answer must hold JSON equal
 	// to it by value (key order and spacing aside; an object may carry
 	// more keys than the reference names).
-	value any
+	value  any
 	isJSON bool
 }
 
