@@ -31,6 +31,7 @@ type Client struct {
 	cfg ServerConfig
 	api *openai.Client
 	hc  *http.Client
+	ctx contexts // each model's context, to see a prompt the server cut
 }
 
 // NewClient returns a client for cfg. hc may be nil for a client of its own
@@ -59,7 +60,8 @@ func NewClient(cfg ServerConfig, hc *http.Client) *Client {
 	if cfg.StallTimeout == 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
-	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), hc: &wrapped}
+	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), hc: &wrapped,
+		ctx: contexts{get: newProbeClient(hc, cfg.APIKey), root: ep.root()}}
 }
 
 // emptyLinesLimit is the most lines in a row a stream may send that are
@@ -127,6 +129,7 @@ func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error
 	case acc.finish == "" && !cl.done:
 		return res, c.malformed(req, "stream ended without a finish_reason or [DONE] (cut off)")
 	}
+	c.markCut(ctx, req.Model, &res)
 	return res, nil
 }
 

@@ -195,6 +195,9 @@ func timing(c *state.Cell) string {
 	if c.TokensPerSec > 0 {
 		s += " " + strconv.FormatFloat(c.TokensPerSec, 'f', 0, 64) + " tok/s"
 	}
+	if c.PromptCut > 0 {
+		s += " · prompt cut to " + strconv.Itoa(c.PromptCut) + " tokens"
+	}
 	return s
 }
 
@@ -314,6 +317,10 @@ func Summary(run *state.BatteryRun, judge string, opts Options) string {
 	}
 	fmt.Fprintf(&sb, "cells    %d %s completed · %d %s failed · %d %s error · %d %s cancelled (%d in all)\n",
 		cnt.Completed, g.ok, cnt.Failed, g.failed, cnt.Errored, g.errored, cnt.Cancelled, g.cancel, totalCells(run))
+	if cut, judged := promptsCut(run); cut+judged > 0 {
+		fmt.Fprintf(&sb, "warning  prompts cut to the model's context: %d of inference, %d of judging; "+
+			"those replies and verdicts are to part of their prompt (raise num_ctx)\n", cut, judged)
+	}
 	if judge != "" {
 		fmt.Fprintf(&sb, "verdicts %d %s · %d %s · %d %s · %d %s (judge %s)\n",
 			cnt.Pass, g.pass, cnt.Fail, g.fail, cnt.Warn, g.warn, cnt.JudgeError, g.judgeError, judge)
@@ -406,4 +413,20 @@ func RenderGrid(run *state.BatteryRun, judge string, ascii bool) string {
 		return asciiFold.Replace(sb.String())
 	}
 	return sb.String()
+}
+
+// promptsCut counts the cells whose prompt the server cut, and the judge
+// requests.
+func promptsCut(run *state.BatteryRun) (cells, judge int) {
+	for _, r := range run.Rows {
+		if r == nil {
+			continue
+		}
+		for _, c := range r.Cells {
+			if c.PromptCut > 0 {
+				cells++
+			}
+		}
+	}
+	return cells, run.JudgePromptsCut
 }
