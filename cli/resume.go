@@ -12,6 +12,7 @@ import (
 	"pitwall/runner"
 	"pitwall/runner/history"
 	"pitwall/runner/ledger"
+	"pitwall/runner/state"
 )
 
 // continueFlags are the common flags of the commands that go on with a run
@@ -35,7 +36,27 @@ func cmdResume(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	if row, done := completedRun(*db, id); done {
+		// Nothing stopped it: resuming would only replay it and stretch
+		// its duration.
+		fmt.Fprintf(stdout, "pitwall: run %s completed: nothing to resume. `pitwall retry %s` runs its ⚠️ cells again; `pitwall rejudge %s` judges it again.\n",
+			row.ID, row.ID, row.ID)
+		return 0
+	}
 	return continueRun(fs, &cf, *db, id, runner.Again{Cancelled: true}, stdin, stdout, stderr)
+}
+
+// completedRun reports whether run id of ledger db completed: nothing
+// stopped it, so there is nothing to resume. A ledger or run it cannot read
+// is left to continueRun, which says why.
+func completedRun(db, id string) (ledger.RunRow, bool) {
+	led, err := openLedger(db)
+	if err != nil {
+		return ledger.RunRow{}, false
+	}
+	defer led.Close()
+	row, err := led.Run(id)
+	return row, err == nil && row.Status == string(state.RunCompleted)
 }
 
 func cmdRetry(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
