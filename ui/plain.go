@@ -317,6 +317,15 @@ func Summary(run *state.BatteryRun, judge string, opts Options) string {
 	}
 	fmt.Fprintf(&sb, "cells    %d %s completed · %d %s failed · %d %s error · %d %s cancelled (%d in all)\n",
 		cnt.Completed, g.ok, cnt.Failed, g.failed, cnt.Errored, g.errored, cnt.Cancelled, g.cancel, totalCells(run))
+	if n, more := attempts(run); more > 0 {
+		// Cells and requests are not the same count: a retry, a resume or a
+		// failover sends a cell again.
+		were := strconv.Itoa(more) + " cells were"
+		if more == 1 {
+			were = "1 cell was"
+		}
+		fmt.Fprintf(&sb, "attempts %d inference attempts for %d cells run: %s sent more than once\n", n, cnt.Done(), were)
+	}
 	if cut, judged := promptsCut(run); cut+judged > 0 {
 		fmt.Fprintf(&sb, "warning  prompts cut to the model's context: %d of inference, %d of judging; "+
 			"those replies and verdicts are to part of their prompt (raise num_ctx)\n", cut, judged)
@@ -429,4 +438,21 @@ func promptsCut(run *state.BatteryRun) (cells, judge int) {
 		}
 	}
 	return cells, run.JudgePromptsCut
+}
+
+// attempts sums the inference attempts of the cells that ran, and counts
+// the cells sent more than once.
+func attempts(run *state.BatteryRun) (n, more int) {
+	for _, r := range run.Rows {
+		if r == nil {
+			continue
+		}
+		for _, c := range r.Cells {
+			n += c.Attempts
+			if c.Attempts > 1 {
+				more++
+			}
+		}
+	}
+	return n, more
 }
