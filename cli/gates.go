@@ -287,11 +287,13 @@ func (g *gates) finish(led *ledger.Ledger, b *state.BatteryRun, code int, stdout
 		return code
 	}
 	var buf bytes.Buffer
+	// The summary above said the run's code; a report that cannot be
+	// written makes it 2, and the last line says so.
 	if err := history.Write(&buf, led, []string{b.ID}, g.outFmt, ""); err != nil {
-		return failf(stderr, fmt.Errorf("--out %s: %w", g.out, err))
+		return failf(stderr, fmt.Errorf("--out %s: %w (exit 2, not the summary's %d: the report was not written)", g.out, err, code))
 	}
 	if err := outfile.Write(g.out, stdout, buf.Bytes()); err != nil {
-		return failf(stderr, fmt.Errorf("--out: %w", err))
+		return failf(stderr, fmt.Errorf("--out: %w (exit 2, not the summary's %d: the report was not written)", err, code))
 	}
 	fmt.Fprintf(stderr, "pitwall: wrote %s (%s)\n", g.out, g.outFmt)
 	return code
