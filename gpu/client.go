@@ -61,7 +61,7 @@ func NewClient(cfg ServerConfig, hc *http.Client) *Client {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
 	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), hc: &wrapped,
-		ctx: contexts{get: newProbeClient(hc, cfg.APIKey), root: ep.root()}}
+		ctx: contexts{get: newProbeClient(hc, cfg.APIKey), root: ep.root(), kind: cfg.Kind}}
 }
 
 // emptyLinesLimit is the most lines in a row a stream may send that are

@@ -18,7 +18,8 @@ type contexts struct {
 	root endpoint
 
 	mu      sync.Mutex
-	none    bool // the server has no /api/ps
+	kind    chat.Kind // as configured, or as a probe detected it
+	none    bool      // the server has no /api/ps
 	at      time.Time
 	lengths map[string]int
 }
@@ -26,6 +27,22 @@ type contexts struct {
 // contextsFresh is how long a read of /api/ps is trusted: a model reloaded
 // with another num_ctx shows within it.
 const contextsFresh = 30 * time.Second
+
+// detected notes the kind a probe found for a server configured without one.
+func (c *contexts) detected(k chat.Kind) {
+	c.mu.Lock()
+	c.kind = k
+	c.mu.Unlock()
+}
+
+// cuts reports whether the server may cut a prompt without an error:
+// Ollama (and the simulator, which may play it). Another server refuses a
+// long prompt, and is never asked for /api/ps.
+func (c *contexts) cuts() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.none && (c.kind == chat.KindOllama || c.kind == chat.KindSim)
+}
 
 // lengthOf is model's context length, 0 when unknown.
 func (c *contexts) lengthOf(ctx context.Context, model string) int {
@@ -65,15 +82,9 @@ func (c *contexts) lengthOf(ctx context.Context, model string) int {
 }
 
 // markCut sets res.PromptCut when the prompt filled the model's context.
-// Only servers that cut silently are asked (Ollama, or one whose kind is
-// not known); a hosted API refuses a long prompt instead.
+// Only servers that cut silently are asked (contexts.cuts).
 func (c *Client) markCut(ctx context.Context, model string, res *chat.Result) {
-	if res.PromptTokens <= 0 {
-		return
-	}
-	switch c.cfg.Kind {
-	case chat.KindOllama, chat.KindSim, "":
-	default:
+	if res.PromptTokens <= 0 || !c.ctx.cuts() {
 		return
 	}
 	if n := c.ctx.lengthOf(ctx, model); n > 0 && res.PromptTokens >= n {

@@ -213,6 +213,7 @@ func (f *Fleet) scheduleLocked(s *fleetServer) {
 func (f *Fleet) adoptLocked(s *fleetServer, r ProbeResult, ver uint64, force bool) {
 	if s.cfg.Kind == "" && r.Kind != "" {
 		s.kind = r.Kind
+		s.client.ctx.detected(r.Kind)
 		if s.jit != s.kind.JIT() && s.busy == 0 && len(s.loads) == 0 {
 			// Only while idle: a job under way was placed as the other kind.
 			s.jit = s.kind.JIT()
