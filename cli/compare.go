@@ -67,6 +67,13 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf(stderr, err)
 	}
+	if f != history.FormatText {
+		// The text report opens with them; the others carry them in their
+		// data, where a reader may not look.
+		for _, w := range rep.Warnings {
+			fmt.Fprintln(stderr, "pitwall: warning: "+w)
+		}
+	}
 	var buf bytes.Buffer
 	if f == history.FormatJSON {
 		enc := json.NewEncoder(&buf)

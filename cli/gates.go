@@ -219,8 +219,8 @@ func (g *gates) results(b *state.BatteryRun) []gateResult {
 }
 
 func rateGate(gate, what string, c compare.Counts, min float64) gateResult {
-	if c.Decided == 0 {
-		return gateResult{gate: gate, failed: true, says: what + " unknown: no cell was decided"}
+	if !c.Known() {
+		return gateResult{gate: gate, failed: true, says: what + " unknown: " + c.RateNote()}
 	}
 	rate := float64(c.Pass) / float64(c.Decided)
 	r := gateResult{gate: gate, failed: rate < min-1e-9}
@@ -287,11 +287,13 @@ func (g *gates) finish(led *ledger.Ledger, b *state.BatteryRun, code int, stdout
 		return code
 	}
 	var buf bytes.Buffer
+	// The summary above said the run's code; a report that cannot be
+	// written makes it 2, and the last line says so.
 	if err := history.Write(&buf, led, []string{b.ID}, g.outFmt, ""); err != nil {
-		return failf(stderr, fmt.Errorf("--out %s: %w", g.out, err))
+		return failf(stderr, fmt.Errorf("--out %s: %w (exit 2, not the summary's %d: the report was not written)", g.out, err, code))
 	}
 	if err := outfile.Write(g.out, stdout, buf.Bytes()); err != nil {
-		return failf(stderr, fmt.Errorf("--out: %w", err))
+		return failf(stderr, fmt.Errorf("--out: %w (exit 2, not the summary's %d: the report was not written)", err, code))
 	}
 	fmt.Fprintf(stderr, "pitwall: wrote %s (%s)\n", g.out, g.outFmt)
 	return code
@@ -315,22 +317,9 @@ func outcomeCounts(b *state.BatteryRun, model string) compare.Counts {
 			if model != "" && (i/rep >= len(b.Models) || b.Models[i/rep] != model) {
 				continue
 			}
-			switch cellOutcome(b, c) {
-			case compare.Pass:
-				n.Pass++
-			case compare.Fail:
-				n.Fail++
-			case compare.Warn:
-				n.Warn++
-			case compare.Error:
-				n.Error++
-			case compare.JudgeError:
-				n.JudgeError++
-			default:
-				n.None++
-			}
+			v, _ := compare.Judged(c, b.Plan.InView)
+			n.Add(cellOutcome(b, c), compare.ByJudge(b.Plan.InView, string(c.Status), v))
 		}
 	}
-	n.Decided = n.Pass + n.Fail + n.Warn + n.Error
 	return n
 }

@@ -121,6 +121,29 @@ func TestGatesDecideTheExitCodeOfACompletedRun(t *testing.T) {
 	}
 }
 
+// A run stopped before its judge decided anything has no pass rate in
+// `runs` (— and null), though its checks failed some cells at once; once
+// the judge decided some, the rate is of what was, with its bounds.
+func TestRunsGivesNoRateWhereOnlyTheChecksFailuresAreIn(t *testing.T) {
+	t.Parallel()
+	// U: completed, never judged (not a mark gateRun knows).
+	for _, c := range []struct {
+		name string
+		run  *state.BatteryRun
+		text string
+		rate bool
+	}{
+		{"stopped before judging", gateRun(state.RunStopped, "XU", "XU"), "—", false},
+		{"stopped while judging", gateRun(state.RunStopped, "XU", "PU"), "25–75%", true},
+		{"all judged", gateRun(state.RunCompleted, "XP", "PF"), "50%", true},
+	} {
+		n := outcomeCounts(c.run, "")
+		if got := n.RateText(); got != c.text || (n.PassRate() != nil) != c.rate {
+			t.Errorf("%s: rate %q (known %v); want %q (%v)", c.name, got, n.PassRate() != nil, c.text, c.rate)
+		}
+	}
+}
+
 // Commands that take no gate flags pass nil: nothing changes.
 func TestNoGatesChangeNothing(t *testing.T) {
 	t.Parallel()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,8 +12,10 @@ import (
 	"pitwall/config"
 	"pitwall/edges/importrun"
 	"pitwall/runner"
+	"pitwall/runner/compare"
 	"pitwall/runner/history"
 	"pitwall/runner/ledger"
+	"pitwall/runner/state"
 )
 
 // continueFlags are the common flags of the commands that go on with a run
@@ -36,7 +39,27 @@ func cmdResume(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	if row, done := completedRun(*db, id); done {
+		// Nothing stopped it: resuming would only replay it and stretch
+		// its duration.
+		fmt.Fprintf(stdout, "pitwall: run %s completed: nothing to resume. `pitwall retry %s` runs its ⚠️ cells again; `pitwall rejudge %s` judges it again.\n",
+			row.ID, row.ID, row.ID)
+		return 0
+	}
 	return continueRun(fs, &cf, *db, id, runner.Again{Cancelled: true}, stdin, stdout, stderr)
+}
+
+// completedRun reports whether run id of ledger db completed: nothing
+// stopped it, so there is nothing to resume. A ledger or run it cannot read
+// is left to continueRun, which says why.
+func completedRun(db, id string) (ledger.RunRow, bool) {
+	led, err := openLedger(db)
+	if err != nil {
+		return ledger.RunRow{}, false
+	}
+	defer led.Close()
+	row, err := led.Run(id)
+	return row, err == nil && row.Status == string(state.RunCompleted)
 }
 
 func cmdRetry(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -80,6 +103,12 @@ func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.
 		return failf(stderr, err)
 	}
 	defer a.Close()
+	var again0 []retried // the cells retry runs again, as they were
+	if again.Errors {
+		if b, err := history.LoadSnapshot(a.led, row.ID, ""); err == nil {
+			again0 = toRetry(b, again)
+		}
+	}
 	run, err := runner.Resume(cfg, row.ID, again, runner.Options{RunID: row.ID, Fleet: a.fleet, Ledger: a.led, Logger: a.log})
 	if errors.Is(err, ledger.ErrHeld) {
 		return failf(stderr, err) // it names the run, the process and what to do
@@ -88,7 +117,54 @@ func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.
 	}
 	defer run.Close() // before the app's Close: the run writes to its ledger
 	a.log.Info("continuing run", "status", row.Status, "errors", again.Errors, "cancelled", again.Cancelled)
-	return recordExit(a.led, row.ID, drive(run, a, cf, stdin, stdout, stderr), stderr)
+	code := drive(run, a, cf, stdin, stdout, stderr)
+	if len(again0) > 0 {
+		printRetried(stdout, again0, run.Wait(context.Background()))
+	}
+	return recordExit(a.led, row.ID, code, stderr)
+}
+
+// retried is a cell retry runs again and what it was before.
+type retried struct {
+	test, model, was string
+	ti, mi, rep      int
+}
+
+// toRetry lists the cells of b that again runs again.
+func toRetry(b *state.BatteryRun, again runner.Again) []retried {
+	var out []retried
+	for ti := range b.Tests {
+		for mi := range b.Models {
+			for r := range max(b.Repeat, 1) {
+				c := b.Cell(ti, mi, r)
+				if c == nil || !(again.Errors && c.Status == state.Errored || again.Cancelled && c.Status == state.Cancelled) {
+					continue
+				}
+				out = append(out, retried{test: b.Tests[ti].ID, model: b.Models[mi], was: string(c.Status), ti: ti, mi: mi, rep: r})
+			}
+		}
+	}
+	return out
+}
+
+// printRetried marks the cells retry ran again (↻), with what each was and
+// what it came to, under the grid that shows them among the others.
+func printRetried(w io.Writer, cells []retried, b *state.BatteryRun) {
+	if b == nil {
+		return
+	}
+	fmt.Fprintf(w, "retried  %d cells (↻ ran again):\n", len(cells))
+	for _, r := range cells {
+		now := "?"
+		if c := b.Cell(r.ti, r.mi, r.rep); c != nil {
+			now = string(compare.OutcomeUnder(c, b.Plan.InView))
+		}
+		name := r.model + " × " + r.test
+		if b.Repeat > 1 {
+			name += fmt.Sprintf(" #%d", r.rep+1)
+		}
+		fmt.Fprintf(w, "  ↻ %s: %s → %s\n", name, r.was, now)
+	}
 }
 
 // runConfig finds run id in ledger db (reading it settles a run whose

@@ -69,6 +69,17 @@ type session struct {
 	interrupted atomic.Bool // the UI reads it too, for "q exits N"
 }
 
+// interrupt notes a ctrl+c or SIGTERM. One that stops a run still going
+// makes the exit 130; after the run's end it changes nothing, so quitting
+// a finished run's grid with ctrl+c exits with the run's own code.
+func (s *session) interrupt() {
+	select {
+	case <-s.run.Done():
+	default:
+		s.interrupted.Store(true)
+	}
+}
+
 func (s *session) exitCode(b *state.BatteryRun) int {
 	if s.interrupted.Load() {
 		return exitInterrupted
@@ -98,7 +109,7 @@ func (s *session) live(opts ui.Options, stdout, stderr io.Writer) int {
 	for waiting := true; waiting; {
 		select {
 		case <-sigterm:
-			s.interrupted.Store(true)
+			s.interrupt()
 			s.run.Stop()
 			cancel()
 		case res = <-ended:
@@ -107,12 +118,12 @@ func (s *session) live(opts ui.Options, stdout, stderr io.Writer) int {
 	}
 	select {
 	case <-sigterm: // came as the program ended
-		s.interrupted.Store(true)
+		s.interrupt()
 	default:
 	}
 	switch {
 	case errors.Is(res.err, ui.ErrInterrupted):
-		s.interrupted.Store(true)
+		s.interrupt()
 	case res.err != nil && !s.interrupted.Load():
 		return failf(stderr, res.err)
 	}

@@ -93,7 +93,9 @@ type runSummary struct {
 	Error       int        `json:"error"`
 	JudgeError  int        `json:"judge_error"`
 	Decided     int        `json:"decided"`
-	PassRate    *float64   `json:"pass_rate"` // null with nothing decided
+	Pending     int        `json:"pending"`   // cells in inference or awaiting the judge in view
+	PassRate    *float64   `json:"pass_rate"` // null when unknown (compare.Counts.Known)
+	Rate        string     `json:"-"`
 	StartedAt   time.Time  `json:"started_at"`
 	EndedAt     *time.Time `json:"ended_at"`
 	DurationMS  *int64     `json:"duration_ms"`
@@ -124,10 +126,7 @@ func summarizeRun(led *ledger.Ledger, r ledger.RunRow) runSummary {
 	s.Judge = b.Plan.InView
 	n := outcomeCounts(b, "")
 	s.Pass, s.Fail, s.Warn, s.Error, s.JudgeError, s.Decided = n.Pass, n.Fail, n.Warn, n.Error, n.JudgeError, n.Decided
-	if n.Decided > 0 {
-		rate := float64(n.Pass) / float64(n.Decided)
-		s.PassRate = &rate
-	}
+	s.Pending, s.PassRate, s.Rate = n.Pending, n.PassRate(), n.RateText()
 	switch r.Status {
 	case ledger.RunRunning, ledger.RunInterrupted:
 	default:
@@ -158,8 +157,11 @@ func printRuns(w io.Writer, runs []runSummary) {
 		}
 		counts := []string{fmt.Sprint(s.Pass), fmt.Sprint(s.Fail), fmt.Sprint(s.Warn), fmt.Sprint(s.Error + s.JudgeError)}
 		rate, judge := "—", s.Judge
-		if s.PassRate != nil {
+		switch {
+		case s.PassRate != nil && s.Pending == 0:
 			rate = pct(*s.PassRate)
+		case s.Rate != "":
+			rate = s.Rate // its bounds, or "—": the one rule of compare.Counts
 		}
 		if judge == "" {
 			judge = "checks"

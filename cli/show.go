@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -102,9 +103,10 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		snaps, ctrl = browseOnlySnapshot(b, err), browseOnly{db: *db, id: b.ID}
 	}
 	last, err := ui.RunTUI(context.Background(), snaps, ctrl, opts)
-	if err != nil {
+	if err != nil && !(errors.Is(err, ui.ErrInterrupted) && last != nil) {
 		return failf(stderr, err)
 	}
+	// ctrl+c leaves a run that had ended as it was: its own exit code.
 	return exitCode(last)
 }
 
@@ -163,8 +165,10 @@ func reopen(cfgPath, db string, b *state.BatteryRun, judge string, stderr io.Wri
 		a.Close()
 		return nil, nil, err
 	}
-	if judge != "" && judge != b.Plan.InView {
-		if err := run.SwitchJudge(judge); err != nil {
+	// b was read with judge in view already; the reopened run has its own
+	// plan's, so it is told (without judging: show only shows).
+	if judge != "" {
+		if err := run.ViewJudge(judge); err != nil {
 			run.Close()
 			a.Close()
 			return nil, nil, err

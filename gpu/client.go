@@ -16,9 +16,10 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// minDecode is the shortest decode time a tokens/s figure is computed over;
-// below it the quotient says more about clock resolution than the GPU.
-const minDecode = time.Millisecond
+// minDecode is the shortest decode time (first token to last) a tokens/s
+// figure is computed over: under it the figure measures the server's
+// flushing and the network, not decoding.
+const minDecode = 50 * time.Millisecond
 
 // Client talks to one OpenAI-compatible server through go-openai. It is safe
 // for concurrent use; it keeps no state between calls.
@@ -30,6 +31,7 @@ type Client struct {
 	cfg ServerConfig
 	api *openai.Client
 	hc  *http.Client
+	ctx contexts // each model's context, to see a prompt the server cut
 }
 
 // NewClient returns a client for cfg. hc may be nil for a client of its own
@@ -58,7 +60,8 @@ func NewClient(cfg ServerConfig, hc *http.Client) *Client {
 	if cfg.StallTimeout == 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
-	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), hc: &wrapped}
+	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), hc: &wrapped,
+		ctx: contexts{get: newProbeClient(hc, cfg.APIKey), root: ep.root(), kind: cfg.Kind}}
 }
 
 // emptyLinesLimit is the most lines in a row a stream may send that are
@@ -127,6 +130,7 @@ func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error
 		return res, &chat.Error{Class: chat.ClassCut, Server: c.cfg.Name, Model: req.Model,
 			Message: "stream ended without a finish_reason or [DONE] (cut off)"}
 	}
+	c.markCut(ctx, req.Model, &res)
 	return res, nil
 }
 
@@ -190,6 +194,7 @@ type streamAcc struct {
 	chunks             int // chunks decoded
 	deltas             int // chunks that carried content, reasoning or a tool call
 	ttft               time.Duration
+	last               time.Duration // when the last token-bearing chunk came
 	usage              bool
 	prompt, completion int
 	scratch            streamChunk // the chunk being decoded, its slice reused
@@ -224,6 +229,7 @@ func (a *streamAcc) add(raw []byte, at time.Duration) error {
 			if a.deltas == 0 {
 				a.ttft = at
 			}
+			a.last = at
 			a.deltas++
 		}
 		a.content.Write(d.content)
@@ -263,23 +269,21 @@ func (a *streamAcc) result(res chat.Result, start, end time.Time) chat.Result {
 		// token-bearing chunks stands in. The prompt count stays unknown (0).
 		res.CompletionTokens = a.deltas
 	}
-	res.TokensPerSec = tokensPerSec(res.CompletionTokens, res.Latency, res.TTFT)
+	res.TokensPerSec = 0
+	if a.deltas >= 2 {
+		res.TokensPerSec = tokensPerSec(res.CompletionTokens, a.last-a.ttft)
+	}
 	return res
 }
 
-// tokensPerSec is the decode rate: completion tokens over the time after the
-// first token. When the reply came in one burst that time cannot be measured,
-// and the whole call stands in (a lower bound).
-func tokensPerSec(tokens int, latency, ttft time.Duration) float64 {
-	if tokens <= 0 {
+// tokensPerSec is the decode rate: the tokens after the first over the time
+// from the first token-bearing chunk to the last (decode). 0 says it was not
+// measured: a reply in one chunk, or a decode shorter than minDecode. The
+// whole call never stands in: divided by the prefill, a short reply would
+// read 5 tok/s for a model that decodes 100.
+func tokensPerSec(tokens int, decode time.Duration) float64 {
+	if tokens <= 1 || decode < minDecode {
 		return 0
 	}
-	d := latency - ttft
-	if d < minDecode {
-		d = latency
-	}
-	if d < minDecode {
-		return 0
-	}
-	return float64(tokens) / d.Seconds()
+	return float64(tokens-1) / decode.Seconds()
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"pitwall/gpu/chat"
 	"reflect"
 	"testing"
@@ -266,20 +268,73 @@ func TestModelsListsWhatTheServerOffers(t *testing.T) {
 
 func TestTokensPerSec(t *testing.T) {
 	tests := []struct {
-		name          string
-		tokens        int
-		latency, ttft time.Duration
-		want          float64
+		name   string
+		tokens int
+		decode time.Duration
+		want   float64
 	}{
-		{"decode time after the first token", 100, 2500 * time.Millisecond, 500 * time.Millisecond, 50},
-		{"one burst: the whole call stands in", 10, 2 * time.Second, 2 * time.Second, 5},
-		{"too short to measure", 10, 100 * time.Microsecond, 50 * time.Microsecond, 0},
-		{"no tokens", 0, time.Second, 0, 0},
+		{"tokens after the first over the decode time", 101, 2 * time.Second, 50},
+		{"one token: nothing decoded after it", 1, time.Second, 0},
+		{"a decode too short to measure", 10, 49 * time.Millisecond, 0},
+		{"no tokens", 0, time.Second, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tokensPerSec(tt.tokens, tt.latency, tt.ttft); got != tt.want {
+			if got := tokensPerSec(tt.tokens, tt.decode); got != tt.want {
 				t.Errorf("tokensPerSec = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// paced streams n content chunks, gap apart after a prefill pause, then a
+// usage chunk saying n completion tokens; n = 1 with tokens > 1 is a reply
+// whose every token came in one chunk.
+func paced(prefill, gap time.Duration, chunks, tokens int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		oaiDecode(r)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		time.Sleep(prefill)
+		for i := range chunks {
+			if i > 0 {
+				time.Sleep(gap)
+			}
+			fmt.Fprintf(w, "data: %s\n\n", oaiContent("m", "tok "))
+			fl.Flush()
+		}
+		fmt.Fprintf(w, "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[],"+
+			"\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\ndata: [DONE]\n\n", tokens, tokens+5)
+	}
+}
+
+// tokens/s is decode throughput as measured: a reply that came in one
+// chunk has none (its latency is its prefill), one whose chunks were spread
+// has the tokens after the first over the time after the first token.
+func TestTokensPerSecIsMeasuredOnlyOverADecode(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name             string
+		handler          http.HandlerFunc
+		wantLo, wantHigh float64
+	}{
+		{"all tokens in one chunk after a long prefill", paced(300*time.Millisecond, 0, 1, 40), 0, 0},
+		{"chunks spread over a decode", paced(300*time.Millisecond, 20*time.Millisecond, 11, 11), 10 / 0.4, 10 / 0.19},
+		{"two chunks too close together", paced(100*time.Millisecond, time.Millisecond, 2, 30), 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			c := NewClient(ServerConfig{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
+			defer c.CloseIdleConnections()
+			res, err := c.Chat(context.Background(), hiRequest("m"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.TokensPerSec < tt.wantLo || res.TokensPerSec > tt.wantHigh {
+				t.Errorf("tokens/s %.1f (latency %v, TTFT %v, %d tokens); want between %.1f and %.1f",
+					res.TokensPerSec, res.Latency, res.TTFT, res.CompletionTokens, tt.wantLo, tt.wantHigh)
 			}
 		})
 	}

@@ -139,3 +139,39 @@ func TestReopeningARunAndClosingItLeavesTheLedgerAlone(t *testing.T) {
 		t.Errorf("closing a reopened run changed its ledger row: %s %v -> %s %v", before.Status, before.EndedAt, after.Status, after.EndedAt)
 	}
 }
+
+// A reopened run shows the judge it is told to (`show --judge`) and asks
+// that judge nothing: no judge request is sent.
+func TestAReopenedRunViewsAnotherJudgeWithoutJudging(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, testConfig(t, fleetWithJudge2()+twoJudges), true)
+	b := h.finish(t)
+	h.run.Close()
+	reqs := func() int {
+		rs, err := h.led.Requests(b.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rs)
+	}
+	before := reqs()
+	again, err := Reopen(h.cfg, b.ID, Options{Fleet: h.fleet, Ledger: h.led})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if err := again.ViewJudge("k"); err != nil {
+		t.Fatal(err)
+	}
+	if s := again.Latest(); s.Plan.InView != "k" {
+		t.Errorf("in view after ViewJudge(k): %q", s.Plan.InView)
+	}
+	if err := again.ViewJudge("nobody"); err == nil {
+		t.Error("ViewJudge of a judge the run does not have: no error")
+	}
+	again.Stop()
+	again.Close()
+	if after := reqs(); after != before {
+		t.Errorf("viewing a judge sent %d requests", after-before)
+	}
+}

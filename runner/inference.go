@@ -310,7 +310,7 @@ func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
 		c.Server = res.Server
 		c.Output, c.Reasoning, c.ToolCalls, c.FinishReason = res.Content, res.Reasoning, res.ToolCalls, res.FinishReason
 		c.TTFT, c.Latency, c.TokensPerSec = res.TTFT, res.Latency, res.TokensPerSec
-		c.PromptTokens, c.CompletionTokens = res.PromptTokens, res.CompletionTokens
+		c.PromptTokens, c.CompletionTokens, c.PromptCut = res.PromptTokens, res.CompletionTokens, res.PromptCut
 		e.tokens += int64(res.CompletionTokens)
 		c.Checks, _ = t.Judge(check.Output{Content: res.Content, ToolCalls: res.ToolCalls, Latency: res.Latency})
 		e.agentSettled(a, c) // an agent cell is checked over its whole loop

@@ -277,6 +277,9 @@ func (e *engine) judgeDispatched(a *attempt, server string) {
 
 // judgeDone takes a finished judge request: a retry, or the sample.
 func (e *engine) judgeDone(a *attempt, res chat.Result, err error) {
+	if res.PromptCut > 0 {
+		e.judgeCut++
+	}
 	class := chat.ClassOf(err)
 	// Tries a batch left unanswered are not this request's failures: a
 	// request sent live after them has its retries whole.

@@ -69,6 +69,7 @@ type phases struct {
 // totals are the run's running totals, for its snapshots.
 type totals struct {
 	tokens    int64
+	judgeCut  int              // judge requests whose prompt the server cut (state.BatteryRun.JudgePromptsCut)
 	judging   state.JudgeSpend // what the judges spent
 	completed int              // cells whose inference completed
 }
@@ -481,7 +482,7 @@ func (e *engine) snapshot() *state.BatteryRun {
 		Seq: e.seq, ID: r.id, Name: r.cfg.Name, Status: status, Phase: e.phase, Message: e.message,
 		Models: r.models, Tests: r.infos, Repeat: r.repeat, Rows: e.table.publish(),
 		Plan: e.plan, Started: e.started, Ended: e.ended, Counts: e.table.tally(e.plan.InView),
-		TokensGenerated: e.tokens, JudgeInFlight: e.judgeWork(), Judging: e.judging, Fleet: r.fleet.State(),
+		TokensGenerated: e.tokens, JudgeInFlight: e.judgeWork(), JudgePromptsCut: e.judgeCut, Judging: e.judging, Fleet: r.fleet.State(),
 		Final: e.life >= ended,
 	}
 }

@@ -33,6 +33,17 @@ func (e *engine) switchJudge(name string) error {
 	return nil
 }
 
+// viewJudge puts name in view without asking it anything: the grid shows
+// the verdicts it gave, and "—" where it gave none (`show --judge`).
+func (e *engine) viewJudge(name string) error {
+	if _, err := e.plan.Expand(name); err != nil {
+		return err
+	}
+	e.plan = e.plan.WithInView(name)
+	e.dirty = true
+	return nil
+}
+
 // rejudge judges cells again with a judge ("" = the one in view), with
 // fresh samples.
 func (e *engine) rejudge(cells []state.CellRef, name string) error {

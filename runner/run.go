@@ -232,6 +232,12 @@ func (r *Run) SwitchJudge(name string) error {
 	return r.call(func(e *engine) error { return taken(e, e.switchJudge(name)) })
 }
 
+// ViewJudge puts a judge in view without sending it work, as `show
+// --judge` reads a run: its verdicts, where it gave any.
+func (r *Run) ViewJudge(name string) error {
+	return r.call(func(e *engine) error { return taken(e, e.viewJudge(name)) })
+}
+
 // Rejudge judges the given cells again with a judge ("" = the one in view),
 // with fresh samples; inference is never repeated.
 func (r *Run) Rejudge(cells []state.CellRef, name string) error {

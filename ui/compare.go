@@ -81,7 +81,7 @@ func compareRun(run *state.BatteryRun, judge string, tests, models []int) compar
 func compareCell(c *state.Cell, judge string) compare.Cell {
 	verdict, score := compare.Judged(c, judge)
 	cc := compare.Cell{Model: c.Model, Test: c.Test, Repeat: c.Repeat, Outcome: compare.OutcomeOf(string(c.Status), verdict),
-		Score: score, Latency: c.Latency, TTFT: c.TTFT, TokensPerSec: c.TokensPerSec,
+		Judged: compare.ByJudge(judge, string(c.Status), verdict), Score: score, Latency: c.Latency, TTFT: c.TTFT, TokensPerSec: c.TokensPerSec,
 		PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens}
 	for _, j := range c.Judgments {
 		if j.Status == state.JudgmentDone && j.Judge != scoring.JuryName {
@@ -175,6 +175,11 @@ func (r *ranking) build() []string {
 		decided += m.Decided
 	}
 	about := itoa(decided) + " of " + itoa(msg.cells) + " cells decided"
+	if n := rr.Pending(); n > 0 {
+		// A rate of what is decided so far is not the run's: ✓ wait for
+		// their verdicts while ❌ are in at once.
+		about = "provisional: " + about + " · " + itoa(n) + " pending"
+	}
 	if msg.tests < msg.allT || msg.models < msg.allM {
 		about += " · what the filters keep: " + itoa(msg.tests) + "/" + itoa(msg.allT) + " tests, " +
 			itoa(msg.models) + "/" + itoa(msg.allM) + " models"
@@ -187,7 +192,8 @@ func (r *ranking) build() []string {
 	lines = append(lines, "")
 	lines = append(lines, r.wrap(st.dim, "= tied: its interval overlaps another's, so the battery cannot tell them apart. "+
 		g.failed+" failed (judge or checks)  "+g.warn+" split verdict  "+g.errored+" server or transport error  "+
-		g.judgeError+" judge error: "+g.warn+" and "+g.errored+" count as not passed; "+g.judgeError+" and cells not run or not judged yet are left out")...)
+		g.judgeError+" judge error: "+g.warn+" and "+g.errored+" count as not passed; "+g.judgeError+" and cells not run or not judged yet are left out"+
+		" (+N pending: a rate is then its lowest–highest, "+g.dash+" while the judge has decided none)")...)
 
 	lines = append(lines, "", st.section.Render(" Speed and tokens")+st.dim.Render(" — median/p95 over the cells that ran"))
 	lines = append(lines, r.speedTable(rr)...)
@@ -249,10 +255,10 @@ func (r *ranking) rankTable(rr *compare.RunReport, level float64, scores bool) [
 	cols = append(cols, column{head: "tied with"})
 	for _, m := range rr.Ranking {
 		row := []string{compare.RankLabel(m), m.Model,
-			compare.Percent(m.Rate.Value, m.Decided), compare.RangeText(m.Rate, m.Decided), itoa(m.Pass) + "/" + itoa(m.Decided),
+			m.RateText(), compare.RangeText(m.Rate, m.Rated()), m.Passed(),
 			itoa(m.Fail), itoa(m.Warn), itoa(m.Error), itoa(m.JudgeError)}
 		if scores {
-			row = append(row, compare.Score(m.Score.Value, m.Decided), compare.ScoreRange(m.Score, m.Decided))
+			row = append(row, compare.Score(m.Score.Value, m.Rated()), compare.ScoreRange(m.Score, m.Rated()))
 		}
 		tied := g.dash
 		switch {
@@ -304,8 +310,8 @@ func (r *ranking) categoryTable(rr *compare.RunReport) []string {
 		cols[0].cells = append(cols[0].cells, m.Model)
 		for i, cs := range m.Categories {
 			s := r.c.glyphs.dash
-			if cs.Decided > 0 {
-				s = itoa(cs.Pass) + "/" + itoa(cs.Decided) + " " + compare.Percent(cs.Rate.Value, cs.Decided)
+			if cs.Known() {
+				s = cs.Passed() + " " + cs.RateText()
 			}
 			if i+1 < len(cols) {
 				cols[i+1].cells = append(cols[i+1].cells, s)

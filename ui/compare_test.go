@@ -147,7 +147,7 @@ func TestCompareRunOutcomes(t *testing.T) {
 	gemma := byCell(compareRun(run, "gemma", nil, nil))
 	want := map[string]compare.Outcome{
 		"basic_tool_call/qwen/qwen3-8b":       compare.Pass,
-		"basic_tool_call/granite-4.0-micro":   compare.None, // its judge has not spoken
+		"basic_tool_call/granite-4.0-micro":   compare.Unjudged, // its judge has not spoken
 		"json_schema_reply/qwen/qwen3-8b":     compare.Fail,
 		"json_schema_reply/granite-4.0-micro": compare.Error,
 	}

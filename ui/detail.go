@@ -260,6 +260,15 @@ func writeCell(w *detailWriter, cell *state.Cell) {
 		}
 		w.para(4, strings.Join(parts, " · "))
 	}
+	if cell.PromptCut > 0 {
+		w.para(4, c.styles.alert.Render(PromptCutText(cell.PromptCut)))
+	}
+}
+
+// PromptCutText says a prompt was cut to a model's context of n tokens.
+func PromptCutText(n int) string {
+	return "prompt cut: the server kept only the last " + strconv.Itoa(n) +
+		" tokens (the model's context); raise its context (Ollama's num_ctx) to send it whole"
 }
 
 // writeReply writes a one-request cell's reply and reasoning.

@@ -214,6 +214,9 @@ func timing(c *state.Cell) string {
 	if c.TokensPerSec > 0 {
 		s += " " + strconv.FormatFloat(c.TokensPerSec, 'f', 0, 64) + " tok/s"
 	}
+	if c.PromptCut > 0 {
+		s += " · prompt cut to " + strconv.Itoa(c.PromptCut) + " tokens"
+	}
 	return s
 }
 
@@ -333,6 +336,19 @@ func Summary(run *state.BatteryRun, judge string, opts Options) string {
 	}
 	fmt.Fprintf(&sb, "cells    %d %s completed · %d %s failed · %d %s error · %d %s cancelled (%d in all)\n",
 		cnt.Completed, g.ok, cnt.Failed, g.failed, cnt.Errored, g.errored, cnt.Cancelled, g.cancel, totalCells(run))
+	if n, more := attempts(run); more > 0 {
+		// Cells and requests are not the same count: a retry, a resume or a
+		// failover sends a cell again.
+		were := strconv.Itoa(more) + " cells were"
+		if more == 1 {
+			were = "1 cell was"
+		}
+		fmt.Fprintf(&sb, "attempts %d inference attempts for %d cells run: %s sent more than once\n", n, cnt.Done(), were)
+	}
+	if cut, judged := promptsCut(run); cut+judged > 0 {
+		fmt.Fprintf(&sb, "warning  prompts cut to the model's context: %d of inference, %d of judging; "+
+			"those replies and verdicts are to part of their prompt (raise num_ctx)\n", cut, judged)
+	}
 	if judge != "" {
 		fmt.Fprintf(&sb, "verdicts %d %s · %d %s · %d %s · %d %s (judge %s)\n",
 			cnt.Pass, g.pass, cnt.Fail, g.fail, cnt.Warn, g.warn, cnt.JudgeError, g.judgeError, judge)
@@ -427,4 +443,37 @@ func RenderGrid(run *state.BatteryRun, judge string, ascii bool) string {
 		return textutil.Terminal(asciiFold.Replace(sb.String()))
 	}
 	return textutil.Terminal(sb.String())
+}
+
+// promptsCut counts the cells whose prompt the server cut, and the judge
+// requests.
+func promptsCut(run *state.BatteryRun) (cells, judge int) {
+	for _, r := range run.Rows {
+		if r == nil {
+			continue
+		}
+		for _, c := range r.Cells {
+			if c.PromptCut > 0 {
+				cells++
+			}
+		}
+	}
+	return cells, run.JudgePromptsCut
+}
+
+// attempts sums the inference attempts of the cells that ran, and counts
+// the cells sent more than once.
+func attempts(run *state.BatteryRun) (n, more int) {
+	for _, r := range run.Rows {
+		if r == nil {
+			continue
+		}
+		for _, c := range r.Cells {
+			n += c.Attempts
+			if c.Attempts > 1 {
+				more++
+			}
+		}
+	}
+	return n, more
 }

@@ -89,7 +89,7 @@ func (s *Server) handleOllamaPS(w http.ResponseWriter, r *http.Request) {
 		out.Models = append(out.Models, ollamaPS{
 			Name: l.name, Model: l.name, Size: size, Digest: digest(l.name),
 			Details: s.ollamaDetails(l.name), ExpiresAt: l.lastUsed.Add(keep),
-			SizeVRAM: size, ContextLength: contextLength,
+			SizeVRAM: size, ContextLength: s.contextOf(l.name),
 		})
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -25,10 +25,10 @@ func (k faultKind) String() string {
 	return [...]string{"none", "error", "rate_limit", "hang", "cut", "malformed", "crash"}[k]
 }
 
-// pickFault draws the fault of chat request number n (from 1, across restarts).
-// One uniform draw per request is laid over the rates end to end, so each
-// kind happens at its own rate (when the rates sum to at most 1), and the
-// same seed and request number always give the same fault.
+// pickFault draws the fault of a chat request from n, its content's hash
+// and attempt (faultDraw). One uniform draw per request is laid over the
+// rates end to end, so each kind happens at its own rate (when the rates sum
+// to at most 1), and the same seed and n always give the same fault.
 func pickFault(f simspec.Faults, seed, n int64) faultKind {
 	u := unit(uint64(seed) ^ splitmix64(uint64(n)))
 	acc := 0.0
@@ -52,7 +52,9 @@ func pickFault(f simspec.Faults, seed, n int64) faultKind {
 // admit numbers an accepted chat request and decides what befalls it. The
 // request that comes after simspec.Faults.CrashAfter requests of a generation
 // crashes the server; it returns how long until the restart then.
-func (s *Server) admit(g *generation, model string) (faultKind, time.Duration) {
+// hash is the request's content (requestHash): its k-th attempt draws
+// with hash and k, whatever else arrived before it.
+func (s *Server) admit(g *generation, model string, hash uint64) (faultKind, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counters.requests++
@@ -60,7 +62,14 @@ func (s *Server) admit(g *generation, model string) (faultKind, time.Duration) {
 	s.chats++
 	g.chats++
 	f := s.faults
-	k := pickFault(f, s.cfg.Seed, s.chats)
+	k := faultNone
+	if f.ErrorRate+f.RateLimitRate+f.HangRate+f.CutRate+f.MalformedRate > 0 {
+		if s.attempts == nil {
+			s.attempts = map[uint64]uint64{}
+		}
+		s.attempts[hash]++
+		k = pickFault(f, s.cfg.Seed, int64(splitmix64(hash^splitmix64(s.attempts[hash]))))
+	}
 	if f.CrashAfter > 0 && g.chats > f.CrashAfter {
 		k = faultCrash
 	}

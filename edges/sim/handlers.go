@@ -122,13 +122,18 @@ func (s *Server) handleChat(g *generation, w http.ResponseWriter, r *http.Reques
 		return
 	}
 	prompt := promptTokens(req)
-	if s.cfg.Spec.Backend == BackendLlamaCpp && prompt > contextLength {
+	nctx := s.contextOf(req.Model)
+	switch {
+	case s.cfg.Spec.Backend == BackendLlamaCpp && prompt > nctx:
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
 			"code": http.StatusBadRequest, "type": "exceed_context_size_error",
 			"message":         "the request exceeds the available context size, try increasing it",
-			"n_prompt_tokens": prompt, "n_ctx": contextLength,
+			"n_prompt_tokens": prompt, "n_ctx": nctx,
 		}})
 		return
+	case s.cfg.Spec.Backend == BackendOllama && prompt > nctx:
+		// Ollama keeps the prompt's end and says nothing but its count.
+		prompt = nctx
 	}
 	n, bad := s.choices(req)
 	if bad != nil {
@@ -136,7 +141,7 @@ func (s *Server) handleChat(g *generation, w http.ResponseWriter, r *http.Reques
 		return
 	}
 	ctx := r.Context()
-	fault, restartAfter := s.admit(g, req.Model)
+	fault, restartAfter := s.admit(g, req.Model, requestHash(req.Model, req, s.cfg.Seed))
 	switch fault {
 	case faultCrash:
 		s.crashByFault(restartAfter)

@@ -62,6 +62,14 @@ func TestJudgeTruth(t *testing.T) {
 		{"prompt-prix text without a call", `Expected: {"response_contains":"4","no_tool_call":true}`, "It is 4.", true},
 		{"prompt-prix text with a call", `Expected: {"response_contains":"4","no_tool_call":true}`, "It is 4.\n[tool call] calc({})", false},
 		{"JSON that is not an expected block", `{"name":"Ada"}`, `Here: {"name":"Ada"}`, true},
+		{"JSON in another key order and spacing", `{"item": "apples", "quantity": 3, "unit_price": 0.5}`,
+			"{\n  \"unit_price\":0.50,\"item\":\"apples\",\n  \"quantity\": 3\n}", true},
+		{"JSON in a code fence with a key more", `{"item": "apples", "quantity": 3}`, "```json\n{\"quantity\":3,\"item\":\"apples\",\"note\":\"\"}\n```", true},
+		{"JSON with another value", `{"item": "apples", "quantity": 3, "unit_price": 0.5}`, `{"item":"apples","quantity":4,"unit_price":0.5}`, false},
+		{"JSON missing a key", `{"item": "apples", "quantity": 3}`, `{"item":"apples"}`, false},
+		{"not JSON where JSON is expected", `{"item": "apples"}`, `item: apples`, false},
+		{"a JSON array by value", `{"colours": ["red", "green", "blue"]}`, `{"colours":["red","green","blue"]}`, true},
+		{"a JSON array in another order", `{"colours": ["red", "green", "blue"]}`, `{"colours":["blue","green","red"]}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			task, ok := parseJudgePrompt(judgePrompt("be right", tc.reference, tc.candidate))

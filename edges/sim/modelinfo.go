@@ -46,8 +46,17 @@ func digest(name string) string {
 // sizeBytes is a size in GB as bytes (GiB, as the tools report them).
 func sizeBytes(gb float64) int64 { return int64(gb * (1 << 30)) }
 
-// contextLength is the context every simulated model is loaded with.
+// contextLength is the context a simulated model is loaded with unless its
+// spec says (simspec.Model.Context).
 const contextLength = 8192
+
+// contextOf is the context model is loaded with.
+func (s *Server) contextOf(model string) int {
+	if n := s.specs[model].Context; n > 0 {
+		return n
+	}
+	return contextLength
+}
 
 // maxContextLength is the longest context a simulated model supports.
 const maxContextLength = 32768

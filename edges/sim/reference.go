@@ -20,6 +20,11 @@ type expectation struct {
 	notOf  []string       // none of these may be called
 	text   string         // the answer's text must contain this
 	noCall bool           // no function may be called
+	// value is a reference that is JSON: the answer must hold JSON equal
+	// to it by value (key order and spacing aside; an object may carry
+	// more keys than the reference names).
+	value  any
+	isJSON bool
 }
 
 // renderedCall is one tool call read from a judge prompt.
@@ -62,7 +67,64 @@ func parseExpectation(ref string) (expectation, bool) {
 	if calls := parseCalls(bareCall, ref); len(calls) > 0 {
 		return expectation{calls: calls}, true
 	}
+	var v any
+	if (strings.HasPrefix(ref, "{") || strings.HasPrefix(ref, "[")) && json.Unmarshal([]byte(ref), &v) == nil {
+		return expectation{value: v, isJSON: true}, true
+	}
 	return expectation{text: ref}, true
+}
+
+// jsonIn reads the JSON a candidate holds: all of it, or what a code fence
+// or prose leaves between its first "{" or "[" and the last "}" or "]".
+func jsonIn(s string) (any, bool) {
+	var v any
+	s = strings.TrimSpace(s)
+	if json.Unmarshal([]byte(s), &v) == nil {
+		return v, true
+	}
+	i := strings.IndexAny(s, "{[")
+	j := strings.LastIndexAny(s, "}]")
+	if i < 0 || j < i {
+		return nil, false
+	}
+	if json.Unmarshal([]byte(s[i:j+1]), &v) == nil {
+		return v, true
+	}
+	return nil, false
+}
+
+// sameJSON compares by value: numbers as numbers, objects by key (got may
+// have more), arrays in order.
+func sameJSON(want, got any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok || !sameJSON(wv, gv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !sameJSON(w[i], g[i]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		g, ok := got.(string)
+		return ok && strings.EqualFold(strings.TrimSpace(g), strings.TrimSpace(w))
+	}
+	return want == got
 }
 
 // expectedBlock reads prompt-prix's expected object, the JSON between the
@@ -137,6 +199,16 @@ func (e expectation) meets(candidate string) (bool, string) {
 	}
 	if e.noCall && len(got) > 0 {
 		return false, "The candidate calls a tool where none was needed."
+	}
+	if e.isJSON {
+		v, ok := jsonIn(text)
+		switch {
+		case !ok:
+			return false, "The candidate output is not valid JSON."
+		case !sameJSON(e.value, v):
+			return false, "The candidate's JSON differs from the reference's values."
+		}
+		return true, "The candidate's JSON holds the reference's values."
 	}
 	if e.text != "" && !containsNorm(text, e.text) {
 		return false, "The candidate output does not contain the reference answer."

@@ -64,13 +64,18 @@ type Server struct {
 	wg      sync.WaitGroup // handlers and the server's own goroutines
 	closeCh chan struct{}  // closed by Close: ends pending restarts
 
-	mu       sync.Mutex
-	closed   bool
-	up       bool
-	gen      *generation
-	addr     string // host:port, fixed by the first listen
-	faults   simspec.Faults
-	chats    int64 // chat requests accepted, across restarts (fault draws)
+	mu     sync.Mutex
+	closed bool
+	up     bool
+	gen    *generation
+	addr   string // host:port, fixed by the first listen
+	faults simspec.Faults
+	chats  int64 // chat requests accepted, across restarts
+	// attempts counts the requests of each content (requestHash) seen, for
+	// fault draws: a fault falls on a request and its attempt, not on its
+	// place in the order of arrival, so a seed gives the same faults to the
+	// same cells however concurrency orders them.
+	attempts map[uint64]uint64
 	changed  chan struct{}
 	counters counters
 }

@@ -76,7 +76,11 @@ type Result struct {
 	CompletionTokens int
 	TTFT             time.Duration // dispatch to first content or tool-call token
 	Latency          time.Duration // dispatch to end of stream
-	TokensPerSec     float64       // completion tokens / (latency - ttft)
+	TokensPerSec     float64       // decode tokens/s; 0 where no decode was measured
+	// PromptCut is the model's context length when the prompt filled it:
+	// the server cut the prompt to fit (Ollama does so silently), so the
+	// model never saw all of it. 0 when not cut, or not known.
+	PromptCut int
 }
 
 // Purpose says why a request is made; the scheduler treats them differently

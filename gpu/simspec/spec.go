@@ -12,6 +12,11 @@ type Model struct {
 	Skill        float64            `toml:"skill" json:"skill"`                   // chance of a right answer, 0..1 (default 0.7)
 	Skills       map[string]float64 `toml:"skills" json:"skills"`                 // per test category, overrides Skill
 	ReplyTokens  int                `toml:"reply_tokens" json:"reply_tokens"`     // typical reply length (default 120)
+	// Context is the context the model is loaded with (Ollama's num_ctx,
+	// llama.cpp's n_ctx; default 8192). A longer prompt is refused by
+	// llama.cpp and cut silently by Ollama, which then reports
+	// prompt_tokens equal to it, as the real one does.
+	Context int `toml:"context" json:"context"`
 	// JudgeErrorRate is the chance that, as a judge, it gets a verdict wrong.
 	JudgeErrorRate float64 `toml:"judge_error_rate" json:"judge_error_rate"`
 	// Think makes it wrap its judge reasoning in <think>…</think>, as

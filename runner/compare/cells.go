@@ -16,8 +16,15 @@ const (
 	Warn       Outcome = "warn"        // a split vote or a jury that disagrees
 	Error      Outcome = "error"       // the model's request errored (timeout, HTTP, malformed reply)
 	JudgeError Outcome = "judge-error" // the judge could not be run or parsed
-	None       Outcome = "none"        // not run, cancelled, or not judged
+	// Unfinished and Unjudged cells are pending: their outcome may still
+	// be either. A rate never counts them as failures (see Counts.Known).
+	Unfinished Outcome = "pending"  // its inference is not over
+	Unjudged   Outcome = "unjudged" // completed; the judge in view has given no verdict (yet)
+	None       Outcome = "none"     // cancelled or never run: it says nothing
 )
+
+// Pending reports whether an outcome is still to come.
+func (o Outcome) Pending() bool { return o == Unfinished || o == Unjudged }
 
 // Decided reports whether an outcome counts as a trial in a pass rate. The
 // rule is the grid's: a cell is decided once it failed, errored, or has a
@@ -28,9 +35,12 @@ func (o Outcome) Decided() bool { return o == Pass || o == Fail || o == Warn || 
 // OutcomeOf is the outcome of a cell from its status and the verdict its
 // judge in view gave ("" when none), as runner/history's export holds them:
 // a failed cell is Fail with or without a verdict, a completed cell with no
-// judge run is judged by its checks alone and carries "pass".
+// judge run is judged by its checks alone and carries "pass"; a completed
+// cell without a verdict is Unjudged and one still in inference Unfinished.
 func OutcomeOf(status, verdict string) Outcome {
 	switch state.CellStatus(status) {
+	case state.Pending, state.Queued, state.Loading, state.Running:
+		return Unfinished
 	case state.Failed:
 		return Fail
 	case state.Errored:
@@ -45,6 +55,8 @@ func OutcomeOf(status, verdict string) Outcome {
 			return Warn
 		case scoring.Error:
 			return JudgeError
+		case "":
+			return Unjudged
 		}
 	}
 	return None
@@ -73,12 +85,28 @@ func OutcomeUnder(c *state.Cell, judge string) Outcome {
 	return OutcomeOf(string(c.Status), v)
 }
 
+// ByJudge reports whether an outcome of a cell with verdict was the judge
+// in view's (judge "" is the checks alone, never a judge).
+func ByJudge(judge, status, verdict string) bool {
+	if judge == "" || state.CellStatus(status) != state.Completed {
+		return false
+	}
+	switch scoring.Verdict(verdict) {
+	case scoring.Pass, scoring.Fail, scoring.Warn:
+		return true
+	}
+	return false
+}
+
 // Cell is one (model, test, repeat) of a run as compare reads it.
 type Cell struct {
 	Model   string
 	Test    string
 	Repeat  int
 	Outcome Outcome
+	// Judged says the judge in view gave the outcome (PASS, FAIL or WARN),
+	// not the checks or the server: what Counts.Known asks of a rate.
+	Judged bool
 	// Score is the cell's score in [0, 1] for the judge in view: the
 	// judge's score, 1 for a completed cell with no judge, 0 for a failed
 	// or errored one.

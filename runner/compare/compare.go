@@ -56,6 +56,8 @@ type Report struct {
 	Runs  []RunReport `json:"runs"`
 	// Diffs compare each later run with the first.
 	Diffs []Diff `json:"diffs,omitempty"`
+	// Warnings say what makes the runs hard to compare (different judges).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // RunReport is one run's ranking and what goes with it.
@@ -82,6 +84,10 @@ type ModelStats struct {
 	Score Interval `json:"score"`     // bootstrap over tests
 
 	Categories []CategoryStats `json:"categories"`
+	// Lowest and Highest bound the pass rate once the pending cells are
+	// decided; equal to Rate.Value when none is pending.
+	Lowest  float64 `json:"pass_rate_lowest"`
+	Highest float64 `json:"pass_rate_highest"`
 
 	LatencyMS        Spread `json:"latency_ms"`
 	TTFTMS           Spread `json:"ttft_ms"`
@@ -90,7 +96,8 @@ type ModelStats struct {
 	CompletionTokens int    `json:"completion_tokens"`
 }
 
-// Counts are a model's cells by outcome; Decided = Pass+Fail+Warn+Error.
+// Counts are a model's cells by outcome; Decided = Pass+Fail+Warn+Error,
+// Pending = Unfinished+Unjudged. Known says whether they give a pass rate.
 type Counts struct {
 	Pass       int `json:"pass"`
 	Fail       int `json:"fail"`
@@ -99,9 +106,16 @@ type Counts struct {
 	JudgeError int `json:"judge_error"`
 	None       int `json:"none"`
 	Decided    int `json:"decided"`
+	// Pending cells may still pass or fail: in inference, or completed
+	// and waiting for the judge in view (Unjudged of them).
+	Pending  int `json:"pending"`
+	Unjudged int `json:"unjudged"`
+	// Verdicts are the decided cells the judge in view decided itself.
+	Verdicts int `json:"verdicts"`
 }
 
-func (c *Counts) add(o Outcome) {
+// Add counts a cell's outcome; byJudge says the judge in view gave it.
+func (c *Counts) Add(o Outcome, byJudge bool) {
 	switch o {
 	case Pass:
 		c.Pass++
@@ -113,20 +127,27 @@ func (c *Counts) add(o Outcome) {
 		c.Error++
 	case JudgeError:
 		c.JudgeError++
+	case Unfinished:
+		c.Pending++
+	case Unjudged:
+		c.Pending++
+		c.Unjudged++
 	default:
 		c.None++
 	}
 	if o.Decided() {
 		c.Decided++
+		if byJudge {
+			c.Verdicts++
+		}
 	}
 }
 
 // CategoryStats is a model's pass rate on one category of tests.
 type CategoryStats struct {
-	Category string   `json:"category"`
-	Pass     int      `json:"pass"`
-	Decided  int      `json:"decided"`
-	Rate     Interval `json:"pass_rate"`
+	Category string `json:"category"`
+	Counts
+	Rate Interval `json:"pass_rate"`
 }
 
 // Paired is a paired comparison of A and B on the items both decided.
@@ -170,7 +191,31 @@ func Runs(opts Options, runs ...Run) (*Report, error) {
 	for i := 1; i < len(runs); i++ {
 		rep.Diffs = append(rep.Diffs, diffRuns(&runs[0], &runs[i], o))
 	}
+	rep.Warnings = judgeWarnings(runs)
 	return rep, nil
+}
+
+// judgeWarnings says when runs were judged by different judges: their
+// rates then measure the judges as much as the models.
+func judgeWarnings(runs []Run) []string {
+	var out []string
+	for i := 1; i < len(runs); i++ {
+		a, b := runs[0], runs[i]
+		if a.Judge != b.Judge {
+			out = append(out, fmt.Sprintf("runs %s and %s were judged differently (%s vs %s): their rates are not comparable",
+				a.ID, b.ID, JudgeLabel(a.Judge), JudgeLabel(b.Judge)))
+		}
+	}
+	return out
+}
+
+// Pending is the number of the run's cells whose outcome is still to come.
+func (rr *RunReport) Pending() int {
+	n := 0
+	for _, m := range rr.Ranking {
+		n += m.Pending
+	}
+	return n
 }
 
 func rankRun(r *Run, o Options) RunReport {
@@ -226,7 +271,7 @@ func modelStats(r *Run, model string, cells []*Cell, cats []string, z float64, o
 	catCount := map[string]*CategoryStats{}
 	var lat, ttft, tps []float64
 	for _, c := range cells {
-		s.add(c.Outcome)
+		s.Add(c.Outcome, c.Judged)
 		s.PromptTokens += c.PromptTokens
 		s.CompletionTokens += c.CompletionTokens
 		if c.Latency > 0 {
@@ -238,6 +283,13 @@ func modelStats(r *Run, model string, cells []*Cell, cats []string, z float64, o
 		if c.TokensPerSec > 0 {
 			tps = append(tps, c.TokensPerSec)
 		}
+		cat := r.category(c.Test)
+		cs := catCount[cat]
+		if cs == nil {
+			cs = &CategoryStats{Category: cat}
+			catCount[cat] = cs
+		}
+		cs.Add(c.Outcome, c.Judged)
 		if !c.Outcome.Decided() {
 			continue
 		}
@@ -245,30 +297,25 @@ func modelStats(r *Run, model string, cells []*Cell, cats []string, z float64, o
 			order = append(order, c.Test)
 		}
 		groups[c.Test] = append(groups[c.Test], c.Score)
-		cat := r.category(c.Test)
-		cs := catCount[cat]
-		if cs == nil {
-			cs = &CategoryStats{Category: cat}
-			catCount[cat] = cs
-		}
-		cs.Decided++
-		if c.Outcome == Pass {
-			cs.Pass++
-		}
 	}
-	s.Rate = Wilson(s.Pass, s.Decided, z)
+	s.Rate = Wilson(s.Pass, s.Rated(), z)
+	s.Lowest, s.Highest = s.Bounds()
 	// Groups in a fixed order, so the seeded bootstrap draws the same tests.
 	gs := make([][]float64, len(order))
 	for i, t := range order {
 		gs[i] = groups[t]
 	}
-	s.Score = Bootstrap(gs, o.Seed, o.Resamples, o.Level)
+	if s.Known() {
+		s.Score = Bootstrap(gs, o.Seed, o.Resamples, o.Level)
+	} else {
+		s.Score = Bootstrap(nil, o.Seed, o.Resamples, o.Level)
+	}
 	for _, cat := range cats {
 		cs := catCount[cat]
 		if cs == nil {
 			cs = &CategoryStats{Category: cat}
 		}
-		cs.Rate = Wilson(cs.Pass, cs.Decided, z)
+		cs.Rate = Wilson(cs.Pass, cs.Rated(), z)
 		s.Categories = append(s.Categories, *cs)
 	}
 	s.LatencyMS, s.TTFTMS, s.TokensPerSec = spreadOf(lat), spreadOf(ttft), spreadOf(tps)
@@ -290,22 +337,22 @@ func (s *ModelStats) interval(by string) Interval {
 // with nobody: its [0, 1] interval is ignorance, not a result.
 func rankAndTie(ms []ModelStats, by string) {
 	slices.SortStableFunc(ms, func(a, b ModelStats) int {
-		if (a.Decided == 0) != (b.Decided == 0) {
-			return cmp.Compare(b.Decided, a.Decided)
+		if (a.Rated() == 0) != (b.Rated() == 0) {
+			return cmp.Compare(b.Rated(), a.Rated())
 		}
 		return cmp.Or(cmp.Compare(b.interval(by).Value, a.interval(by).Value),
-			cmp.Compare(b.Decided, a.Decided), cmp.Compare(a.Model, b.Model))
+			cmp.Compare(b.Rated(), a.Rated()), cmp.Compare(a.Model, b.Model))
 	})
 	for i := range ms {
 		a := ms[i].interval(by)
 		ms[i].Rank = 1
 		for j := range ms {
-			if i == j || ms[j].Decided == 0 {
+			if i == j || ms[j].Rated() == 0 {
 				continue
 			}
 			b := ms[j].interval(by)
 			switch {
-			case ms[i].Decided == 0:
+			case ms[i].Rated() == 0:
 				ms[i].Rank++
 			case b.Lo > a.Hi:
 				ms[i].Rank++

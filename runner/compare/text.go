@@ -13,6 +13,9 @@ import (
 // ranking and judge agreement, then each diff.
 func (rep *Report) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
+	for _, warn := range rep.Warnings {
+		ew.printf("warning: %s\n\n", warn)
+	}
 	for i := range rep.Runs {
 		if i > 0 {
 			ew.printf("\n")
@@ -35,13 +38,16 @@ func (rep *Report) writeRun(ew *errWriter, r *RunReport) {
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "rank\tmodel\tpass rate\tinterval\tpass/decided\tscore\tscore interval\tlatency p50/p95\tttft p50\ttok/s p50\ttokens in/out\ttied with")
 	for _, m := range r.Ranking {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n",
-			RankLabel(m), m.Model, Percent(m.Rate.Value, m.Decided), RangeText(m.Rate, m.Decided), m.Pass, m.Decided,
-			Score(m.Score.Value, m.Decided), ScoreRange(m.Score, m.Decided),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\n",
+			RankLabel(m), m.Model, m.RateText(), RangeText(m.Rate, m.Rated()), m.RateNote(),
+			Score(m.Score.Value, m.Rated()), ScoreRange(m.Score, m.Rated()),
 			MSPair(m.LatencyMS), MS(m.TTFTMS.Median, m.TTFTMS.N), Num(m.TokensPerSec.Median, m.TokensPerSec.N),
 			m.PromptTokens, m.CompletionTokens, tiedText(m.Tied))
 	}
 	_ = tw.Flush()
+	if n := r.Pending(); n > 0 {
+		ew.printf("provisional: %d cells pending (in inference or awaiting the judge); a rate with a range is its lowest–highest\n", n)
+	}
 	if len(r.Categories) > 1 {
 		ew.printf("\nby category (pass/decided)\n")
 		tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
@@ -49,11 +55,11 @@ func (rep *Report) writeRun(ew *errWriter, r *RunReport) {
 		for _, m := range r.Ranking {
 			cols := []string{m.Model}
 			for _, c := range m.Categories {
-				if c.Decided == 0 {
+				if !c.Known() {
 					cols = append(cols, "—")
 					continue
 				}
-				cols = append(cols, fmt.Sprintf("%d/%d %s", c.Pass, c.Decided, Percent(c.Rate.Value, c.Decided)))
+				cols = append(cols, c.RateNote()+" "+c.RateText())
 			}
 			fmt.Fprintln(tw, strings.Join(cols, "\t"))
 		}
@@ -126,7 +132,7 @@ func JudgeLabel(j string) string {
 
 // RankLabel is a model's rank, "=" before it when it is tied.
 func RankLabel(m ModelStats) string {
-	if m.Decided == 0 {
+	if m.Rated() == 0 {
 		return "—"
 	}
 	if len(m.Tied) > 0 {

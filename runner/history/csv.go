@@ -85,10 +85,14 @@ func csvRow(x *Export, c *ExportCell, judge string, inView bool, verdict *string
 	if score != nil {
 		s = strconv.FormatFloat(*score, 'f', -1, 64)
 	}
+	tps := "" // no decode measured
+	if c.TokensPerSec != nil {
+		tps = strconv.FormatFloat(*c.TokensPerSec, 'f', 1, 64)
+	}
 	return []string{
 		x.Run.ID, c.Model, c.Test, c.Category, c.Severity, strconv.Itoa(c.Repeat), c.Status, judge, strconv.FormatBool(inView), v, s,
 		strconv.FormatInt(c.LatencyMS, 10), strconv.FormatInt(c.TTFTMS, 10),
-		strconv.FormatFloat(c.TokensPerSec, 'f', 1, 64), strconv.Itoa(c.PromptTokens),
+		tps, strconv.Itoa(c.PromptTokens),
 		strconv.Itoa(c.CompletionTokens), strconv.Itoa(c.Attempts),
 		c.Server, c.ErrorClass, c.Error, why(c), c.Output, string(c.ToolCalls), string(c.Checks),
 	}

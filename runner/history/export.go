@@ -79,7 +79,7 @@ type ExportCell struct {
 	Checks           json.RawMessage `json:"checks,omitempty"`
 	LatencyMS        int64           `json:"latency_ms"`
 	TTFTMS           int64           `json:"ttft_ms"`
-	TokensPerSec     float64         `json:"tokens_per_sec"`
+	TokensPerSec     *float64        `json:"tokens_per_sec"` // null where no decode was measured
 	PromptTokens     int             `json:"prompt_tokens"`
 	CompletionTokens int             `json:"completion_tokens"`
 	Attempts         int             `json:"attempts"`
@@ -219,7 +219,7 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 		k := ck{c.Model, c.Test, c.Repeat}
 		ec := ExportCell{Model: c.Model, Test: c.Test, Category: x.Categories[c.Test], Severity: x.Severities[c.Test], Repeat: c.Repeat, Status: c.Status,
 			Messages: prompts[k], Output: c.Output, Reasoning: c.Reasoning,
-			LatencyMS: c.Latency.Milliseconds(), TTFTMS: c.TTFT.Milliseconds(), TokensPerSec: c.TokensPerSec,
+			LatencyMS: c.Latency.Milliseconds(), TTFTMS: c.TTFT.Milliseconds(), TokensPerSec: perSec(c.TokensPerSec),
 			PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, Attempts: c.Attempts,
 			Server: c.Server, ErrorClass: c.ErrorClass, Error: c.Error, Judgments: byCell[k]}
 		if c.ToolCalls != "" {
@@ -301,6 +301,21 @@ func exportVerdict(v ledger.VerdictRow) (ExportVerdict, error) {
 
 func ptr[T any](v T) *T { return &v }
 
+// perSec is a tokens/s figure, nil where none was measured (0).
+func perSec(v float64) *float64 {
+	if v <= 0 {
+		return nil
+	}
+	return &v
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
 // CompareRun is the export as runner/compare reads it.
 func (x *Export) CompareRun() compare.Run {
 	r := compare.Run{ID: x.Run.ID, Name: x.Run.Name, Judge: x.Judge, Judges: x.Judges, Models: x.Models, Tests: x.Tests,
@@ -314,7 +329,7 @@ func (x *Export) CompareRun() compare.Run {
 			score = *c.Score
 		}
 		cc := compare.Cell{Model: c.Model, Test: c.Test, Repeat: c.Repeat, Outcome: compare.OutcomeOf(c.Status, verdict),
-			Score: score, Latency: msDuration(c.LatencyMS), TTFT: msDuration(c.TTFTMS), TokensPerSec: c.TokensPerSec,
+			Judged: compare.ByJudge(x.Judge, c.Status, verdict), Score: score, Latency: msDuration(c.LatencyMS), TTFT: msDuration(c.TTFTMS), TokensPerSec: deref(c.TokensPerSec),
 			PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens}
 		if len(c.Judgments) > 0 {
 			cc.Verdicts = make(map[string]string, len(c.Judgments))

@@ -168,7 +168,7 @@ func junitTestcase(x *Export, c *ExportCell, repeats bool) junitCase {
 		tc.Error = &junitProblem{Message: clip(oneLine("judge error: "+judgeReason(c)), 200), Type: "judge", Text: detail()}
 	case compare.Warn:
 		tc.SystemOut = "WARN (" + x.Judge + "): " + judgeReason(c) + "\n\n" + c.Output
-	case compare.None:
+	case compare.None, compare.Unjudged, compare.Unfinished:
 		msg := c.Status
 		if c.Status == "completed" {
 			msg = "not judged by " + x.Judge

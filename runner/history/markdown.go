@@ -60,8 +60,8 @@ func mdRun(ew *errw, x *Export, rep *compare.Report, rr *compare.RunReport, seve
 	ew.line("| rank | model | pass rate | 95% interval | pass / decided | score | score interval | latency p50 / p95 | TTFT p50 | tok/s p50 | tokens in / out | tied with |")
 	ew.line("|---:|---|---:|---|---:|---:|---|---:|---:|---:|---:|---|")
 	for _, m := range rr.Ranking {
-		ew.row(compare.RankLabel(m), mdCode(m.Model), compare.Percent(m.Rate.Value, m.Decided), compare.RangeText(m.Rate, m.Decided),
-			fmt.Sprintf("%d / %d", m.Pass, m.Decided), compare.Score(m.Score.Value, m.Decided), compare.ScoreRange(m.Score, m.Decided),
+		ew.row(compare.RankLabel(m), mdCode(m.Model), m.RateText(), compare.RangeText(m.Rate, m.Rated()),
+			m.RateNote(), compare.Score(m.Score.Value, m.Rated()), compare.ScoreRange(m.Score, m.Rated()),
 			compare.MSPair(m.LatencyMS), compare.MS(m.TTFTMS.Median, m.TTFTMS.N), compare.Num(m.TokensPerSec.Median, m.TokensPerSec.N),
 			fmt.Sprintf("%d / %d", m.PromptTokens, m.CompletionTokens), mdList(m.Tied))
 	}
@@ -89,11 +89,11 @@ func mdRun(ew *errw, x *Export, rep *compare.Report, rr *compare.RunReport, seve
 		for _, m := range rr.Ranking {
 			cells := []string{mdCode(m.Model)}
 			for _, c := range m.Categories {
-				if c.Decided == 0 {
+				if !c.Known() {
 					cells = append(cells, "—")
 					continue
 				}
-				cells = append(cells, fmt.Sprintf("%s (%d/%d)", compare.Percent(c.Rate.Value, c.Decided), c.Pass, c.Decided))
+				cells = append(cells, fmt.Sprintf("%s (%s)", c.RateText(), c.RateNote()))
 			}
 			ew.row(cells...)
 		}
@@ -174,7 +174,7 @@ func mdFailures(ew *errw, x *Export, h string) {
 	for i := range x.Cells {
 		c := &x.Cells[i]
 		o := outcome(c)
-		if o == compare.Pass || o == compare.None {
+		if o == compare.Pass || o == compare.None || o.Pending() {
 			continue
 		}
 		row := []string{mdCode(c.Test)}

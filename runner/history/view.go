@@ -149,23 +149,22 @@ func gridOf(x *Export) *grid {
 
 func (g *grid) at(test, model string) []*ExportCell { return g.cells[test][model] }
 
-// rate counts passes over decided cells of a test (model "") or of a
-// model (test "").
-func (g *grid) rate(test, model string) (pass, decided int) {
+// rate counts the cells of a test (model "") or of a model (test "") for
+// their pass rate.
+func (g *grid) rate(test, model string) compare.Counts {
+	var n compare.Counts
 	for i := range g.x.Cells {
 		c := &g.x.Cells[i]
 		if (test != "" && c.Test != test) || (model != "" && c.Model != model) {
 			continue
 		}
-		o := outcome(c)
-		if o.Decided() {
-			decided++
+		v := ""
+		if c.Verdict != nil {
+			v = *c.Verdict
 		}
-		if o == compare.Pass {
-			pass++
-		}
+		n.Add(outcome(c), compare.ByJudge(g.x.Judge, c.Status, v))
 	}
-	return pass, decided
+	return n
 }
 
 // category is a test's category, or compare.NoCategory.
@@ -194,9 +193,7 @@ func (x *Export) hasSeverities() bool {
 	return false
 }
 
-func rateText(pass, decided int) string {
-	return compare.Percent(float64(pass)/float64(max(decided, 1)), decided)
-}
+func rateText(n compare.Counts) string { return n.RateText() }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 

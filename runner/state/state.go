@@ -95,6 +95,9 @@ type Cell struct {
 	PromptTokens     int
 	CompletionTokens int
 	TokensPerSec     float64
+	// PromptCut is the model's context when the server cut the prompt to
+	// it (chat.Result.PromptCut): the reply is to part of the prompt.
+	PromptCut int
 
 	// Steps is an agent test's trajectory, one step per model turn, in
 	// order; nil for a test of one request. For an agent cell, Output is
@@ -215,6 +218,9 @@ type BatteryRun struct {
 	Counts          Tally // cells, and the verdicts of Plan.InView
 	TokensGenerated int64 // completion tokens of completed inference so far
 	JudgeInFlight   int   // judge jobs queued or running (re-judging after the end included)
+	// JudgePromptsCut counts judge requests whose prompt the server cut
+	// to the judge model's context: their verdicts are on part of it.
+	JudgePromptsCut int
 	// Judging is what the run's judges have spent so far, apart from
 	// inference: answers from the cache or shared with another cell cost
 	// nothing and are not counted.
