@@ -310,6 +310,7 @@ func (m *model) layout() {
 		fleetH = m.fleet.lines(m.run.Fleet, max((bodyH-6)/3, 1))
 	}
 	m.fleet.SetSize(w, fleetH)
+	m.fleet.idle = m.run != nil && !m.live()
 	m.grid.SetSize(w, bodyH-fleetH)
 	m.detail.SetSize(w, bodyH)
 	m.help.SetSize(w, bodyH)
