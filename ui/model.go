@@ -18,6 +18,7 @@ const (
 	screenPicker
 	screenCompare
 	screenSide
+	screenVersus
 )
 
 // question is a y/N the status line is asking.
@@ -58,6 +59,7 @@ type model struct {
 	picker picker
 	rank   ranking
 	side   side
+	versus versusView
 
 	screen    screen
 	back      screen // where help and the picker return to
@@ -102,6 +104,7 @@ func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, don
 	m.picker = picker{c: c}
 	m.rank = ranking{c: c}
 	m.side = side{c: c}
+	m.versus = versusView{c: c}
 	m.refreshKeys()
 	m.headerLines = headerH
 	return m
@@ -180,6 +183,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.estimated(msg)
 	case rankedMsg:
 		cmd = m.ranked(msg)
+	case otherRunsMsg:
+		m.otherRuns(msg)
+	case otherRunMsg:
+		m.otherRun(msg)
 	case wholeMsg:
 		m.detail.takeWhole(msg, m.run, m.judge)
 	case exportedMsg:
@@ -317,6 +324,7 @@ func (m *model) layout() {
 	m.picker.SetSize(w, bodyH)
 	m.rank.SetSize(w, bodyH)
 	m.side.SetSize(w, bodyH)
+	m.versus.SetSize(w, bodyH)
 }
 
 // View draws the screen.
@@ -354,6 +362,8 @@ func (m *model) frame() string {
 		body = m.rank.View()
 	case screenSide:
 		body = m.side.View(m.run, m.judge)
+	case screenVersus:
+		body = m.versus.View(m.run, m.judge)
 	default:
 		// The fleet sits right under the grid: a run's rows do not change,
 		// so it does not move while the run goes on.
@@ -385,6 +395,8 @@ func (m *model) frame() string {
 		sb.WriteString(m.help.short(k.Compare.footer()))
 	case m.screen == screenSide:
 		sb.WriteString(m.help.short(k.Side.footer()))
+	case m.screen == screenVersus:
+		sb.WriteString(m.help.short(k.Versus.footer()))
 	default:
 		sb.WriteString(m.help.short(k.Grid.footer()))
 	}
