@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -24,6 +25,7 @@ func driveGated(run *runner.Run, a *app, cf *commonFlags, g *gates, stdin io.Rea
 	s := &session{run: run, app: a, strict: a.cfg.Run.Strict, gates: g}
 	opts := uiOptions(a, cf.ascii, s.exitCode)
 	opts.Whole = wholeCells(a.led, run.ID())
+	opts.OtherRuns, opts.LoadRun = otherRuns(a.led), loadRun(a.led)
 	if !cf.headless && isTerminal(stdout) && isTerminal(stdin) {
 		return s.live(opts, stdout, stderr)
 	}
@@ -35,6 +37,29 @@ func uiOptions(a *app, ascii bool, exitCode func(*state.BatteryRun) int) ui.Opti
 	return ui.Options{ASCII: ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
 		LogPath: a.logPath, LedgerPath: a.cfg.DB, Logger: a.log, ExitCode: exitCode, Spend: spendOf(a.led),
 		Estimate: estimator(a.cfg, a.led, a.runID)}
+}
+
+// otherRuns lists, for V, the other runs of a run's battery in the ledger,
+// newest first.
+func otherRuns(led *ledger.Ledger) func(*state.BatteryRun) ([]string, error) {
+	return func(run *state.BatteryRun) ([]string, error) {
+		rows, err := led.Runs(0)
+		if err != nil {
+			return nil, fmt.Errorf("listing runs: %w", err)
+		}
+		var ids []string
+		for _, r := range rows {
+			if r.ID != run.ID && r.Name == run.Name {
+				ids = append(ids, r.ID)
+			}
+		}
+		return ids, nil
+	}
+}
+
+// loadRun reads a run for V, under its own judge in view.
+func loadRun(led *ledger.Ledger) func(string) (*state.BatteryRun, error) {
+	return func(id string) (*state.BatteryRun, error) { return history.LoadSnapshot(led, id, "") }
 }
 
 // wholeCells reads cells of run id whole from the ledger, for the detail

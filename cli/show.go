@@ -96,6 +96,7 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 			opts.LogPath, opts.Logger, opts.LedgerPath = a.logPath, a.log, *db
 			opts.Estimate = estimator(a.cfg, a.led, b.ID)
 			opts.Whole = wholeCells(a.led, b.ID)
+			opts.OtherRuns, opts.LoadRun = otherRuns(a.led), loadRun(a.led)
 			snaps, ctrl = run.Snapshots(), controller{run}
 		}
 	}

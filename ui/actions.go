@@ -89,6 +89,8 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.compareKey(msg)
 	case screenSide:
 		return m.sideKey(msg)
+	case screenVersus:
+		return m.versusKey(msg)
 	}
 	return m.gridKey(msg)
 }
@@ -269,6 +271,10 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.side.open(t, slices.Clone(g.models))
 			m.screen = screenSide
 		}
+	case key.Matches(msg, k.Versus):
+		if t, mm, ok := g.cursorCell(); ok {
+			return m.openVersus(t, mm)
+		}
 	case key.Matches(msg, k.Stop):
 		m.ask = askStop
 	case key.Matches(msg, k.Rejudge):
@@ -335,7 +341,9 @@ func (m *model) whyNot(msg tea.KeyPressMsg) string {
 			return "an export is under way"
 		}
 		return "this run is only shown here; pitwall export RUN writes it"
-	case pressed(msg, k.Detail), pressed(msg, k.SideBySide):
+	case pressed(msg, k.Versus) && (m.c.opts.OtherRuns == nil || m.c.opts.LoadRun == nil):
+		return "no ledger at hand to find other runs in; pitwall show RUN --vs OTHER compares two runs"
+	case pressed(msg, k.Detail), pressed(msg, k.SideBySide), pressed(msg, k.Versus):
 		return "no cell under the cursor (the filters keep none)"
 	case pressed(msg, k.ClearFilter):
 		return "no / filter to clear"
@@ -676,6 +684,7 @@ func (m *model) refreshKeys() {
 	g.Compare.SetEnabled(compare)
 	g.Detail.SetEnabled(onCell)
 	g.SideBySide.SetEnabled(onCell && m.screen != screenDetail)
+	g.Versus.SetEnabled(onCell && m.screen != screenDetail && m.c.opts.OtherRuns != nil && m.c.opts.LoadRun != nil)
 	g.Stop.SetEnabled(ctrl && (m.running() && !m.stopping || m.rejudging()))
 	g.ClearFilter.SetEnabled(have && m.screen == screenGrid && m.grid.query != "")
 	g.Rejudge.SetEnabled(rejudge)
@@ -693,6 +702,8 @@ func (m *model) refreshKeys() {
 	k.Compare.Compare.SetEnabled(compare)
 	k.Help.scrollKeyMap.enable(moves)
 	k.Side.scrollKeyMap.enable(moves)
+	k.Versus.scrollKeyMap.enable(moves)
+	k.Versus.Choose.SetEnabled(m.screen == screenVersus && m.versus.choosing() && len(m.versus.runs) > 0)
 	k.Picker.Judge.SetEnabled(judges)
 }
 

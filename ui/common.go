@@ -25,10 +25,13 @@ type common struct {
 	opts          Options
 	now           func() time.Time
 
-	// wm measures text the way the terminal's renderer will lay it out:
-	// wcwidth by default, grapheme clusters once the terminal reports
-	// mode 2027. ⚠️ is one column under the first and two under the second,
-	// so every cell is padded by this, not by a fixed guess.
+	// wm measures text: by grapheme clusters (ansi.StringWidth, what
+	// lipgloss.Width says), the one rule for the grid, the headless lines
+	// and bubbletea's renderer, which the program tells so at start
+	// (graphemeWidths). ⚠️ (U+26A0 U+FE0F) is two columns under it, as
+	// Unicode's emoji presentation has it; a terminal that draws it one
+	// column wide misaligns the rows that hold one, and --ascii (ERR) is
+	// for it.
 	wm ansi.Method
 }
 
@@ -40,7 +43,7 @@ func newCommon(opts Options) *common {
 		glyphs: &g,
 		opts:   opts,
 		now:    time.Now,
-		wm:     ansi.WcWidth,
+		wm:     ansi.GraphemeWidth,
 	}
 }
 

@@ -154,11 +154,9 @@ func finish(run *state.BatteryRun, st state.RunStatus) {
 	run.Ended = t0.Add(12*time.Minute + 3*time.Second)
 }
 
-// testModel is a model at a fixed size and clock, measuring widths by
-// grapheme clusters (ansi.StringWidth) as the goldens do.
+// testModel is a model at a fixed size and clock.
 func testModel(w, h int, opts Options, ctrl Controller) *model {
 	m := newModel(nil, ctrl, opts, nil)
-	m.c.wm = ansi.GraphemeWidth
 	m.c.now = func() time.Time { return t0.Add(83 * time.Second) }
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m

@@ -13,6 +13,9 @@ import (
 type fleet struct {
 	c             *common
 	width, height int
+	// idle says the run is over and no judge works: its servers hold
+	// nothing of it, whatever the last mid-run sample said.
+	idle bool
 }
 
 // SetSize gives the panel its width and the most lines it may use.
@@ -95,7 +98,11 @@ func (f *fleet) View(servers []telemetry.ServerState) string {
 	}
 	out := make([]string, 0, f.height)
 	for i := range show {
-		out = append(out, f.c.cut(f.line(&show[i], cols), f.width))
+		s := show[i]
+		if f.idle {
+			s = idleServer(s)
+		}
+		out = append(out, f.c.cut(f.line(&s, cols), f.width))
 	}
 	if more > 0 {
 		out = append(out, f.c.styles.dim.Render(" +"+strconv.Itoa(more)+" more servers"))
@@ -145,6 +152,20 @@ func (f *fleet) line(s *telemetry.ServerState, cols fleetCols) string {
 	return sb.String()
 }
 
+// idleServer is s as a finished run leaves it: no slot busy, nothing
+// queued or loading, no decode, its GPUs at 0%. The last snapshot's
+// telemetry was sampled mid-run; a finished run holds nothing busy.
+func idleServer(s telemetry.ServerState) telemetry.ServerState {
+	s.Busy, s.Queue, s.Loading, s.TokensPerSec = 0, 0, "", 0
+	gs := make([]telemetry.GPUState, len(s.GPUs))
+	for i, g := range s.GPUs {
+		g.UtilPct = 0
+		gs[i] = g
+	}
+	s.GPUs = gs
+	return s
+}
+
 // gpuName is what the panel calls a server's GPUs: the first one's name
 // without the vendor (it says little), with their count.
 func gpuName(gs []telemetry.GPUState) string {
@@ -172,6 +193,9 @@ func (f *fleet) gpus(gs []telemetry.GPUState, nameW int) string {
 	}
 	util /= float64(len(gs))
 	bar := strings.Repeat(" ", utilBarW+5)
+	if f.idle && len(gs) > 0 {
+		utilKnown = true // idle is known: 0%
+	}
 	if utilKnown {
 		filled := min(int(util*utilBarW/100+0.5), utilBarW)
 		bar = f.c.styles.bar.Render(strings.Repeat(f.c.glyphs.barFull, filled)) +
@@ -207,6 +231,10 @@ func (f *fleet) summary(servers []telemetry.ServerState) string {
 	var tps float64
 	for i := range servers {
 		s := &servers[i]
+		if f.idle {
+			idle := idleServer(*s)
+			s = &idle
+		}
 		if s.Up {
 			up++
 		}

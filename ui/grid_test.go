@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -254,5 +257,37 @@ func TestColumnsWidenToTheirNames(t *testing.T) {
 				t.Errorf("grid is %d wide on a %d-column screen", ansi.StringWidth(l), tt.w)
 			}
 		})
+	}
+}
+
+// TestWarningLinesUpUnderOneRule draws a run with ⚠️ cells in the grid, as
+// a model measures by default, and as headless grid lines, and measures
+// both with ansi.StringWidth: in each, every row's separators sit at the
+// header's columns, and ⚠️ takes the two columns lipgloss.Width gives it.
+func TestWarningLinesUpUnderOneRule(t *testing.T) {
+	t.Parallel()
+	run := sceneWarnings()
+	m := newModel(nil, nil, Options{}, nil)
+	m.c.now = func() time.Time { return t0.Add(83 * time.Second) }
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 24})
+	show(m, run)
+	headless := strings.Split(strings.TrimSuffix(RenderGrid(run, defaultJudge(run), false), "\n"), "\n")
+	for name, lines := range map[string][]string{"grid": gridLines(m), "headless": headless} {
+		warned := 0
+		seps := separators(lines[0], "│", ansi.GraphemeWidth)
+		for i, l := range lines {
+			if strings.Contains(l, "⚠️") {
+				warned++
+				if !strings.Contains(l, "⚠️ ") {
+					t.Errorf("%s line %d: ⚠️ has no column of its own after it:\n%s", name, i, l)
+				}
+			}
+			if s := separators(l, "│", ansi.GraphemeWidth); !equalInts(s, seps) {
+				t.Errorf("%s line %d: separators at %v, the header's at %v:\n%s\n%s", name, i, s, seps, lines[0], l)
+			}
+		}
+		if warned == 0 {
+			t.Fatalf("%s: no ⚠️ row to line up:\n%s", name, strings.Join(lines, "\n"))
+		}
 	}
 }

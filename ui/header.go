@@ -28,6 +28,9 @@ type header struct {
 	// tokens are TokensGenerated as snapshots brought it, oldest first,
 	// for tok/s over the last tokWindow.
 	tokens []tokenSample
+
+	// loading is how many models are being loaded at the last snapshot.
+	loading int
 }
 
 // tokWindow is how far back tok/s looks: long enough to span a few cells'
@@ -50,6 +53,7 @@ func (h *header) observe(run *state.BatteryRun, counts state.Tally) {
 	}
 	now := h.c.now()
 	h.observeTokens(run, now)
+	h.loading = loadingModels(run, counts)
 	if run.Phase == h.phase {
 		return
 	}
@@ -249,7 +253,11 @@ func (h *header) progress(run *state.BatteryRun, counts state.Tally, judge strin
 	// Throughput is of the phase in front: verdicts per minute since
 	// judgment began, not over inference that judged nothing; tok/s over
 	// the last few seconds, and none once no inference runs.
-	if r, ok := h.phaseRate(now, done); ok {
+	if r, ok := h.phaseRate(now, done); h.loading > 0 && (!ok || r == 0) {
+		// A large fleet spends its first seconds loading models: say so,
+		// not "0 cells/min".
+		parts = append(parts, "loading "+plural(h.loading, "model"))
+	} else if ok {
 		unit := " cells/min"
 		if run.Phase == state.PhaseJudgment {
 			unit = " verdicts/min"
@@ -268,6 +276,33 @@ func (h *header) progress(run *state.BatteryRun, counts state.Tally, judge strin
 		parts = append(parts, j)
 	}
 	return strings.Join(parts, " · ")
+}
+
+// loadingModels is how many models are being loaded: those the fleet's
+// servers say they load, and those of the cells waiting for a load, one
+// model counted once. The cells are read only when the tally has some
+// loading, once a snapshot.
+func loadingModels(run *state.BatteryRun, counts state.Tally) int {
+	models := map[string]bool{}
+	for _, s := range run.Fleet {
+		if s.Up && s.Loading != "" {
+			models[s.Loading] = true
+		}
+	}
+	if counts.Loading > 0 {
+		for t := range run.Tests {
+			row := rowAt(run, t)
+			if row == nil {
+				continue
+			}
+			for _, c := range row.Cells {
+				if c != nil && c.Status == state.Loading {
+					models[c.Model] = true
+				}
+			}
+		}
+	}
+	return len(models)
 }
 
 // judgeSpent is what judging has spent so far, apart from inference:

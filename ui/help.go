@@ -148,28 +148,40 @@ func (h *help) lines() []string {
 	}
 	lines = append(lines, "")
 	g := h.c.glyphs
-	legend := []struct{ title, text string }{
-		{"cells", g.ok + " completed  " + g.failed + " a check failed  " + g.errored + " error  " + g.cancel + " cancelled  " +
-			g.pending + " pending  " + g.queued + " queued  " + g.spinner[0] + " running  " + g.loading + " loading the model"},
-		{"verdicts", g.pass + " / " + g.fail + " / " + g.warn + " with the score (WARN: split samples or a jury that disagrees)  " +
-			g.judgeError + " the judge failed  " + g.judging + " being judged"},
-		{"repeats", g.spinner[0] + " 1/3: repeats over so far  " + g.fail + " 2/3: the worst outcome, and how many repeats succeeded"},
-		{"filter", "/word keeps tests and models whose name has it; m:word models only, t:word tests only; sev:critical only the tests of that severity " +
-			"(" + g.critical + " marks the critical ones); esc clears it; f cycles all, failures, errors, disagreements. " +
-			"Pass rates are of what the filters keep"},
-		{"compare", "c ranks the models on what the filters keep: pass rate with its 95% Wilson interval (= before a rank: tied, the intervals overlap), " +
-			"mean score with a bootstrap interval, by category, latency, TTFT, tok/s, tokens and the judges' agreement; it follows the run"},
-		{"figures", "t cycles verdicts, latency, time to first token, tokens/s"},
+	// A legend is a list of items, a glyph with its meaning or a sentence;
+	// lines break between items, so that a mark never ends a line that its
+	// meaning starts (an item longer than a line wraps at its words).
+	legend := []struct {
+		title string
+		items []string
+	}{
+		{"cells", []string{g.ok + " completed", g.failed + " a check failed", g.errored + " error", g.cancel + " cancelled",
+			g.pending + " pending", g.queued + " queued", g.spinner[0] + " running", g.loading + " loading the model",
+			"(rows misaligned where " + g.errored + " is? --ascii)"}},
+		{"verdicts", []string{g.pass + " / " + g.fail + " / " + g.warn + " with the score", "(WARN: split samples or a jury that disagrees)",
+			g.judgeError + " the judge failed", g.judging + " being judged"}},
+		{"repeats", []string{g.spinner[0] + " 1/3: repeats over so far", g.fail + " 2/3: the worst outcome, and how many repeats succeeded"}},
+		// Sentences are one item each: they wrap at their words.
+		{"filter", []string{"/word keeps tests and models whose name has it; m:word models only, t:word tests only; " +
+			"sev:critical only the tests of that severity (" + g.critical + " marks the critical ones); esc clears it; " +
+			"f cycles all, failures, errors, disagreements. Pass rates are of what the filters keep"}},
+		{"compare", []string{"c ranks the models on what the filters keep: pass rate with its 95% Wilson interval " +
+			"(= before a rank: tied, the intervals overlap), mean score with a bootstrap interval, by category, latency, TTFT, " +
+			"tok/s, tokens and the judges' agreement; it follows the run"}},
+		{"figures", []string{"t cycles verdicts, latency, time to first token, tokens/s"}},
+		{"side", []string{"v the cursor's test, every model's reply in columns;", "V the cursor's cell in another run of the battery, with what changed"}},
 		// ctrl+c has no row above: its word is here, where there is room.
-		{"quitting", "q quits with the run's exit code; while the run goes it asks, then stops it (exit 1, stopped). " +
-			"ctrl+c is SIGINT: exit 130; while the run goes it asks the same (ctrl+c again means yes), then stops it"},
+		{"quitting", []string{"q quits with the run's exit code; while the run goes it asks, then stops it (exit 1, stopped). " +
+			"ctrl+c is SIGINT: exit 130; while the run goes it asks the same (ctrl+c again means yes), then stops it"}},
 	}
 	if h.c.opts.LogPath != "" {
-		legend = append(legend, struct{ title, text string }{"logs", h.c.opts.LogPath})
+		legend = append(legend, struct {
+			title string
+			items []string
+		}{"logs", []string{h.c.opts.LogPath}})
 	}
 	for _, l := range legend {
-		wrapped := h.c.wm.Wrap(l.text, max(h.width-12, 20), "")
-		for i, part := range strings.Split(wrapped, "\n") {
+		for i, part := range h.c.layItems(l.items, max(h.width-12, 20)) {
 			title := ""
 			if i == 0 {
 				title = l.title
@@ -179,6 +191,31 @@ func (h *help) lines() []string {
 	}
 	for i, l := range lines {
 		lines[i] = h.c.cut(l, h.width)
+	}
+	return lines
+}
+
+// layItems lays items out in lines of at most w columns, two spaces between
+// items on a line. A line breaks between items; an item wider than w wraps
+// at its own spaces, and only a word wider than w is cut.
+func (c *common) layItems(items []string, w int) []string {
+	var lines []string
+	line := ""
+	for _, it := range items {
+		switch {
+		case line == "":
+		case c.sw(line)+2+c.sw(it) <= w:
+			line += "  " + it
+			continue
+		default:
+			lines = append(lines, line)
+		}
+		parts := strings.Split(c.wm.Wrap(it, w, ""), "\n")
+		lines = append(lines, parts[:len(parts)-1]...)
+		line = parts[len(parts)-1]
+	}
+	if line != "" {
+		lines = append(lines, line)
 	}
 	return lines
 }

@@ -73,3 +73,37 @@ func TestHelpFooterListsItsKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpLegendWrapsBetweenItems lays the full key map, its legend and the
+// grid's footer out at 60, 80 and 120 columns: no line is wider than the
+// screen, and a glyph never ends a line that its meaning starts.
+func TestHelpLegendWrapsBetweenItems(t *testing.T) {
+	t.Parallel()
+	for _, w := range []int{60, 80, 120} {
+		t.Run(itoa(w), func(t *testing.T) {
+			m := testModel(w, 40, Options{LogPath: "/home/me/.pitwall/pitwall.log"}, newFakeCtrl(nil))
+			show(m, sceneMidInference())
+			var lines []string
+			for _, l := range m.help.lines() {
+				lines = append(lines, ansi.Strip(l))
+			}
+			foot := ansi.Strip(m.help.short(m.c.keys.Grid.footer()))
+			all := append(lines, "", foot)
+			for i, l := range all {
+				if lw := ansi.StringWidth(l); lw > w {
+					t.Errorf("line %d is %d wide, more than %d: %q", i, lw, w, l)
+				}
+			}
+			text := strings.Join(lines, "\n")
+			g := m.c.glyphs
+			for _, item := range []string{g.ok + " completed", g.failed + " a check failed", g.errored + " error",
+				g.cancel + " cancelled", g.pending + " pending", g.queued + " queued", g.spinner[0] + " running",
+				g.loading + " loading the model", g.judgeError + " the judge failed", g.judging + " being judged"} {
+				if !strings.Contains(text, item) {
+					t.Errorf("%q is not whole on one line:\n%s", item, text)
+				}
+			}
+			golden(t, "help_legend_"+itoa(w), strings.Join(all, "\n"))
+		})
+	}
+}

@@ -19,6 +19,7 @@ type keyMap struct {
 	Detail  detailKeyMap
 	Compare compareKeyMap
 	Side    sideKeyMap
+	Versus  versusKeyMap
 	Picker  pickerKeyMap
 	Filter  filterKeyMap
 	Help    helpKeyMap
@@ -34,6 +35,7 @@ func newKeyMap() *keyMap {
 		Detail:    defaultDetailKeyMap(),
 		Compare:   defaultCompareKeyMap(),
 		Side:      defaultSideKeyMap(),
+		Versus:    defaultVersusKeyMap(),
 		Picker:    defaultPickerKeyMap(),
 		Filter:    defaultFilterKeyMap(),
 		Help:      defaultHelpKeyMap(),
@@ -117,6 +119,9 @@ type gridKeyMap struct {
 	// SideBySide opens the cursor's test with every model's reply in
 	// columns.
 	SideBySide key.Binding
+	// Versus shows the cursor's cell beside the same cell in another run
+	// of the battery, asking which.
+	Versus key.Binding
 
 	Stop, Rejudge, RejudgeAll, Judge, Export key.Binding
 	// CancelJudging stops a re-judge or a judge switch after the run's
@@ -139,6 +144,7 @@ func defaultGridKeyMap() gridKeyMap {
 		StatusFilter:  binding("f", "status", "f"),
 		Compare:       compareKey(),
 		SideBySide:    binding("v", "side by side", "v"),
+		Versus:        binding("V", "other run", "V"),
 		Stop:          binding("s", "stop", "s"),
 		Rejudge:       rejudgeKey(),
 		RejudgeAll:    binding("R", "re-judge all", "R"),
@@ -176,6 +182,7 @@ func (k gridKeyMap) FullHelp() [][]key.Binding {
 			withDesc(k.StatusFilter, "all/failures/errors/disagreements"),
 			withDesc(k.Compare, "rank the models, with intervals"),
 			withDesc(k.SideBySide, "the test's replies side by side"),
+			withDesc(k.Versus, "the cell in another run (asks)"),
 		},
 		{
 			withDesc(k.Stop, "stop the run (y/N)"),
@@ -277,6 +284,31 @@ func (k sideKeyMap) footer() []footerKey {
 
 // ShortHelp is the side-by-side view's footer.
 func (k sideKeyMap) ShortHelp() []key.Binding { return bindings(k.footer()) }
+
+// versusKeyMap is V's keys: ↑/↓ and enter choose the other run, then the
+// view scrolls; V or esc closes it as V opened it.
+type versusKeyMap struct {
+	scrollKeyMap
+	Choose, Back, Close, Help, Quit key.Binding
+}
+
+func defaultVersusKeyMap() versusKeyMap {
+	return versusKeyMap{
+		scrollKeyMap: defaultScrollKeyMap(),
+		Choose:       binding("enter", "choose", "enter"),
+		Back:         backKey(), Close: binding("V", "close", "V"), Help: helpKey(), Quit: quitKey(),
+	}
+}
+
+func (k versusKeyMap) footer() []footerKey {
+	return []footerKey{
+		{k.Choose, dropOpenClose}, {k.Back, dropOpenClose}, {k.Up, dropUpDown}, {k.Down, dropUpDown},
+		{k.PageDown, dropPage}, {k.Help, dropNever}, {k.Quit, dropNever},
+	}
+}
+
+// ShortHelp is V's footer.
+func (k versusKeyMap) ShortHelp() []key.Binding { return bindings(k.footer()) }
 
 // helpKeyMap is the full key map's own keys: it scrolls, and ? or esc
 // closes it.

@@ -18,6 +18,7 @@ const (
 	screenPicker
 	screenCompare
 	screenSide
+	screenVersus
 )
 
 // question is a y/N the status line is asking.
@@ -58,6 +59,7 @@ type model struct {
 	picker picker
 	rank   ranking
 	side   side
+	versus versusView
 
 	screen    screen
 	back      screen // where help and the picker return to
@@ -102,14 +104,25 @@ func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, don
 	m.picker = picker{c: c}
 	m.rank = ranking{c: c}
 	m.side = side{c: c}
+	m.versus = versusView{c: c}
 	m.refreshKeys()
 	m.headerLines = headerH
 	return m
 }
 
-// Init starts reading snapshots.
+// Init starts reading snapshots and puts the renderer on the screen's
+// width rule.
 func (m *model) Init() tea.Cmd {
-	return readSnapshot(m.snaps, m.done)
+	return tea.Batch(graphemeWidths, readSnapshot(m.snaps, m.done))
+}
+
+// graphemeWidths tells bubbletea's renderer to measure by grapheme clusters
+// as the grid does (common.wm), whether or not the terminal answers its
+// mode 2027 query: the renderer takes this report as it would the
+// terminal's, and otherwise would lay ⚠️ out one column wide where the
+// grid padded it as two.
+func graphemeWidths() tea.Msg {
+	return tea.ModeReportMsg{Mode: ansi.ModeUnicodeCore, Value: ansi.ModeSet}
 }
 
 // live reports whether work is under way that the screen should animate.
@@ -127,14 +140,6 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.c.width, m.c.height = msg.Width, msg.Height
 		m.layout()
-	case tea.ModeReportMsg:
-		// The renderer switches to grapheme widths when the terminal
-		// supports mode 2027; the grid must pad cells the same way.
-		if msg.Mode == ansi.ModeUnicodeCore && (msg.Value == ansi.ModeSet || msg.Value == ansi.ModeReset || msg.Value == ansi.ModePermanentlySet) {
-			m.c.wm = ansi.GraphemeWidth
-			m.grid.remeasure()
-			m.layout()
-		}
 	case snapshotMsg:
 		m.apply(msg.run)
 		var cmds []tea.Cmd
@@ -178,6 +183,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.estimated(msg)
 	case rankedMsg:
 		cmd = m.ranked(msg)
+	case otherRunsMsg:
+		m.otherRuns(msg)
+	case otherRunMsg:
+		m.otherRun(msg)
 	case wholeMsg:
 		m.detail.takeWhole(msg, m.run, m.judge)
 	case exportedMsg:
@@ -308,12 +317,14 @@ func (m *model) layout() {
 		fleetH = m.fleet.lines(m.run.Fleet, max((bodyH-6)/3, 1))
 	}
 	m.fleet.SetSize(w, fleetH)
+	m.fleet.idle = m.run != nil && !m.live()
 	m.grid.SetSize(w, bodyH-fleetH)
 	m.detail.SetSize(w, bodyH)
 	m.help.SetSize(w, bodyH)
 	m.picker.SetSize(w, bodyH)
 	m.rank.SetSize(w, bodyH)
 	m.side.SetSize(w, bodyH)
+	m.versus.SetSize(w, bodyH)
 }
 
 // View draws the screen.
@@ -351,6 +362,8 @@ func (m *model) frame() string {
 		body = m.rank.View()
 	case screenSide:
 		body = m.side.View(m.run, m.judge)
+	case screenVersus:
+		body = m.versus.View(m.run, m.judge)
 	default:
 		// The fleet sits right under the grid: a run's rows do not change,
 		// so it does not move while the run goes on.
@@ -382,6 +395,8 @@ func (m *model) frame() string {
 		sb.WriteString(m.help.short(k.Compare.footer()))
 	case m.screen == screenSide:
 		sb.WriteString(m.help.short(k.Side.footer()))
+	case m.screen == screenVersus:
+		sb.WriteString(m.help.short(k.Versus.footer()))
 	default:
 		sb.WriteString(m.help.short(k.Grid.footer()))
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"pitwall/judge/scoring"
@@ -460,19 +461,24 @@ func TestResize(t *testing.T) {
 	}
 }
 
-func TestWidthMethodFollowsTheTerminal(t *testing.T) {
+func TestWidthIsOneRuleForGridRendererAndHeadless(t *testing.T) {
 	t.Parallel()
 	m := newModel(nil, nil, Options{}, nil)
-	if m.c.wm != ansi.WcWidth {
-		t.Fatal("the grid should start measuring as the renderer does, by wcwidth")
+	if m.c.wm != ansi.GraphemeWidth || plainCommon(Options{}).wm != ansi.GraphemeWidth {
+		t.Fatal("the grid and the headless lines should both measure by grapheme clusters (ansi.StringWidth)")
 	}
+	if w, want := m.c.sw(m.c.glyphs.errored), lipgloss.Width(m.c.glyphs.errored); w != want || w != 2 {
+		t.Fatalf("⚠️ is %d columns in the grid, lipgloss.Width says %d; want 2", w, want)
+	}
+	// The renderer is told the same rule, whatever the terminal answers.
+	msg, ok := graphemeWidths().(tea.ModeReportMsg)
+	if !ok || msg.Mode != ansi.ModeUnicodeCore || msg.Value != ansi.ModeSet {
+		t.Fatalf("Init should put the renderer on grapheme widths, sent %#v", msg)
+	}
+	// A terminal that answers otherwise does not move the grid off it.
 	m.Update(tea.ModeReportMsg{Mode: ansi.ModeUnicodeCore, Value: ansi.ModeNotRecognized})
-	if m.c.wm != ansi.WcWidth {
-		t.Fatal("a terminal without mode 2027 must keep wcwidth")
-	}
-	m.Update(tea.ModeReportMsg{Mode: ansi.ModeUnicodeCore, Value: ansi.ModeReset})
 	if m.c.wm != ansi.GraphemeWidth {
-		t.Fatal("a terminal with mode 2027 must switch to grapheme widths")
+		t.Fatal("a terminal without mode 2027 moved the grid off grapheme widths")
 	}
 }
 

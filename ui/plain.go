@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 // RunPlain is the headless renderer. For each cell that reaches a terminal
@@ -68,10 +66,9 @@ func newPlain(w io.Writer, opts Options) *plain {
 }
 
 // plainCommon is what text for a file or a pipe is drawn with: no colour,
-// widths by grapheme cluster.
+// widths by the screen's rule (common.wm).
 func plainCommon(opts Options) *common {
 	c := newCommon(opts)
-	c.wm = ansi.GraphemeWidth
 	c.styles = newStyles(true)
 	c.opts.NoColor = true
 	return c

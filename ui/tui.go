@@ -44,6 +44,13 @@ type Options struct {
 	// keeps a preview of a cell's long texts (state.Cell.Clipped), and the
 	// detail view asks for the rest. It is called from a command.
 	Whole func(ref state.CellRef) (*state.Cell, error)
+	// OtherRuns and LoadRun, when both are set, let V show the cursor's
+	// cell beside the same cell in another run of the battery: OtherRuns
+	// lists the ids of the other runs of run's battery in the ledger,
+	// newest first; LoadRun reads one as a snapshot under its own judge.
+	// Both are called from commands.
+	OtherRuns func(run *state.BatteryRun) ([]string, error)
+	LoadRun   func(id string) (*state.BatteryRun, error)
 	// Estimate, when set, is what judging refs again with judge (a judge,
 	// or the jury: all of its judges) at samples calls per judge per cell
 	// should cost: tokens in all, and the cost when priced. ok false says
