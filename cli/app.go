@@ -67,6 +67,21 @@ func openAppFor(cfg *config.Config, runID string, purpose appFor, stderr io.Writ
 	return a, nil
 }
 
+// simConfig is the config the simulated servers are started with. A new run
+// gets cfg as it is, so the demo's seed makes it the same run to run. A run
+// continued (resume, retry, rejudge) gets a seed of its own: the simulator
+// draws a fault from the seed and the request (edges/sim/faults.go), so a
+// fresh simulator with the run's seed would fail every ⚠️ cell that retry
+// sends again in the same way, and retrying would show nothing.
+func simConfig(cfg *config.Config, runID string, now time.Time) *config.Config {
+	if runID == "" {
+		return cfg
+	}
+	again := *cfg
+	again.Run.Seed ^= int(now.UnixNano() & 0x7fffffff)
+	return &again
+}
+
 func (a *app) open(ctx context.Context, runID string, stderr io.Writer) error {
 	cfg := a.cfg
 	led, err := ledger.Open(cfg.DB)
@@ -87,7 +102,7 @@ func (a *app) open(ctx context.Context, runID string, stderr io.Writer) error {
 	}
 	a.log = a.log.With("run", a.runID)
 
-	if a.sims, err = setup.StartSims(cfg, false); err != nil {
+	if a.sims, err = setup.StartSims(simConfig(cfg, runID, time.Now()), false); err != nil {
 		return err
 	}
 	servers, err := setup.FleetServers(cfg, os.Getenv)
