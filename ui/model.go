@@ -371,6 +371,9 @@ func (m *model) frame() string {
 	return sb.String()
 }
 
+// headerState is the status line's words. Test ids, model and judge names,
+// typed text and messages from servers or the ledger are escaped here
+// (textutil.Terminal) before the header styles and measures them.
 func (m *model) headerState() headerState {
 	s := headerState{counts: m.board.counts, judge: m.judge}
 	switch {
@@ -381,13 +384,13 @@ func (m *model) headerState() headerState {
 	case m.ask == askInterrupt:
 		s.status, s.alert = "Interrupt? The run stops and pitwall exits 130. [y/N]", true
 	case m.ask == askRejudge:
-		s.status, s.alert = m.rejudgeQuestion(), true
+		s.status, s.alert = esc(m.rejudgeQuestion()), true
 	case m.filtering:
 		cursor := "█"
 		if m.c.opts.ASCII {
 			cursor = "_"
 		}
-		s.status = "/" + m.typed + cursor
+		s.status = "/" + esc(m.typed) + cursor
 		if m.typed == "" {
 			hint := " names to keep (m:model t:test) · enter keeps · esc clears"
 			if m.run != nil && anySeverity(m.run) {
@@ -396,9 +399,9 @@ func (m *model) headerState() headerState {
 			s.status += m.c.styles.dim.Render(hint)
 		}
 	case m.message != "":
-		s.status, s.alert = m.message, m.alert
+		s.status, s.alert = esc(m.message), m.alert
 	case m.run != nil && m.run.Message != "":
-		s.status = m.run.Message
+		s.status = esc(m.run.Message)
 	case m.closed && m.run == nil:
 		s.status, s.alert = "the run ended before its first snapshot", true
 	}
@@ -416,7 +419,7 @@ func (m *model) headerState() headerState {
 		if p := m.grid.positionText(); p != "" {
 			parts = append(parts, p)
 		}
-		s.right = strings.Join(parts, " · ")
+		s.right = esc(strings.Join(parts, " · "))
 	}
 	return s
 }
