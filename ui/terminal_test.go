@@ -94,6 +94,16 @@ func TestHostileTextIsShownEscapedInTheGridHeaderAndDetail(t *testing.T) {
 func TestThePlainGridMeasuresHostileNamesAsShown(t *testing.T) {
 	t.Parallel()
 	run := sceneHostile()
+	sum := Summary(run, "gemma", Options{})
+	var rates []int
+	for _, l := range strings.Split(sum, "\n") {
+		if i := strings.Index(l, "%"); i >= 0 && strings.HasPrefix(l, "  ") {
+			rates = append(rates, ansi.StringWidth(l[:i]))
+		}
+	}
+	if len(rates) != len(run.Models) || !equalInts(rates, slicesRepeat(rates[0], len(rates))) {
+		t.Errorf("the summary's pass rates end at columns %v, want one column:\n%s", rates, sum)
+	}
 	for _, ascii := range []bool{false, true} {
 		grid := RenderGrid(run, "gemma", ascii)
 		if bad := unsafeOnScreen(grid); bad != "" || strings.Contains(grid, "\x1b") {
@@ -119,16 +129,6 @@ func TestThePlainGridMeasuresHostileNamesAsShown(t *testing.T) {
 		} else {
 			golden(t, "hostile_plain", grid)
 		}
-	}
-	sum := Summary(run, "gemma", Options{})
-	var rates []int
-	for _, l := range strings.Split(sum, "\n") {
-		if i := strings.Index(l, "%"); i >= 0 && strings.HasPrefix(l, "  ") {
-			rates = append(rates, ansi.StringWidth(l[:i]))
-		}
-	}
-	if len(rates) != len(run.Models) || !equalInts(rates, slicesRepeat(rates[0], len(rates))) {
-		t.Errorf("the summary's pass rates end at columns %v, want one column:\n%s", rates, sum)
 	}
 }
 
