@@ -364,6 +364,60 @@ func TestARunTakenOverFromAnotherHostStopsWithoutWriting(t *testing.T) {
 	}
 }
 
+// ownerFresh is how long after its last heartbeat a run's process sends
+// without asking the ledger whether it still owns the run (runner's
+// ownerFresh: three heartbeats).
+const ownerFresh = 3 * ledger.HeartbeatEvery
+
+func TestASupersededOwnerThatWakesSendsNoRequest(t *testing.T) {
+	dir := t.TempDir()
+	fleet, config := resumeFleet(t, dir, "")
+	db := filepath.Join(dir, ".pitwall", "ledger.db")
+	cmd, stdout, progress := startRun(t, dir, config, func(l string) bool { return strings.HasPrefix(l, "[3/24]") })
+	stopUnlocked(t, cmd, db)
+	stopped := time.Now()
+
+	rw := rawDB(t, db, false)
+	id := lastRunID(t, rw)
+	if _, err := rw.Exec(`UPDATE runs SET host = 'host-a', heartbeat_ms = heartbeat_ms - 180000 WHERE id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	// Another host resumes the run and finishes it while the first process
+	// sleeps, so that every request the simulator gets after the wake can
+	// only be the first process's.
+	taker := exec.Command(bin, "resume", id, "--headless", "--db", db)
+	taker.Dir = dir
+	var takerErr bytes.Buffer
+	taker.Stdout, taker.Stderr = &bytes.Buffer{}, &takerErr
+	if err := taker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { taker.Process.Kill() })
+	if code := exitOfCmd(t, taker); code != 0 && code != 1 {
+		t.Fatalf("the resume exited %d:\n%s", code, takerErr.String())
+	}
+	// As a paused process finds itself: silent past its heartbeats.
+	time.Sleep(time.Until(stopped.Add(ownerFresh + 2*time.Second)))
+	before := fleet.requests(t)
+
+	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	code := exitOfCmd(t, cmd)
+	out := stdout.String() + progress.String()
+	if code != 2 || !strings.Contains(out, "was taken over by") {
+		t.Errorf("the first process exited %d; want 2, saying its run was taken over:\n%s", code, out)
+	}
+	after := fleet.requests(t)
+	var models []string
+	for m := range after {
+		models = append(models, m)
+	}
+	if n := sent(before, after, models...); n != 0 {
+		t.Errorf("the first process sent %d requests after it woke (before %v, after %v); want none", n, before, after)
+	}
+}
+
 // safeBuffer is a strings.Builder one goroutine writes while another reads.
 type safeBuffer struct {
 	mu sync.Mutex

@@ -87,6 +87,13 @@ type Job struct {
 	// submits once it has answered the calls: until a job of the same Loop
 	// is queued, or Options.LoopHold has passed.
 	Loop string
+	// BeforeSend, when set, is asked just before each request sent for the
+	// job leaves (the warm-up that loads its model, then the request
+	// itself), on the job's goroutine: an error keeps that request from
+	// being sent, and the job ends chat.ClassCanceled saying it was not
+	// sent, wrapping the error. The runner's asks whether its process still
+	// owns the run, so that a superseded owner sends nothing.
+	BeforeSend func(ctx context.Context) error
 	// Done is called exactly once: with the result, or with a *chat.Error
 	// (chat.ClassCanceled when the Submit context is cancelled while queued or in
 	// flight, or the fleet closes). It may be called before Submit returns

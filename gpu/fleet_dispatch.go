@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
 	"time"
@@ -171,7 +172,7 @@ func (f *Fleet) run(st *start) {
 		}
 		req := j.Request
 		req.Model = st.as
-		res, err = s.client.Chat(rctx, req)
+		res, err = f.send(rctx, st, req)
 		rcancel()
 		err = asFleetName(err, st.as, j.Request.Model)
 		switch {
@@ -192,6 +193,21 @@ func (f *Fleet) run(st *start) {
 	}
 	f.settle(st, res, err)
 	f.finish(q, res, err)
+}
+
+// send is the one place a job's requests (its warm-up, then itself) leave
+// for its server: its BeforeSend is asked first, so that a process that may
+// no longer send for the job (its run was taken over while it was paused)
+// sends nothing, not even what was queued before it knew.
+func (f *Fleet) send(ctx context.Context, st *start, req chat.Request) (chat.Result, error) {
+	s, j := st.s, st.q.job
+	if j.BeforeSend != nil {
+		if err := j.BeforeSend(ctx); err != nil {
+			return chat.Result{Server: s.cfg.Name}, &chat.Error{Class: chat.ClassCanceled, Server: s.cfg.Name,
+				Model: req.Model, Message: fmt.Sprintf("not sent: %v", err), Err: err}
+		}
+	}
+	return s.client.Chat(ctx, req)
 }
 
 // endedErr is the error of a job whose context ended: unavailable when its
@@ -224,7 +240,7 @@ func (f *Fleet) warmup(ctx context.Context, st *start, timeout time.Duration) {
 	if timeout > 0 {
 		wctx, wcancel = context.WithTimeoutCause(ctx, timeout, errJobTimeout)
 	}
-	res, err := s.client.Chat(wctx, warmupRequest(st.as))
+	res, err := f.send(wctx, st, warmupRequest(st.as))
 	wcancel()
 	err = asFleetName(err, st.as, model)
 	if err != nil && ctx.Err() != nil {

@@ -185,7 +185,7 @@ func (e *engine) startBatch(ctx context.Context, client BatchTransport, name str
 	}
 	meta := map[string]string{"pitwall_run": e.r.id, "pitwall_judge": name}
 	e.spawn(func() func(*engine) {
-		p, err := planBatch(ctx, client, lines, meta, look)
+		p, err := planBatch(ctx, client, lines, meta, look, e.r.beforeSend)
 		return func(e *engine) { e.batchPlanned(jb, p, err) }
 	})
 }
@@ -262,7 +262,7 @@ type batchPart struct {
 // planBatch runs on the batch's goroutine: it asks whether the server has
 // a Batch API, takes the batches of this run and judge it finds for the
 // requests they hold, and creates one for the rest.
-func planBatch(ctx context.Context, c BatchTransport, lines []gpu.BatchLine, meta map[string]string, look batchLook) (batchPlan, error) {
+func planBatch(ctx context.Context, c BatchTransport, lines []gpu.BatchLine, meta map[string]string, look batchLook, gate func(context.Context) error) (batchPlan, error) {
 	var p batchPlan
 	ok, err := c.BatchesOffered(ctx)
 	if err != nil || !ok {
@@ -307,6 +307,10 @@ func planBatch(ctx context.Context, c BatchTransport, lines []gpu.BatchLine, met
 	}
 	if len(rest) == 0 {
 		return p, nil
+	}
+	// A batch is requests sent: the run's owner must still be this process.
+	if err := gate(ctx); err != nil {
+		return p, err
 	}
 	b, err := c.CreateBatch(ctx, rest, "", meta)
 	if err != nil {

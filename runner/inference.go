@@ -187,7 +187,7 @@ func (e *engine) reused(a *attempt) bool {
 func (e *engine) job(a *attempt, req chat.Request, purpose chat.Purpose, pin string) *gpu.Job {
 	q := e.r.events
 	return &gpu.Job{
-		Request: req, Purpose: purpose, Pin: pin, Timeout: e.r.cfg.Run.Timeout,
+		Request: req, Purpose: purpose, Pin: pin, Timeout: e.r.cfg.Run.Timeout, BeforeSend: e.r.beforeSend,
 		Dispatched: func(server string, loading bool) {
 			q.post(evDispatched{a: a, server: server, loading: loading})
 		},

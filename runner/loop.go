@@ -357,6 +357,7 @@ func (e *engine) finish() {
 		if err := r.led.FinishRun(r.id, string(status), msg, e.ended); err != nil {
 			status, msg = state.RunFailed, e.ledgerFailure(err)
 		}
+		r.owner.release()
 	}
 	e.status, e.message, e.phase = status, msg, state.PhaseDone
 	e.move(ended)
@@ -367,9 +368,12 @@ func (e *engine) finish() {
 // heartbeat tells the ledger the run's process is alive. Another process
 // that resumed the run meanwhile owns it now: this one stops (fail).
 func (e *engine) heartbeat() {
+	took := time.Now()
 	if err := e.r.led.Heartbeat(e.r.id, e.r.now()); err != nil {
 		e.fail(err)
+		return
 	}
+	e.r.owner.confirm(took)
 }
 
 // fail records a ledger write that failed: the run stops sending, ends as
@@ -441,9 +445,11 @@ func (e *engine) start() error {
 		Models: r.models, Tests: ids, Repeat: r.repeat, StartedAt: e.started,
 		Owner: r.led.Self(), Heartbeat: e.started,
 	}
+	took := time.Now()
 	if err := r.led.CreateRun(row); err != nil {
 		return fmt.Errorf("recording run: %w", err)
 	}
+	r.owner.hold(took)
 	e.table.each(func(p cellPos) {
 		r.led.QueueCell(e.cellRow(e.table.at(p)), e.ack)
 	})

@@ -46,6 +46,7 @@ func Resume(cfg *config.Config, id string, again Again, opts Options) (*Run, err
 	if err != nil {
 		return nil, err
 	}
+	took := time.Now()
 	if row, err = opts.Ledger.ResumeRun(row.ID, now()); err != nil {
 		return nil, err
 	}
@@ -63,6 +64,7 @@ func Resume(cfg *config.Config, id string, again Again, opts Options) (*Run, err
 		return nil, err
 	}
 	r.started.Store(true)
+	r.owner.hold(took)
 	if err := r.call(func(e *engine) error { return e.resume(snap, done, again) }); err != nil {
 		r.Close()
 		return nil, err

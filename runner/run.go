@@ -81,6 +81,11 @@ type Run struct {
 	// started is set by Start: Close of a run never started ends it at once.
 	started  atomic.Bool
 	closeOne sync.Once
+
+	// owner is the gate every request of the run passes (owner.go);
+	// beforeSend is its check, made once for every job to carry.
+	owner      *ownerGate
+	beforeSend func(context.Context) error
 }
 
 // errClosed is what requests to a closed run get.
@@ -135,6 +140,8 @@ func New(cfg *config.Config, opts Options) (*Run, error) {
 	for _, j := range cfg.Scoring.Judges {
 		r.judges[j.Name] = j
 	}
+	r.owner = newOwnerGate(r.led, r.id, r.now, func(err error) { r.events.post(evLedgerFailed{err}) })
+	r.beforeSend = r.owner.check
 	r.e = newEngine(r, newCellTable(ids, cfg.Models, r.repeat), cfg.Plan())
 	go r.loop()
 	return r, nil

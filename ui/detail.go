@@ -84,7 +84,7 @@ func (d *detail) View(run *state.BatteryRun) string {
 	st := d.c.styles
 	title := ""
 	if run != nil && d.t < len(run.Tests) && d.m < len(run.Models) {
-		title = " " + run.Models[d.m] + " " + d.c.glyphs.times + " " + run.Tests[d.t].ID
+		title = " " + esc(run.Models[d.m]) + " " + d.c.glyphs.times + " " + esc(run.Tests[d.t].ID)
 	}
 	// Named as a scroll position: a bare percentage reads as a pass rate.
 	right := "esc back "
@@ -152,7 +152,8 @@ func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width
 		return ""
 	}
 	w := &detailWriter{c: c, width: width}
-	test := &run.Tests[t]
+	shown := shownTest(run.Tests[t])
+	test := &shown
 	g := c.glyphs
 
 	head := "Test " + test.ID
@@ -170,7 +171,7 @@ func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width
 	}
 	// The grid cuts long names; here they are whole, wrapped.
 	w.names(head)
-	w.names("Model " + run.Models[m])
+	w.names("Model " + esc(run.Models[m]))
 
 	w.section("Prompt")
 	if test.System != "" {
@@ -189,7 +190,7 @@ func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width
 			w.para(4, desc)
 			if tool.Function.Parameters != nil {
 				if b, err := json.Marshal(tool.Function.Parameters); err == nil {
-					w.para(6, c.styles.dim.Render(string(b)))
+					w.para(6, c.styles.dim.Render(esc(string(b))))
 				}
 			}
 		}
@@ -205,7 +206,7 @@ func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width
 
 	cells := repeats(run, t, m)
 	for r := range cells {
-		full := withWhole(*cells[r], whole[r])
+		full := shownCell(withWhole(*cells[r], whole[r]))
 		cell := &full
 		k := repeatKind(cell, "")
 		head := "Repeat " + strconv.Itoa(r+1) + " of " + strconv.Itoa(len(cells))
@@ -341,7 +342,7 @@ func writeJudgments(w *detailWriter, run *state.BatteryRun, cell *state.Cell, ju
 		if n == judge {
 			mark = c.glyphs.cursor + " "
 		}
-		w.line(2, mark+n+"  "+judgmentSummary(c, j))
+		w.line(2, mark+esc(n)+"  "+judgmentSummary(c, j))
 		if j.Error != "" {
 			w.para(6, c.styles.kind[kindJudgeError].Render(j.Error))
 		}

@@ -165,9 +165,11 @@ func (h *header) View(run *state.BatteryRun, s headerState) string {
 	if run == nil {
 		title = " pitwall"
 	} else {
-		title = " pitwall · " + run.Name
+		// The run's name, id and judge come from configs and ledgers, the
+		// status from servers: escaped before they are styled and measured.
+		title = " pitwall · " + esc(run.Name)
 		if run.ID != "" {
-			title += " · run " + run.ID
+			title += " · run " + esc(run.ID)
 		}
 		switch {
 		case s.judge == "":
@@ -175,7 +177,7 @@ func (h *header) View(run *state.BatteryRun, s headerState) string {
 		case s.judge == scoring.JuryName:
 			right = "judge jury (" + strconv.Itoa(len(run.Plan.Judges)) + " judges)"
 		default:
-			right = "judge " + s.judge
+			right = "judge " + esc(s.judge)
 		}
 	}
 	line1 := h.split(st.title.Render(title), st.title.Render(right+" "))
@@ -187,7 +189,7 @@ func (h *header) View(run *state.BatteryRun, s headerState) string {
 	if s.status == "" && run != nil {
 		// Work waiting on servers that are down is the news while it lasts.
 		if w := waiting(run, h.c.now()); w != "" {
-			s.status, s.alert = w, true
+			s.status, s.alert = esc(w), true
 		}
 	}
 	if s.ask {

@@ -412,6 +412,9 @@ func (m *model) headerHeight() int {
 	return headerH - 1 + m.header.statusLines(m.headerState())
 }
 
+// headerState is the status line's words. Test ids, model and judge names,
+// typed text and messages from servers or the ledger are escaped here
+// (textutil.Terminal) before the header styles and measures them.
 func (m *model) headerState() headerState {
 	s := headerState{counts: m.board.counts, judge: m.judge, ask: m.ask != askNothing}
 	switch {
@@ -422,7 +425,7 @@ func (m *model) headerState() headerState {
 	case m.ask == askInterrupt:
 		s.status, s.alert = "Interrupt? The run stops and pitwall exits 130. [y/N]", true
 	case m.ask == askRejudge:
-		s.status, s.alert = m.rejudgeQuestion(), true
+		s.status, s.alert = esc(m.rejudgeQuestion()), true
 	case m.ask == askExport:
 		s.status, s.alert = m.exportQuestion(), true
 	case m.filtering:
@@ -430,7 +433,7 @@ func (m *model) headerState() headerState {
 		if m.c.opts.ASCII {
 			cursor = "_"
 		}
-		s.status = "/" + m.typed + cursor
+		s.status = "/" + esc(m.typed) + cursor
 		if m.typed == "" {
 			hint := " names to keep (m:model t:test) · enter keeps · esc clears"
 			if m.run != nil && anySeverity(m.run) {
@@ -439,9 +442,9 @@ func (m *model) headerState() headerState {
 			s.status += m.c.styles.dim.Render(hint)
 		}
 	case m.message != "":
-		s.status, s.alert = m.message, m.alert
+		s.status, s.alert = esc(m.message), m.alert
 	case m.run != nil && m.run.Message != "":
-		s.status = m.run.Message
+		s.status = esc(m.run.Message)
 	case m.closed && m.run == nil:
 		s.status, s.alert = "the run ended before its first snapshot", true
 	}
@@ -459,7 +462,7 @@ func (m *model) headerState() headerState {
 		if p := m.grid.positionText(); p != "" {
 			parts = append(parts, p)
 		}
-		s.right = strings.Join(parts, " · ")
+		s.right = esc(strings.Join(parts, " · "))
 	}
 	return s
 }

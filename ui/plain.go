@@ -353,11 +353,15 @@ func Summary(run *state.BatteryRun, judge string, opts Options) string {
 		sb.WriteString("scoring  checks only\n")
 	}
 	sb.WriteString("pass rate by model\n")
+	// Names are escaped before they are measured: the column is as wide
+	// as what is shown.
+	names := make([]string, len(run.Models))
 	nameW := 0
-	for _, m := range run.Models {
-		nameW = max(nameW, c.sw(m))
-	}
 	for i, m := range run.Models {
+		names[i] = textutil.Terminal(m)
+		nameW = max(nameW, c.sw(names[i]))
+	}
+	for i, m := range names {
 		pc := b.modSum[i]
 		r := b.rate(pc, g)
 		counted := "(" + n(pc.pass) + "/" + n(pc.decided) + ")"
@@ -400,16 +404,23 @@ func RenderGrid(run *state.BatteryRun, judge string, ascii bool) string {
 	b.apply(run, judge)
 	g := c.glyphs
 
+	// The ids and names from batteries and servers are escaped
+	// (textutil.Terminal) before any width is measured: an escape is wider
+	// than what it stands for, and the columns must fit what is shown.
 	marks := anyCritical(run)
+	ids := make([]string, len(run.Tests))
 	nameW := c.sw("pass rate")
 	for i := range run.Tests {
-		nameW = max(nameW, c.sw(markedID(c, &run.Tests[i], marks)))
+		ids[i] = textutil.Terminal(markedID(c, &run.Tests[i], marks))
+		nameW = max(nameW, c.sw(ids[i]))
 	}
 	nameW = min(nameW, 40)
+	names := make([]string, len(run.Models))
 	cells := make([][]string, len(run.Tests))
 	widths := make([]int, len(run.Models))
 	for m, name := range run.Models {
-		widths[m] = min(max(c.sw(name), 4), 24)
+		names[m] = textutil.Terminal(name)
+		widths[m] = min(max(c.sw(names[m]), 4), 24)
 	}
 	for t := range run.Tests {
 		cells[t] = make([]string, len(run.Models))
@@ -429,17 +440,15 @@ func RenderGrid(run *state.BatteryRun, judge string, ascii bool) string {
 		return sb.String()
 	}
 	var sb strings.Builder
-	sb.WriteString(line("tests", "pass", func(m int) string { return run.Models[m] }))
+	sb.WriteString(line("tests", "pass", func(m int) string { return names[m] }))
 	for t := range run.Tests {
-		sb.WriteString(line(markedID(c, &run.Tests[t], marks), b.rate(b.rowSum[t], g), func(m int) string { return cells[t][m] }))
+		sb.WriteString(line(ids[t], b.rate(b.rowSum[t], g), func(m int) string { return cells[t][m] }))
 	}
 	sb.WriteString(line("pass rate", b.rate(b.total, g), func(m int) string { return b.rate(b.modSum[m], g) }))
-	// Plain text, so the ids and names from batteries and servers are
-	// escaped in it whole (textutil.Terminal).
 	if ascii {
-		return textutil.Terminal(asciiFold.Replace(sb.String()))
+		return asciiFold.Replace(sb.String())
 	}
-	return textutil.Terminal(sb.String())
+	return sb.String()
 }
 
 // promptsCut counts the cells whose prompt the server cut, and the judge
