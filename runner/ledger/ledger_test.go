@@ -48,7 +48,7 @@ func ms(s string) time.Time {
 	return time.UnixMilli(t.UnixMilli())
 }
 
-func pragma(t *testing.T, db *sql.DB, name string) string {
+func pragma(t *testing.T, db db, name string) string {
 	t.Helper()
 	var v string
 	if err := db.QueryRow("PRAGMA " + name).Scan(&v); err != nil {

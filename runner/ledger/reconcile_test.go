@@ -45,7 +45,7 @@ func seedRequests(l *Ledger, run string, at time.Time) error {
 }
 
 // rawStatuses counts a run's request statuses as stored, past any view.
-func rawStatuses(t *testing.T, db *sql.DB, run string) map[string]int {
+func rawStatuses(t *testing.T, db db, run string) map[string]int {
 	t.Helper()
 	rows, err := db.Query(`SELECT status, count(*) FROM requests WHERE run_id = ? GROUP BY status`, run)
 	if err != nil {
@@ -64,7 +64,7 @@ func rawStatuses(t *testing.T, db *sql.DB, run string) map[string]int {
 	return out
 }
 
-func rawRunStatus(t *testing.T, db *sql.DB, run string) string {
+func rawRunStatus(t *testing.T, db db, run string) string {
 	t.Helper()
 	var s string
 	if err := db.QueryRow(`SELECT status FROM runs WHERE id = ?`, run).Scan(&s); err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -119,7 +120,7 @@ func (l *Ledger) Runs(limit int) ([]RunRow, error) {
 
 func (l *Ledger) listRuns(limit int) ([]RunRow, error) {
 	if limit <= 0 {
-		limit = -1 // SQLite: no limit
+		limit = math.MaxInt64 // no limit, in words both backends take
 	}
 	rows, err := l.r.Query(`SELECT `+runRead+` FROM runs
 		ORDER BY started_ms DESC, id DESC LIMIT ?`, limit)
