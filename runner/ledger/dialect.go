@@ -202,8 +202,8 @@ type db struct {
 
 func (c db) Exec(q string, args ...any) (sql.Result, error) { return c.DB.Exec(c.d.sql(q), args...) }
 func (c db) Query(q string, args ...any) (*sql.Rows, error) { return c.DB.Query(c.d.sql(q), args...) }
-func (c db) QueryRow(q string, args ...any) *sql.Row      { return c.DB.QueryRow(c.d.sql(q), args...) }
-func (c db) Prepare(q string) (*sql.Stmt, error)          { return c.DB.Prepare(c.d.sql(q)) }
+func (c db) QueryRow(q string, args ...any) *sql.Row        { return c.DB.QueryRow(c.d.sql(q), args...) }
+func (c db) Prepare(q string) (*sql.Stmt, error)            { return c.DB.Prepare(c.d.sql(q)) }
 func (c db) Begin() (tx, error) {
 	t, err := c.DB.Begin()
 	return tx{t, c.d}, err
@@ -217,4 +217,4 @@ type tx struct {
 
 func (t tx) Exec(q string, args ...any) (sql.Result, error) { return t.Tx.Exec(t.d.sql(q), args...) }
 func (t tx) Query(q string, args ...any) (*sql.Rows, error) { return t.Tx.Query(t.d.sql(q), args...) }
-func (t tx) QueryRow(q string, args ...any) *sql.Row      { return t.Tx.QueryRow(t.d.sql(q), args...) }
+func (t tx) QueryRow(q string, args ...any) *sql.Row        { return t.Tx.QueryRow(t.d.sql(q), args...) }

@@ -90,7 +90,7 @@ type Ledger struct {
 	r     db
 	// d is how the backend says SQL (dialect.go): SQLite's, or
 	// PostgreSQL's for a postgres:// URL (pg.go).
-	d *dialect
+	d     *dialect
 	reads [numReads]*sql.Stmt // prepared on r: the reads the runner makes per cell
 
 	// What liveness is judged with (see liveness.go); tests replace them.

@@ -115,6 +115,12 @@ func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 		return RunRow{}, l.wrap(op, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if l.d.pg {
+		// As SQLite's busy timeout: the next reader can write it instead.
+		if _, err := tx.Exec(fmt.Sprintf("SET LOCAL lock_timeout = %d", l.fixBusyMS)); err != nil {
+			return RunRow{}, l.wrap(op, err)
+		}
+	}
 	if cur, err = l.writeInterrupt(tx, seen, why); err != nil {
 		return RunRow{}, err
 	}

@@ -74,7 +74,6 @@ const (
 // index; any other key is stored as given. Reads give it back in hex.
 const cacheKeyColumn = `CASE WHEN typeof(cache_key) = 'blob' THEN lower(hex(cache_key)) ELSE cache_key END`
 
-//
 // PostgreSQL keeps every key as TEXT, as given.
 func (l *Ledger) keyArg(k string) any {
 	if l.d.pg {
