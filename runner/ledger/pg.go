@@ -356,7 +356,9 @@ func (l *Ledger) pgCheckPrivileges() error {
 	var missing []string
 	for _, table := range []string{"runs", "requests", "cells", "verdicts", "texts"} {
 		var ok bool
-		err := l.w.QueryRow(`SELECT has_table_privilege(?, 'SELECT, INSERT, UPDATE')`, table).Scan(&ok)
+		// Each apart: a list of privileges asks for any of them.
+		err := l.w.QueryRow(`SELECT has_table_privilege(?1, 'SELECT') AND has_table_privilege(?1, 'INSERT')
+			AND has_table_privilege(?1, 'UPDATE')`, table).Scan(&ok)
 		if err != nil {
 			return l.wrap("open", l.pgExplain(err))
 		}
