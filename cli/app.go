@@ -89,7 +89,8 @@ func (a *app) open(ctx context.Context, runID string, stderr io.Writer) error {
 		return fmt.Errorf("opening the ledger: %w", err)
 	}
 	a.led = led
-	a.logPath = filepath.Join(filepath.Dir(cfg.DB), "pitwall.log")
+	_ = os.MkdirAll(logFolder(cfg.DB), 0o755)
+	a.logPath = filepath.Join(logFolder(cfg.DB), "pitwall.log")
 	if f, err := os.OpenFile(a.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err == nil {
 		a.logFile = f
 		a.log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo}))

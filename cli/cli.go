@@ -26,6 +26,7 @@ Usage:
   pitwall show RUN                 open a finished run in the grid (or print it with --headless)
   pitwall compare RUN [RUN...]     rank models with intervals and tell real differences from noise
   pitwall export RUN [RUN...]      write a run's report: --format json|csv|md|html|junit|text [-o FILE]
+  pitwall ledger copy FROM TO      copy runs between ledgers (a file, a postgres:// URL); again adds nothing
 
 CONFIG defaults to pitwall.toml; RUN is a run id, a unique prefix of one, or "last".
 Run "pitwall COMMAND --help" for a command's flags.
@@ -79,6 +80,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdCompare(rest, stdout, stderr)
 	case "export":
 		return cmdExport(rest, stdout, stderr)
+	case "ledger":
+		return cmdLedger(rest, stdout, stderr)
 	case "init":
 		return cmdInit(rest, stdout, stderr)
 	case "help", "-h", "--help":

@@ -35,7 +35,7 @@ func driveGated(run *runner.Run, a *app, cf *commonFlags, g *gates, stdin io.Rea
 // uiOptions are the grid's and the plain output's options for a run on a.
 func uiOptions(a *app, ascii bool, exitCode func(*state.BatteryRun) int) ui.Options {
 	return ui.Options{ASCII: ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
-		LogPath: a.logPath, LedgerPath: a.cfg.DB, Logger: a.log, ExitCode: exitCode, Spend: spendOf(a.led),
+		LogPath: a.logPath, LedgerPath: ledgerShown(a.cfg.DB), Logger: a.log, ExitCode: exitCode, Spend: spendOf(a.led),
 		Estimate: estimator(a.cfg, a.led, a.runID)}
 }
 

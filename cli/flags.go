@@ -16,6 +16,7 @@ import (
 
 	"pitwall/config"
 	"pitwall/internal/textutil"
+	"pitwall/internal/redact"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 )
@@ -325,16 +326,40 @@ func ledgerFlag(fs *flag.FlagSet) *string {
 	if def == "" {
 		def = ".pitwall/ledger.db"
 	}
-	return fs.String("db", def, "ledger path")
+	return fs.String("db", def, "ledger path, or a postgres:// URL (a team's shared ledger)")
 }
 
-// openLedger opens --db's ledger for reading; a missing one says how to
-// make it.
+// openLedger opens --db's ledger for reading; a missing file says how to
+// make it. A postgres:// URL is the database's to answer for.
 func openLedger(path string) (*ledger.Ledger, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no ledger at %s (run a battery first, or pass --db)", path)
+	if !isLedgerURL(path) {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("no ledger at %s (run a battery first, or pass --db)", path)
+		}
 	}
 	return ledger.OpenReadOnly(path)
+}
+
+// isLedgerURL says whether --db names a database by URL (postgres://)
+// rather than a file.
+func isLedgerURL(db string) bool { return strings.Contains(db, "://") }
+
+// ledgerShown is --db as it may be shown: a URL's password and settings
+// masked.
+func ledgerShown(db string) string {
+	if isLedgerURL(db) {
+		return redact.URL(db)
+	}
+	return db
+}
+
+// logFolder is where pitwall.log goes: beside a ledger file, or in
+// .pitwall for a ledger in a database.
+func logFolder(db string) string {
+	if isLedgerURL(db) {
+		return ".pitwall"
+	}
+	return filepath.Dir(db)
 }
 
 // oneRun parses the flags of a command that names one run and returns it.

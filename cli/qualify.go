@@ -356,7 +356,7 @@ func qualifyPlan(w io.Writer, cfg *config.Config, tests []config.JudgeTest) {
 		j, _ := cfg.Judge(n)
 		fmt.Fprintf(w, "  judge    %s = %s on %s\n", j.Name, j.Model, firstNonEmptyStr(j.FleetServer(), "any server that offers it"))
 	}
-	fmt.Fprintf(w, "  ledger   %s\n", cfg.DB)
+	fmt.Fprintf(w, "  ledger   %s\n", ledgerShown(cfg.DB))
 }
 
 // ledgerRunIsQualify says whether a ledger run is a judge qualification.

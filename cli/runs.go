@@ -37,7 +37,7 @@ func cmdRuns(args []string, stdout, stderr io.Writer) int {
 	}
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "db" })
-	if _, err := os.Stat(*db); err != nil && !given {
+	if _, err := os.Stat(*db); err != nil && !given && !isLedgerURL(*db) {
 		// A folder where nothing has run yet: nothing to list, and no
 		// mistake either. A --db that names no file is one.
 		if *asJSON {
@@ -69,7 +69,7 @@ func cmdRuns(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if len(runs) == 0 {
-		fmt.Fprintf(stdout, "no runs yet in %s\n", *db)
+		fmt.Fprintf(stdout, "no runs yet in %s\n", ledgerShown(*db))
 		return 0
 	}
 	printRuns(stdout, runs)

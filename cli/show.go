@@ -70,7 +70,7 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprint(stdout, ui.RenderGrid(b, b.Plan.InView, *ascii))
 		fmt.Fprintln(stdout)
-		fmt.Fprint(stdout, ui.Summary(b, b.Plan.InView, ui.Options{ASCII: *ascii, LedgerPath: *db, ExitCode: exitCode, Spend: spendOf(led)}))
+		fmt.Fprint(stdout, ui.Summary(b, b.Plan.InView, ui.Options{ASCII: *ascii, LedgerPath: ledgerShown(*db), ExitCode: exitCode, Spend: spendOf(led)}))
 		printNotPassed(stdout, b, history.RunRecord(row), runStrict(row))
 		return exitCode(b)
 	}
@@ -93,7 +93,7 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		if a, run, err = reopen(cfgPath, *db, b, *judgeName, stderr); err == nil {
 			defer a.Close()
 			defer run.Close() // before the app's Close: the run writes to its ledger
-			opts.LogPath, opts.Logger, opts.LedgerPath = a.logPath, a.log, *db
+			opts.LogPath, opts.Logger, opts.LedgerPath = a.logPath, a.log, ledgerShown(*db)
 			opts.Estimate = estimator(a.cfg, a.led, b.ID)
 			opts.Whole = wholeCells(a.led, b.ID)
 			opts.OtherRuns, opts.LoadRun = otherRuns(a.led), loadRun(a.led)

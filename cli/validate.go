@@ -102,7 +102,7 @@ func printPlan(w io.Writer, cfg *config.Config) {
 		fmt.Fprintf(w, "; %s = %s on %s", j.Name, j.Model, firstNonEmptyStr(j.FleetServer(), "any server that offers it"))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  ledger   %s\n", cfg.DB)
+	fmt.Fprintf(w, "  ledger   %s\n", ledgerShown(cfg.DB))
 }
 
 func plural(n int, word string) string {

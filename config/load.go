@@ -49,6 +49,9 @@ func Load(path string, ov Overrides, getenv func(string) string) (*Config, error
 	if c == nil {
 		return nil, errs.Err()
 	}
+	if c.Ledger.URL != "" {
+		c.DB = c.Ledger.URL
+	}
 	eff := mergeOverrides(env, ov)
 	c.meta = &meta{src: src, fileModels: c.Models}
 	errs = append(errs, eff.apply(c)...)

@@ -23,6 +23,10 @@ func (c *Config) RedactedJSON() string {
 		cp.Servers[i].URL = redact.URL(cp.Servers[i].URL)
 	}
 	cp.Scoring = c.Scoring.Redacted()
+	if strings.Contains(cp.DB, "://") {
+		cp.DB = redact.URL(cp.DB) // a postgres:// ledger's password
+	}
+	cp.Ledger.URL = redact.URL(cp.Ledger.URL)
 	b, err := json.Marshal(&cp)
 	if err != nil {
 		return "{}"

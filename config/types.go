@@ -17,6 +17,9 @@ type Config struct {
 	Battery string   `toml:"battery" json:"battery"` // as written; resolved against the config's folder
 	Models  []string `toml:"models" json:"models"`
 	DB      string   `toml:"db" json:"db"` // ledger path (default .pitwall/ledger.db)
+	// Ledger is [ledger]: url, a postgres:// URL of a team's shared ledger
+	// (it takes db's place; --db and PITWALL_DB override it).
+	Ledger Ledger `toml:"ledger" json:"ledger"`
 
 	Run     Run      `toml:"run" json:"run"`
 	Servers []Server `toml:"servers" json:"servers"`
@@ -37,6 +40,11 @@ type Config struct {
 	Warnings []string `toml:"-" json:"warnings,omitempty"`
 
 	meta *meta // where fields were written, for messages after Load
+}
+
+// Ledger is the [ledger] section.
+type Ledger struct {
+	URL string `toml:"url" json:"url,omitempty"`
 }
 
 // Run holds the per-request parameters and the run's shape.

@@ -20,7 +20,7 @@ func (d declined) Unwrap() error { return d.err }
 // batch is one transaction of the writer.
 type batch struct {
 	w      *writer
-	tx     *sql.Tx
+	tx     tx
 	stmts  [numStmts]*sql.Stmt
 	staged map[textKey]int64 // texts stored in this transaction
 	fenced map[string]error  // runs this process held that were taken over (fence.go)
@@ -31,6 +31,21 @@ func (b *batch) stmt(i int) *sql.Stmt {
 		b.stmts[i] = b.tx.Stmt(b.w.l.stmts[i])
 	}
 	return b.stmts[i]
+}
+
+// insertID runs the insert i (one of returnsID) and returns the new
+// row's id.
+func (b *batch) insertID(i int, args ...any) (int64, error) {
+	if b.w.l.d.pg {
+		var id int64
+		err := b.stmt(i).QueryRow(args...).Scan(&id)
+		return id, err
+	}
+	res, err := b.stmt(i).Exec(args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
 }
 
 // commit runs a batch in one transaction and sets each write's err. A

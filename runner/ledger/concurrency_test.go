@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -36,7 +35,7 @@ func TestConcurrentWritersAreSerialisedWithoutBusyErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "ledger.db")
+			path := testPath(t)
 			var ls []*Ledger
 			for range tt.ledgers {
 				l, err := Open(path)
@@ -94,7 +93,7 @@ func TestConcurrentWritersAreSerialisedWithoutBusyErrors(t *testing.T) {
 
 func TestReadOnlyReaderSeesCommittedRowsWhileAWriterWrites(t *testing.T) {
 	const total = 200
-	path := filepath.Join(t.TempDir(), "ledger.db")
+	path := testPath(t)
 	w, err := Open(path)
 	if err != nil {
 		t.Fatal(err)

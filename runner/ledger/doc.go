@@ -1,4 +1,4 @@
-// Package ledger is the SQLite record of every request pitwall makes
+// Package ledger is the SQLite (or PostgreSQL, pg.go) record of every request pitwall makes
 // (inference, judge, warm-up, probe), of runs, cells and verdicts. A request
 // is written before it is sent and updated when it ends. Writes go through
 // one writer that commits them in batches (writer.go): a write that must be

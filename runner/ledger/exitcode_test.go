@@ -65,6 +65,7 @@ func TestExitCodeBelongsToTheEndItWasRecordedFor(t *testing.T) {
 // A run recorded by a build before schema 7 has no exit code once
 // migrated.
 func TestExitCodeOfARunOfAnEarlierSchemaIsUnknown(t *testing.T) {
+	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	db, err := sql.Open("sqlite", path)
 	if err != nil {

@@ -41,7 +41,10 @@ func (e *TakenOverError) Unwrap() error { return ErrTakenOver }
 func (b *batch) fence() error {
 	l := b.w.l
 	for _, h := range l.heldHere() {
-		cur, err := scanRun(b.tx.QueryRow(runByIDSQL, h.id))
+		// FOR SHARE (PostgreSQL): a take-over (ResumeRun, FOR UPDATE)
+		// waits for this transaction, so the generation read here is
+		// still the run's when it commits.
+		cur, err := scanRun(b.tx.QueryRow(runByIDSQL+l.d.forShare, h.id))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			continue
@@ -108,14 +111,14 @@ func (b *batch) runOfRequest(id int64) []string {
 // takeBack makes a run this process holds, closed as interrupted by a
 // reader while it was silent, running again, and reopens the requests
 // closed with it (queued, submitted or running, by what their row shows).
-func (l *Ledger) takeBack(tx *sql.Tx, cur RunRow) error {
+func (l *Ledger) takeBack(tx tx, cur RunRow) error {
 	op := "take back run " + cur.ID
 	// Only the rows that the reconcile closed: they ended with the run.
 	_, err := tx.Exec(`UPDATE requests SET ended_ms = NULL, status = CASE
 			WHEN started_ms IS NOT NULL THEN 'running'
 			WHEN batch_id <> '' THEN 'submitted'
 			ELSE 'queued' END
-		WHERE run_id = ? AND status = 'interrupted' AND ended_ms IS ?`, cur.ID, msOrNull(cur.EndedAt))
+		WHERE run_id = ? AND status = 'interrupted' AND ended_ms IS NOT DISTINCT FROM ?`, cur.ID, msOrNull(cur.EndedAt))
 	if err != nil {
 		return l.wrap(op, err)
 	}

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,7 +10,7 @@ import (
 
 // dump is what the file holds of a run, past any view: its row, its
 // requests, cells and verdicts, as text to compare.
-func dump(t *testing.T, db *sql.DB, run string) string {
+func dump(t *testing.T, db db, run string) string {
 	t.Helper()
 	var sb strings.Builder
 	for _, q := range []string{

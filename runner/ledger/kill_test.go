@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -101,7 +100,7 @@ func reapedPID(t *testing.T) int {
 }
 
 func TestAKilledRunReadsInterruptedWithNoOpenRequests(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ledger.db")
+	path := testPath(t)
 	pid, beat := killOwner(t, path)
 
 	// As `pitwall runs` reads it: read-only, seconds after the kill.

@@ -84,10 +84,13 @@ type Ledger struct {
 	// process and no two of our own writes ever contend for SQLite's lock.
 	// Only the writer (writer.go) writes through it, after Open's migration.
 	// It and wr are nil for a ledger opened read-only.
-	w     *sql.DB
+	w     db
 	wr    *writer
 	stmts [numStmts]*sql.Stmt
-	r     *sql.DB
+	r     db
+	// d is how the backend says SQL (dialect.go): SQLite's, or
+	// PostgreSQL's for a postgres:// URL (pg.go).
+	d     *dialect
 	reads [numReads]*sql.Stmt // prepared on r: the reads the runner makes per cell
 
 	// What liveness is judged with (see liveness.go); tests replace them.
@@ -99,17 +102,26 @@ type Ledger struct {
 
 	// fix writes reconciles for a ledger opened read-only (see fixer).
 	fixMu     sync.Mutex
-	fix       *sql.DB
+	fix       db
 	fixBusyMS int
 }
 
 func newLedger(path string) *Ledger {
-	return &Ledger{path: path, self: self(), now: time.Now, gone: processGone, fixBusyMS: fixerBusyMS}
+	return &Ledger{path: path, d: sqliteDialect, self: self(), now: time.Now, gone: processGone, fixBusyMS: fixerBusyMS}
 }
 
 // Open opens the ledger at path for reading and writing, creating it and
 // its parent folders if needed and migrating its schema to this build's.
+//
+// A postgres:// or postgresql:// URL opens a PostgreSQL database instead
+// (pg.go); another URL scheme is refused rather than taken for a file name.
 func Open(path string) (*Ledger, error) {
+	switch pg, err := IsPostgres(path); {
+	case err != nil:
+		return nil, err
+	case pg:
+		return openPostgres(path, true)
+	}
 	l := newLedger(path)
 	if path == "" {
 		return nil, l.wrap("open", errors.New("empty path"))
@@ -143,7 +155,7 @@ func Open(path string) (*Ledger, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	l.w = w
+	l.w = db{w, l.d}
 	if err := l.setUp(abs); err != nil {
 		l.Close()
 		return nil, err
@@ -182,6 +194,12 @@ func (l *Ledger) setUp(abs string) error {
 // same: a run found interrupted is reconciled on disk where the file can
 // be written (reconcile.go), and only shown so where it cannot.
 func OpenReadOnly(path string) (*Ledger, error) {
+	switch pg, err := IsPostgres(path); {
+	case err != nil:
+		return nil, err
+	case pg:
+		return openPostgres(path, false)
+	}
 	l := newLedger(path)
 	if _, err := os.Stat(path); err != nil {
 		return nil, l.wrap("open", err)
@@ -236,7 +254,7 @@ func (l *Ledger) openReaderWith(abs string, q url.Values) error {
 		r.Close()
 		return l.wrap("open reader", l.explain(err))
 	}
-	l.r = r
+	l.r = db{r, l.d}
 	return nil
 }
 
@@ -295,16 +313,16 @@ func (l *Ledger) Close() error {
 			errs = append(errs, s.Close())
 		}
 	}
-	if l.r != nil {
+	if l.r.DB != nil {
 		errs = append(errs, l.r.Close())
 	}
 	l.fixMu.Lock()
-	if l.fix != nil {
+	if l.fix.DB != nil {
 		errs = append(errs, l.fix.Close())
-		l.fix = nil
+		l.fix = db{}
 	}
 	l.fixMu.Unlock()
-	if l.w != nil {
+	if l.w.DB != nil {
 		errs = append(errs, l.w.Close())
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -370,8 +388,15 @@ var stmtSQL = [numStmts]string{
 	stmtTextInsert:    `INSERT INTO texts (hash, body) VALUES (?, ?)`,
 }
 
+// returnsID are the statements that insert a row and give back its id:
+// SQLite's LastInsertId, PostgreSQL's RETURNING id (batch.insertID).
+var returnsID = [numStmts]bool{stmtInsertRequest: true, stmtTextInsert: true}
+
 func (l *Ledger) prepare() error {
 	for i, q := range stmtSQL {
+		if returnsID[i] && l.d.pg {
+			q += " RETURNING id"
+		}
 		s, err := l.w.Prepare(q)
 		if err != nil {
 			return l.wrap("prepare", err)

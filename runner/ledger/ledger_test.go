@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pitwall/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {
@@ -20,13 +22,36 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(ownerChildEnv); path != "" {
 		os.Exit(ownerChild(path))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m, func(c *pgtest.Cluster) { testPG = c }))
 }
 
-// openTest opens a fresh ledger in a temporary folder, closed at cleanup.
+// testPG is the cluster of the PostgreSQL pass (pgtest.Main runs every
+// test twice: on SQLite, then on PostgreSQL); nil on SQLite's.
+var testPG *pgtest.Cluster
+
+// testPath is where a test's ledger lives on this pass's backend: a file
+// in a temporary folder, or a fresh PostgreSQL database's URL.
+func testPath(t testing.TB) string {
+	t.Helper()
+	if testPG != nil {
+		return testPG.NewDatabase(t)
+	}
+	return filepath.Join(t.TempDir(), "ledger.db")
+}
+
+// sqliteOnly ends a test of SQLite's own ways (its file, its PRAGMAs,
+// its locks) on the PostgreSQL pass, where they have no counterpart.
+func sqliteOnly(t testing.TB) {
+	t.Helper()
+	if testPG != nil {
+		t.Skip("SQLite's file, PRAGMAs or locks: no counterpart on PostgreSQL")
+	}
+}
+
+// openTest opens a fresh ledger on this pass's backend, closed at cleanup.
 func openTest(t *testing.T) *Ledger {
 	t.Helper()
-	l, err := Open(filepath.Join(t.TempDir(), "ledger.db"))
+	l, err := Open(testPath(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +73,7 @@ func ms(s string) time.Time {
 	return time.UnixMilli(t.UnixMilli())
 }
 
-func pragma(t *testing.T, db *sql.DB, name string) string {
+func pragma(t *testing.T, db db, name string) string {
 	t.Helper()
 	var v string
 	if err := db.QueryRow("PRAGMA " + name).Scan(&v); err != nil {
@@ -96,6 +121,7 @@ func TestOpenCreatesFoldersInWALModeAtCurrentSchema(t *testing.T) {
 }
 
 func TestOpenMigratesAnEmptyDatabaseAndKeepsDataOnReopen(t *testing.T) {
+	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	// An empty SQLite file: version 0, no tables.
 	db, err := sql.Open("sqlite", path)
@@ -128,6 +154,7 @@ func TestOpenMigratesAnEmptyDatabaseAndKeepsDataOnReopen(t *testing.T) {
 }
 
 func TestOpenRefusesANewerSchema(t *testing.T) {
+	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
@@ -190,7 +217,7 @@ func TestOpenReadOnlyRefusesWhatIsNotALedger(t *testing.T) {
 }
 
 func TestReadOnlyLedgerReadsAndRefusesEveryWrite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ledger.db")
+	path := testPath(t)
 	w, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -234,6 +261,7 @@ func TestReadOnlyLedgerReadsAndRefusesEveryWrite(t *testing.T) {
 }
 
 func TestHotQueriesUseTheirIndexes(t *testing.T) {
+	sqliteOnly(t) // EXPLAIN QUERY PLAN
 	l := openTest(t)
 	tests := []struct {
 		name, query, index string

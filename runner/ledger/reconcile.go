@@ -19,7 +19,7 @@ import (
 // cannot be written (a read-only ledger on a read-only file), the reader
 // is shown the same end without writing it.
 
-// querier is a *sql.DB or a *sql.Tx.
+// querier is a db or a tx.
 type querier interface {
 	QueryRow(query string, args ...any) *sql.Row
 }
@@ -106,15 +106,21 @@ func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 		}))
 		return cur, err
 	}
-	db, err := l.fixer()
+	fix, err := l.fixer()
 	if err != nil {
 		return RunRow{}, l.wrap(op, err)
 	}
-	tx, err := db.Begin()
+	tx, err := fix.Begin()
 	if err != nil {
 		return RunRow{}, l.wrap(op, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if l.d.pg {
+		// As SQLite's busy timeout: the next reader can write it instead.
+		if _, err := tx.Exec(fmt.Sprintf("SET LOCAL lock_timeout = %d", l.fixBusyMS)); err != nil {
+			return RunRow{}, l.wrap(op, err)
+		}
+	}
 	if cur, err = l.writeInterrupt(tx, seen, why); err != nil {
 		return RunRow{}, err
 	}
@@ -124,7 +130,7 @@ func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 	return cur, nil
 }
 
-func (l *Ledger) writeInterrupt(tx *sql.Tx, seen RunRow, why string) (RunRow, error) {
+func (l *Ledger) writeInterrupt(tx tx, seen RunRow, why string) (RunRow, error) {
 	op := "reconcile run " + seen.ID
 	// The end is computed under the write lock, so no request row of the
 	// run can begin after it.
@@ -161,26 +167,34 @@ const fixerBusyMS = 2000
 // fixer is what a ledger opened read-only writes reconciles through: a
 // connection of its own, opened on first need (most reads find nothing to
 // reconcile) and never creating the file.
-func (l *Ledger) fixer() (*sql.DB, error) {
+func (l *Ledger) fixer() (db, error) {
 	l.fixMu.Lock()
 	defer l.fixMu.Unlock()
-	if l.fix != nil {
+	if l.fix.DB != nil {
 		return l.fix, nil
 	}
-	if l.r == nil {
-		return nil, errors.New("ledger is closed")
+	if l.r.DB == nil {
+		return db{}, errors.New("ledger is closed")
 	}
-	db, err := sql.Open("sqlite", dsn(l.abs, url.Values{
-		"mode":          {"rw"},
-		"_busy_timeout": {fmt.Sprint(l.fixBusyMS)},
-		"_txlock":       {"immediate"},
-	}))
+	var (
+		fix *sql.DB
+		err error
+	)
+	if l.d.pg {
+		fix, err = sql.Open("pgx", l.abs)
+	} else {
+		fix, err = sql.Open("sqlite", dsn(l.abs, url.Values{
+			"mode":          {"rw"},
+			"_busy_timeout": {fmt.Sprint(l.fixBusyMS)},
+			"_txlock":       {"immediate"},
+		}))
+	}
 	if err != nil {
-		return nil, err
+		return db{}, err
 	}
-	db.SetMaxOpenConns(1)
-	l.fix = db
-	return db, nil
+	fix.SetMaxOpenConns(1)
+	l.fix = db{fix, l.d}
+	return l.fix, nil
 }
 
 // Heartbeat says that this process (l.Self()) still runs the run: the
@@ -242,7 +256,9 @@ func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
 	err = l.wr.do(funcOp(func(b *batch) error {
 		tx := b.tx
 		var err error
-		if cur, err = scanRun(tx.QueryRow(runByIDSQL, run.ID)); err != nil {
+		// FOR UPDATE (PostgreSQL): first, so that the owner's transaction
+		// under way ends before the generation moves (fence.go).
+		if cur, err = scanRun(tx.QueryRow(runByIDSQL+l.d.forUpdate, run.ID)); err != nil {
 			return l.wrap(op, err)
 		}
 		if cur.Status == RunRunning {

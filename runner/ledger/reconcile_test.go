@@ -45,7 +45,7 @@ func seedRequests(l *Ledger, run string, at time.Time) error {
 }
 
 // rawStatuses counts a run's request statuses as stored, past any view.
-func rawStatuses(t *testing.T, db *sql.DB, run string) map[string]int {
+func rawStatuses(t *testing.T, db db, run string) map[string]int {
 	t.Helper()
 	rows, err := db.Query(`SELECT status, count(*) FROM requests WHERE run_id = ? GROUP BY status`, run)
 	if err != nil {
@@ -64,7 +64,7 @@ func rawStatuses(t *testing.T, db *sql.DB, run string) map[string]int {
 	return out
 }
 
-func rawRunStatus(t *testing.T, db *sql.DB, run string) string {
+func rawRunStatus(t *testing.T, db db, run string) string {
 	t.Helper()
 	var s string
 	if err := db.QueryRow(`SELECT status FROM runs WHERE id = ?`, run).Scan(&s); err != nil {
@@ -92,7 +92,7 @@ type owners struct {
 }
 
 func newOwners(t *testing.T) owners {
-	return owners{t, filepath.Join(t.TempDir(), "ledger.db")}
+	return owners{t, testPath(t)}
 }
 
 // as opens the file as process who at now (readOnly as `runs` does).
@@ -247,9 +247,17 @@ func TestConcurrentReadersCloseADeadRunOnce(t *testing.T) {
 		}
 	}
 	// Counts the reconciles that get written, past what any reader sees.
-	if _, err := w.w.Exec(`CREATE TABLE closes (id TEXT);
+	count := `CREATE TABLE closes (id TEXT);
 		CREATE TRIGGER count_closes AFTER UPDATE OF status ON runs WHEN NEW.status = 'interrupted'
-		BEGIN INSERT INTO closes VALUES (NEW.id); END;`); err != nil {
+		BEGIN INSERT INTO closes VALUES (NEW.id); END;`
+	if w.d.pg {
+		count = `CREATE TABLE closes (id TEXT);
+		CREATE FUNCTION count_closes() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN INSERT INTO closes VALUES (NEW.id); RETURN NULL; END $$;
+		CREATE TRIGGER count_closes AFTER UPDATE OF status ON runs FOR EACH ROW
+			WHEN (NEW.status = 'interrupted') EXECUTE FUNCTION count_closes();`
+	}
+	if _, err := w.w.DB.Exec(count); err != nil {
 		t.Fatal(err)
 	}
 	closes := func(id string) int {
@@ -319,6 +327,7 @@ func TestConcurrentReadersCloseADeadRunOnce(t *testing.T) {
 }
 
 func TestAReaderThatCannotWriteShowsTheRunInterruptedAnyway(t *testing.T) {
+	sqliteOnly(t) // BEGIN IMMEDIATE holds the whole file
 	base := time.UnixMilli(time.Now().UnixMilli())
 	o := newOwners(t)
 	w := o.as(Owner{}, base, false)
@@ -370,6 +379,7 @@ func TestAReaderThatCannotWriteShowsTheRunInterruptedAnyway(t *testing.T) {
 }
 
 func TestMigrationGivesRunsFromBeforeHeartbeatsTheirLastSignOfLife(t *testing.T) {
+	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	db, err := sql.Open("sqlite", path)
 	if err != nil {

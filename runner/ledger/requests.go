@@ -74,7 +74,11 @@ const (
 // index; any other key is stored as given. Reads give it back in hex.
 const cacheKeyColumn = `CASE WHEN typeof(cache_key) = 'blob' THEN lower(hex(cache_key)) ELSE cache_key END`
 
-func keyArg(k string) any {
+// PostgreSQL keeps every key as TEXT, as given.
+func (l *Ledger) keyArg(k string) any {
+	if l.d.pg {
+		return k
+	}
 	if len(k) != 2*sha256.Size || strings.Trim(k, "0123456789abcdef") != "" {
 		return k
 	}
@@ -230,7 +234,7 @@ func (l *Ledger) CachedJudgeOutput(cacheKey string) (output string, ok bool, err
 	var ref []byte
 	q, err := l.read(readCachedJudge)
 	if err == nil {
-		err = q.QueryRow(keyArg(cacheKey)).Scan(&output, &ref)
+		err = q.QueryRow(l.keyArg(cacheKey)).Scan(&output, &ref)
 	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -262,7 +266,7 @@ func (l *Ledger) CachedInference(cacheKey string) (r Request, ok bool, err error
 	if err != nil {
 		return Request{}, false, l.wrap("inference cache", err)
 	}
-	r, ref, err := scanRequest(q.QueryRow(keyArg(cacheKey)))
+	r, ref, err := scanRequest(q.QueryRow(l.keyArg(cacheKey)))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return Request{}, false, nil

@@ -114,17 +114,15 @@ func (o insertOp) apply(b *batch) error {
 			r.Input, r.Params, r.Output, r.Reasoning, r.ToolCalls); err != nil {
 			return b.w.l.wrap("insert request", err)
 		}
-		res, err := b.stmt(stmtInsertRequest).Exec(r.RunID, r.Purpose, r.Server, r.Model, r.Test,
-			r.Repeat, r.Judge, r.Sample, r.Attempt, keyArg(r.CacheKey), r.BatchID, r.Status, r.Verdict,
+		id, err := b.insertID(stmtInsertRequest, r.RunID, r.Purpose, r.Server, r.Model, r.Test,
+			r.Repeat, r.Judge, r.Sample, r.Attempt, b.w.l.keyArg(r.CacheKey), r.BatchID, r.Status, r.Verdict,
 			r.ErrorClass, r.Error, r.PromptTokens, r.CompletionTokens, usFromDuration(r.TTFT),
 			usFromDuration(r.Latency), msOrNull(r.QueuedAt), msOrNull(r.StartedAt),
 			msOrNull(r.EndedAt), r.CandidateModel, r.Round, refs[0], refs[1], refs[2], refs[3], refs[4])
 		if err != nil {
 			return b.w.l.wrap("insert request", err)
 		}
-		if r.ID, err = res.LastInsertId(); err != nil {
-			return b.w.l.wrap("insert request", err)
-		}
+		r.ID = id
 	}
 	return nil
 }

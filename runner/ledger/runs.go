@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -51,14 +52,8 @@ func (l *Ledger) CreateRun(r RunRow) error {
 	if r.Status == "" {
 		r.Status = "running"
 	}
-	models, _ := json.Marshal(r.Models) // a []string always marshals
-	tests, _ := json.Marshal(r.Tests)
 	err := l.write(r.ID, "create run", func(b *batch) error {
-		_, err := b.tx.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			r.ID, r.Name, r.Status, r.ScoringMode, r.ConfigJSON, r.ScoringJSON,
-			string(models), string(tests), r.Repeat, msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.Message,
-			r.Owner.PID, r.Owner.Host, msOrNull(r.Heartbeat), r.Owner.Start)
-		if err != nil {
+		if err := insertRun(b, r); err != nil {
 			return l.wrap("create run "+r.ID, err)
 		}
 		return nil
@@ -119,7 +114,7 @@ func (l *Ledger) Runs(limit int) ([]RunRow, error) {
 
 func (l *Ledger) listRuns(limit int) ([]RunRow, error) {
 	if limit <= 0 {
-		limit = -1 // SQLite: no limit
+		limit = math.MaxInt64 // no limit, in words both backends take
 	}
 	rows, err := l.r.Query(`SELECT `+runRead+` FROM runs
 		ORDER BY started_ms DESC, id DESC LIMIT ?`, limit)

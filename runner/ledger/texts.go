@@ -184,11 +184,11 @@ func (b *batch) textID(body string) (int64, error) {
 		b.stage(key, id) // kept in the newer generation once this commits
 		return id, nil
 	}
-	res, err := b.stmt(stmtTextInsert).Exec(int64(binary.BigEndian.Uint64(sum[:8])), body)
-	if err != nil {
-		return 0, fmt.Errorf("store a text: %w", err)
+	var arg any = body
+	if w.l.d.pg {
+		arg = w.hashBuf // BYTEA: PostgreSQL's TEXT refuses some bytes a reply may hold
 	}
-	id, err := res.LastInsertId()
+	id, err := b.insertID(stmtTextInsert, int64(binary.BigEndian.Uint64(sum[:8])), arg)
 	if err != nil {
 		return 0, fmt.Errorf("store a text: %w", err)
 	}

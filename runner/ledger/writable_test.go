@@ -11,6 +11,7 @@ import (
 )
 
 func TestOpenSaysInSecondsThatAnotherProcessHoldsTheLock(t *testing.T) {
+	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	l, err := Open(path)
 	if err != nil {
@@ -90,6 +91,7 @@ func corruptLedger(t *testing.T, path string) {
 }
 
 func TestADamagedLedgerIsRefusedForWritingAndStillReads(t *testing.T) {
+	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	corruptLedger(t, path)
 	_, err := Open(path)

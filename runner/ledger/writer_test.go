@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +34,7 @@ func (a *acks) heard() (ok int, failed []error) {
 }
 
 func TestQueuedWritesShareCommitsAndAreAcknowledgedOnceCommitted(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ledger.db")
+	path := testPath(t)
 	l, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -117,8 +116,15 @@ func TestAQueuedWriteIsCommittedWithinFlushEvery(t *testing.T) {
 // committed, its Ack and the next Flush hear it, the Flush after does not.
 func TestAFailedQueuedWriteFailsAloneAndSurfaces(t *testing.T) {
 	l := openTest(t)
-	if _, err := l.w.Exec(`CREATE TRIGGER refuse_bad BEFORE INSERT ON cells WHEN NEW.test = 'bad'
-		BEGIN SELECT RAISE(ABORT, 'the disk says no'); END`); err != nil {
+	refuse := `CREATE TRIGGER refuse_bad BEFORE INSERT ON cells WHEN NEW.test = 'bad'
+		BEGIN SELECT RAISE(ABORT, 'the disk says no'); END`
+	if l.d.pg {
+		refuse = `CREATE FUNCTION refuse_bad() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN RAISE EXCEPTION 'the disk says no'; END $$;
+		CREATE TRIGGER refuse_bad BEFORE INSERT ON cells FOR EACH ROW WHEN (NEW.test = 'bad')
+			EXECUTE FUNCTION refuse_bad();`
+	}
+	if _, err := l.w.DB.Exec(refuse); err != nil {
 		t.Fatal(err)
 	}
 	var a acks
@@ -219,7 +225,7 @@ func TestReadsSeeTheWritesQueuedBeforeThem(t *testing.T) {
 // QueueInserts gives the rows their ids only once committed: sent from the
 // Ack's news, a request is always in the ledger first.
 func TestQueuedInsertsAreCommittedBeforeTheirAck(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ledger.db")
+	path := testPath(t)
 	l, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +255,7 @@ func TestQueuedInsertsAreCommittedBeforeTheirAck(t *testing.T) {
 }
 
 func TestCloseCommitsWhatIsQueuedAndLaterWritesFail(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ledger.db")
+	path := testPath(t)
 	l, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
