@@ -38,7 +38,11 @@ func (st *placeState) prefetch(c jobClass, s *placeServer, ms []string) {
 	best, bestWork := "", 0.0
 	for _, m := range st.models(c, s) {
 		load := st.v.Models[m].LoadTime.Seconds()
-		if s.present[m] || st.serving[m] > 0 || left > f*load || !st.fitsBeside(s, m) {
+		// A judge model's second copy may go ahead too: judge work comes
+		// all at once, and a server that runs out of the judge model it
+		// holds would otherwise load the other one with nothing running.
+		spread := c == classJudge && st.worthSpreading(c, m, s)
+		if s.present[m] || st.serving[m] > 0 && !spread || left > f*load || !st.fitsBeside(s, m) {
 			continue
 		}
 		w := float64(st.left(c, m, s)) * st.jobTime(c, m)
