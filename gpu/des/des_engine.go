@@ -260,6 +260,11 @@ func (r *desRun) fillView(sv *placement.ServerView, s *desServer) {
 	for _, id := range s.active {
 		sv.Streaming[r.jobs[id].Model]++
 	}
+	if s.prefetching {
+		// The warm-up request of a load with no job holds a slot for its
+		// model, as the fleet shows it.
+		sv.Streaming[s.loading]++
+	}
 	sv.Loading = s.loading
 	if s.loading != "" {
 		used += r.sc.Models[s.loading].SizeGB
