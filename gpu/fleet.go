@@ -147,6 +147,7 @@ type Fleet struct {
 	models   map[string]placement.ModelView
 	jobTimes map[string]meanAcc // per model: what its jobs' times add to
 	names    map[string]bool    // the models' names met so far (fleet_names.go)
+	upcoming map[string]int     // judge jobs announced and not submitted yet (Expect)
 	changed  chan struct{}      // closed and replaced when the state changes (WaitState)
 }
 
@@ -295,6 +296,7 @@ func (f *Fleet) enqueueLocked(q *fleetJob) {
 	if q.job.Purpose == chat.PurposeInference {
 		f.queuedIn++
 	}
+	f.expectedLocked(q.job)
 }
 
 // leaveQueueLocked takes q out of the queue (lazily: compactLocked drops it

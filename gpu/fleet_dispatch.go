@@ -49,14 +49,19 @@ func (f *Fleet) dispatch() {
 	}
 	f.compactLocked()
 	now := f.now()
-	if len(f.queue) == 0 || !f.anyFreeLocked(now) {
+	if len(f.queue) == 0 && len(f.upcoming) == 0 || !f.anyFreeLocked(now) {
 		// Nothing can start: spare the policy a pass over the whole queue.
 		f.mu.Unlock()
 		return
 	}
 	view := f.viewLocked(now)
 	var starts []*start
+	var loads []placement.Assignment
 	for _, a := range f.policy.Place(view) {
+		if a.Load != "" {
+			loads = append(loads, a) // after the jobs, as the simulation does
+			continue
+		}
 		q, s := f.byID[a.Job], f.byName[a.Server]
 		if !placeable(q, s, now) {
 			// A policy is a pure function of a view that is still true
@@ -67,9 +72,17 @@ func (f *Fleet) dispatch() {
 		f.leaveQueueLocked(q, true)
 		starts = append(starts, f.startLocked(q, s))
 	}
+	loaded := false
+	for _, a := range loads {
+		if !f.prefetchLocked(a, now) {
+			f.log.Warn("fleet: policy asked for an invalid load", "model", a.Load, "server", a.Server)
+			continue
+		}
+		loaded = true
+	}
 	f.wg.Add(len(starts))
 	f.compactLocked()
-	if len(starts) > 0 {
+	if len(starts) > 0 || loaded {
 		f.notifyLocked()
 	}
 	f.mu.Unlock()
@@ -118,7 +131,7 @@ func placeable(q *fleetJob, s *fleetServer, now time.Time) bool {
 
 func (f *Fleet) viewLocked(now time.Time) placement.FleetView {
 	v := placement.FleetView{
-		Now: now, Queue: f.views, Models: f.models, JudgeModels: f.opts.JudgeModels,
+		Now: now, Queue: f.views, Models: f.models, JudgeModels: f.opts.JudgeModels, Upcoming: f.upcoming,
 		Servers:    make([]placement.ServerView, len(f.servers)),
 		Phase1Done: f.queuedIn == 0 && f.running[chat.PurposeInference] == 0,
 	}

@@ -55,6 +55,13 @@ func (e *engine) move(to lifecycle) {
 	}
 	e.life = to
 	e.dirty = true
+	if !to.live() && e.r != nil {
+		// What the judging was expected to send and did not (cached
+		// verdicts, a stop) must not load a model after the run.
+		if x, ok := e.r.fleet.(expecter); ok && len(e.wanted) > 0 {
+			x.Expect(nil)
+		}
+	}
 }
 
 // live reports whether the run's phases are still going.

@@ -454,8 +454,32 @@ func (e *engine) start() error {
 		r.led.QueueCell(e.cellRow(e.table.at(p)), e.ack)
 	})
 	e.move(inferring)
+	e.expectJudging()
 	e.queueInference()
 	return nil
+}
+
+// expecter is a fleet that can be told of work to come (gpu.Fleet.Expect).
+type expecter interface{ Expect(jobs map[string]int) }
+
+// expectJudging tells the fleet how many judge requests of each model the
+// judging will send (every cell, every sample; cached verdicts make it
+// fewer), so that it may load the judge models as inference ends instead
+// of after it.
+func (e *engine) expectJudging() {
+	x, ok := e.r.fleet.(expecter)
+	if !ok || len(e.wanted) == 0 {
+		return
+	}
+	cells := 0
+	e.table.each(func(cellPos) { cells++ })
+	jobs := map[string]int{}
+	for _, name := range e.wantedList() {
+		if j, ok := e.r.judges[name]; ok {
+			jobs[j.Model] += cells * e.samples()
+		}
+	}
+	x.Expect(jobs)
 }
 
 // restore makes the engine a finished run read back from the ledger.

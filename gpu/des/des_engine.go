@@ -56,8 +56,12 @@ type desRun struct {
 
 	view   placement.FleetView
 	models map[string]placement.ModelView
-	jtSum  map[string]float64
-	jtN    map[string]int
+	// upcoming counts the judge jobs not queued yet, per model (the
+	// view's Upcoming); upcomingN is their sum.
+	upcoming  map[string]int
+	upcomingN int
+	jtSum     map[string]float64
+	jtN       map[string]int
 }
 
 var desEpoch = time.Unix(0, 0).UTC()
@@ -66,7 +70,7 @@ func newDESRun(sc Scenario, p placement.Policy, pipelined bool) *desRun {
 	r := &desRun{
 		sc: &sc, policy: p, pipelined: pipelined,
 		byName: map[string]*desServer{}, models: map[string]placement.ModelView{},
-		jtSum: map[string]float64{}, jtN: map[string]int{},
+		jtSum: map[string]float64{}, jtN: map[string]int{}, upcoming: map[string]int{},
 	}
 	judges := map[string]bool{}
 	r.jobs = make([]desJob, len(sc.Jobs))
@@ -74,6 +78,8 @@ func newDESRun(sc Scenario, p placement.Policy, pipelined bool) *desRun {
 		r.jobs[i] = desJob{Job: j, id: i}
 		if j.Purpose == chat.PurposeJudge {
 			judges[j.Model] = true
+			r.upcoming[j.Model]++
+			r.upcomingN++
 		} else {
 			r.infLeft++
 		}
@@ -113,7 +119,8 @@ func newDESRun(sc Scenario, p placement.Policy, pipelined bool) *desRun {
 		}
 		r.models[name] = mv
 	}
-	r.view = placement.FleetView{Models: r.models, JudgeModels: judges, Servers: make([]placement.ServerView, len(r.servers))}
+	r.view = placement.FleetView{Models: r.models, JudgeModels: judges, Upcoming: r.upcoming,
+		Servers: make([]placement.ServerView, len(r.servers))}
 	for i, s := range r.servers {
 		r.view.Servers[i] = placement.ServerView{
 			Name: s.Name, Up: true, Slots: s.Slots, Offered: s.offered, JIT: !s.Static,
@@ -153,6 +160,12 @@ func (r *desRun) run() error {
 }
 
 func (r *desRun) enqueue(i int) {
+	if j := &r.jobs[i]; j.Purpose == chat.PurposeJudge {
+		if r.upcoming[j.Model]--; r.upcoming[j.Model] == 0 {
+			delete(r.upcoming, j.Model)
+		}
+		r.upcomingN--
+	}
 	r.jobs[i].state = jobQueued
 	r.jobs[i].ready = r.t
 	r.queue = append(r.queue, i)
@@ -206,16 +219,24 @@ func (r *desRun) place() error {
 			Enqueued: desEpoch.Add(seconds(j.ready))})
 	}
 	r.queue, r.view.Queue = q, jobs
-	if len(q) == 0 {
+	if len(q) == 0 && r.upcomingN == 0 {
 		return nil
 	}
 	for i, s := range r.servers {
 		r.fillView(&r.view.Servers[i], s)
 	}
 	r.view.Now = desEpoch.Add(seconds(r.t))
-	for _, a := range r.policy.Place(r.view) {
-		if err := r.assign(a); err != nil {
-			return fmt.Errorf("t=%.1fs: invalid assignment of job %d to %q: %w", r.t, a.Job, a.Server, err)
+	as := r.policy.Place(r.view)
+	// Jobs first: a load with no job must not evict a model that a job of
+	// the same decision is about to take.
+	for _, loads := range []bool{false, true} {
+		for _, a := range as {
+			if (a.Load != "") != loads {
+				continue
+			}
+			if err := r.assign(a); err != nil {
+				return fmt.Errorf("t=%.1fs: invalid assignment of job %d (load %q) to %q: %w", r.t, a.Job, a.Load, a.Server, err)
+			}
 		}
 	}
 	return nil
@@ -239,6 +260,11 @@ func (r *desRun) fillView(sv *placement.ServerView, s *desServer) {
 	for _, id := range s.active {
 		sv.Streaming[r.jobs[id].Model]++
 	}
+	if s.prefetching {
+		// The warm-up request of a load with no job holds a slot for its
+		// model, as the fleet shows it.
+		sv.Streaming[s.loading]++
+	}
 	sv.Loading = s.loading
 	if s.loading != "" {
 		used += r.sc.Models[s.loading].SizeGB
@@ -250,6 +276,9 @@ func (r *desRun) fillView(sv *placement.ServerView, s *desServer) {
 
 func (r *desRun) assign(a placement.Assignment) error {
 	s := r.byName[a.Server]
+	if a.Load != "" {
+		return r.prefetch(s, a.Load)
+	}
 	if a.Job >= uint64(len(r.jobs)) {
 		return fmt.Errorf("no such job")
 	}
@@ -269,6 +298,33 @@ func (r *desRun) assign(a placement.Assignment) error {
 	j.state = jobAssigned
 	s.waiting = append(s.waiting, j.id)
 	r.kick(s)
+	return nil
+}
+
+// prefetch starts loading m on s with no job, holding a free slot until
+// the load ends, as the fleet's warm-up request does.
+func (r *desRun) prefetch(s *desServer, m string) error {
+	_, resident := s.resident[m]
+	switch {
+	case s == nil:
+		return fmt.Errorf("no such server")
+	case s.Static:
+		return fmt.Errorf("load of %s on a server that does not load models", m)
+	case !s.offered[m]:
+		return fmt.Errorf("server does not offer %s", m)
+	case s.held() >= s.Slots:
+		return fmt.Errorf("no free slot for a load of %s", m)
+	case s.loading != "":
+		return fmt.Errorf("load of %s while %s loads", m, s.loading)
+	case resident:
+		return fmt.Errorf("load of %s, which is resident", m)
+	}
+	victims, now := r.plan(s, m)
+	if !now {
+		return fmt.Errorf("load of %s would evict a model in use", m)
+	}
+	r.startLoad(s, m, victims)
+	s.prefetching = true
 	return nil
 }
 
@@ -328,7 +384,7 @@ func (r *desRun) fire() {
 			s.seq++
 			s.resident[s.loading] = s.seq
 			s.loads = append(s.loads, s.loadRec)
-			s.loading = ""
+			s.loading, s.prefetching = "", false
 			changed = true
 		}
 		// Rates change only once every prefill that ends now has become a

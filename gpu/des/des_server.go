@@ -16,18 +16,27 @@ type desServer struct {
 	loading  string
 	loadEnd  float64
 	loadRec  LoadRecord
-	draining map[string]bool // models a blocked load waits to evict
-	waiting  []int           // assigned jobs whose model is not resident yet
-	active   []int           // jobs prefilling or decoding
-	decoding int
-	running  map[string]int // model -> active jobs
+	// prefetching: the load in flight has no job (placement.Assignment.Load)
+	// and holds a slot of its own until it ends.
+	prefetching bool
+	draining    map[string]bool // models a blocked load waits to evict
+	waiting     []int           // assigned jobs whose model is not resident yet
+	active      []int           // jobs prefilling or decoding
+	decoding    int
+	running     map[string]int // model -> active jobs
 	// accounting, in virtual seconds
 	busy, full, loadIdle, idle float64
 	jobs                       int
 	loads                      []LoadRecord
 }
 
-func (s *desServer) held() int { return len(s.waiting) + len(s.active) }
+func (s *desServer) held() int {
+	n := len(s.waiting) + len(s.active)
+	if s.prefetching {
+		n++
+	}
+	return n
+}
 
 // kick starts what can start on s: every waiting job whose model is
 // resident and not being drained, and the next load its waiting jobs need.

@@ -72,6 +72,11 @@ func (p Placer) Place(v FleetView) []Assignment {
 		st.fill(c)
 		st.load(c)
 	}
+	// A slot still free has no queued work it could take: it may load a
+	// model of the judging to come.
+	for _, s := range st.servers {
+		st.prefetchUpcoming(s, 0)
+	}
 	return st.out
 }
 
@@ -188,7 +193,11 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 		st.servers = append(st.servers, ps)
 		byName[sv.Name] = ps
 	}
-	if totalFree == 0 || len(v.Queue) == 0 {
+	upcoming := false
+	for _, n := range v.Upcoming {
+		upcoming = upcoming || n > 0
+	}
+	if totalFree == 0 || len(v.Queue) == 0 && !upcoming {
 		return nil
 	}
 	slices.SortFunc(st.servers, func(a, b *placeServer) int { return cmp.Compare(a.view.Name, b.view.Name) })

@@ -38,7 +38,11 @@ func (st *placeState) prefetch(c jobClass, s *placeServer, ms []string) {
 	best, bestWork := "", 0.0
 	for _, m := range st.models(c, s) {
 		load := st.v.Models[m].LoadTime.Seconds()
-		if s.present[m] || st.serving[m] > 0 || left > f*load || !st.fitsBeside(s, m) {
+		// A judge model's second copy may go ahead too: judge work comes
+		// all at once, and a server that runs out of the judge model it
+		// holds would otherwise load the other one with nothing running.
+		spread := c == classJudge && st.worthSpreading(c, m, s)
+		if s.present[m] || st.serving[m] > 0 && !spread || left > f*load || !st.fitsBeside(s, m) {
 			continue
 		}
 		w := float64(st.left(c, m, s)) * st.jobTime(c, m)
@@ -52,12 +56,82 @@ func (st *placeState) prefetch(c jobClass, s *placeServer, ms []string) {
 			best, bestWork = m, w
 		}
 	}
+	if best == "" && c == classInference {
+		st.prefetchUpcoming(s, left)
+		return
+	}
 	if best == "" || !st.take(c, best, s) {
 		return
 	}
 	s.present[best], s.loading = true, best
 	s.usedGB += st.v.Models[best].SizeGB
 	st.serving[best]++
+}
+
+// prefetchUpcoming lets a server load, on one free slot, a model whose
+// jobs are not queued yet (FleetView.Upcoming: the judging to come), once
+// inference needs no more loads there and the work it has left on the
+// server (left, in seconds per slot) would end within the load: the load
+// then overlaps the end of inference instead of idling the GPU after it.
+// Like prefetch, it loads only into room that is free or held by models
+// with nothing left to do, and a second copy only where the work to come
+// would keep the servers that hold the model busy longer than spreading
+// asks (worthSpreading). It reports whether it started a load.
+func (st *placeState) prefetchUpcoming(s *placeServer, left float64) bool {
+	if len(st.v.Upcoming) == 0 || !s.view.JIT || s.loading != "" || s.free == 0 || s.reserved {
+		return false
+	}
+	for _, m := range st.models(classInference, s) {
+		if s.present[m] {
+			continue
+		}
+		// A model s may still have to load for inference: a load ahead of
+		// the judging could be evicted unused.
+		if pm := st.pinned[s.view.Name]; pm != nil && pm[classInference][m].left() > 0 {
+			return false
+		}
+		if st.serving[m] == 0 || st.worthSpreading(classInference, m, s) {
+			return false
+		}
+	}
+	f := st.p.PrefetchFactor
+	if f <= 0 {
+		f = 1
+	}
+	best, bestUnserved, bestWork := "", false, 0.0
+	for _, m := range slices.Sorted(maps.Keys(st.v.Upcoming)) {
+		n := st.v.Upcoming[m]
+		if n <= 0 || !s.view.Offered[m] || s.present[m] || left > f*st.v.Models[m].LoadTime.Seconds() || !st.fitsBesideAny(s, m) {
+			continue
+		}
+		k := st.serving[m]
+		jobs := float64(n + st.left(classJudge, m, s))
+		if k > 0 && !st.worthSpreadingJobs(m, s, jobs) {
+			continue
+		}
+		w := jobs * st.jobTime(classJudge, m) / float64(k+1)
+		// A model no server holds first; then the most work per copy,
+		// then the longer load.
+		better := best == ""
+		if !better && (k == 0) != bestUnserved {
+			better = k == 0
+		} else if !better {
+			better = w > bestWork || w == bestWork && st.v.Models[m].LoadTime > st.v.Models[best].LoadTime
+		}
+		if !better {
+			continue
+		}
+		best, bestUnserved, bestWork = m, k == 0, w
+	}
+	if best == "" {
+		return false
+	}
+	st.out = append(st.out, Assignment{Server: s.view.Name, Load: best})
+	s.free--
+	s.present[best], s.loading = true, best
+	s.usedGB += st.v.Models[best].SizeGB
+	st.serving[best]++
+	return true
 }
 
 // fitsBeside reports whether m fits on s without evicting a model that is
@@ -79,6 +153,36 @@ func (st *placeState) fitsBeside(s *placeServer, m string) bool {
 		if st.left(classInference, x, s)+st.left(classJudge, x, s) > 0 {
 			// The server evicts its least recently used idle model, which
 			// could be this one.
+			return false
+		}
+		room += st.v.Models[x].SizeGB
+	}
+	return size <= room+1e-9
+}
+
+// fitsBesideAny is fitsBeside for a load with no job of its own, which
+// the server may carry out before this decision's jobs start streaming: it
+// must fit whichever idle models the server evicts (its least recently
+// used, which a model loaded ahead of its jobs is). Room held by an idle
+// model counts only when no idle model has work queued or to come, or is
+// a judge model.
+func (st *placeState) fitsBesideAny(s *placeServer, m string) bool {
+	size, total := st.v.Models[m].SizeGB, s.view.VRAMTotalGB
+	if size <= 0 || total <= 0 {
+		return false
+	}
+	room := total - s.usedGB
+	if size <= room+1e-9 {
+		return true
+	}
+	if st.awaitsStep(s) {
+		return false
+	}
+	for _, x := range slices.Sorted(maps.Keys(s.present)) {
+		if s.view.Streaming[x] > 0 || x == s.loading {
+			continue
+		}
+		if st.v.JudgeModels[x] || st.v.Upcoming[x] > 0 || st.left(classInference, x, s)+st.left(classJudge, x, s) > 0 {
 			return false
 		}
 		room += st.v.Models[x].SizeGB
@@ -191,9 +295,13 @@ func (st *placeState) judgeLast(c jobClass, m string) bool {
 // hold it already, would finish its queued work sooner: when those servers
 // would stay busy with it longer than the load takes (times SpreadFactor).
 func (st *placeState) worthSpreading(c jobClass, m string, s *placeServer) bool {
+	return st.worthSpreadingJobs(m, s, float64(st.left(c, m, s)))
+}
+
+// worthSpreadingJobs is worthSpreading for left jobs of m.
+func (st *placeState) worthSpreadingJobs(m string, s *placeServer, left float64) bool {
 	k := st.serving[m]
 	slots := float64(k * max(s.view.Slots, 1))
-	left := float64(st.left(c, m, s))
 	jt := st.v.Models[m].JobTime.Seconds()
 	load := st.v.Models[m].LoadTime.Seconds()
 	if jt <= 0 || load <= 0 {

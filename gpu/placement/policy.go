@@ -71,18 +71,31 @@ type FleetView struct {
 	JudgeModels map[string]bool
 	// Phase1Done says no inference job is left anywhere, queued or running.
 	Phase1Done bool
+	// Upcoming counts, per model, jobs the run will submit that are not
+	// queued yet: the judge phase's, which exist only once the cells they
+	// judge have ended. A policy may load such a model ahead of its jobs
+	// (an Assignment with Load set), so that the load overlaps the end of
+	// inference instead of idling the GPUs after it.
+	Upcoming map[string]int
 }
 
-// Assignment places one queued job on one server.
+// Assignment places one queued job on one server, or, with Load set,
+// starts loading a model there ahead of its jobs (a prefetch).
 type Assignment struct {
 	Job    uint64
 	Server string
+	// Load names a model to load on Server now with no job (Job is then
+	// ignored): the fleet sends its warm-up request, which holds one of the
+	// server's free slots until the model is loaded, as a job waiting for
+	// its model's load does. Only for a JIT server with no load in flight.
+	Load string
 }
 
 // Policy decides which queued jobs start now and where. It must be a pure
 // function of the view, so that the same policy drives the live fleet and a
 // discrete-event simulation in virtual time. It may return fewer assignments
-// than free slots (to wait for a better placement), never more.
+// than free slots (to wait for a better placement), never more; a load
+// (Assignment.Load) counts as one.
 type Policy interface {
 	Place(v FleetView) []Assignment
 }
