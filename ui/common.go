@@ -25,13 +25,17 @@ type common struct {
 	opts          Options
 	now           func() time.Time
 
-	// wm measures text: by grapheme clusters (ansi.StringWidth, what
-	// lipgloss.Width says), the one rule for the grid, the headless lines
-	// and bubbletea's renderer, which the program tells so at start
-	// (graphemeWidths). ⚠️ (U+26A0 U+FE0F) is two columns under it, as
-	// Unicode's emoji presentation has it; a terminal that draws it one
-	// column wide misaligns the rows that hold one, and --ascii (ERR) is
-	// for it.
+	// wm measures text, and there is one rule for it: wcwidth, where ⚠️
+	// (U+26A0 U+FE0F) is one column, as terminals that go by wcwidth draw
+	// it (tmux 3.3 among them), unless the terminal answers bubbletea's
+	// mode 2027 query that it knows the mode (set, reset or permanently
+	// set); then grapheme clusters, where ⚠️ is two. That is when
+	// bubbletea's renderer switches too (and turns the mode on), so the
+	// screen follows it in Update (unicodeCore). The headless lines, show
+	// and every other text for a file or a pipe have no terminal to ask and
+	// keep the default, so they line up with the grid wherever the terminal
+	// does not say otherwise. --ascii draws marks one column a letter under
+	// either rule, for a terminal that draws ⚠️ two wide and does not say.
 	wm ansi.Method
 }
 
@@ -43,7 +47,7 @@ func newCommon(opts Options) *common {
 		glyphs: &g,
 		opts:   opts,
 		now:    time.Now,
-		wm:     ansi.GraphemeWidth,
+		wm:     ansi.WcWidth,
 	}
 }
 

@@ -58,7 +58,7 @@ func TestCompareGolden(t *testing.T) {
 				t.Errorf("frame has %d lines, want %d", n, tt.h)
 			}
 			for i, l := range strings.Split(got, "\n") {
-				if w := ansi.StringWidth(l); w > tt.w {
+				if w := m.c.wm.StringWidth(l); w > tt.w {
 					t.Errorf("line %d is %d columns wide, more than %d: %q", i+1, w, tt.w, l)
 				}
 				if tt.opts.ASCII {

@@ -3,8 +3,6 @@ package ui
 import (
 	"strings"
 	"testing"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 func TestAgentTrajectoryGolden(t *testing.T) {
@@ -33,7 +31,7 @@ func TestAgentTrajectoryGolden(t *testing.T) {
 				t.Errorf("frame has %d lines, want %d", n, tt.h)
 			}
 			for i, l := range strings.Split(got, "\n") {
-				if w := ansi.StringWidth(l); w > tt.w {
+				if w := m.c.wm.StringWidth(l); w > tt.w {
 					t.Errorf("line %d is %d columns wide, more than %d: %q", i+1, w, tt.w, l)
 				}
 			}

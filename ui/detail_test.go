@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"pitwall/runner/state"
 )
 
@@ -49,7 +47,7 @@ func TestDetailShowsALongTestIDWhole(t *testing.T) {
 		t.Fatalf("the detail view does not show the id whole:\n%s", drawn(m))
 	}
 	for i, l := range lines {
-		if w := ansi.StringWidth(l); w > 100 {
+		if w := m.c.wm.StringWidth(l); w > 100 {
 			t.Errorf("line %d is %d wide: %q", i+1, w, l)
 		}
 	}

@@ -154,7 +154,8 @@ func finish(run *state.BatteryRun, st state.RunStatus) {
 	run.Ended = t0.Add(12*time.Minute + 3*time.Second)
 }
 
-// testModel is a model at a fixed size and clock.
+// testModel is a model at a fixed size and clock, measuring as a terminal
+// that does not report mode 2027 has it (wcwidth), as the goldens do.
 func testModel(w, h int, opts Options, ctrl Controller) *model {
 	m := newModel(nil, ctrl, opts, nil)
 	m.c.now = func() time.Time { return t0.Add(83 * time.Second) }

@@ -115,15 +115,16 @@ func TestRenderGridColumnsLineUp(t *testing.T) {
 				t.Fatalf("%d lines for %d tests", len(lines), len(run.Tests))
 			}
 			sep := glyphsFor(ascii).sep
-			width, seps := ansi.StringWidth(lines[0]), separators(lines[0], sep, ansi.GraphemeWidth)
+			// Headless lines are measured as the screen is by default.
+			width, seps := ansi.WcWidth.StringWidth(lines[0]), separators(lines[0], sep, ansi.WcWidth)
 			if len(seps) != len(run.Models)+1 {
 				t.Fatalf("%d separators for %d models", len(seps), len(run.Models))
 			}
 			for i, l := range lines {
-				if w := ansi.StringWidth(l); w != width {
+				if w := ansi.WcWidth.StringWidth(l); w != width {
 					t.Errorf("line %d is %d wide, want %d:\n%s", i, w, width, out)
 				}
-				if s := separators(l, sep, ansi.GraphemeWidth); !equalInts(s, seps) {
+				if s := separators(l, sep, ansi.WcWidth); !equalInts(s, seps) {
 					t.Errorf("line %d separators at %v, want %v:\n%s", i, s, seps, out)
 				}
 			}
@@ -253,41 +254,75 @@ func TestColumnsWidenToTheirNames(t *testing.T) {
 			if m.grid.cellW != tt.wantW {
 				t.Errorf("cells are %d wide, want %d", m.grid.cellW, tt.wantW)
 			}
-			if l := gridLines(m)[0]; ansi.StringWidth(l) > tt.w {
-				t.Errorf("grid is %d wide on a %d-column screen", ansi.StringWidth(l), tt.w)
+			if l := gridLines(m)[0]; m.c.wm.StringWidth(l) > tt.w {
+				t.Errorf("grid is %d wide on a %d-column screen", m.c.wm.StringWidth(l), tt.w)
 			}
 		})
 	}
 }
 
-// TestWarningLinesUpUnderOneRule draws a run with ⚠️ cells in the grid, as
-// a model measures by default, and as headless grid lines, and measures
-// both with ansi.StringWidth: in each, every row's separators sit at the
-// header's columns, and ⚠️ takes the two columns lipgloss.Width gives it.
-func TestWarningLinesUpUnderOneRule(t *testing.T) {
+// TestWarningLinesUpUnderTheTerminalsRule draws a run with ⚠️ cells in the
+// grid and as headless grid lines. With no word from the terminal, both
+// line up under wcwidth (⚠️ one column), the one measure they share; once
+// the terminal reports mode 2027, the grid lines up under grapheme widths
+// (⚠️ two), as bubbletea's renderer then lays it out. Under the other
+// measure the ⚠️ rows must not line up, or the run would not tell the rules
+// apart.
+func TestWarningLinesUpUnderTheTerminalsRule(t *testing.T) {
 	t.Parallel()
-	run := sceneWarnings()
-	m := newModel(nil, nil, Options{}, nil)
-	m.c.now = func() time.Time { return t0.Add(83 * time.Second) }
-	m.Update(tea.WindowSizeMsg{Width: 120, Height: 24})
-	show(m, run)
-	headless := strings.Split(strings.TrimSuffix(RenderGrid(run, defaultJudge(run), false), "\n"), "\n")
-	for name, lines := range map[string][]string{"grid": gridLines(m), "headless": headless} {
-		warned := 0
-		seps := separators(lines[0], "│", ansi.GraphemeWidth)
-		for i, l := range lines {
-			if strings.Contains(l, "⚠️") {
-				warned++
-				if !strings.Contains(l, "⚠️ ") {
-					t.Errorf("%s line %d: ⚠️ has no column of its own after it:\n%s", name, i, l)
+	headless := func(run *state.BatteryRun) []string {
+		return strings.Split(strings.TrimSuffix(RenderGrid(run, defaultJudge(run), false), "\n"), "\n")
+	}
+	grid := func(reports ...tea.Msg) func(*state.BatteryRun) []string {
+		return func(run *state.BatteryRun) []string {
+			m := newModel(nil, nil, Options{}, nil)
+			m.c.now = func() time.Time { return t0.Add(83 * time.Second) }
+			m.Update(tea.WindowSizeMsg{Width: 120, Height: 24})
+			show(m, run)
+			m.render()
+			// A report after the first frame must re-pad what is cached.
+			for _, r := range reports {
+				m.Update(r)
+			}
+			return gridLines(m)
+		}
+	}
+	set := tea.ModeReportMsg{Mode: ansi.ModeUnicodeCore, Value: ansi.ModeSet}
+	tests := []struct {
+		name        string
+		lines       func(*state.BatteryRun) []string
+		want, other ansi.Method
+	}{
+		{"grid, no report", grid(), ansi.WcWidth, ansi.GraphemeWidth},
+		{"headless", headless, ansi.WcWidth, ansi.GraphemeWidth},
+		{"grid, mode 2027 set", grid(set), ansi.GraphemeWidth, ansi.WcWidth},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := tt.lines(sceneWarnings())
+			warned, off := 0, 0
+			seps := separators(lines[0], "│", tt.want)
+			other := separators(lines[0], "│", tt.other)
+			for i, l := range lines {
+				if strings.Contains(l, "⚠️") {
+					warned++
+					if !strings.Contains(l, "⚠️ ") {
+						t.Errorf("line %d: ⚠️ has no column of its own after it:\n%s", i, l)
+					}
+				}
+				if s := separators(l, "│", tt.want); !equalInts(s, seps) {
+					t.Errorf("line %d: separators at %v, the header's at %v:\n%s\n%s", i, s, seps, lines[0], l)
+				}
+				if !equalInts(separators(l, "│", tt.other), other) {
+					off++
 				}
 			}
-			if s := separators(l, "│", ansi.GraphemeWidth); !equalInts(s, seps) {
-				t.Errorf("%s line %d: separators at %v, the header's at %v:\n%s\n%s", name, i, s, seps, lines[0], l)
+			if warned == 0 {
+				t.Fatalf("no ⚠️ row to line up:\n%s", strings.Join(lines, "\n"))
 			}
-		}
-		if warned == 0 {
-			t.Fatalf("%s: no ⚠️ row to line up:\n%s", name, strings.Join(lines, "\n"))
-		}
+			if off == 0 {
+				t.Errorf("the ⚠️ rows line up under %v too; the measure makes no difference:\n%s", tt.other, strings.Join(lines, "\n"))
+			}
+		})
 	}
 }

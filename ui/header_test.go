@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"pitwall/judge/scoring"
 	"pitwall/runner/state"
 )
@@ -239,7 +237,7 @@ func TestFleetGrowsWithTheScreen(t *testing.T) {
 		show(m, sceneWide())
 		got := drawn(m)
 		for i, l := range strings.Split(got, "\n") {
-			if lw := ansi.StringWidth(l); lw > w {
+			if lw := m.c.wm.StringWidth(l); lw > w {
 				t.Errorf("at %d line %d is %d wide: %q", w, i+1, lw, l)
 			}
 		}

@@ -90,7 +90,7 @@ func TestHelpLegendWrapsBetweenItems(t *testing.T) {
 			foot := ansi.Strip(m.help.short(m.c.keys.Grid.footer()))
 			all := append(lines, "", foot)
 			for i, l := range all {
-				if lw := ansi.StringWidth(l); lw > w {
+				if lw := m.c.wm.StringWidth(l); lw > w {
 					t.Errorf("line %d is %d wide, more than %d: %q", i, lw, w, l)
 				}
 			}

@@ -110,19 +110,17 @@ func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, don
 	return m
 }
 
-// Init starts reading snapshots and puts the renderer on the screen's
-// width rule.
+// Init starts reading snapshots.
 func (m *model) Init() tea.Cmd {
-	return tea.Batch(graphemeWidths, readSnapshot(m.snaps, m.done))
+	return readSnapshot(m.snaps, m.done)
 }
 
-// graphemeWidths tells bubbletea's renderer to measure by grapheme clusters
-// as the grid does (common.wm), whether or not the terminal answers its
-// mode 2027 query: the renderer takes this report as it would the
-// terminal's, and otherwise would lay ⚠️ out one column wide where the
-// grid padded it as two.
-func graphemeWidths() tea.Msg {
-	return tea.ModeReportMsg{Mode: ansi.ModeUnicodeCore, Value: ansi.ModeSet}
+// unicodeCore reports whether msg is the terminal's answer that it knows
+// mode 2027: bubbletea's renderer then measures by grapheme clusters, and
+// the screen must pad cells the same way (common.wm).
+func unicodeCore(msg tea.ModeReportMsg) bool {
+	return msg.Mode == ansi.ModeUnicodeCore &&
+		(msg.Value == ansi.ModeSet || msg.Value == ansi.ModeReset || msg.Value == ansi.ModePermanentlySet)
 }
 
 // live reports whether work is under way that the screen should animate.
@@ -140,6 +138,12 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.c.width, m.c.height = msg.Width, msg.Height
 		m.layout()
+	case tea.ModeReportMsg:
+		if unicodeCore(msg) && m.c.wm != ansi.GraphemeWidth {
+			m.c.wm = ansi.GraphemeWidth
+			m.grid.remeasure()
+			m.layout()
+		}
 	case snapshotMsg:
 		m.apply(msg.run)
 		var cmds []tea.Cmd

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"pitwall/judge/scoring"
@@ -454,31 +453,53 @@ func TestResize(t *testing.T) {
 			t.Errorf("%dx%d: %d lines", s.w, s.h, len(lines))
 		}
 		for i, l := range lines {
-			if w := ansi.StringWidth(l); w > s.w {
+			if w := m.c.wm.StringWidth(l); w > s.w {
 				t.Errorf("%dx%d: line %d is %d wide", s.w, s.h, i, w)
 			}
 		}
 	}
 }
 
-func TestWidthIsOneRuleForGridRendererAndHeadless(t *testing.T) {
+// TestWidthFollowsTheTerminal: the screen measures by wcwidth (⚠️ one
+// column) as the headless lines do, until the terminal answers the mode
+// 2027 query as bubbletea's renderer takes it (set, reset or permanently
+// set); then by grapheme clusters (⚠️ two), as the renderer does.
+func TestWidthFollowsTheTerminal(t *testing.T) {
 	t.Parallel()
-	m := newModel(nil, nil, Options{}, nil)
-	if m.c.wm != ansi.GraphemeWidth || plainCommon(Options{}).wm != ansi.GraphemeWidth {
-		t.Fatal("the grid and the headless lines should both measure by grapheme clusters (ansi.StringWidth)")
+	if wm := plainCommon(Options{}).wm; wm != ansi.WcWidth {
+		t.Fatalf("headless lines measure by %v, want wcwidth", wm)
 	}
-	if w, want := m.c.sw(m.c.glyphs.errored), lipgloss.Width(m.c.glyphs.errored); w != want || w != 2 {
-		t.Fatalf("⚠️ is %d columns in the grid, lipgloss.Width says %d; want 2", w, want)
+	tests := []struct {
+		name    string
+		reports []ansi.ModeSetting
+		want    ansi.Method
+		warnW   int
+	}{
+		{"no answer", nil, ansi.WcWidth, 1},
+		{"mode not recognised", []ansi.ModeSetting{ansi.ModeNotRecognized}, ansi.WcWidth, 1},
+		{"permanently reset", []ansi.ModeSetting{ansi.ModePermanentlyReset}, ansi.WcWidth, 1},
+		{"set", []ansi.ModeSetting{ansi.ModeSet}, ansi.GraphemeWidth, 2},
+		{"reset", []ansi.ModeSetting{ansi.ModeReset}, ansi.GraphemeWidth, 2},
+		{"permanently set", []ansi.ModeSetting{ansi.ModePermanentlySet}, ansi.GraphemeWidth, 2},
+		{"set, then a late not recognised", []ansi.ModeSetting{ansi.ModeSet, ansi.ModeNotRecognized}, ansi.GraphemeWidth, 2},
 	}
-	// The renderer is told the same rule, whatever the terminal answers.
-	msg, ok := graphemeWidths().(tea.ModeReportMsg)
-	if !ok || msg.Mode != ansi.ModeUnicodeCore || msg.Value != ansi.ModeSet {
-		t.Fatalf("Init should put the renderer on grapheme widths, sent %#v", msg)
-	}
-	// A terminal that answers otherwise does not move the grid off it.
-	m.Update(tea.ModeReportMsg{Mode: ansi.ModeUnicodeCore, Value: ansi.ModeNotRecognized})
-	if m.c.wm != ansi.GraphemeWidth {
-		t.Fatal("a terminal without mode 2027 moved the grid off grapheme widths")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newModel(nil, nil, Options{}, nil)
+			q := newQualifyModel(nil, Options{}, nil)
+			for _, v := range tt.reports {
+				m.Update(tea.ModeReportMsg{Mode: ansi.ModeUnicodeCore, Value: v})
+				q.Update(tea.ModeReportMsg{Mode: ansi.ModeUnicodeCore, Value: v})
+			}
+			// A report on another mode says nothing about widths.
+			m.Update(tea.ModeReportMsg{Mode: ansi.ModeSynchronizedOutput, Value: ansi.ModeSet})
+			if m.c.wm != tt.want || q.c.wm != tt.want {
+				t.Fatalf("grid measures by %v, qualify by %v; want %v", m.c.wm, q.c.wm, tt.want)
+			}
+			if w := m.c.sw(m.c.glyphs.errored); w != tt.warnW {
+				t.Fatalf("⚠️ is %d columns, want %d", w, tt.warnW)
+			}
+		})
 	}
 }
 

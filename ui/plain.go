@@ -66,7 +66,8 @@ func newPlain(w io.Writer, opts Options) *plain {
 }
 
 // plainCommon is what text for a file or a pipe is drawn with: no colour,
-// widths by the screen's rule (common.wm).
+// widths by wcwidth, the screen's rule where the terminal does not say
+// otherwise (common.wm).
 func plainCommon(opts Options) *common {
 	c := newCommon(opts)
 	c.styles = newStyles(true)
@@ -393,8 +394,9 @@ func Summary(run *state.BatteryRun, judge string, opts Options) string {
 
 // RenderGrid draws run as plain text for judge: tests as rows, models as
 // columns, every column as wide as its widest content so that separators
-// line up (⚠️ included, measured by ansi.StringWidth), with pass rates beside
-// the rows and under the columns. `pitwall show --headless` prints it.
+// line up (⚠️ included, measured by wcwidth as the screen is by default:
+// common.wm), with pass rates beside the rows and under the columns.
+// `pitwall show --headless` prints it.
 func RenderGrid(run *state.BatteryRun, judge string, ascii bool) string {
 	if run == nil {
 		return ""

@@ -4,8 +4,6 @@ import (
 	"pitwall/runner/state"
 	"strings"
 	"testing"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 // Every question the status line asks is drawn whole at every width down
@@ -49,7 +47,7 @@ func TestPromptsAreNeverCutOff(t *testing.T) {
 					t.Errorf("frame has %d lines, want %d", len(lines), h)
 				}
 				for i, l := range lines {
-					if lw := ansi.StringWidth(l); lw > w {
+					if lw := m.c.wm.StringWidth(l); lw > w {
 						t.Errorf("line %d is %d columns wide, more than %d: %q", i+1, lw, w, l)
 					}
 				}

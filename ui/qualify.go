@@ -161,7 +161,7 @@ func (m *qualifyModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.help.SetSize(msg.Width, 1)
 		m.scrollBy(0)
 	case tea.ModeReportMsg:
-		if msg.Mode == ansi.ModeUnicodeCore && (msg.Value == ansi.ModeSet || msg.Value == ansi.ModeReset || msg.Value == ansi.ModePermanentlySet) {
+		if unicodeCore(msg) {
 			m.c.wm = ansi.GraphemeWidth
 		}
 	case qualifySnapshotMsg:

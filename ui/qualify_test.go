@@ -58,10 +58,9 @@ func sceneQualify(done bool) *Qualify {
 }
 
 // testQualifyModel is the qualify screen at a fixed size and clock,
-// measuring by grapheme clusters as the goldens do.
+// measuring as a terminal that does not report mode 2027 has it (wcwidth).
 func testQualifyModel(w, h int, opts Options) *qualifyModel {
 	m := newQualifyModel(nil, opts, nil)
-	m.c.wm = ansi.GraphemeWidth
 	m.c.now = func() time.Time { return t0.Add(40 * time.Second) }
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m
@@ -102,7 +101,7 @@ func TestQualifyViewGolden(t *testing.T) {
 				t.Errorf("frame has %d lines, want %d", n, tt.h)
 			}
 			for i, l := range strings.Split(got, "\n") {
-				if w := ansi.StringWidth(l); w > tt.w {
+				if w := m.c.wm.StringWidth(l); w > tt.w {
 					t.Errorf("line %d is %d columns wide, more than %d: %q", i+1, w, tt.w, l)
 				}
 			}

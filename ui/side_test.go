@@ -5,8 +5,6 @@ import (
 	"pitwall/runner/state"
 	"strings"
 	"testing"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 // sceneSide is sceneJudged with replies and checks in the json_schema_reply
@@ -46,7 +44,7 @@ func TestSideBySideGolden(t *testing.T) {
 				t.Errorf("frame has %d lines, want %d", len(lines), tt.h)
 			}
 			for i, l := range lines {
-				if w := ansi.StringWidth(l); w > tt.w {
+				if w := m.c.wm.StringWidth(l); w > tt.w {
 					t.Errorf("line %d is %d columns wide, more than %d: %q", i+1, w, tt.w, l)
 				}
 			}

@@ -42,7 +42,7 @@ func TestVersusGolden(t *testing.T) {
 			tt.o.JudgeA, tt.o.JudgeB, tt.o.Width = scoring.JuryName, scoring.JuryName, 120
 			got := ansi.Strip(RenderVersus(a, b, tt.o))
 			for i, l := range strings.Split(got, "\n") {
-				if w := ansi.StringWidth(l); w > 120 {
+				if w := ansi.WcWidth.StringWidth(l); w > 120 {
 					t.Errorf("line %d is %d columns wide: %q", i+1, w, l)
 				}
 			}

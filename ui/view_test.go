@@ -4,8 +4,6 @@ import (
 	"pitwall/runner/state"
 	"strings"
 	"testing"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 func repeatKeys(k string, n int) []string {
@@ -87,7 +85,7 @@ func TestViewGolden(t *testing.T) {
 				t.Errorf("frame has %d lines, want %d", n, tt.h)
 			}
 			for i, l := range strings.Split(got, "\n") {
-				if w := ansi.StringWidth(l); w > tt.w {
+				if w := m.c.wm.StringWidth(l); w > tt.w {
 					t.Errorf("line %d is %d columns wide, more than %d: %q", i+1, w, tt.w, l)
 				}
 			}
