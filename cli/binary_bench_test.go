@@ -38,7 +38,8 @@ const binBenchModels = 100
 //	go test -run '^$' -bench 'BinaryJudged' -benchtime 1x ./cli/
 //	PITWALL_BINBENCH=all go test -run '^$' -bench 'BinaryJudged' -benchtime 1x -timeout 1h ./cli/
 //
-// PITWALL_CPUPROFILE=DIR writes each run's CPU profile under DIR.
+// PITWALL_BINBENCH_PROFILES=DIR writes each run's CPU profile under DIR
+// (through the binary's PITWALL_CPUPROFILE).
 func BenchmarkBinaryJudged(b *testing.B) {
 	want := os.Getenv("PITWALL_BINBENCH")
 	for _, cells := range []int{4000, 40000, 100000} {
@@ -57,7 +58,7 @@ func benchBinary(b *testing.B, tests, models int) {
 	simConf, runConf := writeBinBenchConfigs(b, dir, tests, models)
 	stopSim := startBinBenchSim(b, dir, simConf)
 	defer stopSim()
-	profDir := os.Getenv("PITWALL_CPUPROFILE")
+	profDir := os.Getenv("PITWALL_BINBENCH_PROFILES")
 	var peak int64
 	var cpu time.Duration
 	var judged, size int64
