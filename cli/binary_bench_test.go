@@ -39,7 +39,7 @@ const binBenchModels = 100
 //	PITWALL_BINBENCH=all go test -run '^$' -bench 'BinaryJudged' -benchtime 1x -timeout 1h ./cli/
 //
 // PITWALL_BINBENCH_PROFILES=DIR writes each run's CPU profile under DIR
-// (through the binary's PITWALL_CPUPROFILE).
+// (through the binary's PITWALL_CPUPROFILE), and its stderr.
 func BenchmarkBinaryJudged(b *testing.B) {
 	want := os.Getenv("PITWALL_BINBENCH")
 	for _, cells := range []int{4000, 40000, 100000} {
@@ -73,6 +73,10 @@ func benchBinary(b *testing.B, tests, models int) {
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		err := cmd.Run()
+		if profDir != "" {
+			// Its stderr beside its profile: GODEBUG=gctrace=1 says what the collector did.
+			_ = os.WriteFile(filepath.Join(profDir, fmt.Sprintf("stderr-%d-%d.txt", tests*models, i)), []byte(stderr.String()), 0o644)
+		}
 		if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) {
 			b.Fatalf("pitwall run: %v\n%s", err, tail(stderr.String(), 2000))
 		}
