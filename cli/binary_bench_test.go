@@ -38,8 +38,9 @@ const binBenchModels = 100
 //	go test -run '^$' -bench 'BinaryJudged' -benchtime 1x ./cli/
 //	PITWALL_BINBENCH=all go test -run '^$' -bench 'BinaryJudged' -benchtime 1x -timeout 1h ./cli/
 //
-// PITWALL_BINBENCH_PROFILES=DIR writes each run's CPU profile under DIR
-// (through the binary's PITWALL_CPUPROFILE), and its stderr.
+// PITWALL_BINBENCH_PROFILES=DIR writes each run's CPU profile and its heap
+// at its peak under DIR (through the binary's PITWALL_CPUPROFILE and
+// PITWALL_HEAPPROFILE), and its stderr.
 func BenchmarkBinaryJudged(b *testing.B) {
 	want := os.Getenv("PITWALL_BINBENCH")
 	for _, cells := range []int{4000, 40000, 100000} {
@@ -55,8 +56,18 @@ func BenchmarkBinaryJudged(b *testing.B) {
 
 func benchBinary(b *testing.B, tests, models int) {
 	dir := b.TempDir()
-	simConf, runConf := writeBinBenchConfigs(b, dir, tests, models)
-	stopSim := startBinBenchSim(b, dir, simConf)
+	// A port free a moment ago may be taken by the time the simulator
+	// listens (other processes pick free ports too): new ports, again.
+	var runConf string
+	var stopSim func()
+	for try := 0; stopSim == nil; try++ {
+		var simConf string
+		simConf, runConf = writeBinBenchConfigs(b, dir, tests, models)
+		var err error
+		if stopSim, err = startBinBenchSim(dir, simConf); err != nil && try == 2 {
+			b.Fatal(err)
+		}
+	}
 	defer stopSim()
 	profDir := os.Getenv("PITWALL_BINBENCH_PROFILES")
 	var peak int64
@@ -68,7 +79,8 @@ func benchBinary(b *testing.B, tests, models int) {
 		cmd.Dir = dir
 		cmd.Env = os.Environ()
 		if profDir != "" {
-			cmd.Env = append(cmd.Env, "PITWALL_CPUPROFILE="+filepath.Join(profDir, fmt.Sprintf("cpu-%d-%d.pprof", tests*models, i)))
+			cmd.Env = append(cmd.Env, "PITWALL_CPUPROFILE="+filepath.Join(profDir, fmt.Sprintf("cpu-%d-%d.pprof", tests*models, i)),
+				"PITWALL_HEAPPROFILE="+filepath.Join(profDir, fmt.Sprintf("heap-%d-%d.pprof", tests*models, i)))
 		}
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
@@ -182,16 +194,17 @@ func freePort(b *testing.B) int {
 
 // startBinBenchSim starts `pitwall sim conf --time-scale 0` and waits until
 // it serves; stop interrupts it and waits for it to exit.
-func startBinBenchSim(b *testing.B, dir, conf string) (stop func()) {
+func startBinBenchSim(dir, conf string) (stop func(), err error) {
 	cmd := exec.Command(bin, "sim", conf, "--time-scale", "0")
 	cmd.Dir = dir
-	cmd.Stderr = os.Stderr
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		b.Fatal(err)
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
+		return nil, err
 	}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
@@ -202,7 +215,7 @@ func startBinBenchSim(b *testing.B, dir, conf string) (stop func()) {
 	if sc.Err() != nil || !strings.HasPrefix(sc.Text(), "serving") {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		b.Fatalf("pitwall sim did not start serving (%v)", sc.Err())
+		return nil, fmt.Errorf("pitwall sim did not start serving (%v): %s", sc.Err(), stderr.String())
 	}
 	go func() {
 		for sc.Scan() {
@@ -211,7 +224,7 @@ func startBinBenchSim(b *testing.B, dir, conf string) (stop func()) {
 	return func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
-	}
+	}, nil
 }
 
 // tail is the last n bytes of s.
