@@ -7,10 +7,8 @@ import (
 	"os"
 
 	"pitwall/cli"
-	"pitwall/internal/gcbudget"
 )
 
 func main() {
-	gcbudget.Start() // a large run keeps 1.25× its live heap, not 2× (GOMEMLIMIT overrides)
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

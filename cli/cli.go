@@ -52,6 +52,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return state.ExitSetup
 	}
+	defer startProfiles(stderr)()
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "run":

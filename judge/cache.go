@@ -42,7 +42,7 @@ func CacheKey(k KeyInput) string {
 		strconv.FormatFloat(k.Temperature, 'g', -1, 64),
 		strconv.Itoa(k.MaxTokens), strconv.Itoa(k.Seed), strconv.Itoa(k.Sample),
 		k.Input.System, k.Input.Prompt, toolsJSON(k.Input.Tools),
-		RenderCandidate(k.Input.Reply, k.Input.ToolCalls), k.Input.Criteria, k.Input.Reference,
+		k.Input.candidateText(), k.Input.Criteria, k.Input.Reference,
 	} {
 		writeField(h, f)
 	}

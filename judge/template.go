@@ -129,7 +129,7 @@ func templateData(in Input) TemplateData {
 		Task:      neutralise(taskText(in)),
 		Criteria:  neutralise(strings.TrimSpace(in.Criteria)),
 		Reference: neutralise(strings.TrimSpace(in.Reference)),
-		Candidate: RenderCandidate(in.Reply, in.ToolCalls),
+		Candidate: in.candidateText(),
 	}
 	if d.Criteria == "" {
 		d.Criteria = DefaultCriteria

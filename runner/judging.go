@@ -167,7 +167,7 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 	}
 	system, prompt := t.PromptText()
 	in := judge.Input{System: system, Prompt: prompt, Tools: t.Tools,
-		Reply: reply, ToolCalls: calls, Criteria: t.Criteria, Reference: t.Reference}
+		Reply: reply, ToolCalls: calls, Criteria: t.Criteria, Reference: t.Reference}.WithCandidate()
 	temp := 0.0
 	if e.samples() > 1 {
 		// Votes at temperature 0 would all be the same answer.

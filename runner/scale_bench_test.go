@@ -20,7 +20,6 @@ import (
 
 	"pitwall/config"
 	"pitwall/gpu"
-	"pitwall/internal/gcbudget"
 	"pitwall/runner/ledger"
 	"pitwall/runner/setup"
 )
@@ -239,8 +238,7 @@ func heapAtPeak(b *testing.B) (stop func()) {
 // zero delay that run in a child process, so that what it reports is
 // pitwall's alone: peak RSS (VmHWM) of the run, CPU (user + system) per
 // cell and per judged cell, and the ledger's bytes per judged cell once
-// it is closed (checkpointed). The simulator's CPU is reported apart. The
-// garbage collector is bounded as pitwall's main bounds it (gcbudget).
+// it is closed (checkpointed). The simulator's CPU is reported apart.
 // Run it once: go test -run '^$' -bench Scale100kJudged -benchtime 1x ./runner/
 // (PITWALL_SCALE_KEEP=FILE keeps a copy of the ledger;
 // PITWALL_SCALE_HEAPPROFILE=FILE writes the heap at its peak, at a cost
@@ -276,7 +274,6 @@ func BenchmarkScale100kJudged(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		stopBudget := gcbudget.Start() // as pitwall's main does
 		resetPeakRSS(b)
 		stopHeap := heapAtPeak(b)
 		cpu0, t0 := cpuTime(b), time.Now()
@@ -292,7 +289,6 @@ func BenchmarkScale100kJudged(b *testing.B) {
 		run.Close()
 		b.StopTimer()
 		stopHeap()
-		stopBudget()
 		cpu += cpuTime(b) - cpu0
 		wall += time.Since(t0)
 		peak = max(peak, peakRSS(b))

@@ -79,10 +79,10 @@ func TestHostileTextIsShownEscapedInTheGridHeaderAndDetail(t *testing.T) {
 				}
 			}
 			for i, l := range strings.Split(got, "\n") {
-				if w := ansi.StringWidth(l); w != 140 && strings.TrimSpace(l) != "" && strings.Contains(l, "│") {
+				if w := m.c.wm.StringWidth(l); w != 140 && strings.TrimSpace(l) != "" && strings.Contains(l, "│") {
 					t.Errorf("line %d is %d wide, want the screen's 140: %q", i+1, w, l)
 				}
-				if w := ansi.StringWidth(l); w > 140 {
+				if w := m.c.wm.StringWidth(l); w > 140 {
 					t.Errorf("line %d is %d wide, past the screen's 140: %q", i+1, w, l)
 				}
 			}
@@ -98,7 +98,7 @@ func TestThePlainGridMeasuresHostileNamesAsShown(t *testing.T) {
 	var rates []int
 	for _, l := range strings.Split(sum, "\n") {
 		if i := strings.Index(l, "%"); i >= 0 && strings.HasPrefix(l, "  ") {
-			rates = append(rates, ansi.StringWidth(l[:i]))
+			rates = append(rates, ansi.WcWidth.StringWidth(l[:i]))
 		}
 	}
 	if len(rates) != len(run.Models) || !equalInts(rates, slicesRepeat(rates[0], len(rates))) {
@@ -132,7 +132,8 @@ func TestThePlainGridMeasuresHostileNamesAsShown(t *testing.T) {
 	}
 }
 
-// sepColumns is the display columns at which sep stands in line.
+// sepColumns is the display columns at which sep stands in line, measured
+// as headless output is (wcwidth: ⚠️ one column).
 func sepColumns(line, sep string) []int {
 	var cols []int
 	col := 0
@@ -140,7 +141,7 @@ func sepColumns(line, sep string) []int {
 		if !strings.HasSuffix(g, sep) {
 			break
 		}
-		col += ansi.StringWidth(g)
+		col += ansi.WcWidth.StringWidth(g)
 		cols = append(cols, col)
 	}
 	return cols

@@ -1,11 +1,8 @@
 package history
 
 import (
-	"cmp"
 	"maps"
 	"slices"
-	"sort"
-	"time"
 
 	"pitwall/config"
 	"pitwall/runner/ledger"
@@ -84,25 +81,25 @@ type Spending struct {
 }
 
 // RunSpending reads the spending of run id ("last" or a prefix) from the
-// ledger.
+// ledger, summed there: no request row is read into memory.
 func RunSpending(led *ledger.Ledger, id string) (*Spending, error) {
 	run, err := led.Run(id)
 	if err != nil {
 		return nil, err
 	}
-	reqs, err := led.RequestsUsage(run.ID)
+	usage, err := led.RunUsage(run.ID)
 	if err != nil {
 		return nil, err
 	}
-	return spending(run, reqs), nil
+	return spending(run, usage), nil
 }
 
 // price is dollars per million prompt and completion tokens.
 type price struct{ in, out float64 }
 
-// spending splits reqs into inference and judging and prices them from the
-// run's config in the ledger.
-func spending(run ledger.RunRow, reqs []ledger.Request) *Spending {
+// spending splits usage into inference and judging and prices them from
+// the run's config in the ledger.
+func spending(run ledger.RunRow, usage []ledger.Usage) *Spending {
 	var cfg struct {
 		Prices map[string]config.Price `json:"prices"`
 	}
@@ -126,26 +123,28 @@ func spending(run ledger.RunRow, reqs []ledger.Request) *Spending {
 		}
 	}
 
-	byModel := map[string][]ledger.Request{}
-	byJudge := map[string][]ledger.Request{}
-	var inference, judging []ledger.Request
-	for _, q := range reqs {
-		switch q.Purpose {
-		case ledger.PurposeInference:
-			inference = append(inference, q)
-			byModel[q.Model] = append(byModel[q.Model], q)
-		case ledger.PurposeJudge:
-			judging = append(judging, q)
-			byJudge[q.Judge] = append(byJudge[q.Judge], q)
-			if judgeModel[q.Judge] == "" {
-				judgeModel[q.Judge] = q.Model
+	byModel := map[string]Spend{}
+	byJudge := map[string]Spend{}
+	var inference, judging Spend
+	for _, u := range usage {
+		switch {
+		case u.Purpose == ledger.PurposeInference && u.All:
+			inference = spendOf(u)
+		case u.Purpose == ledger.PurposeInference:
+			byModel[u.Key] = spendOf(u)
+		case u.Purpose == ledger.PurposeJudge && u.All:
+			judging = spendOf(u)
+		case u.Purpose == ledger.PurposeJudge:
+			byJudge[u.Key] = spendOf(u)
+			if judgeModel[u.Key] == "" {
+				judgeModel[u.Key] = u.Model
 			}
 		}
 	}
 
 	s := &Spending{
-		Inference: ExportInference{Spend: spendOf(inference), Models: []ModelSpend{}},
-		Judging:   ExportJudging{Spend: spendOf(judging), Judges: []JudgeSpend{}},
+		Inference: ExportInference{Spend: inference, Models: []ModelSpend{}},
+		Judging:   ExportJudging{Spend: judging, Judges: []JudgeSpend{}},
 	}
 	modelOrder := slices.Clone(run.Models)
 	for _, m := range slices.Sorted(maps.Keys(byModel)) {
@@ -154,7 +153,7 @@ func spending(run ledger.RunRow, reqs []ledger.Request) *Spending {
 		}
 	}
 	for _, m := range modelOrder {
-		sp := spendOf(byModel[m])
+		sp := byModel[m]
 		p, ok := models[m]
 		priceInto(&s.Inference.Spend, &sp, m, p, ok)
 		s.Inference.Models = append(s.Inference.Models, ModelSpend{Model: m, Spend: sp})
@@ -165,7 +164,7 @@ func spending(run ledger.RunRow, reqs []ledger.Request) *Spending {
 		}
 	}
 	for _, j := range judgeOrder {
-		sp := spendOf(byJudge[j])
+		sp := byJudge[j]
 		p, ok := judges[j]
 		priceInto(&s.Judging.Spend, &sp, j, p, ok)
 		s.Judging.Judges = append(s.Judging.Judges, JudgeSpend{Judge: j, Model: judgeModel[j], Spend: sp})
@@ -198,55 +197,9 @@ func priceInto(total, part *Spend, name string, p price, ok bool) {
 	total.CostUSD = &sum
 }
 
-// spendOf counts reqs (see Spend), unpriced.
-func spendOf(reqs []ledger.Request) Spend {
-	var s Spend
-	var gpu time.Duration
-	type span struct{ from, to time.Time }
-	var spans []span
-	type cell struct {
-		model, test string
-		repeat      int
-	}
-	cells := map[cell]bool{}
-	for _, q := range reqs {
-		s.Requests++
-		// A judge request's Model is the judge's: its cell is the candidate's.
-		cells[cell{cmp.Or(q.CandidateModel, q.Model), q.Test, q.Repeat}] = true
-		switch q.Server {
-		case ledger.ServerCache:
-			s.Cached++
-			continue
-		case ledger.ServerShared:
-			s.Shared++
-			continue
-		case "":
-			s.Abandoned++ // written before sending, as every request is, and never dispatched
-			continue
-		}
-		s.Live++
-		s.PromptTokens += q.PromptTokens
-		s.CompletionTokens += q.CompletionTokens
-		gpu += q.Latency
-		if q.Latency > 0 && !q.EndedAt.IsZero() {
-			spans = append(spans, span{q.EndedAt.Add(-q.Latency), q.EndedAt})
-		}
-	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].from.Before(spans[j].from) })
-	var wall time.Duration
-	var end time.Time
-	for i, sp := range spans {
-		switch {
-		case i == 0 || !sp.from.Before(end):
-			wall += sp.to.Sub(sp.from)
-			end = sp.to
-		case sp.to.After(end):
-			wall += sp.to.Sub(end)
-			end = sp.to
-		}
-	}
-	s.Cells = len(cells)
-	s.GPUMS = gpu.Milliseconds()
-	s.WallMS = wall.Milliseconds()
-	return s
+// spendOf is a share's usage as a Spend, unpriced.
+func spendOf(u ledger.Usage) Spend {
+	return Spend{Requests: u.Requests, Live: u.Live, Cached: u.Cached, Shared: u.Shared,
+		Abandoned: u.Abandoned, Cells: u.Cells, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+		WallMS: u.Wall.Milliseconds(), GPUMS: u.Slot.Milliseconds()}
 }

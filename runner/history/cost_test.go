@@ -2,6 +2,7 @@ package history
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ func TestSpendingSplitsJudgingFromInferenceAndPaysOnlyLiveRequests(t *testing.T)
 	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	req := func(purpose, server, model, judge string, from, to, in, out int) ledger.Request {
-		return ledger.Request{Purpose: purpose, Server: server, Model: model, Judge: judge, Test: "t",
+		return ledger.Request{RunID: "r", Status: ledger.StatusCompleted, Purpose: purpose, Server: server, Model: model, Judge: judge, Test: "t",
 			StartedAt: at(from), EndedAt: at(to), Latency: time.Duration(to-from) * time.Millisecond,
 			PromptTokens: in, CompletionTokens: out}
 	}
@@ -23,6 +24,8 @@ func TestSpendingSplitsJudgingFromInferenceAndPaysOnlyLiveRequests(t *testing.T)
 		// 2000-2500, GPU 1000+1000+500.
 		req(inf, "gpu0", "m1", "", 0, 1000, 100, 10),
 		req(inf, "gpu1", "m2", "", 500, 1500, 200, 20),
+		// Inside m1's first: adds to m2's wall, not to inference's.
+		req(inf, "gpu1", "m2", "", 100, 400, 10, 1),
 		req(inf, "gpu0", "m1", "", 2000, 2500, 300, 30),
 		// Reused from the ledger: carries the old tokens, paid for nothing.
 		req(inf, ledger.ServerCache, "m2", "", 2500, 2500, 999, 999),
@@ -31,7 +34,24 @@ func TestSpendingSplitsJudgingFromInferenceAndPaysOnlyLiveRequests(t *testing.T)
 		req(jdg, ledger.ServerShared, "judge-a", "a", 3400, 3400, 0, 0),
 		req(jdg, ledger.ServerCache, "judge-a", "a", 3000, 3000, 0, 0),
 		req(jdg, "https://api.example", "judge-b", "b", 3000, 3600, 2000, 100),
-		{Purpose: jdg, Model: "judge-b", Judge: "b", Status: ledger.StatusCanceled}, // never dispatched
+		{RunID: "r", Purpose: jdg, Model: "judge-b", Judge: "b", Status: ledger.StatusCanceled}, // never dispatched
+		// Another run's: counts for none of these.
+		{RunID: "other", Purpose: inf, Server: "gpu0", Model: "m1", Status: ledger.StatusCompleted,
+			EndedAt: at(9000), Latency: time.Second, PromptTokens: 7, CompletionTokens: 7},
+	}
+	led, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer led.Close()
+	for i := range reqs {
+		if _, err := led.InsertRequest(&reqs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	usage, err := led.RunUsage("r")
+	if err != nil {
+		t.Fatal(err)
 	}
 	sc, _ := json.Marshal(config.Scoring{Judges: []config.Judge{
 		{Name: "b", Model: "judge-b", PriceIn: 2.5, PriceOut: 10},
@@ -40,7 +60,7 @@ func TestSpendingSplitsJudgingFromInferenceAndPaysOnlyLiveRequests(t *testing.T)
 	cfg, _ := json.Marshal(map[string]any{"prices": map[string]config.Price{"judge-a": {In: 1, Out: 2}, "m1": {In: 0.5, Out: 1}}})
 	run := ledger.RunRow{ID: "r", Models: []string{"m1", "m2"}, ScoringJSON: string(sc), ConfigJSON: string(cfg)}
 
-	s := spending(run, reqs)
+	s := spending(run, usage)
 
 	costOf := func(c *float64) float64 {
 		if c == nil {
@@ -57,9 +77,9 @@ func TestSpendingSplitsJudgingFromInferenceAndPaysOnlyLiveRequests(t *testing.T)
 		cost                         float64 // -1: unpriced
 		unpriced                     []string
 	}{
-		{"inference", s.Inference.Spend, 4, 3, 1, 0, 600, 60, 2000, 2500, (400*0.5 + 40*1) / 1e6, []string{"m2"}},
+		{"inference", s.Inference.Spend, 5, 4, 1, 0, 610, 61, 2000, 2800, (400*0.5 + 40*1) / 1e6, []string{"m2"}},
 		{"inference of m1", s.Inference.Models[0].Spend, 2, 2, 0, 0, 400, 40, 1500, 1500, (400*0.5 + 40*1) / 1e6, nil},
-		{"inference of m2", s.Inference.Models[1].Spend, 2, 1, 1, 0, 200, 20, 1000, 1000, -1, nil},
+		{"inference of m2", s.Inference.Models[1].Spend, 3, 2, 1, 0, 210, 21, 1300, 1300, -1, nil},
 		{"judging", s.Judging.Spend, 5, 2, 1, 1, 3000, 150, 600, 1000, (1000*1+50*2)/1e6 + (2000*2.5+100*10)/1e6, nil},
 		{"judge b first, as configured", s.Judging.Judges[0].Spend, 2, 1, 0, 0, 2000, 100, 600, 600, (2000*2.5 + 100*10) / 1e6, nil},
 		{"judge a", s.Judging.Judges[1].Spend, 3, 1, 1, 1, 1000, 50, 400, 400, (1000*1 + 50*2) / 1e6, nil},

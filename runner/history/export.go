@@ -267,7 +267,11 @@ func BuildExport(led *ledger.Ledger, id, judgeName string) (*Export, error) {
 			x.Summary.RequestsSent[q.Purpose]++
 		}
 	}
-	sp := spending(run, reqs)
+	usage, err := led.RunUsage(run.ID)
+	if err != nil {
+		return nil, err
+	}
+	sp := spending(run, usage)
 	x.Inference, x.Judging = sp.Inference, sp.Judging
 	return x, nil
 }

@@ -1,0 +1,66 @@
+package ledger
+
+import (
+	"testing"
+	"time"
+)
+
+// RunUsage sums in SQL what the summary prints, on either backend: counts
+// by how each request was answered (abandoned ones apart), the cells they
+// were for, tokens and slot time of live requests, and wall time as the
+// union of their intervals.
+func TestRunUsageSumsTheRunsRequestsInSQL(t *testing.T) {
+	l := openTest(t)
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	live := func(model, test string, repeat int, endMS, latencyMS int) *Request {
+		return &Request{RunID: "r1", Purpose: PurposeInference, Server: "gpu0", Model: model, Test: test, Repeat: repeat,
+			Attempt: 1, Status: StatusCompleted, PromptTokens: 10, CompletionTokens: 20,
+			Latency: time.Duration(latencyMS) * time.Millisecond,
+			QueuedAt: t0, StartedAt: t0, EndedAt: t0.Add(time.Duration(endMS) * time.Millisecond)}
+	}
+	rows := []*Request{
+		live("m1", "t1", 0, 100, 100),  // 0–100 ms
+		live("m1", "t2", 0, 150, 100),  // 50–150 ms: 50 ms beyond the first
+		live("m1", "t1", 0, 1000, 10),  // the same cell again, 990–1000 ms
+		{RunID: "r1", Purpose: PurposeInference, Model: "m2", Test: "t1", Attempt: 1, Status: StatusQueued, QueuedAt: t0}, // never sent
+		{RunID: "r1", Purpose: PurposeJudge, Server: ServerCache, Model: "judge-m", CandidateModel: "m1", Judge: "j1", Test: "t1",
+			Attempt: 1, Status: StatusCompleted, Verdict: "pass", QueuedAt: t0, StartedAt: t0, EndedAt: t0},
+		live("m9", "t1", 0, 100, 100), // another run's
+	}
+	rows[len(rows)-1].RunID = "r2"
+	for _, r := range rows {
+		if _, err := l.InsertRequest(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	us, err := l.RunUsage("r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Usage{}
+	for _, u := range us {
+		key := u.Purpose + "/" + u.Key
+		if u.All {
+			key = u.Purpose + "/*"
+		}
+		u.Purpose, u.Key, u.All = "", "", false
+		got[key] = u
+	}
+	want := map[string]Usage{
+		"inference/*": {Requests: 4, Live: 3, Abandoned: 1, Cells: 3, PromptTokens: 30, CompletionTokens: 60,
+			Slot: 210 * time.Millisecond, Wall: 160 * time.Millisecond},
+		"inference/m1": {Model: "m1", Requests: 3, Live: 3, Cells: 2, PromptTokens: 30, CompletionTokens: 60,
+			Slot: 210 * time.Millisecond, Wall: 160 * time.Millisecond},
+		"inference/m2": {Model: "m2", Requests: 1, Abandoned: 1, Cells: 1},
+		"judge/*":      {Requests: 1, Cached: 1, Cells: 1},
+		"judge/j1":     {Model: "judge-m", Requests: 1, Cached: 1, Cells: 1},
+	}
+	if len(got) != len(want) {
+		t.Errorf("shares %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s = %+v, want %+v", k, got[k], w)
+		}
+	}
+}
