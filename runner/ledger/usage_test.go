@@ -15,13 +15,13 @@ func TestRunUsageSumsTheRunsRequestsInSQL(t *testing.T) {
 	live := func(model, test string, repeat int, endMS, latencyMS int) *Request {
 		return &Request{RunID: "r1", Purpose: PurposeInference, Server: "gpu0", Model: model, Test: test, Repeat: repeat,
 			Attempt: 1, Status: StatusCompleted, PromptTokens: 10, CompletionTokens: 20,
-			Latency: time.Duration(latencyMS) * time.Millisecond,
+			Latency:  time.Duration(latencyMS) * time.Millisecond,
 			QueuedAt: t0, StartedAt: t0, EndedAt: t0.Add(time.Duration(endMS) * time.Millisecond)}
 	}
 	rows := []*Request{
-		live("m1", "t1", 0, 100, 100),  // 0–100 ms
-		live("m1", "t2", 0, 150, 100),  // 50–150 ms: 50 ms beyond the first
-		live("m1", "t1", 0, 1000, 10),  // the same cell again, 990–1000 ms
+		live("m1", "t1", 0, 100, 100), // 0–100 ms
+		live("m1", "t2", 0, 150, 100), // 50–150 ms: 50 ms beyond the first
+		live("m1", "t1", 0, 1000, 10), // the same cell again, 990–1000 ms
 		{RunID: "r1", Purpose: PurposeInference, Model: "m2", Test: "t1", Attempt: 1, Status: StatusQueued, QueuedAt: t0}, // never sent
 		{RunID: "r1", Purpose: PurposeJudge, Server: ServerCache, Model: "judge-m", CandidateModel: "m1", Judge: "j1", Test: "t1",
 			Attempt: 1, Status: StatusCompleted, Verdict: "pass", QueuedAt: t0, StartedAt: t0, EndedAt: t0},
