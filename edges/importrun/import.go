@@ -278,7 +278,7 @@ func (r *record) cells() (status, msg string, err error) {
 					res = &Result{Model: m, Test: test, Repeat: rep, Outcome: Unfinished,
 						Error: "the file has no result for this cell"}
 				}
-				c, checked := settle(t, *res)
+				c, checked := settle(t, *res, toolOf(r.src.Format))
 				c.RunID = r.id
 				if err := r.led.PutCell(c); err != nil {
 					return "", "", err
