@@ -159,6 +159,7 @@ func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, er
 	pfRunNotes(n, def, "")
 
 	tl := newTestList(n)
+	pp := newPromptPrixIDs()
 	rawTests, _ := m["tests"].([]any)
 	for i, raw := range rawTests {
 		at := config.IndexPath("tests", i)
@@ -168,6 +169,12 @@ func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, er
 			continue
 		}
 		expanded := base.expand(pt, i, at)
+		for p := range prompts {
+			alias := pp.next(pt, i)
+			if p < len(expanded) {
+				expanded[p].Aliases = append(expanded[p].Aliases, alias)
+			}
+		}
 		if len(tl.tests)+len(expanded) > maxExpandedTests {
 			return nil, &config.Error{File: path, Line: line, Field: at,
 				Msg:  fmt.Sprintf("prompts × tests × list-valued vars make more than %d tests", maxExpandedTests),
@@ -177,6 +184,10 @@ func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, er
 			t.Source = fmt.Sprintf("%s:%d", path, line)
 			src.Set(config.IndexPath("tests", len(tl.tests)), line)
 			tl.add(t)
+		}
+		for k := len(tl.tests) - len(expanded); k < len(tl.tests); k++ {
+			t := &tl.tests[k]
+			t.Aliases = slices.DeleteFunc(t.Aliases, func(a string) bool { return a == t.ID })
 		}
 	}
 	if len(col.Errs) > 0 {
@@ -225,6 +236,37 @@ func (l *testList) add(t config.Test) {
 	}
 	l.seen[t.ID] = true
 	l.tests = append(l.tests, t)
+}
+
+// promptPrixIDs derives the ids prompt-prix gives a promptfoo config's
+// tests (its PromptfooLoader): one per (test, prompt), metadata.test_id,
+// else the description as a slug of at most 50 characters, else
+// promptfoo_N (N the test's place, from 1), a repeat made unique with -2,
+// -3 …. It reads no vars (not vars.test_id), expands no list-valued vars
+// and merges no defaultTest. pitwall keeps its own ids (see pfTest) and
+// gives each test prompt-prix's as an alias, which an import of
+// prompt-prix's results for the file joins on.
+type promptPrixIDs struct{ seen map[string]bool }
+
+func newPromptPrixIDs() *promptPrixIDs { return &promptPrixIDs{seen: map[string]bool{}} }
+
+func (p *promptPrixIDs) next(pt pfTest, i int) string {
+	base, _ := pt.Metadata["test_id"].(string)
+	if base == "" && pt.Description != "" {
+		base = slug(pt.Description)
+		if len(base) > 50 {
+			base = base[:50] // ASCII: the slug is [a-z0-9-]
+		}
+	}
+	if base == "" {
+		base = fmt.Sprintf("promptfoo_%d", i+1)
+	}
+	id := base
+	for k := 2; p.seen[id]; k++ {
+		id = fmt.Sprintf("%s-%d", base, k)
+	}
+	p.seen[id] = true
+	return id
 }
 
 // mapValue returns the value node of key in a mapping node, or nil.
