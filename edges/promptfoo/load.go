@@ -37,7 +37,9 @@ import (
 //     verdict a judge-like reply must give; vars.expected_response is the
 //     reference unless a factuality assertion gives one;
 //   - assertions become checks, criteria or the reference (see
-//     pfAssertion); what cannot be mapped is noted once per kind.
+//     pfAssertion); what cannot be mapped is noted once per kind;
+//   - a {$ref: "#/pointer"} anywhere (assertionTemplates) is what it names
+//     in the file, as promptfoo dereferences its config (ref.go).
 type pfTest struct {
 	Description string         `json:"description"`
 	Vars        any            `json:"vars"`
@@ -84,7 +86,7 @@ type pfPrompt struct {
 // have no bearing on the battery.
 var (
 	pfKeys  = []string{"prompts", "tests", "defaultTest", "providers", "description"}
-	pfQuiet = []string{"outputPath", "sharing", "evaluateOptions", "writeLatestResults", "commandLineOptions", "tags", "env", "tracing", "metadata", "$schema"}
+	pfQuiet = []string{"outputPath", "sharing", "evaluateOptions", "writeLatestResults", "commandLineOptions", "tags", "env", "tracing", "metadata", "$schema", "assertionTemplates"}
 )
 
 // maxExpandedTests bounds the tests a promptfoo config may expand into, so
@@ -127,6 +129,7 @@ func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, er
 		}
 		return nil, &config.Error{File: path, Line: root.Line, Msg: "not a promptfoo config: the file holds " + config.Describe(top, "json"), Hint: hint}
 	}
+	m = dereference(col, m).(map[string]any)
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(pfKeys, k) && !slices.Contains(pfQuiet, k) {
 			n.Add(fmt.Sprintf("promptfoo key %q is not read", k), "")
