@@ -30,8 +30,12 @@ import (
 //     unless it is a JSON list of chat messages, which becomes Messages;
 //     prompts may be read from file:// text or JSON files beside the config;
 //   - tools, tool_choice and response_format come from the provider's
-//     config: the test's options.provider, else defaultTest's, else the
-//     config's one provider (or its first, noted);
+//     config: the test's own provider (or defaultTest's) when it has one,
+//     as promptfoo runs the test on it, else the config's one provider (or
+//     its first, noted). options.provider is promptfoo's grader, and its
+//     tools are not offered, as promptfoo does not send them; except in
+//     prompt-prix's batteries (promptPrixShape), which put the model's
+//     tools there: pitwall offers them and warns;
 //   - vars.category and metadata.category are the category, severity
 //     likewise; vars.expected_verdict (or vars.expect) is Expect, the
 //     verdict a judge-like reply must give; vars.expected_response is the
@@ -47,10 +51,16 @@ type pfTest struct {
 	Options     pfOptions      `json:"options"`
 	Metadata    map[string]any `json:"metadata"`
 	Threshold   *float64       `json:"threshold"`
+	// Provider is the provider promptfoo runs this test on, in place of
+	// each of the config's: an id, or a table with an id and config.
+	Provider any `json:"provider"`
 }
 
 type pfOptions struct {
-	Provider    any `json:"provider"` // an id string, or a table with config
+	// Provider is promptfoo's grader for the test's model-graded
+	// assertions, not the model under test: its config's tools are not
+	// offered to the model (see pfBase.optionsProvider).
+	Provider    any `json:"provider"`
 	Transform   any `json:"transform"`
 	Postprocess any `json:"postprocess"`
 	Prefix      any `json:"prefix"`
@@ -158,7 +168,11 @@ func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, er
 	}
 	base := pfBase{path: path, n: n, col: col, prompts: prompts, def: def}
 	base.provider = providersRequest(col, n, m["providers"])
-	base.defReq = pfProviderRequest(col, n, def.Options.Provider, "defaultTest.options.provider")
+	base.promptPrix = promptPrixShape(m)
+	if base.promptPrix {
+		base.defReq = pfProviderRequest(col, n, def.Options.Provider, "defaultTest.options.provider")
+	}
+	base.defProvider = def.Provider
 	pfRunNotes(n, def, "")
 
 	tl := newTestList(n)
