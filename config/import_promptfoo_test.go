@@ -229,7 +229,9 @@ func TestPromptfooJudgeBatteryKeepsItsGroundTruth(t *testing.T) {
 		t.Fatalf("ids = %v", ids)
 	}
 	w := tests[0]
-	if w.Expect != "FAIL" || w.Severity != "critical" || w.Reference != `{"verdict": "FAIL"}` || w.ResponseFormat == nil || w.ResponseFormat.Type != "json_object" {
+	// defaultTest's options.provider is promptfoo's grader: its
+	// response_format is not sent to the model under test, as in promptfoo.
+	if w.Expect != "FAIL" || w.Severity != "critical" || w.Reference != `{"verdict": "FAIL"}` || w.ResponseFormat != nil {
 		t.Errorf("test = %+v", w)
 	}
 	if w.User != "Grade this answer and reply in JSON {\"verdict\": ...}: 2 + 2 = 5" {

@@ -195,9 +195,16 @@ func TestImportPromptfooYAMLFromPromptPrix(t *testing.T) {
 	if want := map[string]int{"javascript": 15, "valid-tool-calls": 8, "contains": 2}; !reflect.DeepEqual(counts, want) {
 		t.Errorf("check types = %v, want %v", counts, want)
 	}
-	// Only what pitwall does differently is noted: it runs its own models.
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "providers are not run") {
+	// Only what pitwall does differently is noted: it runs its own models,
+	// and it offers the tools prompt-prix's battery puts in options.provider
+	// (promptfoo's grader), which promptfoo does not send, with tool_choice
+	// validated and not sent, as prompt-prix does.
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "providers are not run") || !strings.Contains(warnings[1], "prompt-prix's battery") ||
+		!strings.Contains(warnings[1], "promptfoo sends none of them") {
 		t.Errorf("warnings = %q", warnings)
+	}
+	if b.Dialect != DialectPromptPrix || b.SendsToolChoice(Run{}) {
+		t.Errorf("dialect %q: tool_choice would be sent, where prompt-prix validates it only", b.Dialect)
 	}
 	// The scripts run as promptfoo 0.123.1 runs them (e2e/promptfoo holds
 	// pitwall to it): a reply that only calls tools reaches a javascript
@@ -273,9 +280,12 @@ func TestImportPromptfooMapsPromptsTimesTestsAndAssertions(t *testing.T) {
 			{Type: "contains-all", Args: map[string]any{"output": "promptfoo", "values": []any{"city", "Paris"}}},
 		}},
 		{"factuality becomes the reference", m["json-city/p1"].Reference, "The capital of France is Paris"},
-		{"response_format from the provider config", m["json-city/p1"].ResponseFormat.Type, "json_object"},
-		{"python noted once per prompt, with a count", warnings, []string{
-			file + `: 2× "python" assertion not checked: pitwall runs JavaScript assertions only (in capital-of-france/p1, capital-of-france/chat)`}},
+		// options.provider is promptfoo's grader: promptfoo sends none of
+		// its config to the model (e2e/promptfoo checks it on the wire).
+		{"options.provider's response_format is not sent", m["json-city/p1"].ResponseFormat, (*chat.ResponseFormat)(nil)},
+		{"python noted once per prompt, with a count; the grader's config once", warnings, []string{
+			file + `: 2× "python" assertion not checked: pitwall runs JavaScript assertions only (in capital-of-france/p1, capital-of-france/chat)`,
+			file + `: 1× options.provider configures promptfoo's grader: its tools, tool_choice and response_format are not sent to the model, as promptfoo does not send them (in json-city)`}},
 	}
 	for _, tt := range tests2 {
 		t.Run(tt.name, func(t *testing.T) {

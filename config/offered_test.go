@@ -107,7 +107,7 @@ models = ["m1"]
 		t.Fatal(err)
 	}
 	c := mustLoad(t, p, Overrides{}, noEnv)
-	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `"python"`) {
+	if len(c.Warnings) != 2 || !strings.Contains(c.Warnings[0], `"python"`) || !strings.Contains(c.Warnings[1], "promptfoo's grader") {
 		t.Errorf("Warnings = %q", c.Warnings)
 	}
 	if len(c.Tests) != 4 {

@@ -168,6 +168,10 @@ type Test struct {
 	Dialect string `json:"dialect,omitempty"`
 
 	Source string `json:"-"` // file:line it came from, for messages
+	// Aliases are the ids another tool gives the same test when it reads
+	// the same file (prompt-prix's reading of a promptfoo config), which
+	// an import of that tool's results joins on when its id is not ID.
+	Aliases []string `json:"-"`
 }
 
 // Error is a configuration or battery error that names where it is and what

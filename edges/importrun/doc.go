@@ -17,7 +17,9 @@
 // carries in its text (prompt-prix's rendering, a model's raw tool-call
 // tokens: ToolCallsInText) as structured calls, and runs pitwall's own
 // validation and checks again on every reply rather than trusting the
-// other tool's verdict. A reply the other tool recorded as an error is a ⚠️
+// other tool's verdict; that tool's fail and its reason stay with the cell
+// as one more check result ("verdict (imported from prompt-prix)"), shown in
+// the detail view and exported, which does not decide it. A reply the other tool recorded as an error is a ⚠️
 // cell, and a cell the file holds no answer for is ⊘.
 //
 // The run is written through runner/ledger alone (CreateRun, PutCell,

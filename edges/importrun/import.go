@@ -138,6 +138,18 @@ func join(src *Source, tests []config.Test) error {
 	for i, t := range tests {
 		byID[t.ID], ids[i] = i, t.ID
 	}
+	// An id of another tool's (prompt-prix's for a promptfoo config)
+	// finds its test when no test has it as its own.
+	byAlias := map[string]int{}
+	for i, t := range tests {
+		for _, a := range t.Aliases {
+			if _, own := byID[a]; !own {
+				if _, dup := byAlias[a]; !dup {
+					byAlias[a] = i
+				}
+			}
+		}
+	}
 	rename := make(map[string]string, len(src.Tests))
 	taken := map[int]string{}
 	var missing []string
@@ -147,6 +159,9 @@ func join(src *Source, tests []config.Test) error {
 			ref = src.Refs[i]
 		}
 		k, ok := byID[ref.ID]
+		if !ok {
+			k, ok = byAlias[ref.ID]
+		}
 		if !ok && ref.Pos >= 0 && ref.Pos < len(tests) {
 			k, ok = ref.Pos, true
 			if h := ref.Hint; h != "" && !sameTest(tests[k].ID, h) {
@@ -278,7 +293,7 @@ func (r *record) cells() (status, msg string, err error) {
 					res = &Result{Model: m, Test: test, Repeat: rep, Outcome: Unfinished,
 						Error: "the file has no result for this cell"}
 				}
-				c, checked := settle(t, *res)
+				c, checked := settle(t, *res, toolOf(r.src.Format))
 				c.RunID = r.id
 				if err := r.led.PutCell(c); err != nil {
 					return "", "", err

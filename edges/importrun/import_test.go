@@ -11,6 +11,7 @@ import (
 
 	"pitwall/config"
 	"pitwall/gpu/chat"
+	"pitwall/judge/scoring"
 	"pitwall/runner/history"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
@@ -378,5 +379,52 @@ func TestImportRefusesWithReasons(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".pitwall", "imports", "*.toml")); len(left) != 0 {
 		t.Errorf("configs left behind: %q", left)
+	}
+}
+
+// TestImportKeepsTheOtherToolsReason: prompt-prix's failure_reason stays
+// with the cell as the tool's verdict, beside pitwall's checks, in what the
+// detail view reads (the whole cell) and in the exports; it does not decide
+// the cell.
+func TestImportKeepsTheOtherToolsReason(t *testing.T) {
+	led, sum, cells := importFixture(t)
+	b, err := history.LoadSnapshot(led, sum.RunID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = "Expected tool call but got text" // the fixture's failure_reason
+	name := ImportedVerdictPrefix + "prompt-prix)"
+	seen := 0
+	for _, fc := range cells {
+		whole, err := history.LoadCell(led, sum.RunID, state.CellRef{Test: fc.test, Model: b.Models[slices.Index(fxModels, fc.model)]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := slices.IndexFunc(whole.Checks, func(r scoring.CheckResult) bool { return r.Name == name })
+		if fc.status != "semantic_failure" {
+			if k >= 0 {
+				t.Errorf("%s × %s: prompt-prix said %q, yet the cell has %+v", fc.model, fc.test, fc.status, whole.Checks[k])
+			}
+			continue
+		}
+		seen++
+		if k < 0 || whole.Checks[k].Pass || whole.Checks[k].Reason != why {
+			t.Errorf("%s × %s: checks %+v, want %q failed with %q", fc.model, fc.test, whole.Checks, name, why)
+		}
+		if whole.Status != fc.want {
+			t.Errorf("%s × %s: %s, want %s: the tool's verdict does not decide the cell", fc.model, fc.test, whole.Status, fc.want)
+		}
+	}
+	if seen == 0 {
+		t.Fatal("the fixture has no semantic_failure cell")
+	}
+	for _, format := range []string{"json", "csv"} {
+		var out strings.Builder
+		if err := history.WriteExport(&out, led, sum.RunID, "", format); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(out.String(), why); n < seen {
+			t.Errorf("the %s export names the reason %d times, want at least %d", format, n, seen)
+		}
 	}
 }

@@ -3,10 +3,12 @@ package importrun
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"pitwall/gpu/chat"
+	"pitwall/judge/scoring"
 	"pitwall/runner/history"
 	"pitwall/runner/state"
 )
@@ -114,6 +116,14 @@ func TestImportPromptfooEvalOutput(t *testing.T) {
 				t.Errorf("%s × %s: %s, want %s (checks %+v)", m, info.ID, c.Status, w, c.Checks)
 			}
 		}
+	}
+	whole, err := history.LoadCell(led, sum.RunID, state.CellRef{Test: b.Tests[1].ID, Model: "qwen3-8b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := slices.IndexFunc(whole.Checks, func(r scoring.CheckResult) bool { return r.Name == ImportedVerdictPrefix+"promptfoo)" }); k < 0 ||
+		whole.Checks[k].Reason != `Expected output to contain "Tokyo"` {
+		t.Errorf("promptfoo's reason is not kept with the cell: %+v", whole.Checks)
 	}
 	c := b.Cell(1, 1, 0)
 	if len(c.ToolCalls) != 1 || c.ToolCalls[0].ID != "call_1" || c.ToolCalls[0].Arguments != `{"city":"Tokyo"}` || c.Output != "Tokyo:" {

@@ -9,6 +9,7 @@ import (
 	"pitwall/config"
 	"pitwall/gpu/chat"
 	"pitwall/judge/check"
+	"pitwall/judge/scoring"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 )
@@ -19,7 +20,14 @@ import (
 // and the test's checks, and is ✓ only when all of them pass. checked is
 // true for a reply, the cells whose checks can be compared with the other
 // tool's verdict.
-func settle(t config.Test, r Result) (c ledger.CellRow, checked bool) {
+//
+// The other tool's fail and its reason (prompt-prix's failure_reason,
+// promptfoo's grading reason) are kept beside pitwall's checks as one more
+// check result, named for the tool (tool is "prompt-prix", "promptfoo", …),
+// so that the detail view, show and every export say why the tool failed
+// the reply. It does not decide the cell: pitwall's own checks do, and a
+// judge can (rejudge).
+func settle(t config.Test, r Result, tool string) (c ledger.CellRow, checked bool) {
 	c = ledger.CellRow{Model: r.Model, Test: r.Test, Repeat: r.Repeat, Server: ServerImported,
 		Latency: r.Latency, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens, Attempts: 1}
 	switch r.Outcome {
@@ -45,6 +53,9 @@ func settle(t config.Test, r Result) (c ledger.CellRow, checked bool) {
 	}
 	out := check.Output{Content: text, ToolCalls: calls, Latency: r.Latency}
 	results, passed := t.Judge(out)
+	if r.Verdict == VerdictFail {
+		results = append(results, theirVerdict(tool, r.Why))
+	}
 	b, _ := json.Marshal(results) // names and reasons are strings
 	c.Checks = string(b)
 	c.Status = string(state.Failed)
@@ -53,6 +64,20 @@ func settle(t config.Test, r Result) (c ledger.CellRow, checked bool) {
 	}
 	return c, true
 }
+
+// theirVerdict is the other tool's fail as a check result; its name says
+// it is the tool's verdict, imported, and not one of the battery's checks.
+func theirVerdict(tool, why string) scoring.CheckResult {
+	why = strings.TrimSpace(why)
+	if why == "" {
+		why = tool + " gave no reason"
+	}
+	return scoring.CheckResult{Name: ImportedVerdictPrefix + tool + ")", Pass: false, Reason: why}
+}
+
+// ImportedVerdictPrefix opens the name of the check result that holds the
+// other tool's fail: "verdict (imported from prompt-prix)".
+const ImportedVerdictPrefix = "verdict (imported from "
 
 // Error classes told from an error's words: the file keeps the message,
 // not the class pitwall decides where an error is born.

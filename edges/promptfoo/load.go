@@ -30,14 +30,20 @@ import (
 //     unless it is a JSON list of chat messages, which becomes Messages;
 //     prompts may be read from file:// text or JSON files beside the config;
 //   - tools, tool_choice and response_format come from the provider's
-//     config: the test's options.provider, else defaultTest's, else the
-//     config's one provider (or its first, noted);
+//     config: the test's own provider (or defaultTest's) when it has one,
+//     as promptfoo runs the test on it, else the config's one provider (or
+//     its first, noted). options.provider is promptfoo's grader, and its
+//     tools are not offered, as promptfoo does not send them; except in
+//     prompt-prix's batteries (promptPrixShape), which put the model's
+//     tools there: pitwall offers them and warns;
 //   - vars.category and metadata.category are the category, severity
 //     likewise; vars.expected_verdict (or vars.expect) is Expect, the
 //     verdict a judge-like reply must give; vars.expected_response is the
 //     reference unless a factuality assertion gives one;
 //   - assertions become checks, criteria or the reference (see
-//     pfAssertion); what cannot be mapped is noted once per kind.
+//     pfAssertion); what cannot be mapped is noted once per kind;
+//   - a {$ref: "#/pointer"} anywhere (assertionTemplates) is what it names
+//     in the file, as promptfoo dereferences its config (ref.go).
 type pfTest struct {
 	Description string         `json:"description"`
 	Vars        any            `json:"vars"`
@@ -45,10 +51,16 @@ type pfTest struct {
 	Options     pfOptions      `json:"options"`
 	Metadata    map[string]any `json:"metadata"`
 	Threshold   *float64       `json:"threshold"`
+	// Provider is the provider promptfoo runs this test on, in place of
+	// each of the config's: an id, or a table with an id and config.
+	Provider any `json:"provider"`
 }
 
 type pfOptions struct {
-	Provider    any `json:"provider"` // an id string, or a table with config
+	// Provider is promptfoo's grader for the test's model-graded
+	// assertions, not the model under test: its config's tools are not
+	// offered to the model (see pfBase.optionsProvider).
+	Provider    any `json:"provider"`
 	Transform   any `json:"transform"`
 	Postprocess any `json:"postprocess"`
 	Prefix      any `json:"prefix"`
@@ -84,7 +96,7 @@ type pfPrompt struct {
 // have no bearing on the battery.
 var (
 	pfKeys  = []string{"prompts", "tests", "defaultTest", "providers", "description"}
-	pfQuiet = []string{"outputPath", "sharing", "evaluateOptions", "writeLatestResults", "commandLineOptions", "tags", "env", "tracing", "metadata", "$schema"}
+	pfQuiet = []string{"outputPath", "sharing", "evaluateOptions", "writeLatestResults", "commandLineOptions", "tags", "env", "tracing", "metadata", "$schema", "assertionTemplates"}
 )
 
 // maxExpandedTests bounds the tests a promptfoo config may expand into, so
@@ -127,6 +139,7 @@ func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, er
 		}
 		return nil, &config.Error{File: path, Line: root.Line, Msg: "not a promptfoo config: the file holds " + config.Describe(top, "json"), Hint: hint}
 	}
+	m = dereference(col, m).(map[string]any)
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(pfKeys, k) && !slices.Contains(pfQuiet, k) {
 			n.Add(fmt.Sprintf("promptfoo key %q is not read", k), "")
@@ -155,10 +168,15 @@ func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, er
 	}
 	base := pfBase{path: path, n: n, col: col, prompts: prompts, def: def}
 	base.provider = providersRequest(col, n, m["providers"])
-	base.defReq = pfProviderRequest(col, n, def.Options.Provider, "defaultTest.options.provider")
+	base.promptPrix = promptPrixShape(m)
+	if base.promptPrix {
+		base.defReq = pfProviderRequest(col, n, def.Options.Provider, "defaultTest.options.provider")
+	}
+	base.defProvider = def.Provider
 	pfRunNotes(n, def, "")
 
 	tl := newTestList(n)
+	pp := newPromptPrixIDs()
 	rawTests, _ := m["tests"].([]any)
 	for i, raw := range rawTests {
 		at := config.IndexPath("tests", i)
@@ -168,6 +186,12 @@ func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, er
 			continue
 		}
 		expanded := base.expand(pt, i, at)
+		for p := range prompts {
+			alias := pp.next(pt, i)
+			if p < len(expanded) {
+				expanded[p].Aliases = append(expanded[p].Aliases, alias)
+			}
+		}
 		if len(tl.tests)+len(expanded) > maxExpandedTests {
 			return nil, &config.Error{File: path, Line: line, Field: at,
 				Msg:  fmt.Sprintf("prompts × tests × list-valued vars make more than %d tests", maxExpandedTests),
@@ -177,6 +201,10 @@ func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, er
 			t.Source = fmt.Sprintf("%s:%d", path, line)
 			src.Set(config.IndexPath("tests", len(tl.tests)), line)
 			tl.add(t)
+		}
+		for k := len(tl.tests) - len(expanded); k < len(tl.tests); k++ {
+			t := &tl.tests[k]
+			t.Aliases = slices.DeleteFunc(t.Aliases, func(a string) bool { return a == t.ID })
 		}
 	}
 	if len(col.Errs) > 0 {
@@ -225,6 +253,37 @@ func (l *testList) add(t config.Test) {
 	}
 	l.seen[t.ID] = true
 	l.tests = append(l.tests, t)
+}
+
+// promptPrixIDs derives the ids prompt-prix gives a promptfoo config's
+// tests (its PromptfooLoader): one per (test, prompt), metadata.test_id,
+// else the description as a slug of at most 50 characters, else
+// promptfoo_N (N the test's place, from 1), a repeat made unique with -2,
+// -3 …. It reads no vars (not vars.test_id), expands no list-valued vars
+// and merges no defaultTest. pitwall keeps its own ids (see pfTest) and
+// gives each test prompt-prix's as an alias, which an import of
+// prompt-prix's results for the file joins on.
+type promptPrixIDs struct{ seen map[string]bool }
+
+func newPromptPrixIDs() *promptPrixIDs { return &promptPrixIDs{seen: map[string]bool{}} }
+
+func (p *promptPrixIDs) next(pt pfTest, i int) string {
+	base, _ := pt.Metadata["test_id"].(string)
+	if base == "" && pt.Description != "" {
+		base = slug(pt.Description)
+		if len(base) > 50 {
+			base = base[:50] // ASCII: the slug is [a-z0-9-]
+		}
+	}
+	if base == "" {
+		base = fmt.Sprintf("promptfoo_%d", i+1)
+	}
+	id := base
+	for k := 2; p.seen[id]; k++ {
+		id = fmt.Sprintf("%s-%d", base, k)
+	}
+	p.seen[id] = true
+	return id
 }
 
 // mapValue returns the value node of key in a mapping node, or nil.

@@ -26,7 +26,12 @@ type pfBase struct {
 	prompts  []pfPrompt
 	def      pfTest
 	provider *pfRequest // the config's provider's request fields
-	defReq   *pfRequest // defaultTest's
+	defReq   *pfRequest // defaultTest's options.provider's, in a prompt-prix battery
+	// defProvider is defaultTest's own provider, which a test without one
+	// runs on.
+	defProvider any
+	// promptPrix is set for prompt-prix's batteries (promptPrixShape).
+	promptPrix bool
 }
 
 // maxVarCombinations bounds the tests one promptfoo test may expand into
@@ -56,7 +61,6 @@ func (b *pfBase) expand(pt pfTest, i int, at string) []config.Test {
 		b.col.Add(config.JoinPath(at, "vars"), "split the test, or shorten its lists", "%v", err)
 		return nil
 	}
-	req := pfProviderRequest(b.col, b.n, pt.Options.Provider, config.JoinPath(at, "options.provider"))
 	meta := map[string]any{}
 	for _, m := range []map[string]any{b.def.Metadata, pt.Metadata} {
 		for k, v := range m {
@@ -71,6 +75,7 @@ func (b *pfBase) expand(pt pfTest, i int, at string) []config.Test {
 	if baseID == "" {
 		baseID = fmt.Sprintf("test-%d", i+1)
 	}
+	reqs := b.requests(pt, at, baseID)
 	var out []config.Test
 	for k, vs := range combos {
 		id := baseID
@@ -80,7 +85,10 @@ func (b *pfBase) expand(pt pfTest, i int, at string) []config.Test {
 		pfRunNotes(b.n, pt, id)
 		for _, p := range b.prompts {
 			t := b.test(pt, vs, meta, p, id, asserts, at)
-			pfApplyRequest(&t, b.provider, b.defReq, req)
+			pfApplyRequest(&t, reqs...)
+			if b.promptPrix {
+				t.Dialect = config.DialectPromptPrix
+			}
 			out = append(out, t)
 		}
 	}
@@ -140,6 +148,71 @@ func (b *pfBase) test(pt pfTest, vars, meta map[string]any, p pfPrompt, id strin
 		t.Reference = firstString(vars["expected_response"])
 	}
 	return t
+}
+
+// requests are the provider configs whose tools, tool_choice and
+// response_format shape a test's request, least specific first.
+//
+// promptfoo runs a test that names its own provider (or whose defaultTest
+// does) on that provider in place of each of the config's: the request is
+// that provider's alone, and a provider named by its id alone has no
+// tools. pitwall cannot run a provider of promptfoo's; it runs the test on
+// every model of its config, with that provider's request, and says so.
+//
+// options.provider is the grader of promptfoo's model-graded assertions:
+// promptfoo sends none of its config to the model (e2e/promptfoo checks
+// it on the wire). prompt-prix's batteries put the model's tools there, as
+// the JSON twin of each offers them; in those, pitwall offers them and
+// warns, rather than running tool tests with no tools.
+func (b *pfBase) requests(pt pfTest, at, id string) []*pfRequest {
+	reqs := []*pfRequest{b.provider}
+	if own, field := pt.Provider, config.JoinPath(at, "provider"); own != nil || b.defProvider != nil {
+		if own == nil {
+			own, field = b.defProvider, "defaultTest.provider"
+		}
+		b.n.Add("a test's own provider (promptfoo runs the test on it in place of the config's providers) is not run: "+
+			"pitwall runs the test on every model of its config, sending that provider's tools, tool_choice and response_format", id)
+		req := pfProviderRequest(b.col, b.n, own, field)
+		if req == nil {
+			req = &pfRequest{} // an id alone: a provider with no tools
+		}
+		reqs = []*pfRequest{req}
+	}
+	opt := pfProviderRequest(b.col, b.n, pt.Options.Provider, config.JoinPath(at, "options.provider"))
+	if !b.promptPrix {
+		if opt != nil && (opt.Tools != nil || opt.ToolChoice != nil || opt.ResponseFormat != nil) {
+			b.n.Add("options.provider configures promptfoo's grader: its tools, tool_choice and response_format are not sent to the model, as promptfoo does not send them", id)
+		}
+		return reqs
+	}
+	if opt != nil || b.defReq != nil {
+		b.n.Add("prompt-prix's battery (its vars test_id, category and severity): the tools and tool_choice of options.provider are offered to the model, "+
+			"where promptfoo sends none of them (it configures its grader there), and tool_choice is validated, not sent, as prompt-prix does", id)
+	}
+	return append(reqs, b.defReq, opt)
+}
+
+// promptPrixShape reports whether a promptfoo config is one of prompt-prix's
+// batteries: its top-level metadata says dialect: prompt-prix, or every one
+// of its tests has the vars prompt-prix's batteries give each (test_id,
+// category and severity).
+func promptPrixShape(top map[string]any) bool {
+	if meta, ok := top["metadata"].(map[string]any); ok {
+		if d, _ := meta["dialect"].(string); d == config.DialectPromptPrix {
+			return true
+		}
+	}
+	tests, _ := top["tests"].([]any)
+	for _, raw := range tests {
+		t, _ := raw.(map[string]any)
+		vars, _ := t["vars"].(map[string]any)
+		for _, k := range []string{"test_id", "category", "severity"} {
+			if s, _ := vars[k].(string); s == "" {
+				return false
+			}
+		}
+	}
+	return len(tests) > 0
 }
 
 // pfRunNotes notes the parts of a test's options that change how promptfoo
