@@ -98,6 +98,7 @@ type writer struct {
 	known   map[textKey]int64 // pieces stored, the newer generation
 	older   map[textKey]int64
 	hashBuf []byte
+	freeIDs []int64 // ids of pieces taken from the sequence, not yet used (PostgreSQL)
 	commits int // transactions committed
 }
 
