@@ -71,6 +71,11 @@ func TestATeamLedgerOnPostgreSQL(t *testing.T) {
 			t.Errorf("run %s: %s with %d passes", r.ID, r.Status, r.Pass)
 		}
 	}
+	code, table, stderr := runBin(t, dir, nil, "runs", "--db", url)
+	if code != 0 {
+		t.Fatalf("runs: exit %d: %s", code, stderr)
+	}
+	checkRunsBy(t, url, runs, table)
 	a, b := runs[0].ID, runs[1].ID
 	for _, args := range [][]string{
 		{"show", a, "--headless"},

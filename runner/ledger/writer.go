@@ -99,7 +99,7 @@ type writer struct {
 	older   map[textKey]int64
 	hashBuf []byte
 	freeIDs []int64 // ids of pieces taken from the sequence, not yet used (PostgreSQL)
-	commits int // transactions committed
+	commits int     // transactions committed
 }
 
 func newWriter(l *Ledger) *writer {
