@@ -112,7 +112,7 @@ func (b *batch) send() error {
 		counts = make([]int64, len(q))
 	)
 	for _, s := range q {
-		pb.Queue(l.pgStmts[s.i], s.args...)
+		pb.Queue(l.pgStmts[s.i], l.d.args(s.args)...)
 	}
 	err := b.conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)

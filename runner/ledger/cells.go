@@ -91,7 +91,7 @@ func (l *Ledger) Cell(runID, model, test string, repeat int) (CellRow, error) {
 	if err != nil {
 		return CellRow{}, l.wrap(op, err)
 	}
-	rows, err := q.Query(runID, model, test, repeat)
+	rows, err := q.Query(l.d.args([]any{runID, model, test, repeat})...)
 	if err != nil {
 		return CellRow{}, l.wrap(op, err)
 	}
