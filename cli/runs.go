@@ -166,7 +166,7 @@ func runBy(s runSummary) string {
 
 func printRuns(w io.Writer, runs []runSummary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tMODELS×TESTS\tPASS\tFAIL\tWARN\tERR\tRATE\tJUDGE\tSTARTED\tTOOK\tEXIT\tBY")
+	fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tMODELS×TESTS\tPASS\tFAIL\tWARN\tERR\tRATE\tJUDGE\tBY\tSTARTED\tTOOK\tEXIT")
 	for _, s := range runs {
 		shape := fmt.Sprintf("%d×%d", s.Models, s.Tests)
 		if s.Repeat > 1 {
@@ -199,7 +199,7 @@ func printRuns(w io.Writer, runs []runSummary) {
 			exit = fmt.Sprint(*s.ExitCode)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Name, s.Status, shape, strings.Join(counts, "\t"),
-			rate, judge, s.StartedAt.Local().Format("2006-01-02 15:04:05"), took+"\t"+exit, runBy(s))
+			rate, judge, runBy(s), s.StartedAt.Local().Format("2006-01-02 15:04:05"), took+"\t"+exit)
 	}
 	tw.Flush()
 	for _, s := range runs {
