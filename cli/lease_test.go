@@ -24,12 +24,12 @@ import (
 // stop longer than it is what broke runs.
 const oldSameHostLimit = 10 * time.Second
 
-// startRun starts `pitwall run config --headless` in dir and returns it
-// once its progress reaches a line on which at holds, with its stdout and
-// the rest of its stderr gathered.
-func startRun(t *testing.T, dir, config string, at func(string) bool) (*exec.Cmd, *bytes.Buffer, *safeBuffer) {
+// startRun starts `pitwall run config --headless` (and extra) in dir and
+// returns it once its progress reaches a line on which at holds, with its
+// stdout and the rest of its stderr gathered.
+func startRun(t *testing.T, dir, config string, at func(string) bool, extra ...string) (*exec.Cmd, *bytes.Buffer, *safeBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, "run", config, "--headless")
+	cmd := exec.Command(bin, append([]string{"run", config, "--headless"}, extra...)...)
 	cmd.Dir = dir
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -100,6 +100,8 @@ type runSummary struct {
 	EndedAt     *time.Time `json:"ended_at"`
 	DurationMS  *int64     `json:"duration_ms"`
 	ExitCode    *int       `json:"exit_code"` // what its process returned; null while running or when interrupted
+	Host        string     `json:"host"`      // where its process ran (or runs); "" for runs of builds before heartbeats
+	User        string     `json:"user"`      // the user it ran as; "" for runs of builds before schema 9
 	Message     string     `json:"message,omitempty"`
 	Problem     string     `json:"problem,omitempty"` // why its cells could not be read
 }
@@ -108,7 +110,8 @@ type runSummary struct {
 // run that cannot be read is listed all the same, saying why.
 func summarizeRun(led *ledger.Ledger, r ledger.RunRow) runSummary {
 	s := runSummary{ID: r.ID, Name: r.Name, Status: r.Status, ScoringMode: r.ScoringMode, Models: len(r.Models),
-		Tests: len(r.Tests), Repeat: max(r.Repeat, 1), StartedAt: r.StartedAt, Message: r.Message}
+		Tests: len(r.Tests), Repeat: max(r.Repeat, 1), StartedAt: r.StartedAt, Message: r.Message,
+		Host: r.Owner.Host, User: r.Owner.User}
 	s.Cells = s.Models * s.Tests * s.Repeat
 	if !r.EndedAt.IsZero() {
 		end := r.EndedAt
@@ -147,9 +150,23 @@ func runStrict(r ledger.RunRow) bool {
 	return c.Run.Strict
 }
 
+// runBy says whose a run is: user@host, either alone where the other is
+// not known, — for a run of a build that kept neither.
+func runBy(s runSummary) string {
+	switch {
+	case s.User != "" && s.Host != "":
+		return s.User + "@" + s.Host
+	case s.User != "":
+		return s.User
+	case s.Host != "":
+		return s.Host
+	}
+	return "—"
+}
+
 func printRuns(w io.Writer, runs []runSummary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tMODELS×TESTS\tPASS\tFAIL\tWARN\tERR\tRATE\tJUDGE\tSTARTED\tTOOK\tEXIT")
+	fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tMODELS×TESTS\tPASS\tFAIL\tWARN\tERR\tRATE\tJUDGE\tBY\tSTARTED\tTOOK\tEXIT")
 	for _, s := range runs {
 		shape := fmt.Sprintf("%d×%d", s.Models, s.Tests)
 		if s.Repeat > 1 {
@@ -181,8 +198,8 @@ func printRuns(w io.Writer, runs []runSummary) {
 		if s.ExitCode != nil {
 			exit = fmt.Sprint(*s.ExitCode)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Name, s.Status, shape, strings.Join(counts, "\t"),
-			rate, judge, s.StartedAt.Local().Format("2006-01-02 15:04:05"), took+"\t"+exit)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Name, s.Status, shape, strings.Join(counts, "\t"),
+			rate, judge, runBy(s), s.StartedAt.Local().Format("2006-01-02 15:04:05"), took+"\t"+exit)
 	}
 	tw.Flush()
 	for _, s := range runs {

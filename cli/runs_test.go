@@ -71,6 +71,32 @@ func TestRunsCountsEachRunsOutcomes(t *testing.T) {
 			t.Errorf("the table lacks %q (exit %d):\n%s", want, code, table)
 		}
 	}
+	checkRunsBy(t, db, runs, table)
+}
+
+// checkRunsBy checks that `runs` (its JSON and its table) says each run
+// was run by this process's user on this host.
+func checkRunsBy(t *testing.T, db string, runs []runSummary, table string) {
+	t.Helper()
+	led, err := ledger.OpenReadOnly(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me := led.Self()
+	led.Close()
+	if me.User == "" || me.Host == "" {
+		t.Fatalf("this process's owner names no user or host: %+v", me)
+	}
+	for _, r := range runs {
+		if r.User != me.User || r.Host != me.Host {
+			t.Errorf("run %s: user %q, host %q; want %q, %q", r.ID, r.User, r.Host, me.User, me.Host)
+		}
+	}
+	for _, want := range []string{"BY", me.User + "@" + me.Host} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table lacks %q:\n%s", want, table)
+		}
+	}
 }
 
 // A run whose process died reads interrupted, with no exit code: nobody

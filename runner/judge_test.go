@@ -98,68 +98,74 @@ func TestSwitchJudgeJudgesOnlyWhatIsMissingAndKeepsTheRest(t *testing.T) {
 
 func TestRejudgeSendsNoInferenceAndReplacesTheVerdict(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, simFleet+`
+	onBackends(t, func(t *testing.T, ledgerOn func(*config.Config)) {
+		cfg := testConfig(t, simFleet+`
 [[scoring.judges]]
 name = "j"
 model = "judge"
 server = "gpu0"
 `)
-	h := newHarness(t, cfg, true)
-	b := h.finish(t)
-	var ref state.CellRef
-	for ti := range b.Tests {
-		if c := b.Cell(ti, 0, 0); c.Status == state.Completed {
-			ref = state.CellRef{Test: c.Test, Model: c.Model}
-			break
+		ledgerOn(cfg)
+		h := newHarness(t, cfg, true)
+		b := h.finish(t)
+		var ref state.CellRef
+		for ti := range b.Tests {
+			if c := b.Cell(ti, 0, 0); c.Status == state.Completed {
+				ref = state.CellRef{Test: c.Test, Model: c.Model}
+				break
+			}
 		}
-	}
-	if ref.Test == "" {
-		t.Fatal("no completed cell to re-judge")
-	}
-	reqsBefore := countPurpose(t, h)
-	if err := h.run.Rejudge([]state.CellRef{ref}, ""); err != nil {
-		t.Fatal(err)
-	}
-	waitJudged(t, h.run, "")
-	reqsAfter := countPurpose(t, h)
-	if reqsAfter[ledger.PurposeInference] != reqsBefore[ledger.PurposeInference] {
-		t.Errorf("re-judging sent inference: %v -> %v", reqsBefore, reqsAfter)
-	}
-	if reqsAfter[ledger.PurposeJudge] != reqsBefore[ledger.PurposeJudge]+1 {
-		t.Errorf("re-judging one cell with one sample: judge requests %d -> %d", reqsBefore[ledger.PurposeJudge], reqsAfter[ledger.PurposeJudge])
-	}
+		if ref.Test == "" {
+			t.Fatal("no completed cell to re-judge")
+		}
+		reqsBefore := countPurpose(t, h)
+		if err := h.run.Rejudge([]state.CellRef{ref}, ""); err != nil {
+			t.Fatal(err)
+		}
+		waitJudged(t, h.run, "")
+		reqsAfter := countPurpose(t, h)
+		if reqsAfter[ledger.PurposeInference] != reqsBefore[ledger.PurposeInference] {
+			t.Errorf("re-judging sent inference: %v -> %v", reqsBefore, reqsAfter)
+		}
+		if reqsAfter[ledger.PurposeJudge] != reqsBefore[ledger.PurposeJudge]+1 {
+			t.Errorf("re-judging one cell with one sample: judge requests %d -> %d", reqsBefore[ledger.PurposeJudge], reqsAfter[ledger.PurposeJudge])
+		}
+	})
 }
 
 func TestSecondRunTakesVerdictsFromTheCache(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, simFleet+`
+	onBackends(t, func(t *testing.T, ledgerOn func(*config.Config)) {
+		cfg := testConfig(t, simFleet+`
 [[scoring.judges]]
 name = "j"
 model = "judge"
 server = "gpu0"
 `)
-	first := newHarness(t, cfg, true)
-	first.finish(t)
-	first.led.Close()
+		ledgerOn(cfg)
+		first := newHarness(t, cfg, true)
+		first.finish(t)
+		first.led.Close()
 
-	again := *cfg
-	again.Servers = append([]config.Server(nil), cfg.Servers...)
-	again.Servers[0].URL = "" // a new simulated server, on a new port
-	second := newHarness(t, &again, true)
-	b := second.finish(t)
-	x := second.export(t)
-	live := 0
-	for _, q := range x.Requests {
-		if q.Purpose == ledger.PurposeJudge && q.Server != "(cache)" {
-			live++
+		again := *cfg
+		again.Servers = append([]config.Server(nil), cfg.Servers...)
+		again.Servers[0].URL = "" // a new simulated server, on a new port
+		second := newHarness(t, &again, true)
+		b := second.finish(t)
+		x := second.export(t)
+		live := 0
+		for _, q := range x.Requests {
+			if q.Purpose == ledger.PurposeJudge && q.Server != "(cache)" {
+				live++
+			}
 		}
-	}
-	if live != 0 {
-		t.Errorf("%d judge requests sent again for verdicts already in the ledger", live)
-	}
-	if b.Counts.Judged != b.Counts.Completed || b.Counts.Pass != b.Counts.Completed {
-		t.Errorf("cached verdicts: %+v", b.Counts)
-	}
+		if live != 0 {
+			t.Errorf("%d judge requests sent again for verdicts already in the ledger", live)
+		}
+		if b.Counts.Judged != b.Counts.Completed || b.Counts.Pass != b.Counts.Completed {
+			t.Errorf("cached verdicts: %+v", b.Counts)
+		}
+	})
 }
 
 func TestPipelinedJudgingJudgesEveryCompletedCell(t *testing.T) {

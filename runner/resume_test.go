@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"pitwall/config"
 	"pitwall/runner/history"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
@@ -59,66 +60,69 @@ func completedInference(t *testing.T, led *ledger.Ledger, id string) map[ledger.
 
 func TestResumeAfterAStopSendsNothingTwiceAndEndsAsAnUnstoppedRun(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, slowOne)
-	h := newHarness(t, cfg, false)
-	w := &watch{t: t, run: h.run}
-	if err := h.run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.until("some cells done", func(b *state.BatteryRun) bool { return b.Counts.Done() >= 3 })
-	h.run.Stop()
-	stopped := w.until("the stop", func(b *state.BatteryRun) bool { return b.Final })
-	if stopped.Status != state.RunStopped || stopped.Counts.Cancelled == 0 {
-		t.Fatalf("the stop left %s %+v; the test needs cancelled cells", stopped.Status, stopped.Counts)
-	}
-	h.run.Close()
-	before := h.sims.Server("gpu0").Stats().Requests
-
-	run, err := Resume(cfg, h.run.ID(), Again{Cancelled: true}, Options{Fleet: h.fleet, Ledger: h.led,
-		Interval: 5 * time.Millisecond, Backoff: func(int) time.Duration { return time.Millisecond }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	if run.ID() != h.run.ID() {
-		t.Fatalf("resumed as run %s, want the same id %s", run.ID(), h.run.ID())
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resumed := run.Wait(ctx)
-	if !resumed.Final || resumed.Status != state.RunCompleted || resumed.Counts.Done() != resumed.Counts.Cells() {
-		t.Fatalf("resumed run ended %s %+v", resumed.Status, resumed.Counts)
-	}
-	for cell, n := range completedInference(t, h.led, run.ID()) {
-		if n != 1 {
-			t.Errorf("cell %v: %d completed inference requests, want 1 (nothing paid twice)", cell, n)
+	onBackends(t, func(t *testing.T, ledgerOn func(*config.Config)) {
+		cfg := testConfig(t, slowOne)
+		ledgerOn(cfg)
+		h := newHarness(t, cfg, false)
+		w := &watch{t: t, run: h.run}
+		if err := h.run.Start(); err != nil {
+			t.Fatal(err)
 		}
-	}
-	sent := h.sims.Server("gpu0").Stats().Requests - before
-	// The resumed run sends the cancelled cells' inference (plus warm-ups)
-	// and judges; never the cells that completed before the stop.
-	if max := int64(stopped.Counts.Cancelled+stopped.Counts.Pending+stopped.Counts.Queued) + int64(resumed.Counts.ToJudge) + 4; sent > max {
-		t.Errorf("the resumed run sent %d requests, more than the %d left to do", sent, max)
-	}
+		w.until("some cells done", func(b *state.BatteryRun) bool { return b.Counts.Done() >= 3 })
+		h.run.Stop()
+		stopped := w.until("the stop", func(b *state.BatteryRun) bool { return b.Final })
+		if stopped.Status != state.RunStopped || stopped.Counts.Cancelled == 0 {
+			t.Fatalf("the stop left %s %+v; the test needs cancelled cells", stopped.Status, stopped.Counts)
+		}
+		h.run.Close()
+		before := h.sims.Server("gpu0").Stats().Requests
 
-	// A run of the same config that never stopped ends the same, cell for cell.
-	whole := newHarness(t, testConfig(t, slowOne), true).finish(t)
-	x, err := history.BuildExport(h.led, run.ID(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if x.Run.Status != "completed" {
-		t.Errorf("the ledger says %s after the resume", x.Run.Status)
-	}
-	for ti := range whole.Rows {
-		for i, want := range whole.Rows[ti].Cells {
-			got := resumed.Rows[ti].Cells[i]
-			wv, gv := want.Judgment("j"), got.Judgment("j")
-			if got.Status != want.Status || got.Output != want.Output || (wv == nil) != (gv == nil) || wv != nil && wv.Verdict != gv.Verdict {
-				t.Errorf("%s × %s: resumed %s %q %v, uninterrupted %s %q %v", got.Model, got.Test, got.Status, got.Output, gv, want.Status, want.Output, wv)
+		run, err := Resume(cfg, h.run.ID(), Again{Cancelled: true}, Options{Fleet: h.fleet, Ledger: h.led,
+			Interval: 5 * time.Millisecond, Backoff: func(int) time.Duration { return time.Millisecond }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer run.Close()
+		if run.ID() != h.run.ID() {
+			t.Fatalf("resumed as run %s, want the same id %s", run.ID(), h.run.ID())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		resumed := run.Wait(ctx)
+		if !resumed.Final || resumed.Status != state.RunCompleted || resumed.Counts.Done() != resumed.Counts.Cells() {
+			t.Fatalf("resumed run ended %s %+v", resumed.Status, resumed.Counts)
+		}
+		for cell, n := range completedInference(t, h.led, run.ID()) {
+			if n != 1 {
+				t.Errorf("cell %v: %d completed inference requests, want 1 (nothing paid twice)", cell, n)
 			}
 		}
-	}
+		sent := h.sims.Server("gpu0").Stats().Requests - before
+		// The resumed run sends the cancelled cells' inference (plus warm-ups)
+		// and judges; never the cells that completed before the stop.
+		if max := int64(stopped.Counts.Cancelled+stopped.Counts.Pending+stopped.Counts.Queued) + int64(resumed.Counts.ToJudge) + 4; sent > max {
+			t.Errorf("the resumed run sent %d requests, more than the %d left to do", sent, max)
+		}
+
+		// A run of the same config that never stopped ends the same, cell for cell.
+		whole := newHarness(t, testConfig(t, slowOne), true).finish(t)
+		x, err := history.BuildExport(h.led, run.ID(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.Run.Status != "completed" {
+			t.Errorf("the ledger says %s after the resume", x.Run.Status)
+		}
+		for ti := range whole.Rows {
+			for i, want := range whole.Rows[ti].Cells {
+				got := resumed.Rows[ti].Cells[i]
+				wv, gv := want.Judgment("j"), got.Judgment("j")
+				if got.Status != want.Status || got.Output != want.Output || (wv == nil) != (gv == nil) || wv != nil && wv.Verdict != gv.Verdict {
+					t.Errorf("%s × %s: resumed %s %q %v, uninterrupted %s %q %v", got.Model, got.Test, got.Status, got.Output, gv, want.Status, want.Output, wv)
+				}
+			}
+		}
+	})
 }
 
 func TestRetryRunsErrorsAgainAsNewAttempts(t *testing.T) {

@@ -1,8 +1,13 @@
 package ledger
 
 import (
+	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // op is one write: its statements, run inside the batch's transaction.
@@ -24,6 +29,25 @@ type batch struct {
 	stmts  [numStmts]*sql.Stmt
 	staged map[textKey]int64 // texts stored in this transaction
 	fenced map[string]error  // runs this process held that were taken over (fence.go)
+
+	// PostgreSQL: the writer's statements (exec, insertID) are queued and
+	// go to the server together, in one round trip (send), rather than one
+	// round trip each; what they tell (an id, the rows changed) is known
+	// once sent.
+	conn     *sql.Conn // the connection tx is on
+	queue    []pgStmt
+	at       int           // the write of the batch being applied
+	declines map[int]error // writes that declined once their statements were sent
+}
+
+// pgStmt is a statement queued on PostgreSQL.
+type pgStmt struct {
+	write int // the write of the batch that queued it
+	i     int // which of the writer's statements
+	args  []any
+	op    string
+	id    *int64              // where a RETURNING id goes
+	check func(n int64) error // sees the rows it changed, once sent
 }
 
 func (b *batch) stmt(i int) *sql.Stmt {
@@ -33,19 +57,160 @@ func (b *batch) stmt(i int) *sql.Stmt {
 	return b.stmts[i]
 }
 
-// insertID runs the insert i (one of returnsID) and returns the new
-// row's id.
-func (b *batch) insertID(i int, args ...any) (int64, error) {
+// insertID runs the insert i (one of returnsID) and sets *id to the new
+// row's id: at once on SQLite; on PostgreSQL once the batch is sent.
+func (b *batch) insertID(i int, op string, id *int64, args ...any) error {
 	if b.w.l.d.pg {
-		var id int64
-		err := b.stmt(i).QueryRow(args...).Scan(&id)
-		return id, err
+		b.queue = append(b.queue, pgStmt{write: b.at, i: i, args: args, op: op, id: id})
+		return nil
 	}
 	res, err := b.stmt(i).Exec(args...)
 	if err != nil {
-		return 0, err
+		return b.w.l.wrap(op, err)
 	}
-	return res.LastInsertId()
+	if *id, err = res.LastInsertId(); err != nil {
+		return b.w.l.wrap(op, err)
+	}
+	return nil
+}
+
+// exec runs statement i and hands check (if any) the number of rows it
+// changed: at once on SQLite; on PostgreSQL once the batch is sent. A
+// check's declined makes its write decline.
+func (b *batch) exec(i int, op string, check func(n int64) error, args ...any) error {
+	if b.w.l.d.pg {
+		b.queue = append(b.queue, pgStmt{write: b.at, i: i, args: args, op: op, check: check})
+		return nil
+	}
+	res, err := b.stmt(i).Exec(args...)
+	if err != nil {
+		return b.w.l.wrap(op, err)
+	}
+	if check == nil {
+		return nil
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return b.w.l.wrap(op, err)
+	}
+	return check(n)
+}
+
+// send sends the statements queued on PostgreSQL in one round trip (a
+// pipeline), then runs their checks. An error is a statement's failure,
+// which aborts the transaction; a check's declined is kept for its write
+// in declines.
+func (b *batch) send() error {
+	if len(b.queue) == 0 {
+		return nil
+	}
+	l := b.w.l
+	q := b.queue
+	b.queue = nil
+	var (
+		pb     pgx.Batch
+		counts = make([]int64, len(q))
+	)
+	for _, s := range q {
+		pb.Queue(l.pgStmts[s.i], l.d.args(s.args)...)
+	}
+	err := b.conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("the connection is a %T, not pgx's", dc)
+		}
+		br := sc.Conn().SendBatch(context.Background(), &pb)
+		for j := range q {
+			s := &q[j]
+			if s.id != nil {
+				if err := br.QueryRow().Scan(s.id); err != nil {
+					br.Close()
+					return l.wrap(s.op, err)
+				}
+				continue
+			}
+			ct, err := br.Exec()
+			if err != nil {
+				br.Close()
+				return l.wrap(s.op, err)
+			}
+			counts[j] = ct.RowsAffected()
+		}
+		if err := br.Close(); err != nil {
+			return l.wrap("write", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for j := range q {
+		s := &q[j]
+		if s.check == nil {
+			continue
+		}
+		err := s.check(counts[j])
+		var d declined
+		switch {
+		case errors.As(err, &d):
+			if b.declines == nil {
+				b.declines = map[int]error{}
+			}
+			b.declines[s.write] = d.err
+		case err != nil:
+			return err
+		}
+	}
+	return nil
+}
+
+// queues says whether o's statements may wait in the queue on
+// PostgreSQL: those of the writer's hot path, which read nothing back
+// within the transaction. Any other write sees the ones queued before it
+// sent first.
+func queues(o op) bool {
+	switch o.(type) {
+	case insertOp, *cellOp, verdictOp, startOp, finishOp:
+		return true
+	}
+	return false
+}
+
+// begin opens a transaction of the writer; on PostgreSQL on a connection
+// held for it, which send reaches through Raw.
+func (w *writer) begin() (batch, error) {
+	l := w.l
+	if !l.d.pg {
+		t, err := l.w.Begin()
+		return batch{w: w, tx: t}, err
+	}
+	ctx := context.Background()
+	conn, err := l.w.Conn(ctx)
+	if err != nil {
+		return batch{}, err
+	}
+	t, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		conn.Close()
+		return batch{}, err
+	}
+	return batch{w: w, tx: tx{t, l.d}, conn: conn}, nil
+}
+
+// end commits or rolls back the batch's transaction and gives back its
+// connection.
+func (b *batch) end(commit bool) error {
+	var err error
+	if commit {
+		err = b.tx.Commit()
+	}
+	if !commit || err != nil {
+		_ = b.tx.Rollback()
+	}
+	if b.conn != nil {
+		b.conn.Close()
+	}
+	return err
 }
 
 // commit runs a batch in one transaction and sets each write's err. A
@@ -53,26 +218,42 @@ func (b *batch) insertID(i int, args ...any) (int64, error) {
 // batch, so that one bad write fails by itself.
 func (w *writer) commit(qs []queued) {
 	l := w.l
-	tx, err := l.w.Begin()
+	b, err := w.begin()
 	if err != nil {
 		for i := range qs {
 			qs[i].err = l.wrap("begin a write", err)
 		}
 		return
 	}
-	b := batch{w: w, tx: tx}
 	if err := b.fence(); err != nil {
-		_ = tx.Rollback()
+		_ = b.end(false)
 		for i := range qs {
 			qs[i].err = err
 		}
 		return
+	}
+	failed := func(err error) {
+		_ = b.end(false)
+		if len(qs) == 1 {
+			qs[0].err = err
+			return
+		}
+		for j := range qs {
+			w.commit(qs[j : j+1])
+		}
 	}
 	for i := range qs {
 		if err := b.refused(qs[i].op); err != nil {
 			qs[i].err = l.wrap("write", err)
 			continue
 		}
+		if !queues(qs[i].op) {
+			if err := b.send(); err != nil {
+				failed(err)
+				return
+			}
+		}
+		b.at = i
 		err := qs[i].op.apply(&b)
 		var d declined
 		if errors.As(err, &d) {
@@ -80,20 +261,19 @@ func (w *writer) commit(qs []queued) {
 			continue
 		}
 		if err != nil {
-			_ = tx.Rollback()
-			if len(qs) == 1 {
-				qs[0].err = err
-				return
-			}
-			for j := range qs {
-				w.commit(qs[j : j+1])
-			}
+			failed(err)
 			return
 		}
 		qs[i].err = nil
 	}
-	if err := tx.Commit(); err != nil {
-		_ = tx.Rollback()
+	if err := b.send(); err != nil {
+		failed(err)
+		return
+	}
+	for i, err := range b.declines {
+		qs[i].err = err
+	}
+	if err := b.end(true); err != nil {
 		for i := range qs {
 			qs[i].err = l.wrap("commit", err)
 		}

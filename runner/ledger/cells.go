@@ -65,13 +65,9 @@ func (o *cellOp) apply(b *batch) error {
 	if err := b.refs([]*[]byte{&out, &reasoning, &calls, &checks}, c.Output, c.Reasoning, c.ToolCalls, c.Checks); err != nil {
 		return b.w.l.wrap(op, err)
 	}
-	_, err := b.stmt(stmtPutCell).Exec(c.RunID, c.Model, c.Test, c.Repeat, c.Status, c.Server,
+	return b.exec(stmtPutCell, op, nil, c.RunID, c.Model, c.Test, c.Repeat, c.Status, c.Server,
 		c.ErrorClass, c.Error, c.Attempts, c.PromptTokens, c.CompletionTokens,
 		usFromDuration(c.TTFT), usFromDuration(c.Latency), c.TokensPerSec, out, reasoning, calls, checks)
-	if err != nil {
-		return b.w.l.wrap(op, err)
-	}
-	return nil
 }
 
 // Cells lists a run's cells in the order they were first put.
@@ -95,7 +91,7 @@ func (l *Ledger) Cell(runID, model, test string, repeat int) (CellRow, error) {
 	if err != nil {
 		return CellRow{}, l.wrap(op, err)
 	}
-	rows, err := q.Query(runID, model, test, repeat)
+	rows, err := q.Query(l.d.args([]any{runID, model, test, repeat})...)
 	if err != nil {
 		return CellRow{}, l.wrap(op, err)
 	}
@@ -189,12 +185,8 @@ func (o verdictOp) apply(b *batch) error {
 	if err != nil {
 		return b.w.l.wrap(op, err)
 	}
-	_, err = b.stmt(stmtPutVerdict).Exec(v.RunID, v.Model, v.Test, v.Repeat, v.Judge, v.Verdict,
+	return b.exec(stmtPutVerdict, op, nil, v.RunID, v.Model, v.Test, v.Repeat, v.Judge, v.Verdict,
 		v.Score, v.Agreement, v.Error, v.Source, v.LatencyMS, msOrNull(v.At), detail)
-	if err != nil {
-		return b.w.l.wrap(op, err)
-	}
-	return nil
 }
 
 // Verdicts lists a run's verdicts in the order they were first put.

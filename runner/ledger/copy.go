@@ -121,9 +121,9 @@ func exitArg(code *int) any {
 func insertRun(b *batch, r RunRow) error {
 	models, _ := json.Marshal(r.Models) // a []string always marshals
 	tests, _ := json.Marshal(r.Tests)
-	_, err := b.tx.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err := b.tx.Exec(`INSERT INTO runs (`+runColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		r.ID, r.Name, r.Status, r.ScoringMode, r.ConfigJSON, r.ScoringJSON,
 		string(models), string(tests), r.Repeat, msOrNull(r.StartedAt), msOrNull(r.EndedAt), r.Message,
-		r.Owner.PID, r.Owner.Host, msOrNull(r.Heartbeat), r.Owner.Start)
+		r.Owner.PID, r.Owner.Host, msOrNull(r.Heartbeat), r.Owner.Start, r.Owner.User)
 	return err
 }

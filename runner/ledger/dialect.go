@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // One SQL text per statement, written in SQLite's words, and one place
@@ -19,6 +20,10 @@ import (
 //   - DESC becomes DESC NULLS LAST (SQLite sorts NULL first, PostgreSQL last);
 //   - INSERT OR IGNORE becomes INSERT ... ON CONFLICT DO NOTHING;
 //   - a few whole fragments with no counterpart (pgFragments) are replaced.
+//
+// INSERT OR REPLACE has no rule: write an upsert (INSERT ... ON CONFLICT
+// DO UPDATE), which both say alike (TestNoStatementInsertsOrReplaces).
+// String arguments are mapped by pgText on PostgreSQL.
 //
 // A statement that needs more than that is written twice, next to each
 // other, and picked with Ledger.dialect (pg): the schema, which PostgreSQL
@@ -194,16 +199,59 @@ func pgDDL(q string) string {
 	return b.String()
 }
 
+// pgText is s as PostgreSQL's TEXT can hold it. TEXT refuses NUL and
+// bytes that are not UTF-8, which a server's error message, a test id or
+// a model name may hold all the same (SQLite keeps them as given): there
+// a NUL is stored as ␀ (U+2400) and each run of bad bytes as U+FFFD, so
+// that such a string fails no write. Texts (replies, prompts, details)
+// are stored as bytes (BYTEA), whole. Every string argument goes through
+// it, reads' too, so that a row is found by the string it was written
+// with.
+func pgText(s string) string {
+	if strings.IndexByte(s, 0) < 0 && utf8.ValidString(s) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\u2400")
+}
+
+// args are a statement's arguments in this dialect's terms: on
+// PostgreSQL, strings as pgText says (in a copy, if any changes).
+func (d *dialect) args(args []any) []any {
+	if !d.pg {
+		return args
+	}
+	copied := false
+	for i, a := range args {
+		s, ok := a.(string)
+		if !ok {
+			continue
+		}
+		if t := pgText(s); t != s {
+			if !copied {
+				args, copied = append([]any(nil), args...), true
+			}
+			args[i] = t
+		}
+	}
+	return args
+}
+
 // db is a *sql.DB that speaks its dialect: the ledger's connections.
 type db struct {
 	*sql.DB
 	d *dialect
 }
 
-func (c db) Exec(q string, args ...any) (sql.Result, error) { return c.DB.Exec(c.d.sql(q), args...) }
-func (c db) Query(q string, args ...any) (*sql.Rows, error) { return c.DB.Query(c.d.sql(q), args...) }
-func (c db) QueryRow(q string, args ...any) *sql.Row        { return c.DB.QueryRow(c.d.sql(q), args...) }
-func (c db) Prepare(q string) (*sql.Stmt, error)            { return c.DB.Prepare(c.d.sql(q)) }
+func (c db) Exec(q string, args ...any) (sql.Result, error) {
+	return c.DB.Exec(c.d.sql(q), c.d.args(args)...)
+}
+func (c db) Query(q string, args ...any) (*sql.Rows, error) {
+	return c.DB.Query(c.d.sql(q), c.d.args(args)...)
+}
+func (c db) QueryRow(q string, args ...any) *sql.Row {
+	return c.DB.QueryRow(c.d.sql(q), c.d.args(args)...)
+}
+func (c db) Prepare(q string) (*sql.Stmt, error) { return c.DB.Prepare(c.d.sql(q)) }
 func (c db) Begin() (tx, error) {
 	t, err := c.DB.Begin()
 	return tx{t, c.d}, err
@@ -215,6 +263,12 @@ type tx struct {
 	d *dialect
 }
 
-func (t tx) Exec(q string, args ...any) (sql.Result, error) { return t.Tx.Exec(t.d.sql(q), args...) }
-func (t tx) Query(q string, args ...any) (*sql.Rows, error) { return t.Tx.Query(t.d.sql(q), args...) }
-func (t tx) QueryRow(q string, args ...any) *sql.Row        { return t.Tx.QueryRow(t.d.sql(q), args...) }
+func (t tx) Exec(q string, args ...any) (sql.Result, error) {
+	return t.Tx.Exec(t.d.sql(q), t.d.args(args)...)
+}
+func (t tx) Query(q string, args ...any) (*sql.Rows, error) {
+	return t.Tx.Query(t.d.sql(q), t.d.args(args)...)
+}
+func (t tx) QueryRow(q string, args ...any) *sql.Row {
+	return t.Tx.QueryRow(t.d.sql(q), t.d.args(args)...)
+}

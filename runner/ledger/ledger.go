@@ -87,7 +87,10 @@ type Ledger struct {
 	w     db
 	wr    *writer
 	stmts [numStmts]*sql.Stmt
-	r     db
+	// pgStmts are the writer's statements in PostgreSQL's words, sent
+	// through pgx's pipeline (batch.send) rather than database/sql.
+	pgStmts [numStmts]string
+	r       db
 	// d is how the backend says SQL (dialect.go): SQLite's, or
 	// PostgreSQL's for a postgres:// URL (pg.go).
 	d     *dialect
@@ -396,14 +399,25 @@ var stmtSQL = [numStmts]string{
 	stmtTextInsert:    `INSERT INTO texts (hash, body) VALUES (?, ?)`,
 }
 
-// returnsID are the statements that insert a row and give back its id:
-// SQLite's LastInsertId, PostgreSQL's RETURNING id (batch.insertID).
-var returnsID = [numStmts]bool{stmtInsertRequest: true, stmtTextInsert: true}
+// returnsID are the statements that give back the id of the row they
+// insert on PostgreSQL (RETURNING id: batch.insertID); SQLite's give
+// LastInsertId. PostgreSQL's pieces come with their ids (batch.textIDs).
+var returnsID = [numStmts]bool{stmtInsertRequest: true}
+
+// pgTextInsertSQL stores a piece under an id taken from the sequence.
+const pgTextInsertSQL = `INSERT INTO texts (id, hash, body) VALUES (?, ?, ?)`
 
 func (l *Ledger) prepare() error {
 	for i, q := range stmtSQL {
-		if returnsID[i] && l.d.pg {
-			q += " RETURNING id"
+		if l.d.pg {
+			if i == stmtTextInsert {
+				q = pgTextInsertSQL
+			}
+			if returnsID[i] {
+				q += " RETURNING id"
+			}
+			l.pgStmts[i] = l.d.sql(q)
+			continue
 		}
 		s, err := l.w.Prepare(q)
 		if err != nil {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"os"
+	"os/user"
 	"sync"
 	"time"
 )
@@ -27,11 +28,14 @@ const staleNoOwner = 10 * time.Minute
 // Owner is the process running a run: its pid, the host it runs on, and
 // when that process started (Start: the boot and the start time in clock
 // ticks since boot, as Linux's /proc tells them; "" where unknown), so that
-// a pid reused by another process is not taken for the owner.
+// a pid reused by another process is not taken for the owner. User is
+// the user it runs as ("" where unknown, and for runs of earlier builds):
+// told, never checked.
 type Owner struct {
 	PID   int
 	Host  string
 	Start string
+	User  string
 }
 
 func (o Owner) String() string {
@@ -50,7 +54,19 @@ func self() Owner {
 	host, _ := os.Hostname() // "" if unknown: then only other "" hosts count as this one
 	pid := os.Getpid()
 	start, _, _ := procStart(pid)
-	return Owner{PID: pid, Host: host, Start: start}
+	return Owner{PID: pid, Host: host, Start: start, User: userName()}
+}
+
+// userName is the user this process runs as: its account's name, or
+// $USER (or $LOGNAME) where the account is not in the system's list.
+func userName() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return os.Getenv("LOGNAME")
 }
 
 // Self is the owner this ledger writes into a run it creates or resumes:

@@ -30,9 +30,14 @@ import (
 //     the migrations after it are SQLite's, rewritten by pgDDL, unless
 //     pgMigrations gives their own text. Migrations take an advisory lock,
 //     so two processes opening a fresh database at once migrate it once.
-//   - Ids come from identity columns; cells and verdicts have a rowid
+//   - Ids come from identity columns (a text piece's taken in blocks from
+//     its sequence, batch.textIDs); cells and verdicts have a rowid
 //     column of their own, so that "the order they were first put" reads
 //     as in SQLite.
+//   - The writer's statements of a group commit go to the server as one
+//     pipeline (batch.send), not one round trip each.
+//   - Strings TEXT cannot hold (a NUL, bytes that are not UTF-8) are
+//     stored mapped (pgText); texts' bodies are bytes, whole.
 //   - Durability is the server's: a commit returns once the server has it.
 //   - Fencing holds across hosts: each transaction of the writer reads the
 //     runs it holds FOR SHARE, and a take-over reads its run FOR UPDATE, so

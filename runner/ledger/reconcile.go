@@ -277,9 +277,9 @@ func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
 		}
 		// The generation moves on: the process before, if it still runs,
 		// finds its writes refused from now on (fence.go).
-		_, err = tx.Exec(`UPDATE runs SET status = 'running', pid = ?, host = ?, owner_start = ?,
+		_, err = tx.Exec(`UPDATE runs SET status = 'running', pid = ?, host = ?, owner_start = ?, owner_user = ?,
 			heartbeat_ms = ?, ended_ms = NULL, message = '', generation = generation + 1 WHERE id = ?`,
-			l.self.PID, l.self.Host, l.self.Start, at.UnixMilli(), cur.ID)
+			l.self.PID, l.self.Host, l.self.Start, l.self.User, at.UnixMilli(), cur.ID)
 		if err != nil {
 			return l.wrap(op, err)
 		}

@@ -77,7 +77,7 @@ const cacheKeyColumn = `CASE WHEN typeof(cache_key) = 'blob' THEN lower(hex(cach
 // PostgreSQL keeps every key as TEXT, as given.
 func (l *Ledger) keyArg(k string) any {
 	if l.d.pg {
-		return k
+		return pgText(k)
 	}
 	if len(k) != 2*sha256.Size || strings.Trim(k, "0123456789abcdef") != "" {
 		return k

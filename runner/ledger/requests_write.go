@@ -114,15 +114,14 @@ func (o insertOp) apply(b *batch) error {
 			r.Input, r.Params, r.Output, r.Reasoning, r.ToolCalls); err != nil {
 			return b.w.l.wrap("insert request", err)
 		}
-		id, err := b.insertID(stmtInsertRequest, r.RunID, r.Purpose, r.Server, r.Model, r.Test,
+		err := b.insertID(stmtInsertRequest, "insert request", &r.ID, r.RunID, r.Purpose, r.Server, r.Model, r.Test,
 			r.Repeat, r.Judge, r.Sample, r.Attempt, b.w.l.keyArg(r.CacheKey), r.BatchID, r.Status, r.Verdict,
 			r.ErrorClass, r.Error, r.PromptTokens, r.CompletionTokens, usFromDuration(r.TTFT),
 			usFromDuration(r.Latency), msOrNull(r.QueuedAt), msOrNull(r.StartedAt),
 			msOrNull(r.EndedAt), r.CandidateModel, r.Round, refs[0], refs[1], refs[2], refs[3], refs[4])
 		if err != nil {
-			return b.w.l.wrap("insert request", err)
+			return err
 		}
-		r.ID = id
 	}
 	return nil
 }
@@ -157,26 +156,20 @@ type startOp struct {
 func (o startOp) apply(b *batch) error {
 	l := b.w.l
 	op := fmt.Sprintf("start request %d", o.id)
-	res, err := b.stmt(stmtStartRequest).Exec(o.server, msOrNull(o.at), o.id)
-	if err != nil {
-		return l.wrap(op, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return l.wrap(op, err)
-	}
-	if n > 0 {
-		return nil
-	}
-	var status string
-	err = b.tx.QueryRow(`SELECT status FROM requests WHERE id = ?`, o.id).Scan(&status)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return declined{l.wrap(op, ErrNotFound)}
-	case err != nil:
-		return l.wrap(op, err)
-	}
-	return declined{l.wrap(op, fmt.Errorf("%w: it is %s", ErrNotOpen, status))}
+	return b.exec(stmtStartRequest, op, func(n int64) error {
+		if n > 0 {
+			return nil
+		}
+		var status string
+		err := b.tx.QueryRow(`SELECT status FROM requests WHERE id = ?`, o.id).Scan(&status)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return declined{l.wrap(op, ErrNotFound)}
+		case err != nil:
+			return l.wrap(op, err)
+		}
+		return declined{l.wrap(op, fmt.Errorf("%w: it is %s", ErrNotOpen, status))}
+	}, o.server, msOrNull(o.at), o.id)
 }
 
 // FinishRequest writes a request's end by r.ID: status (completed, error or
@@ -230,21 +223,15 @@ func (o finishOp) apply(b *batch) error {
 	if err := b.refs([]*[]byte{&out, &reasoning, &calls}, r.Output, r.Reasoning, r.ToolCalls); err != nil {
 		return l.wrap(op, err)
 	}
-	res, err := b.stmt(stmtFinishRequest).Exec(r.Status, out, reasoning, calls, r.Verdict,
+	return b.exec(stmtFinishRequest, op, func(n int64) error {
+		if n == 0 {
+			return declined{l.wrap(op, ErrNotFound)}
+		}
+		return nil
+	}, r.Status, out, reasoning, calls, r.Verdict,
 		r.ErrorClass, r.Error, r.PromptTokens, r.CompletionTokens,
 		usFromDuration(r.TTFT), usFromDuration(r.Latency), msOrNull(r.EndedAt),
 		r.Server, r.BatchID, msOrNull(r.StartedAt), r.ID)
-	if err != nil {
-		return l.wrap(op, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return l.wrap(op, err)
-	}
-	if n == 0 {
-		return declined{l.wrap(op, ErrNotFound)}
-	}
-	return nil
 }
 
 // refuseNow tells ack of a write refused on a ledger without a writer.

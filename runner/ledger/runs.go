@@ -17,7 +17,7 @@ import (
 const LastRun = "last"
 
 const runColumns = `id, name, status, scoring_mode, config_json, scoring_json,
-	models_json, tests_json, repeat, started_ms, ended_ms, message, pid, host, heartbeat_ms, owner_start`
+	models_json, tests_json, repeat, started_ms, ended_ms, message, pid, host, heartbeat_ms, owner_start, owner_user`
 
 // runRead is what scanRun reads: runColumns, and what is set only after a
 // run is created (the exit code, the generation).
@@ -220,7 +220,7 @@ func scanRun(s scanner) (RunRow, error) {
 	)
 	err := s.Scan(&r.ID, &r.Name, &r.Status, &r.ScoringMode, &r.ConfigJSON, &r.ScoringJSON,
 		&models, &tests, &r.Repeat, &started, &stopped, &r.Message,
-		&r.Owner.PID, &r.Owner.Host, &heartbeat, &r.Owner.Start, &exit, &r.Generation)
+		&r.Owner.PID, &r.Owner.Host, &heartbeat, &r.Owner.Start, &r.Owner.User, &exit, &r.Generation)
 	if err != nil {
 		return RunRow{}, err
 	}

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"os/user"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,12 +14,14 @@ func TestRunRoundTrips(t *testing.T) {
 		run  RunRow
 	}{
 		{"every field", RunRow{
-			ID: "20261121-154203-3fa9", Name: "tool-competence", Status: "running",
+			ID: "20261121-154203-3fa9", Name: "tool-competence", Status: "completed",
 			ScoringMode: "jury", ConfigJSON: `{"name":"tool-competence","servers":[{"api_key_env":"OPENAI_API_KEY"}]}`,
 			ScoringJSON: `{"mode":"jury","judges":[{"name":"gemma","api_key_env":""}]}`,
 			Models:      []string{"qwen3-8b", "granite-4.0-micro", "gemma-3-12b"},
 			Tests:       []string{"t1", "t2 ünïcode"}, Repeat: 3,
 			StartedAt: ms("2026-11-21T15:42:03.123Z"), EndedAt: ms("2026-11-21T15:50:00.001Z"),
+			Owner:     Owner{PID: 4242, Host: "gpu-box-2", Start: "boot:123", User: "alice"},
+			Heartbeat: ms("2026-11-21T15:49:58.500Z"),
 		}},
 		{"still running, nothing optional", RunRow{
 			ID: "r-min", Status: "running", StartedAt: ms("2026-11-21T15:42:03Z"),
@@ -222,5 +225,27 @@ func TestCreateRunRefusesConfigHoldingAnAPIKey(t *testing.T) {
 				t.Errorf("the run was stored anyway: %v", err)
 			}
 		})
+	}
+}
+
+func TestARunNamesTheUserItsProcessRunsAs(t *testing.T) {
+	l := openTest(t)
+	me := l.Self()
+	u, err := user.Current()
+	if err != nil {
+		t.Skipf("this system cannot name the current user (%v): nothing to compare with", err)
+	}
+	if me.User != u.Username {
+		t.Fatalf("Self().User = %q, want %q", me.User, u.Username)
+	}
+	if err := l.CreateRun(RunRow{ID: "r", Status: RunRunning, Owner: me, Heartbeat: ms("2026-11-21T15:42:03Z")}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Run("r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Owner != me {
+		t.Errorf("owner read back %+v, want %+v", got.Owner, me)
 	}
 }

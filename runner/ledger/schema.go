@@ -171,6 +171,9 @@ END;
 ALTER TABLE runs ADD COLUMN owner_start TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
 `,
+	// 9: the user the owner's process runs as, so that `runs` on a ledger
+	// a team shares says whose each run is; '' for runs of earlier builds.
+	`ALTER TABLE runs ADD COLUMN owner_user TEXT NOT NULL DEFAULT '';`,
 }
 
 // migrate brings the schema to schemaVersion in one transaction, so a crash

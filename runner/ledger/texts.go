@@ -184,15 +184,61 @@ func (b *batch) textID(body string) (int64, error) {
 		b.stage(key, id) // kept in the newer generation once this commits
 		return id, nil
 	}
-	var arg any = body
+	hash := int64(binary.BigEndian.Uint64(sum[:8]))
 	if w.l.d.pg {
-		arg = w.hashBuf // BYTEA: PostgreSQL's TEXT refuses some bytes a reply may hold
+		// The id is known before the piece is stored, so that the rows
+		// that refer to it go in the same round trip (batch.send).
+		id, err := b.textIDs()
+		if err != nil {
+			return 0, fmt.Errorf("store a text: %w", err)
+		}
+		// BYTEA: PostgreSQL's TEXT refuses some bytes a reply may hold.
+		err = b.exec(stmtTextInsert, "store a text", nil, id, hash, []byte(body))
+		if err != nil {
+			return 0, err
+		}
+		b.stage(key, id)
+		return id, nil
 	}
-	id, err := b.insertID(stmtTextInsert, int64(binary.BigEndian.Uint64(sum[:8])), arg)
-	if err != nil {
-		return 0, fmt.Errorf("store a text: %w", err)
+	var id int64
+	if err := b.insertID(stmtTextInsert, "store a text", &id, hash, body); err != nil {
+		return 0, err
 	}
 	b.stage(key, id)
+	return id, nil
+}
+
+// textIDBlock ids are taken from the texts' sequence at a time on
+// PostgreSQL: one round trip for many pieces. Those a process does not
+// use are gaps in the ids, which mean nothing.
+const textIDBlock = 1024
+
+// textIDs is the next id of a piece on PostgreSQL, from the writer's
+// block, taking a new block when it is used up.
+func (b *batch) textIDs() (int64, error) {
+	w := b.w
+	if len(w.freeIDs) == 0 {
+		rows, err := b.tx.Query(`SELECT nextval(pg_get_serial_sequence('texts', 'id')) FROM generate_series(1, ?)`, textIDBlock)
+		if err != nil {
+			return 0, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return 0, err
+			}
+			w.freeIDs = append(w.freeIDs, id)
+		}
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+		if len(w.freeIDs) == 0 {
+			return 0, errors.New("the texts' sequence gave no ids")
+		}
+	}
+	id := w.freeIDs[0]
+	w.freeIDs = w.freeIDs[1:]
 	return id, nil
 }
 

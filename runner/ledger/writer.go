@@ -98,7 +98,8 @@ type writer struct {
 	known   map[textKey]int64 // pieces stored, the newer generation
 	older   map[textKey]int64
 	hashBuf []byte
-	commits int // transactions committed
+	freeIDs []int64 // ids of pieces taken from the sequence, not yet used (PostgreSQL)
+	commits int     // transactions committed
 }
 
 func newWriter(l *Ledger) *writer {
