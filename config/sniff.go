@@ -145,6 +145,13 @@ func identify(top any) *lookalike {
 	if !has("tests") && !has("prompts") {
 		return identifyRecord(m)
 	}
+	// A ground-truth file may hold its answers under tests, as prompt-prix's
+	// judge_eval_ground_truth.json does; its records still lack a prompt.
+	if tests, ok := m["tests"].([]any); ok && len(tests) > 0 {
+		if first, ok := tests[0].(map[string]any); ok {
+			return identifyRecord(first)
+		}
+	}
 	return nil
 }
 
@@ -157,7 +164,7 @@ func identifyRecord(m map[string]any) *lookalike {
 	case !prompt && (has("ground_truth") || has("possible_answer")):
 		return &lookalike{"a BFCL ground-truth file (possible answers, without the questions)",
 			"use the BFCL questions file ({\"id\", \"question\", \"function\"} per line) as the battery"}
-	case !prompt && (has("expected_verdict") || has("human_verdict") || has("gold_verdict") || (has("verdict") && has("id"))):
+	case !prompt && (has("expected_verdict") || has("expected_judgment") || has("human_verdict") || has("gold_verdict") || (has("verdict") && has("id"))):
 		return &lookalike{"a judge ground-truth file (expected verdicts, without the prompts and outputs they grade)",
 			"a battery needs each test's prompt; for a judge battery add the prompt, the candidate output and expect to each test"}
 	}
