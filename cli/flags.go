@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"pitwall/config"
-	"pitwall/internal/textutil"
 	"pitwall/internal/redact"
+	"pitwall/internal/textutil"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 )
