@@ -193,6 +193,7 @@ func checkPaidOnce(t *testing.T, db, id string, got map[string]int64, cells int)
 }
 
 func TestAStoppedRunIsNeitherClosedNorTakenOverAndFinishesWhole(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fleet, config := resumeFleet(t, dir, "")
 	db := filepath.Join(dir, ".pitwall", "ledger.db")
@@ -281,6 +282,7 @@ func stopUnlocked(t *testing.T, cmd *exec.Cmd, db string) {
 }
 
 func TestARunTakenOverFromAnotherHostStopsWithoutWriting(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, config := resumeFleet(t, dir, "")
 	db := filepath.Join(dir, ".pitwall", "ledger.db")
@@ -370,6 +372,7 @@ func TestARunTakenOverFromAnotherHostStopsWithoutWriting(t *testing.T) {
 const ownerFresh = 3 * ledger.HeartbeatEvery
 
 func TestASupersededOwnerThatWakesSendsNoRequest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fleet, config := resumeFleet(t, dir, "")
 	db := filepath.Join(dir, ".pitwall", "ledger.db")

@@ -84,6 +84,7 @@ func runBounded(t *testing.T, dir string, uid int, args ...string) (int, string,
 }
 
 func TestEveryCommandRefusesALedgerItCannotWriteInSeconds(t *testing.T) {
+	t.Parallel()
 	// The file read-only, its folder writable (SQLite would open it
 	// read-only without a word: `rejudge` hung), or both read-only; for a
 	// user who does not own them, since root writes any file.
@@ -124,6 +125,7 @@ func TestEveryCommandRefusesALedgerItCannotWriteInSeconds(t *testing.T) {
 }
 
 func TestEveryCommandRefusesALockedLedgerInSeconds(t *testing.T) {
+	t.Parallel()
 	dir, db, config := edgeDir(t)
 	// Another process's write, stopped before its commit.
 	other, err := sql.Open("sqlite", "file:"+db)
@@ -156,6 +158,7 @@ func TestEveryCommandRefusesALockedLedgerInSeconds(t *testing.T) {
 }
 
 func TestEveryCommandRefusesToWriteADamagedLedgerAndReadingStillReads(t *testing.T) {
+	t.Parallel()
 	dir, db, config := edgeDir(t)
 	d, err := sql.Open("sqlite", "file:"+db)
 	if err != nil {

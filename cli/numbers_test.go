@@ -59,6 +59,7 @@ m1 = { price_in = 0.1, price_out = 0.2 }
 // headless run on the simulated fleet with exit 2, at once, naming the
 // field and where it was written.
 func TestEveryNumberIsValidatedBeforeTheFirstRequest(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, old, new string
 		field          string   // as the message names it
@@ -131,6 +132,7 @@ func TestEveryNumberIsValidatedBeforeTheFirstRequest(t *testing.T) {
 // The config the table spoils is itself sound: validate and a run accept
 // it, so each refusal above is the spoiled number's.
 func TestTheNumbersConfigRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, dir, "battery.toml", "[[tests]]\nid = \"t1\"\nuser = \"What is 1 plus 1?\"\nreference = \"2\"\n")
 	conf := writeFile(t, dir, "numbers.toml", numbersConfig)

@@ -24,6 +24,7 @@ import (
 // compare and rejudge read and write it; a --reuse run in a third process
 // sends no inference the others paid for; the password shows nowhere.
 func TestATeamLedgerOnPostgreSQL(t *testing.T) {
+	t.Parallel()
 	url := startPostgres(t)
 	dir := t.TempDir()
 	cfgs := []string{demoConfig(t, dir, 1), demoConfig(t, dir, 2)}
@@ -213,6 +214,7 @@ func pgRunState(t *testing.T, d *sql.DB, id string) string {
 // writing anything (nothing cancelled, nothing the take-over closed
 // reopened).
 func TestAResumeFromAnotherHostOnPostgreSQLWaitsForTheLease(t *testing.T) {
+	t.Parallel()
 	url := startPostgres(t)
 	dir := t.TempDir()
 	_, config := resumeFleet(t, dir, "")

@@ -22,6 +22,7 @@ user = "What is 2 + 2?"
 `
 
 func TestHeadlessOutputShowsControlAndBidiCharactersAsEscapes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, dir, "battery.toml", hostileBattery)
 	config := writeFile(t, dir, "sim.toml", fmt.Sprintf(resumeSim, ""))
@@ -47,6 +48,7 @@ func TestHeadlessOutputShowsControlAndBidiCharactersAsEscapes(t *testing.T) {
 }
 
 func TestErrorMessagesShowControlAndBidiCharactersAsEscapes(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if code := failf(&buf, errors.New("battery b.toml: test \"a\u202eb\x1b[2J\": no such model")); code != 2 {
 		t.Errorf("failf returned %d, want 2", code)
@@ -57,6 +59,7 @@ func TestErrorMessagesShowControlAndBidiCharactersAsEscapes(t *testing.T) {
 }
 
 func TestShowHeadlessShowsControlAndBidiCharactersAsEscapes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, dir, "battery.toml", hostileBattery)
 	config := writeFile(t, dir, "sim.toml", fmt.Sprintf(resumeSim, ""))
