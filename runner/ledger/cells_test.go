@@ -7,6 +7,7 @@ import (
 )
 
 func TestCellsRoundTripAndUpsertInPlace(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	full := CellRow{
 		RunID: "r1", Model: "qwen3-8b", Test: "t1", Repeat: 0, Status: "completed",
@@ -41,6 +42,7 @@ func TestCellsRoundTripAndUpsertInPlace(t *testing.T) {
 }
 
 func TestVerdictsRoundTripPerJudgeAndUpsertOnRejudge(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	at := ms("2026-11-21T15:43:00.250Z")
 	gemma := VerdictRow{RunID: "r1", Model: "m", Test: "t1", Repeat: 0, Judge: "gemma",

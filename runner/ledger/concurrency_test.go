@@ -24,6 +24,7 @@ func lifecycle(l *Ledger, run string, worker, i int) error {
 }
 
 func TestConcurrentWritersAreSerialisedWithoutBusyErrors(t *testing.T) {
+	t.Parallel()
 	const workers, each = 16, 25
 	tests := []struct {
 		name     string
@@ -92,6 +93,7 @@ func TestConcurrentWritersAreSerialisedWithoutBusyErrors(t *testing.T) {
 }
 
 func TestReadOnlyReaderSeesCommittedRowsWhileAWriterWrites(t *testing.T) {
+	t.Parallel()
 	const total = 200
 	path := testPath(t)
 	w, err := Open(path)

@@ -11,6 +11,7 @@ import (
 // PostgreSQL on its pass): every run whole, a second copy adds nothing,
 // and a run still running is left for later.
 func TestCopyMovesWholeRunsOnceAndLeavesRunningOnes(t *testing.T) {
+	t.Parallel()
 	src, err := Open(filepath.Join(t.TempDir(), "workstation.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -215,6 +215,7 @@ func checkCrashed(t *testing.T, l *Ledger, reported map[int64]bool, at string) {
 }
 
 func TestCompletedRequestsSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
 	t.Run("each write committed before it returns", func(t *testing.T) { testSurvivesSIGKILL(t) })
 	t.Run("queued writes, once acknowledged", func(t *testing.T) { testSurvivesSIGKILL(t, crashQueuedEnv+"=1") })
 }

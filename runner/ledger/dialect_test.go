@@ -11,6 +11,7 @@ import (
 )
 
 func TestPgTextKeepsWhatTEXTHoldsAndMapsTheRest(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"", ""},
 		{"overloaded", "overloaded"},
@@ -42,6 +43,7 @@ func TestPgTextKeepsWhatTEXTHoldsAndMapsTheRest(t *testing.T) {
 // (INSERT ... ON CONFLICT DO UPDATE) instead, and no statement of the
 // package says it.
 func TestNoStatementInsertsOrReplaces(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

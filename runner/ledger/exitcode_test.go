@@ -12,6 +12,7 @@ import (
 // end it was recorded at: none before it ends, none once it is resumed,
 // and the new one once it ends again.
 func TestExitCodeBelongsToTheEndItWasRecordedFor(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	start := ms("2026-01-02T03:04:05.006Z")
 	if err := l.CreateRun(RunRow{ID: "r1", StartedAt: start, Owner: l.Self(), Heartbeat: start}); err != nil {
@@ -65,6 +66,7 @@ func TestExitCodeBelongsToTheEndItWasRecordedFor(t *testing.T) {
 // A run recorded by a build before schema 7 has no exit code once
 // migrated.
 func TestExitCodeOfARunOfAnEarlierSchemaIsUnknown(t *testing.T) {
+	t.Parallel()
 	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	db, err := sql.Open("sqlite", path)

@@ -41,6 +41,7 @@ func dump(t *testing.T, db db, run string) string {
 }
 
 func TestEveryWriteOfASupersededOwnerIsRefused(t *testing.T) {
+	t.Parallel()
 	base := ms("2026-11-23T12:00:00Z")
 	o := newOwners(t)
 	a := o.as(Owner{PID: 111, Host: "host-a"}, base, false)
@@ -149,6 +150,7 @@ func TestEveryWriteOfASupersededOwnerIsRefused(t *testing.T) {
 }
 
 func TestAnOwnerThatWakesAfterItsLeaseTakesItsRunBackOnItsFirstWrite(t *testing.T) {
+	t.Parallel()
 	base := ms("2026-11-23T12:00:00Z")
 	o := newOwners(t)
 	a := o.as(Owner{PID: 111, Host: "host-a"}, base, false)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestNewRunIDIsShortSortableAndUnique(t *testing.T) {
+	t.Parallel()
 	shape := regexp.MustCompile(`^\d{8}-\d{6}-[0-9a-f]{4}$`)
 	paris, err := time.LoadLocation("Europe/Paris")
 	if err != nil {

@@ -100,6 +100,7 @@ func reapedPID(t *testing.T) int {
 }
 
 func TestAKilledRunReadsInterruptedWithNoOpenRequests(t *testing.T) {
+	t.Parallel()
 	path := testPath(t)
 	pid, beat := killOwner(t, path)
 

@@ -83,6 +83,7 @@ func pragma(t *testing.T, db db, name string) string {
 }
 
 func TestOpenCreatesFoldersInWALModeAtCurrentSchema(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		rel  string
@@ -121,6 +122,7 @@ func TestOpenCreatesFoldersInWALModeAtCurrentSchema(t *testing.T) {
 }
 
 func TestOpenMigratesAnEmptyDatabaseAndKeepsDataOnReopen(t *testing.T) {
+	t.Parallel()
 	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	// An empty SQLite file: version 0, no tables.
@@ -154,6 +156,7 @@ func TestOpenMigratesAnEmptyDatabaseAndKeepsDataOnReopen(t *testing.T) {
 }
 
 func TestOpenRefusesANewerSchema(t *testing.T) {
+	t.Parallel()
 	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	db, err := sql.Open("sqlite", path)
@@ -179,6 +182,7 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 }
 
 func TestOpenReadOnlyRefusesWhatIsNotALedger(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.db")
 	db, err := sql.Open("sqlite", empty)
@@ -217,6 +221,7 @@ func TestOpenReadOnlyRefusesWhatIsNotALedger(t *testing.T) {
 }
 
 func TestReadOnlyLedgerReadsAndRefusesEveryWrite(t *testing.T) {
+	t.Parallel()
 	path := testPath(t)
 	w, err := Open(path)
 	if err != nil {
@@ -261,6 +266,7 @@ func TestReadOnlyLedgerReadsAndRefusesEveryWrite(t *testing.T) {
 }
 
 func TestHotQueriesUseTheirIndexes(t *testing.T) {
+	t.Parallel()
 	sqliteOnly(t) // EXPLAIN QUERY PLAN
 	l := openTest(t)
 	tests := []struct {

@@ -21,6 +21,7 @@ func parentStart(t *testing.T) string {
 }
 
 func TestGoneWhyFollowsItsRules(t *testing.T) {
+	t.Parallel()
 	now := ms("2026-11-23T12:00:00Z")
 	me := Owner{PID: 100, Host: "here", Start: "boot/2"}
 	ago := func(d time.Duration) time.Time { return now.Add(-d) }
@@ -86,6 +87,7 @@ func TestGoneWhyFollowsItsRules(t *testing.T) {
 }
 
 func TestPidAliveTellsThisProcessFromAReapedOne(t *testing.T) {
+	t.Parallel()
 	if !pidAlive(self().PID) {
 		t.Error("this process reads as dead")
 	}
@@ -99,6 +101,7 @@ func TestPidAliveTellsThisProcessFromAReapedOne(t *testing.T) {
 }
 
 func TestProcStartTellsAProcessFromAnotherWithItsPid(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("process start times are read from Linux's /proc")
 	}

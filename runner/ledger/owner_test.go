@@ -9,6 +9,7 @@ import (
 )
 
 func TestHeartbeatTakesBackARunClosedWhileItsProcessWasStalled(t *testing.T) {
+	t.Parallel()
 	base := ms("2026-11-23T12:00:00Z")
 	o := newOwners(t)
 	a := o.as(Owner{}, base, false)
@@ -61,6 +62,7 @@ func TestHeartbeatTakesBackARunClosedWhileItsProcessWasStalled(t *testing.T) {
 }
 
 func TestResumeRunTakesOverOnlyARunNoLiveProcessHolds(t *testing.T) {
+	t.Parallel()
 	base := ms("2026-11-23T12:00:00Z")
 	o := newOwners(t)
 	a := o.as(Owner{}, base, false)
@@ -133,6 +135,7 @@ func TestResumeRunTakesOverOnlyARunNoLiveProcessHolds(t *testing.T) {
 }
 
 func TestResumeRunRefusesARunThatKeepsNoHeartbeat(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	if err := l.CreateRun(RunRow{ID: "r", Status: RunRunning}); err != nil {
 		t.Fatal(err)

@@ -45,6 +45,7 @@ func TestAURLIsNeverTakenForAFileName(t *testing.T) {
 }
 
 func TestPostgresRefusalsSayWhyNameTheURLAndHideThePassword(t *testing.T) {
+	t.Parallel()
 	c := pgOnly(t)
 	url := testPath(t)
 	foreign := testPath(t)
@@ -126,6 +127,7 @@ func itoa(n int) string {
 
 // Two processes opening a fresh database at once create its schema once.
 func TestConcurrentOpensOfAFreshDatabaseMigrateOnce(t *testing.T) {
+	t.Parallel()
 	pgOnly(t)
 	url := testPath(t)
 	errs := make(chan error, 4)

@@ -115,6 +115,7 @@ func (o owners) as(who Owner, now time.Time, readOnly bool) *Ledger {
 }
 
 func TestReconcileClosesOnlyRunsWhoseProcessIsGone(t *testing.T) {
+	t.Parallel()
 	base := ms("2026-11-23T12:00:00Z")
 	me := self()
 	alivePID := os.Getppid() // alive, and not this process
@@ -179,6 +180,7 @@ func TestReconcileClosesOnlyRunsWhoseProcessIsGone(t *testing.T) {
 }
 
 func TestTheEndIsTheLastSignOfLife(t *testing.T) {
+	t.Parallel()
 	base := ms("2026-11-23T12:00:00Z")
 	o := newOwners(t)
 	w := o.as(Owner{}, base, false)
@@ -200,6 +202,7 @@ func TestTheEndIsTheLastSignOfLife(t *testing.T) {
 }
 
 func TestAReconcileLosesToAHeartbeatWrittenMeanwhile(t *testing.T) {
+	t.Parallel()
 	base := ms("2026-11-23T12:00:00Z")
 	o := newOwners(t)
 	owner := o.as(Owner{PID: 111, Host: "host-a"}, base, false)
@@ -235,6 +238,7 @@ func TestAReconcileLosesToAHeartbeatWrittenMeanwhile(t *testing.T) {
 }
 
 func TestConcurrentReadersCloseADeadRunOnce(t *testing.T) {
+	t.Parallel()
 	base := time.UnixMilli(time.Now().UnixMilli())
 	o := newOwners(t)
 	w := o.as(Owner{}, base, false)
@@ -327,6 +331,7 @@ func TestConcurrentReadersCloseADeadRunOnce(t *testing.T) {
 }
 
 func TestAReaderThatCannotWriteShowsTheRunInterruptedAnyway(t *testing.T) {
+	t.Parallel()
 	sqliteOnly(t) // BEGIN IMMEDIATE holds the whole file
 	base := time.UnixMilli(time.Now().UnixMilli())
 	o := newOwners(t)
@@ -379,6 +384,7 @@ func TestAReaderThatCannotWriteShowsTheRunInterruptedAnyway(t *testing.T) {
 }
 
 func TestMigrationGivesRunsFromBeforeHeartbeatsTheirLastSignOfLife(t *testing.T) {
+	t.Parallel()
 	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	db, err := sql.Open("sqlite", path)

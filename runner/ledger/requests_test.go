@@ -8,6 +8,7 @@ import (
 )
 
 func TestRequestRoundTripsThroughItsLife(t *testing.T) {
+	t.Parallel()
 	queued := ms("2026-11-21T15:42:03.100Z")
 	started := ms("2026-11-21T15:42:04.200Z")
 	ended := ms("2026-11-21T15:42:09.300Z")
@@ -138,6 +139,7 @@ func TestRequestRoundTripsThroughItsLife(t *testing.T) {
 }
 
 func TestInsertRequestDefaultsAndValidates(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	before := time.Now().Add(-time.Second)
 	r := Request{RunID: "r1", Purpose: PurposeInference}
@@ -163,6 +165,7 @@ func TestInsertRequestDefaultsAndValidates(t *testing.T) {
 }
 
 func TestRequestUpdatesOfUnknownIDsAreNotFound(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	if err := l.StartRequest(42, "gpu0", time.Now()); !errors.Is(err, ErrNotFound) {
 		t.Errorf("StartRequest: %v, want ErrNotFound", err)
@@ -173,6 +176,7 @@ func TestRequestUpdatesOfUnknownIDsAreNotFound(t *testing.T) {
 }
 
 func TestCancelOpenLeavesNothingInFlight(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	at := ms("2026-11-21T16:00:00Z")
 	mk := func(run, status string, finish string) int64 {
@@ -240,6 +244,7 @@ func TestCancelOpenLeavesNothingInFlight(t *testing.T) {
 }
 
 func TestCachedJudgeOutputOnlyHitsCompletedJudgeRequests(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	add := func(run, purpose, key, status, output string) {
 		t.Helper()
@@ -287,6 +292,7 @@ func TestCachedJudgeOutputOnlyHitsCompletedJudgeRequests(t *testing.T) {
 }
 
 func TestCachedJudgeOutputIsTheNewestToEnd(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	at := func(s string) time.Time { return ms("2026-11-23T12:00:" + s + "Z") }
 	insert := func(r Request) int64 {
@@ -314,6 +320,7 @@ func TestCachedJudgeOutputIsTheNewestToEnd(t *testing.T) {
 }
 
 func TestCachedInferenceIsTheNewestCompletedInference(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	at := func(s string) time.Time { return ms("2026-11-23T12:00:" + s + "Z") }
 	add := func(purpose, key, status, output string, ended time.Time) Request {

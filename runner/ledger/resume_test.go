@@ -9,6 +9,7 @@ import (
 )
 
 func TestResumeQueriesTellWhatCompletedFromWhatMustBeSent(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	at := ms("2026-11-23T12:00:00Z")
 	var ids []int64
@@ -118,6 +119,7 @@ func TestResumeQueriesTellWhatCompletedFromWhatMustBeSent(t *testing.T) {
 }
 
 func TestResumeQueriesSeeARunWhoseProcessDiedAsInterrupted(t *testing.T) {
+	t.Parallel()
 	base := time.UnixMilli(time.Now().UnixMilli())
 	o := newOwners(t)
 	w := o.as(Owner{}, base, false)

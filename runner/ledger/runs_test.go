@@ -9,6 +9,7 @@ import (
 )
 
 func TestRunRoundTrips(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		run  RunRow
@@ -48,6 +49,7 @@ func TestRunRoundTrips(t *testing.T) {
 }
 
 func TestCreateRunDefaultsStatusAndRefusesDuplicates(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	if err := l.CreateRun(RunRow{ID: "r1"}); err != nil {
 		t.Fatal(err)
@@ -68,6 +70,7 @@ func TestCreateRunDefaultsStatusAndRefusesDuplicates(t *testing.T) {
 }
 
 func TestFinishRunSetsStatusAndEnd(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	start := ms("2026-01-02T03:04:05.006Z")
 	if err := l.CreateRun(RunRow{ID: "r1", StartedAt: start}); err != nil {
@@ -90,6 +93,7 @@ func TestFinishRunSetsStatusAndEnd(t *testing.T) {
 }
 
 func TestRunsListsNewestFirstWithinLimit(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	for _, r := range []RunRow{
 		{ID: "b", StartedAt: ms("2026-01-02T00:00:00Z")},
@@ -125,6 +129,7 @@ func TestRunsListsNewestFirstWithinLimit(t *testing.T) {
 }
 
 func TestRunResolvesLastExactAndUniquePrefixes(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	if _, err := l.Run("last"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Run(last) on an empty ledger: %v, want ErrNotFound", err)
@@ -185,6 +190,7 @@ func TestRunResolvesLastExactAndUniquePrefixes(t *testing.T) {
 }
 
 func TestCreateRunRefusesConfigHoldingAnAPIKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		config  string
@@ -229,6 +235,7 @@ func TestCreateRunRefusesConfigHoldingAnAPIKey(t *testing.T) {
 }
 
 func TestARunNamesTheUserItsProcessRunsAs(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	me := l.Self()
 	u, err := user.Current()

@@ -12,6 +12,7 @@ import (
 // cache keys in hex) reads as it did once migrated, through every reader,
 // and its rows can be finished and re-put under the new schema.
 func TestALedgerOfSchema5ReadsTheSameAfterMigration(t *testing.T) {
+	t.Parallel()
 	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	db, err := sql.Open("sqlite", path)

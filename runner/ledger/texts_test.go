@@ -41,6 +41,7 @@ func rebuild(s string) (string, []string) {
 }
 
 func TestPiecesRebuildTheTextExactly(t *testing.T) {
+	t.Parallel()
 	for _, s := range pieceCases {
 		if got, _ := rebuild(s); got != s {
 			t.Errorf("%q rebuilt as %q", s, got)
@@ -68,6 +69,7 @@ func FuzzPiecesRebuildTheText(f *testing.F) {
 // The same line cuts alike wherever it stands: raw in a reply, escaped in
 // a judge prompt's JSON.
 func TestALineIsOnePieceRawOrEscaped(t *testing.T) {
+	t.Parallel()
 	line := "The answer is 42, and here is a sentence long enough to be a piece alone."
 	reply := "42\n\n" + line
 	prompt, _ := json.Marshal([]map[string]string{{"role": "user", "content": "Grade this.\n<candidate>\n" + reply + "\n</candidate>\nThen say PASS or FAIL."}})
@@ -110,6 +112,7 @@ func ledgerFileBytes(t *testing.T, l *Ledger) []byte {
 // verdict. What is stored stays greppable: each text is in the file as it
 // was given, so a grep for a leaked secret can find it.
 func TestRepeatedTextsAreStoredOnceAndGreppable(t *testing.T) {
+	t.Parallel()
 	l, err := Open(testPath(t))
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +170,7 @@ func TestRepeatedTextsAreStoredOnceAndGreppable(t *testing.T) {
 // prompt long after it was stored (phase two of a large run) stores
 // nothing new, though the writer had forgotten it.
 func TestAReplyReadBackIsNotStoredAgainWhenQuoted(t *testing.T) {
+	// Not parallel: it shrinks the writer's memory for every ledger.
 	defer func(n, m int) { knownTexts, recentCellBytes = n, m }(knownTexts, recentCellBytes)
 	knownTexts, recentCellBytes = 8, 1 // forget soon, and read the cell from the table
 	l := openTest(t)
@@ -204,6 +208,7 @@ func TestAReplyReadBackIsNotStoredAgainWhenQuoted(t *testing.T) {
 
 // RequestsUsage reads what Requests reads but the texts.
 func TestRequestsUsageIsRequestsWithoutTexts(t *testing.T) {
+	t.Parallel()
 	l, err := Open(testPath(t))
 	if err != nil {
 		t.Fatal(err)

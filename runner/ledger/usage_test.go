@@ -10,6 +10,7 @@ import (
 // were for, tokens and slot time of live requests, and wall time as the
 // union of their intervals.
 func TestRunUsageSumsTheRunsRequestsInSQL(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	live := func(model, test string, repeat int, endMS, latencyMS int) *Request {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestOpenSaysInSecondsThatAnotherProcessHoldsTheLock(t *testing.T) {
+	t.Parallel()
 	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	l, err := Open(path)
@@ -91,6 +92,7 @@ func corruptLedger(t *testing.T, path string) {
 }
 
 func TestADamagedLedgerIsRefusedForWritingAndStillReads(t *testing.T) {
+	t.Parallel()
 	sqliteOnly(t)
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	corruptLedger(t, path)

@@ -34,6 +34,7 @@ func (a *acks) heard() (ok int, failed []error) {
 }
 
 func TestQueuedWritesShareCommitsAndAreAcknowledgedOnceCommitted(t *testing.T) {
+	t.Parallel()
 	path := testPath(t)
 	l, err := Open(path)
 	if err != nil {
@@ -94,6 +95,7 @@ func TestQueuedWritesShareCommitsAndAreAcknowledgedOnceCommitted(t *testing.T) {
 }
 
 func TestAQueuedWriteIsCommittedWithinFlushEvery(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	r := Request{RunID: "r", Purpose: PurposeInference}
 	if _, err := l.InsertRequest(&r); err != nil {
@@ -115,6 +117,7 @@ func TestAQueuedWriteIsCommittedWithinFlushEvery(t *testing.T) {
 // A write that fails takes only itself down: the rest of its batch is
 // committed, its Ack and the next Flush hear it, the Flush after does not.
 func TestAFailedQueuedWriteFailsAloneAndSurfaces(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	refuse := `CREATE TRIGGER refuse_bad BEFORE INSERT ON cells WHEN NEW.test = 'bad'
 		BEGIN SELECT RAISE(ABORT, 'the disk says no'); END`
@@ -153,6 +156,7 @@ func TestAFailedQueuedWriteFailsAloneAndSurfaces(t *testing.T) {
 // StartRequest's guard holds for a queued start: a request CancelOpen has
 // closed is not reopened, its Ack hears ErrNotOpen, and the batch goes on.
 func TestAQueuedStartOfAClosedRequestDeclines(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	a, b := Request{RunID: "r", Purpose: PurposeInference}, Request{RunID: "s", Purpose: PurposeInference}
 	for _, r := range []*Request{&a, &b} {
@@ -186,6 +190,7 @@ func TestAQueuedStartOfAClosedRequestDeclines(t *testing.T) {
 // cache (a second identical judge request is not paid for), a cell read
 // whole, a run's rows.
 func TestReadsSeeTheWritesQueuedBeforeThem(t *testing.T) {
+	t.Parallel()
 	l := openTest(t)
 	j := Request{RunID: "r", Purpose: PurposeJudge, CacheKey: strings.Repeat("ab", 32)}
 	if _, err := l.InsertRequest(&j); err != nil {
@@ -225,6 +230,7 @@ func TestReadsSeeTheWritesQueuedBeforeThem(t *testing.T) {
 // QueueInserts gives the rows their ids only once committed: sent from the
 // Ack's news, a request is always in the ledger first.
 func TestQueuedInsertsAreCommittedBeforeTheirAck(t *testing.T) {
+	t.Parallel()
 	path := testPath(t)
 	l, err := Open(path)
 	if err != nil {
@@ -255,6 +261,7 @@ func TestQueuedInsertsAreCommittedBeforeTheirAck(t *testing.T) {
 }
 
 func TestCloseCommitsWhatIsQueuedAndLaterWritesFail(t *testing.T) {
+	t.Parallel()
 	path := testPath(t)
 	l, err := Open(path)
 	if err != nil {
