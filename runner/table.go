@@ -12,17 +12,25 @@ import (
 // than a copy of every cell. Maps and slices reachable from a published
 // cell are never mutated; they are replaced.
 //
-// It also keeps the run's one Tally, re-counting at publish only the rows
-// that changed since the last one.
+// It also keeps the run's one Tally, counting again at publish only the
+// cells that changed since the last count: a cell's old self is taken out
+// of the count when it is first edited, its new self added at the count.
+// Re-counting whole rows made a judged cell cost a row of cells (100 in a
+// large run) once judging spread over many rows.
 type cellTable struct {
-	models  int
-	repeat  int
-	width   int // cells per row
-	rows    []*state.Row
-	changed []bool // row i changed since it was last counted
-	tallies []state.Tally
-	total   state.Tally
-	judge   string // whose verdicts total counts
+	models int
+	repeat int
+	width  int // cells per row
+	rows   []*state.Row
+	total  state.Tally
+	judge  string // whose verdicts total counts
+	// counted says total counts every cell for judge, but for those in
+	// dirty (by test*width + index), edited since the count numbered
+	// tallyGen and taken out of total (dirtyGen marks them).
+	counted  bool
+	tallyGen uint32
+	dirtyGen []uint32
+	dirty    []int
 	// gen is the snapshot being made; a row (rowGen) or a cell (cellGen,
 	// by test*width + index) of that generation was copied since the last
 	// snapshot and may be changed in place.
@@ -34,7 +42,7 @@ type cellTable struct {
 func newCellTable(tests []string, models []string, repeat int) *cellTable {
 	width := len(models) * repeat
 	t := &cellTable{models: len(models), repeat: repeat, width: width, rows: make([]*state.Row, len(tests)),
-		changed: make([]bool, len(tests)), tallies: make([]state.Tally, len(tests)),
+		tallyGen: 1, dirtyGen: make([]uint32, len(tests)*width),
 		gen: 1, rowGen: make([]uint32, len(tests)), cellGen: make([]uint32, len(tests)*width)}
 	for ti, test := range tests {
 		cells := make([]state.Cell, width)
@@ -45,7 +53,6 @@ func newCellTable(tests []string, models []string, repeat int) *cellTable {
 		}
 		t.rows[ti] = state.NewRow(cells)
 		t.rowGen[ti] = t.gen
-		t.changed[ti] = true
 	}
 	for i := range t.cellGen {
 		t.cellGen[i] = t.gen
@@ -79,12 +86,18 @@ func (t *cellTable) edit(p cellPos) *state.Cell {
 		t.rowGen[ti] = t.gen
 	}
 	row := t.rows[ti]
-	if k := ti*t.width + i; t.cellGen[k] != t.gen {
+	k := ti*t.width + i
+	if t.counted && t.dirtyGen[k] != t.tallyGen {
+		// Not changed yet: the count has it as it is.
+		t.total.Add(row.Cells[i], t.judge, -1)
+		t.dirtyGen[k] = t.tallyGen
+		t.dirty = append(t.dirty, k)
+	}
+	if t.cellGen[k] != t.gen {
 		c := *row.Cells[i]
 		row.Cells[i] = &c
 		t.cellGen[k] = t.gen
 	}
-	t.changed[ti] = true
 	return row.Cells[i]
 }
 
@@ -92,29 +105,25 @@ func (t *cellTable) edit(p cellPos) *state.Cell {
 func (t *cellTable) restore(rows []*state.Row) {
 	copy(t.rows, rows)
 	t.gen++ // nothing restored may be changed in place
-	for i := range t.rows {
-		t.changed[i] = true
-	}
+	t.counted = false
 }
 
-// tally is the count of every cell for judge, re-counting what changed.
+// tally is the count of every cell for judge, counting again only the
+// cells edited since the last count.
 func (t *cellTable) tally(judge string) state.Tally {
-	if judge != t.judge {
+	if !t.counted || judge != t.judge {
 		t.judge, t.total = judge, state.Tally{}
-		for i := range t.rows {
-			t.tallies[i], t.changed[i] = state.Tally{}, true
+		for _, row := range t.rows {
+			t.total.AddRow(row, judge, 1)
+		}
+		t.counted = true
+	} else {
+		for _, k := range t.dirty {
+			t.total.Add(t.rows[k/t.width].Cells[k%t.width], judge, 1)
 		}
 	}
-	for i, row := range t.rows {
-		if !t.changed[i] {
-			continue
-		}
-		t.total.Merge(t.tallies[i], -1)
-		t.tallies[i] = state.Tally{}
-		t.tallies[i].AddRow(row, judge, 1)
-		t.total.Merge(t.tallies[i], 1)
-		t.changed[i] = false
-	}
+	t.dirty = t.dirty[:0]
+	t.tallyGen++
 	return t.total
 }
 

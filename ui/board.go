@@ -1,11 +1,15 @@
 package ui
 
-import "pitwall/runner/state"
+import (
+	"slices"
+
+	"pitwall/runner/state"
+)
 
 // board keeps the tallies of the judge in view — counts, pass rates and the
 // marks the status filter looks for — row by row. A snapshot re-tallies only
-// the rows whose pointer changed, so its cost follows what changed rather
-// than the size of the grid.
+// the cells whose pointer changed (rows and cells are copied on write), so
+// its cost follows what changed rather than the size of the grid.
 type board struct {
 	judge string
 	// settled says no verdict is on its way: the run is over and no judge
@@ -90,13 +94,53 @@ func (b *board) apply(run *state.BatteryRun, judge string) (changed []int, all b
 		return nil, true
 	}
 	for t := range nt {
-		if rowAt(run, t) != b.rows[t] {
+		row, old := rowAt(run, t), b.rows[t]
+		if row == old {
+			continue
+		}
+		if row == nil || old == nil || len(row.Cells) != len(old.Cells) {
 			b.retally(run, t, -1)
 			b.retally(run, t, 1)
-			changed = append(changed, t)
+		} else {
+			b.retallyCells(old, row, t)
 		}
+		changed = append(changed, t)
 	}
 	return changed, false
+}
+
+// retallyCells brings test t's tallies from row old to row, counting again
+// only the models whose repeats changed: rows are copied on write, so a
+// cell that did not change is the same pointer in both. Re-counting the
+// whole row cost a row of cells (100 in a large run) for each cell judged.
+func (b *board) retallyCells(old, row *state.Row, t int) {
+	var fl cellFlag
+	for m := range b.models {
+		k := t*b.models + m
+		was, now := old.Cells[m*b.repeat:(m+1)*b.repeat], row.Cells[m*b.repeat:(m+1)*b.repeat]
+		if slices.Equal(was, now) {
+			fl |= b.cells[k].flags
+			continue
+		}
+		var before, after state.Tally
+		tallyCell(was, b.judge, &before)
+		tl := tallyCell(now, b.judge, &after)
+		prev := b.cells[k]
+		b.cells[k] = tl
+		b.modSum[m].add(prev, -1)
+		b.modSum[m].add(tl, 1)
+		b.rowSum[t].add(prev, -1)
+		b.rowSum[t].add(tl, 1)
+		b.total.add(prev, -1)
+		b.total.add(tl, 1)
+		b.rowCnt[t].Merge(before, -1)
+		b.rowCnt[t].Merge(after, 1)
+		b.counts.Merge(before, -1)
+		b.counts.Merge(after, 1)
+		fl |= tl.flags
+	}
+	b.rowFlag[t] = fl
+	b.rows[t] = row
 }
 
 func (b *board) reset(run *state.BatteryRun, judge string) {

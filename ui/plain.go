@@ -153,6 +153,9 @@ func (p *plain) diff(prev, run *state.BatteryRun) {
 			if old != nil && i < len(old.Cells) {
 				was = old.Cells[i]
 			}
+			if c == was {
+				continue // copied on write: the same cell, nothing to say
+			}
 			switch {
 			case c.Status.Terminal() && (was == nil || !was.Status.Terminal()):
 				p.done++
