@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -36,15 +35,24 @@ func touchSources(t *testing.T) {
 	}
 }
 
+// goTool is the go command that runs this test (go test puts it on PATH).
+func goTool(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is not on PATH: %v", err)
+	}
+	return p
+}
+
 // deps lists what `go list -deps` says pkgs link (tests left out: a core
 // package's tests may link an edge).
 func deps(t *testing.T, pkgs ...string) map[string][]string {
 	t.Helper()
 	touchSources(t)
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	out := map[string][]string{}
 	for _, p := range pkgs {
-		cmd := exec.Command(goTool, "list", "-deps", p)
+		cmd := exec.Command(goTool(t), "list", "-deps", p)
 		cmd.Dir = "../.."
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -61,7 +69,7 @@ func deps(t *testing.T, pkgs ...string) map[string][]string {
 // an edge nor a test-only package.
 func corePackages(t *testing.T) []string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "./...")
+	cmd := exec.Command(goTool(t), "list", "./...")
 	cmd.Dir = "../.."
 	b, err := cmd.Output()
 	if err != nil {
@@ -96,7 +104,7 @@ func TestTheCoreImportsNoEdge(t *testing.T) {
 func TestNoPackageButMainImportsUI(t *testing.T) {
 	t.Parallel()
 	touchSources(t)
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...")
+	cmd := exec.Command(goTool(t), "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...")
 	cmd.Dir = "../.."
 	b, err := cmd.Output()
 	if err != nil {
