@@ -56,21 +56,22 @@ func (f *Fleet) prefetchLocked(a placement.Assignment, now time.Time) bool {
 	done := make(chan struct{})
 	s.loads[m] = done
 	f.wg.Add(1)
-	go f.prefetch(ctx, cancel, s, slot, m, done)
+	// The name to send is read here, under the fleet's lock: learn may
+	// change the server's table while the warm-up goes out.
+	go f.prefetch(ctx, cancel, s, slot, m, s.sendAs(m), done)
 	f.log.Debug("fleet: load ahead of its jobs", "model", m, "server", s.cfg.Name, "slot", slot)
 	return true
 }
 
 // prefetch sends the warm-up request of a load with no job and gives its
 // slot back when the model is loaded (or the load failed).
-func (f *Fleet) prefetch(ctx context.Context, cancel context.CancelCauseFunc, s *fleetServer, slot int, model string, done chan struct{}) {
+func (f *Fleet) prefetch(ctx context.Context, cancel context.CancelCauseFunc, s *fleetServer, slot int, model, as string, done chan struct{}) {
 	defer f.wg.Done()
 	defer cancel(nil)
 	var report func(chat.Result, error)
 	if f.opts.Warmup != nil {
 		report = f.opts.Warmup(s.cfg.Name, model)
 	}
-	as := s.sendAs(model)
 	res, err := s.client.Chat(ctx, warmupRequest(as))
 	err = asFleetName(err, as, model)
 	if err != nil && ctx.Err() != nil {
