@@ -174,8 +174,32 @@ func junitTestcase(x *Export, c *ExportCell, repeats bool) junitCase {
 			msg = "not judged by " + x.Judge
 		}
 		tc.Skipped = &junitSkipped{Message: msg}
+	case compare.Pass:
+		// A passing agent cell's loop is what a CI log would want to see
+		// how it passed; a failing one carries its calls in the failure.
+		tc.SystemOut = stepsText(c.Steps)
 	}
 	return tc
+}
+
+// stepsText is an agent cell's trajectory as plain text, one step a
+// paragraph: what the model said, each call and its observation.
+func stepsText(steps []ExportStep) string {
+	var b strings.Builder
+	for _, s := range steps {
+		fmt.Fprintf(&b, "step %d:\n", s.Step)
+		if t := strings.TrimSpace(s.Content); t != "" {
+			b.WriteString(t + "\n")
+		}
+		for _, c := range s.Calls {
+			obs := "(no observation)"
+			if c.Observation != nil {
+				obs = *c.Observation
+			}
+			fmt.Fprintf(&b, "call %s %s\n-> %s\n", c.Name, c.Arguments, obs)
+		}
+	}
+	return b.String()
 }
 
 func seconds(s float64) string { return fmt.Sprintf("%.3f", s) }

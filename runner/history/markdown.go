@@ -100,6 +100,7 @@ func mdRun(ew *errw, x *Export, rep *compare.Report, rr *compare.RunReport, seve
 	}
 	mdGrid(ew, x, h)
 	mdFailures(ew, x, h)
+	mdTrajectories(ew, x)
 }
 
 func mdGrid(ew *errw, x *Export, h string) {
@@ -202,6 +203,76 @@ func mdFailures(ew *errw, x *Export, h string) {
 	}
 	ew.line("")
 	ew.line("</details>")
+}
+
+// Clips for a trajectory in Markdown: enough of a call's arguments to tell
+// calls apart and of an observation to see what came back; the JSON export
+// has them whole.
+const (
+	mdArgsClip = 120
+	mdObsClip  = 160
+	mdTextClip = 300
+)
+
+// mdTrajectories lists each agent cell's loop, folded: per step its tool
+// calls with their arguments and observations (clipped), and the answer
+// the loop ended with.
+func mdTrajectories(ew *errw, x *Export) {
+	var cells []*ExportCell
+	for i := range x.Cells {
+		if len(x.Cells[i].Steps) > 0 {
+			cells = append(cells, &x.Cells[i])
+		}
+	}
+	if len(cells) == 0 {
+		return
+	}
+	ew.line("")
+	ew.line(fmt.Sprintf("<details><summary>%d agent cells' trajectories</summary>", len(cells)))
+	for _, c := range cells {
+		ew.line("")
+		n := "steps"
+		if len(c.Steps) == 1 {
+			n = "step"
+		}
+		ew.line(fmt.Sprintf("**%s × %s #%d** · %d %s · %s", mdCode(c.Model), mdCode(c.Test), c.Repeat+1, len(c.Steps), n, mark(c, true)))
+		ew.line("")
+		for _, s := range c.Steps {
+			ew.line(fmt.Sprintf("%d. %s", s.Step, mdStep(s)))
+		}
+		if last := c.Steps[len(c.Steps)-1]; len(last.Calls) > 0 {
+			// The loop ended on calls (max iterations, stagnation): no answer.
+			end := "No final answer."
+			if w := why(c); w != "" {
+				end = "No final answer: " + mdText(clip(w, mdTextClip))
+			}
+			ew.line("")
+			ew.line(end)
+		}
+	}
+	ew.line("")
+	ew.line("</details>")
+}
+
+// mdStep is one step on one line: its calls, each with what it was answered
+// with, or, for a step that made none, its answer.
+func mdStep(s ExportStep) string {
+	if len(s.Calls) == 0 {
+		return "answer: " + mdText(clip(s.Content, mdTextClip))
+	}
+	parts := make([]string, len(s.Calls))
+	for i, c := range s.Calls {
+		obs := "(no observation)"
+		if c.Observation != nil {
+			obs = mdText(clip(*c.Observation, mdObsClip))
+		}
+		parts[i] = mdCode(c.Name) + " " + mdCode(clip(c.Arguments, mdArgsClip)) + " → " + obs
+	}
+	out := strings.Join(parts, "; ")
+	if t := strings.TrimSpace(s.Content); t != "" {
+		out = mdText(clip(t, mdArgsClip)) + " — " + out
+	}
+	return out
 }
 
 func mdDiff(ew *errw, d *compare.Diff) {

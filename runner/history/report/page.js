@@ -275,6 +275,7 @@
     if (typeof v === "string") { try { return JSON.stringify(JSON.parse(v), null, 2); } catch (e) { return v; } }
     return JSON.stringify(v, null, 2);
   }
+  const clipText = (s, n) => (s.length > n ? s.slice(0, n) + "…" : s);
   const badge = (o, text) => el("span", { class: "badge o-" + (o || "none") }, text || o);
   const verdictOutcome = (v) => ({ pass: "pass", fail: "fail", warn: "warn", error: "judge-error" }[v] || "none");
 
@@ -306,7 +307,8 @@
     } else body.append(el("p", { class: "note" }, "The ledger holds no request for this cell."));
     body.append(el("h3", null, "Reply"), pre(c.output || "", "reply"));
     if (c.reasoning) body.append(el("details", null, el("summary", null, "reasoning"), pre(c.reasoning)));
-    if (Array.isArray(c.tool_calls) && c.tool_calls.length) {
+    if (Array.isArray(c.steps) && c.steps.length) body.append(trajectory(c.steps));
+    else if (Array.isArray(c.tool_calls) && c.tool_calls.length) {
       body.append(el("h3", null, "Tool calls"));
       for (const tc of c.tool_calls) body.append(el("div", { class: "msg-role" }, tc.name || "call"), pre(pretty(tc.arguments || "")));
     }
@@ -343,6 +345,33 @@
     const b = [...document.querySelectorAll("#grid button.cell")].find((x) => x.dataset.model === q.get("model") && x.dataset.test === q.get("test"));
     if (b) b.scrollIntoView({ block: "nearest" });
     openCell(i, b);
+  }
+
+  // trajectory is an agent cell's loop, step by step: what the model said,
+  // each call with its arguments and the observation it was answered with,
+  // and the answer it ended with. The JSON export has the same, whole.
+  function trajectory(steps) {
+    const box = el("div", { class: "trajectory" });
+    box.append(el("h3", null, "Trajectory (" + steps.length + (steps.length === 1 ? " step)" : " steps)")));
+    const ol = el("ol", { class: "steps" });
+    for (const s of steps) {
+      const li = el("li", { class: "step", "data-step": s.step });
+      li.append(el("div", { class: "msg-role" }, "step " + s.step + " · " + ms(s.latency_ms) + " · " + s.prompt_tokens + " / " + s.completion_tokens + " tokens" + (s.attempt > 1 ? " · attempt " + s.attempt : "")));
+      const calls = s.calls || [];
+      if (s.content) li.append(pre(s.content, calls.length ? null : "answer"));
+      if (s.reasoning) li.append(el("details", null, el("summary", null, "reasoning"), pre(s.reasoning)));
+      for (const tc of calls) {
+        li.append(el("div", { class: "call" }, el("code", null, tc.name || "call"), " ", el("code", { class: "args", title: (tc.arguments || "").length > 300 ? tc.arguments : null }, clipText(tc.arguments || "", 300))));
+        li.append(tc.observation === null || tc.observation === undefined
+          ? el("p", { class: "note" }, "no observation recorded")
+          : pre(clipText(tc.observation, 2000), "observation"));
+      }
+      ol.append(li);
+    }
+    box.append(ol);
+    const last = steps[steps.length - 1];
+    if ((last.calls || []).length) box.append(el("p", { class: "note" }, "The loop ended on calls, with no final answer."));
+    return box;
   }
 
   function judgment(name, v, inView) {
