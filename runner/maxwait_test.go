@@ -19,7 +19,7 @@ const goneForGood = `
 [run]
 timeout = "10s"
 retries = 1
-max_wait = "400ms"
+max_wait = "2s"    # long enough that a loaded machine still shows the wait before it ends
 [sim]
 time_scale = 0.02
 [[sim.models]]
