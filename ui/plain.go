@@ -481,7 +481,9 @@ func attempts(run *state.BatteryRun) (n, more int) {
 		}
 		for _, c := range r.Cells {
 			n += c.Attempts
-			if c.Attempts > 1 {
+			// An agent cell's steps are a request each: only attempts
+			// beyond them were a cell sent again.
+			if c.Attempts > max(1, len(c.Steps)) {
 				more++
 			}
 		}
