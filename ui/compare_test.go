@@ -43,6 +43,10 @@ func TestCompareGolden(t *testing.T) {
 		{name: "compare_ascii", w: 80, h: 44, opts: Options{ASCII: true}, run: sceneSeverity, keys: []string{"c"}},
 		{name: "compare_scrolled", w: 100, h: 20, run: sceneSeverity, keys: []string{"c", "j", "j", "j", "j", "j", "j"}},
 		{name: "compare_live", w: 120, h: 32, run: sceneMidInference, keys: []string{"c"}},
+		// Mid-run the rates are provisional ranges at every width.
+		{name: "compare_80", w: 80, h: 44, run: sceneSeverity, keys: []string{"c"}},
+		{name: "compare_live_60", w: 60, h: 32, run: sceneMidInference, keys: []string{"c"}},
+		{name: "compare_live_80", w: 80, h: 32, run: sceneMidInference, keys: []string{"c"}},
 		// The ranking is of what the filters keep: the critical tests.
 		{name: "compare_filtered", w: 120, h: 32, run: sceneSeverity, keys: append(critical, "c")},
 	}
