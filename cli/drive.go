@@ -15,15 +15,24 @@ import (
 // drive shows a started run until it ends and returns its exit code: the
 // live grid when stdin and stdout are terminals and --headless is not
 // given, otherwise progress lines on stderr and the final grid on stdout.
-// `run`, `resume` and `retry` end the same way through it.
+// It is for a run read back from the ledger to go on (`resume`, `retry`);
+// `run` ends the same way through driveGated.
 func drive(run *runner.Run, a *app, cf *commonFlags, stdin io.Reader, stdout, stderr io.Writer) int {
-	return driveGated(run, a, cf, nil, stdin, stdout, stderr)
+	return driveWith(run, a, cf, nil, true, stdin, stdout, stderr)
 }
 
 // driveGated is drive with the CI gates of `run` deciding the exit code.
 func driveGated(run *runner.Run, a *app, cf *commonFlags, g *gates, stdin io.Reader, stdout, stderr io.Writer) int {
+	return driveWith(run, a, cf, g, false, stdin, stdout, stderr)
+}
+
+// driveWith drives run; continued says it was read back from the ledger
+// to go on (resume, retry), so the headless output lists only what finishes
+// from now on.
+func driveWith(run *runner.Run, a *app, cf *commonFlags, g *gates, continued bool, stdin io.Reader, stdout, stderr io.Writer) int {
 	s := &session{run: run, app: a, strict: a.cfg.Run.Strict, gates: g}
 	opts := uiOptions(a, cf.ascii, s.exitCode)
+	opts.Continued = continued
 	opts.Whole = wholeCells(a.led, run.ID())
 	opts.OtherRuns, opts.LoadRun = otherRuns(a.led), loadRun(a.led)
 	if !cf.headless && isTerminal(stdout) && isTerminal(stdin) {

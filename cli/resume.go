@@ -80,6 +80,15 @@ func cmdRetry(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !*errs && !*cancelled {
 		again = runner.Again{Errors: true, Cancelled: true}
 	}
+	if row, done := completedRun(*db, id); done && len(retryable(*db, row.ID, again)) == 0 {
+		// Going on would only replay the run and stretch its duration. The
+		// exit code stays the run's, as a CI step that retries expects.
+		fmt.Fprintf(stdout, "pitwall: run %s has no %s cells: nothing to retry, nothing sent.\n", row.ID, againWords(again))
+		if row.ExitCode != nil {
+			return *row.ExitCode
+		}
+		return 0
+	}
 	return continueRun(fs, &cf, *db, id, again, stdin, stdout, stderr)
 }
 
@@ -122,6 +131,33 @@ func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.
 		printRetried(stdout, again0, run.Wait(context.Background()))
 	}
 	return recordExit(a.led, row.ID, code, stderr)
+}
+
+// retryable is what retry with again would send again of completed run id
+// of ledger db. A run it cannot read gives one placeholder, so that the
+// caller goes on to continueRun, which says why.
+func retryable(db, id string, again runner.Again) []retried {
+	led, err := openLedger(db)
+	if err != nil {
+		return []retried{{}}
+	}
+	defer led.Close()
+	b, err := history.LoadSnapshot(led, id, "")
+	if err != nil {
+		return []retried{{}}
+	}
+	return toRetry(b, again)
+}
+
+// againWords names the cells again picks: "⚠️", "⊘" or "⚠️ or ⊘".
+func againWords(again runner.Again) string {
+	switch {
+	case again.Errors && again.Cancelled:
+		return "⚠️ or ⊘"
+	case again.Errors:
+		return "⚠️"
+	}
+	return "⊘"
 }
 
 // retried is a cell retry runs again and what it was before.

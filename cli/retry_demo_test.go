@@ -40,8 +40,19 @@ func TestRetryOfTheSimulatedFleetDrawsItsFaultsAfresh(t *testing.T) {
 	if len(errored) < 8 {
 		t.Fatalf("only %d ⚠️ cells: too few for the test to tell a fresh draw from the same one", len(errored))
 	}
-	if code, _, errOut := inproc(t, "retry", "last", "--errors", "--headless", "--time-scale", "0", "--db", db); code != 0 && code != 1 {
+	code, _, errOut := inproc(t, "retry", "last", "--errors", "--headless", "--time-scale", "0", "--db", db)
+	if code != 0 && code != 1 {
 		t.Fatalf("retry exited %d:\n%s", code, errOut)
+	}
+	// The headless lines list the cells sent again, not the whole run.
+	listed := 0
+	for _, l := range strings.Split(errOut, "\n") {
+		if strings.HasPrefix(l, "[") && !strings.HasPrefix(l, "[judge") {
+			listed++
+		}
+	}
+	if listed != len(errored) || !strings.Contains(errOut, "were already done (not listed again)") {
+		t.Errorf("retry listed %d cells, want the %d it sent again, after a line saying the rest were done:\n%s", listed, len(errored), errOut)
 	}
 	fixed := 0
 	for _, c := range exportRun(t, dir, db, first.Run.ID).Cells {
@@ -51,5 +62,39 @@ func TestRetryOfTheSimulatedFleetDrawsItsFaultsAfresh(t *testing.T) {
 	}
 	if fixed == 0 {
 		t.Errorf("retry sent %d ⚠️ cells again and every one failed again: the simulator drew the same faults", len(errored))
+	}
+}
+
+// A retry of a run with nothing to retry says so and sends nothing: going
+// on would replay the run and stretch its duration.
+func TestRetryWithNothingToRetrySaysSoAndSendsNothing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := demoConfig(t, dir, 42)
+	raw, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(raw), "faults    = { error_rate = 0.08, cut_rate = 0.03 }", "", 1)
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "ledger.db")
+	ran, _, errOut := inproc(t, "run", cfg, "--headless", "--time-scale", "0", "--db", db)
+	if ran != 0 && ran != 1 {
+		t.Fatalf("the run exited %d:\n%s", ran, errOut)
+	}
+	before := exportRun(t, dir, db, "last")
+	for _, c := range before.Cells {
+		if c.Status == "error" || c.Status == "cancelled" {
+			t.Fatalf("a run without faults has a %s cell: %+v", c.Status, c)
+		}
+	}
+	code, out, errOut := inproc(t, "retry", "last", "--headless", "--db", db)
+	if code != ran || !strings.Contains(out, "nothing to retry") {
+		t.Errorf("retry of a run with no ⚠️ or ⊘ cell: exit %d, %q %q; want the run's %d and nothing to retry", code, out, errOut, ran)
+	}
+	if after := exportRun(t, dir, db, before.Run.ID); len(after.Requests) != len(before.Requests) {
+		t.Errorf("retry with nothing to retry sent requests: %d in the ledger, %d before", len(after.Requests), len(before.Requests))
 	}
 }

@@ -29,7 +29,11 @@ func RunPlain(snaps <-chan *state.BatteryRun, stdout, stderr io.Writer, opts Opt
 		if run == nil {
 			continue
 		}
-		p.diff(last, run)
+		if last == nil && opts.Continued {
+			p.already(run)
+		} else {
+			p.diff(last, run)
+		}
 		last = run
 		if run.Final && run.JudgeInFlight == 0 {
 			break
@@ -166,6 +170,31 @@ func (p *plain) diff(prev, run *state.BatteryRun) {
 			p.judgments(run, c, was)
 		}
 	}
+}
+
+// already takes in a continued run's first snapshot: its finished cells and
+// verdicts are counted as done and not listed, so that a retry of five
+// cells prints five lines, not the whole run again.
+func (p *plain) already(run *state.BatteryRun) {
+	p.board.apply(run, defaultJudge(run))
+	p.fleet(nil, run)
+	for t := range run.Tests {
+		row := rowAt(run, t)
+		if row == nil {
+			continue
+		}
+		for _, c := range row.Cells {
+			if c.Status.Terminal() {
+				p.done++
+			}
+			for _, j := range c.Judgments {
+				if j != nil && j.Status == state.JudgmentDone {
+					p.judged[j.Judge]++
+				}
+			}
+		}
+	}
+	fmt.Fprintf(p.w, "run %s goes on: %d of %d cells were already done (not listed again)\n", run.ID, p.done, totalCells(run))
 }
 
 func (p *plain) cellName(run *state.BatteryRun, c *state.Cell) string {

@@ -31,6 +31,11 @@ type Options struct {
 	ASCII   bool   // --ascii or TERM=dumb: ASCII glyphs
 	NoColor bool   // NO_COLOR: no colours (glyphs alone carry meaning)
 	LogPath string // where logs go while the TUI runs (shown in help)
+	// Continued says the run was read back from the ledger to go on
+	// (resume, retry): the headless output counts what its first snapshot
+	// already holds finished, says how much that was in one line, and
+	// lists only the cells and verdicts that finish from then on.
+	Continued bool
 	// ExitCode is the run's exit code (0/1/2) computed by the runner
 	// package: the header's "q exits N" once the run is over, and the
 	// summary's exit line. Nil shows neither.
