@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/charmbracelet/x/ansi"
 	"strconv"
 	"strings"
 	"time"
@@ -197,7 +198,7 @@ func (h *header) View(run *state.BatteryRun, s headerState) string {
 		for i, l := range lines {
 			lines[i] = " " + st.alert.Render(l)
 		}
-		return line1 + "\n" + h.c.cut(line2, h.width) + "\n" + strings.Join(lines, "\n")
+		return line1 + "\n" + h.fitItems(line2) + "\n" + strings.Join(lines, "\n")
 	}
 	status := " " + s.status
 	if s.alert {
@@ -205,8 +206,29 @@ func (h *header) View(run *state.BatteryRun, s headerState) string {
 	} else if s.status != "" {
 		status = " " + st.status.Render(s.status)
 	}
-	line3 := h.split(status, st.dim.Render(s.right+" "))
-	return line1 + "\n" + h.c.cut(line2, h.width) + "\n" + line3
+	right3 := st.dim.Render(s.right + " ")
+	if s.status != "" && h.c.sw(status)+h.c.sw(right3)+1 > h.width {
+		// A message (where an export went, an error) is the news: the
+		// position in the grid gives way to it rather than cut it.
+		right3 = ""
+	}
+	line3 := h.split(status, right3)
+	return line1 + "\n" + h.fitItems(line2) + "\n" + line3
+}
+
+// fitItems fits the progress line to the width by dropping whole " · "
+// items from its end, so that no figure is cut in half; only a first item
+// too long for the line is cut.
+func (h *header) fitItems(line string) string {
+	for h.c.sw(line) > h.width {
+		plain := ansi.Strip(line)
+		i := strings.LastIndex(plain, " · ")
+		if i <= 0 {
+			break
+		}
+		line = h.c.wm.Truncate(line, h.c.sw(plain[:i]), "")
+	}
+	return h.c.cut(line, h.width)
 }
 
 // split puts left and right on one line. When both do not fit, right keeps
