@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,11 +10,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"pitwall/config"
-	"pitwall/edges/sim"
-	"pitwall/gpu"
 	"pitwall/runner"
-	"pitwall/runner/ledger"
-	"pitwall/runner/setup"
 	"pitwall/runner/state"
 )
 
@@ -85,33 +80,7 @@ server = "gpu0"
 	if err != nil {
 		t.Fatal(err)
 	}
-	sims, err := sim.StartConfig(cfg, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sims.Close() })
-	led, err := ledger.Open(cfg.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { led.Close() })
-	servers, err := setup.FleetServers(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fleet := gpu.NewFleet(servers, gpu.Options{})
-	t.Cleanup(fleet.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	fleet.Discover(ctx)
-	run, err := runner.New(cfg, runner.Options{Fleet: fleet, Ledger: led, Interval: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(run.Close)
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
+	run, _, _ := startOnSim(t, cfg)
 	return run
 }
 

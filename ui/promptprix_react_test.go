@@ -11,12 +11,7 @@ import (
 
 	"pitwall/config"
 	_ "pitwall/edges/promptprix" // the battery's format; the test alone links the edge
-	"pitwall/edges/sim"
-	"pitwall/gpu"
-	"pitwall/runner"
 	"pitwall/runner/history"
-	"pitwall/runner/ledger"
-	"pitwall/runner/setup"
 	"pitwall/runner/state"
 )
 
@@ -57,33 +52,9 @@ mode = "deterministic"
 		t.Fatal(err)
 	}
 	cfg.Sim.TimeScale = 0
-	sims, err := sim.StartConfig(cfg, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sims.Close() })
-	led, err := ledger.Open(cfg.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { led.Close() })
-	servers, err := setup.FleetServers(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fleet := gpu.NewFleet(servers, gpu.Options{})
-	t.Cleanup(fleet.Close)
+	r, led, _ := startOnSim(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	fleet.Discover(ctx)
-	r, err := runner.New(cfg, runner.Options{Fleet: fleet, Ledger: led, Interval: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	if err := r.Start(); err != nil {
-		t.Fatal(err)
-	}
 	r.Wait(ctx)
 
 	snap, err := history.LoadSnapshot(led, r.ID(), "")

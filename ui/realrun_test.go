@@ -125,6 +125,14 @@ server = "gpu0"
 	if slow {
 		cfg.Sim.TimeScale = 1
 	}
+	run, led, sims := startOnSim(t, cfg)
+	return run, led, sims
+}
+
+// startOnSim starts cfg's run on its simulated fleet, with the fleet, the
+// ledger and the run closed at the test's end.
+func startOnSim(t *testing.T, cfg *config.Config) (*runner.Run, *ledger.Ledger, *sim.Fleet) {
+	t.Helper()
 	sims, err := sim.StartConfig(cfg, false)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +149,7 @@ server = "gpu0"
 	}
 	fleet := gpu.NewFleet(servers, gpu.Options{})
 	t.Cleanup(fleet.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	fleet.Discover(ctx)
 	run, err := runner.New(cfg, runner.Options{Fleet: fleet, Ledger: led, Interval: 10 * time.Millisecond})
