@@ -28,7 +28,7 @@ const (
 // and NaN passes both.
 func finite(v *Collector, field string, x float64) bool {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
-		v.Add(field, "write a finite number", "%s is not a number: %s", lastKey(field), spellFloat(x))
+		v.Add(field, "write a finite number", "%s must be a finite number, got %s", lastKey(field), spellFloat(x))
 		return false
 	}
 	return true
