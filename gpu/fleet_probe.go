@@ -214,9 +214,7 @@ func (f *Fleet) adoptLocked(s *fleetServer, r ProbeResult, ver uint64, force boo
 	fresh := false
 	if s.cfg.Kind == "" && r.Kind != "" {
 		s.kind = r.Kind
-		if s.client != nil {
-			s.client.ctx.detected(r.Kind)
-		}
+		s.client.ctx.detected(r.Kind)
 		if s.jit != s.kind.JIT() && s.busy == 0 && len(s.loads) == 0 {
 			// Only while idle: a job under way was placed as the other kind.
 			// The fleet followed no load of a server it took for static, so

@@ -109,7 +109,8 @@ func TestFleetKnowsWhatADetectedServerHoldsFromTheProbeThatDetectsIt(t *testing.
 		{"detected as vllm: holds everything it offers", "vllm", []string{"a", "b", "c"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(ServerConfig{Name: "gpu0", Slots: 2, Models: []string{"a", "b", "c"}}, nil)
+			cfg := ServerConfig{Name: "gpu0", Slots: 2, Models: []string{"a", "b", "c"}}
+			s := newServer(cfg, NewClient(cfg, nil)) // detecting the kind tells the client too
 			for _, m := range []string{"a", "b", "c"} {
 				s.learn(m)
 			}
