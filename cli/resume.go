@@ -80,7 +80,7 @@ func cmdRetry(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !*errs && !*cancelled {
 		again = runner.Again{Errors: true, Cancelled: true}
 	}
-	if row, done := completedRun(*db, id); done && len(retryable(*db, row.ID, again)) == 0 {
+	if row, done := completedRun(*db, id); done && nothingToRetry(*db, row.ID, again) {
 		// Going on would only replay the run and stretch its duration. The
 		// exit code stays the run's, as a CI step that retries expects.
 		fmt.Fprintf(stdout, "pitwall: run %s has no %s cells: nothing to retry, nothing sent.\n", row.ID, againWords(again))
@@ -133,20 +133,17 @@ func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.
 	return recordExit(a.led, row.ID, code, stderr)
 }
 
-// retryable is what retry with again would send again of completed run id
-// of ledger db. A run it cannot read gives one placeholder, so that the
-// caller goes on to continueRun, which says why.
-func retryable(db, id string, again runner.Again) []retried {
+// nothingToRetry reports whether retry with again would send nothing of
+// completed run id of ledger db. A run it cannot read is not "nothing":
+// continueRun then says why.
+func nothingToRetry(db, id string, again runner.Again) bool {
 	led, err := openLedger(db)
 	if err != nil {
-		return []retried{{}}
+		return false
 	}
 	defer led.Close()
 	b, err := history.LoadSnapshot(led, id, "")
-	if err != nil {
-		return []retried{{}}
-	}
-	return toRetry(b, again)
+	return err == nil && len(toRetry(b, again)) == 0
 }
 
 // againWords names the cells again picks: "⚠️", "⊘" or "⚠️ or ⊘".
