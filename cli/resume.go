@@ -80,7 +80,7 @@ func cmdRetry(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !*errs && !*cancelled {
 		again = runner.Again{Errors: true, Cancelled: true}
 	}
-	if row, done := completedRun(*db, id); done && nothingToRetry(*db, row.ID, again) {
+	if row, none := nothingToRetry(*db, id, again); none {
 		// Going on would only replay the run and stretch its duration. The
 		// exit code stays the run's, as a CI step that retries expects.
 		fmt.Fprintf(stdout, "pitwall: run %s has no %s cells: nothing to retry, nothing sent.\n", row.ID, againWords(again))
@@ -133,17 +133,21 @@ func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.
 	return recordExit(a.led, row.ID, code, stderr)
 }
 
-// nothingToRetry reports whether retry with again would send nothing of
-// completed run id of ledger db. A run it cannot read is not "nothing":
-// continueRun then says why.
-func nothingToRetry(db, id string, again runner.Again) bool {
+// nothingToRetry reports whether run id of ledger db completed and retry
+// with again would send none of its cells, reading the ledger once. A run
+// it cannot read is not "nothing": continueRun then says why.
+func nothingToRetry(db, id string, again runner.Again) (ledger.RunRow, bool) {
 	led, err := openLedger(db)
 	if err != nil {
-		return false
+		return ledger.RunRow{}, false
 	}
 	defer led.Close()
-	b, err := history.LoadSnapshot(led, id, "")
-	return err == nil && len(toRetry(b, again)) == 0
+	row, err := led.Run(id)
+	if err != nil || row.Status != string(state.RunCompleted) {
+		return row, false
+	}
+	b, err := history.LoadSnapshot(led, row.ID, "")
+	return row, err == nil && len(toRetry(b, again)) == 0
 }
 
 // againWords names the cells again picks: "⚠️", "⊘" or "⚠️ or ⊘".
