@@ -189,7 +189,7 @@ func (e *engine) agentJob(a *attempt, j *gpu.Job) {
 // showSteps puts the loop's trajectory so far on its cell.
 func (e *engine) showSteps(a *attempt) {
 	c := e.table.edit(a.cell)
-	c.Steps = slices.Clone(a.loop.steps)
+	c.EditReply().Steps = slices.Clone(a.loop.steps)
 	e.dirty = true
 }
 
@@ -197,25 +197,25 @@ func (e *engine) showSteps(a *attempt) {
 // output is the trajectory's (final answer, every call, summed usage), and
 // its checks are the loop's ending, the trajectory's validation and the
 // test's checks over the trajectory. Other cells are left as they are.
-func (e *engine) agentSettled(a *attempt, c *state.Cell) {
+func (e *engine) agentSettled(a *attempt, c *state.Cell, reply *state.Reply) {
 	lp := a.loop
 	if lp == nil || len(lp.steps) == 0 {
 		return
 	}
 	t := lp.test
-	c.Steps = slices.Clone(lp.steps)
+	reply.Steps = slices.Clone(lp.steps)
 	last := lp.steps[len(lp.steps)-1]
-	c.Output, c.Reasoning, c.FinishReason = last.Content, last.Reasoning, last.FinishReason
+	reply.Output, reply.Reasoning, reply.FinishReason = last.Content, last.Reasoning, last.FinishReason
 	if lp.done {
-		c.Output = lp.answer
+		reply.Output = lp.answer
 	}
-	c.ToolCalls = nil
+	reply.ToolCalls = nil
 	c.TTFT = lp.steps[0].TTFT
 	c.Latency, c.PromptTokens, c.CompletionTokens = 0, 0, 0
 	var decoding time.Duration
 	for _, s := range lp.steps {
 		for _, call := range s.Calls {
-			c.ToolCalls = append(c.ToolCalls, call.ToolCall)
+			reply.ToolCalls = append(reply.ToolCalls, call.ToolCall)
 		}
 		c.Latency += s.Latency
 		decoding += s.Latency - s.TTFT
@@ -229,7 +229,7 @@ func (e *engine) agentSettled(a *attempt, c *state.Cell) {
 	out := lp.output()
 	checks := []scoring.CheckResult{lp.result()}
 	checks = append(checks, check.ValidateTrajectory(t.Validation(), out)...)
-	c.Checks = append(checks, check.RunChecks(t.Checks, out)...)
+	reply.Checks = append(checks, check.RunChecks(t.Checks, out)...)
 }
 
 // take records a completed step: its calls answered, and whether the loop
@@ -448,14 +448,14 @@ func quoteName(name string) string {
 // judgeSteps is an agent cell's trajectory as a judge reads it; nil for a
 // cell of one request, or one read back without its steps.
 func judgeSteps(c *state.Cell) []judge.Step {
-	if len(c.Steps) == 0 {
+	if len(c.Said().Steps) == 0 {
 		return nil
 	}
-	out := make([]judge.Step, 0, len(c.Steps))
-	for i, s := range c.Steps {
-		if i == len(c.Steps)-1 && slices.ContainsFunc(s.Calls, func(sc state.StepCall) bool { return sc.Name == doneTool }) {
+	out := make([]judge.Step, 0, len(c.Said().Steps))
+	for i, s := range c.Said().Steps {
+		if i == len(c.Said().Steps)-1 && slices.ContainsFunc(s.Calls, func(sc state.StepCall) bool { return sc.Name == doneTool }) {
 			// A loop ended by DONE ended with an answer, the cell's output.
-			out = append(out, judge.Step{Text: c.Output})
+			out = append(out, judge.Step{Text: c.Said().Output})
 			continue
 		}
 		js := judge.Step{Text: s.Content}

@@ -280,11 +280,11 @@ slots = 4
 // loopCheck is a cell's agent-loop result.
 func loopCheck(t *testing.T, c *state.Cell) (pass bool, reason string) {
 	t.Helper()
-	for _, r := range c.Checks {
+	for _, r := range c.Said().Checks {
 		if r.Name == "agent-loop" {
 			return r.Pass, r.Reason
 		}
 	}
-	t.Fatalf("%s: no agent-loop check in %+v", c.Model, c.Checks)
+	t.Fatalf("%s: no agent-loop check in %+v", c.Model, c.Said().Checks)
 	return false, ""
 }

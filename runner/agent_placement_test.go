@@ -83,8 +83,8 @@ models = ["a", "b"]
 	h := newHarness(t, loadConfig(t, path), false)
 	b := h.finish(t)
 	for mi, model := range b.Models {
-		if c := b.Cell(0, mi, 0); c.Status != state.Completed || len(c.Steps) < 2 {
-			t.Fatalf("%s: %s after %d steps, want a completed loop of several steps", model, c.Status, len(c.Steps))
+		if c := b.Cell(0, mi, 0); c.Status != state.Completed || len(c.Said().Steps) < 2 {
+			t.Fatalf("%s: %s after %d steps, want a completed loop of several steps", model, c.Status, len(c.Said().Steps))
 		}
 	}
 

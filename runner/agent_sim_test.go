@@ -114,11 +114,11 @@ server = "gpu0"
 	for ti, test := range b.Tests {
 		for mi, model := range b.Models {
 			c := b.Cell(ti, mi, 0)
-			steps += len(c.Steps)
+			steps += len(c.Said().Steps)
 			switch model {
 			case "coherent":
-				if c.Status != state.Completed || len(c.Steps) != wantSteps[test.ID] {
-					t.Errorf("%s × %s: %s after %d steps, want completed after %d (checks %+v)", model, test.ID, c.Status, len(c.Steps), wantSteps[test.ID], c.Checks)
+				if c.Status != state.Completed || len(c.Said().Steps) != wantSteps[test.ID] {
+					t.Errorf("%s × %s: %s after %d steps, want completed after %d (checks %+v)", model, test.ID, c.Status, len(c.Said().Steps), wantSteps[test.ID], c.Said().Checks)
 				}
 				if j := c.Judgment("j"); j == nil || j.Verdict != scoring.Pass {
 					t.Errorf("%s × %s: judgment %+v, want a PASS on its trajectory", model, test.ID, j)
@@ -130,7 +130,7 @@ server = "gpu0"
 				}
 			case "weak":
 				if c.Status != state.Failed {
-					t.Errorf("%s × %s: %s, want failed (checks %+v)", model, test.ID, c.Status, c.Checks)
+					t.Errorf("%s × %s: %s, want failed (checks %+v)", model, test.ID, c.Status, c.Said().Checks)
 				}
 			}
 		}

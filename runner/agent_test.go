@@ -58,8 +58,8 @@ server = "s"
 		if c.Model != tt.model {
 			t.Fatalf("cell %d is %s, want %s", i, c.Model, tt.model)
 		}
-		if c.Status != tt.status || len(c.Steps) != tt.steps {
-			t.Errorf("%s: %s after %d steps, want %s after %d (checks %+v)", tt.model, c.Status, len(c.Steps), tt.status, tt.steps, c.Checks)
+		if c.Status != tt.status || len(c.Said().Steps) != tt.steps {
+			t.Errorf("%s: %s after %d steps, want %s after %d (checks %+v)", tt.model, c.Status, len(c.Said().Steps), tt.status, tt.steps, c.Said().Checks)
 			continue
 		}
 		pass, reason := loopCheck(t, c)
@@ -74,25 +74,25 @@ server = "s"
 
 	clean := b.Cell(0, 0, 0)
 	t.Run("the trajectory on the cell", func(t *testing.T) {
-		s2 := clean.Steps[1]
+		s2 := clean.Said().Steps[1]
 		if len(s2.Calls) != 2 || s2.Calls[0].ID != "r1" || s2.Calls[1].ID != "call_2_2" {
 			t.Fatalf("step 2 calls %+v: want r1 and the id pitwall gave the call without one", s2.Calls)
 		}
 		if s2.Calls[0].Observation != "%PDF report" || s2.Calls[1].Observation != "PNG image" || !s2.Calls[1].Mocked {
 			t.Errorf("step 2 observations %+v", s2.Calls)
 		}
-		if clean.Steps[0].Content != "Listing first." || clean.Output != clean.Steps[2].Content {
-			t.Errorf("thought %q, output %q", clean.Steps[0].Content, clean.Output)
+		if clean.Said().Steps[0].Content != "Listing first." || clean.Said().Output != clean.Said().Steps[2].Content {
+			t.Errorf("thought %q, output %q", clean.Said().Steps[0].Content, clean.Said().Output)
 		}
-		if len(clean.ToolCalls) != 3 || clean.CompletionTokens != 12 || clean.PromptTokens != 30 {
-			t.Errorf("cell totals: %d calls, %d+%d tokens; want every call and the steps' sums", len(clean.ToolCalls), clean.PromptTokens, clean.CompletionTokens)
+		if len(clean.Said().ToolCalls) != 3 || clean.CompletionTokens != 12 || clean.PromptTokens != 30 {
+			t.Errorf("cell totals: %d calls, %d+%d tokens; want every call and the steps' sums", len(clean.Said().ToolCalls), clean.PromptTokens, clean.CompletionTokens)
 		}
-		un := b.Cell(0, 7, 0).Steps[0].Calls[0]
+		un := b.Cell(0, 7, 0).Said().Steps[0].Calls[0]
 		if un.Mocked || !strings.HasPrefix(un.Observation, config.NoMockPrefix) {
 			t.Errorf("an unanswered call: %+v, want the error observation", un)
 		}
 		var failedChecks []string
-		for _, r := range b.Cell(0, 7, 0).Checks {
+		for _, r := range b.Cell(0, 7, 0).Said().Checks {
 			if !r.Pass {
 				failedChecks = append(failedChecks, r.Name)
 			}
@@ -104,14 +104,14 @@ server = "s"
 
 	t.Run("DONE ends the loop with its response", func(t *testing.T) {
 		c := b.Cell(0, 9, 0)
-		last := c.Steps[len(c.Steps)-1]
-		if c.Output != "Sorted: a.pdf to docs/, b.png to images/." || len(last.Calls) != 2 || last.Calls[1].Name != "DONE" {
-			t.Errorf("output %q, last step's calls %+v: want DONE's response, and the step's calls as made", c.Output, last.Calls)
+		last := c.Said().Steps[len(c.Said().Steps)-1]
+		if c.Said().Output != "Sorted: a.pdf to docs/, b.png to images/." || len(last.Calls) != 2 || last.Calls[1].Name != "DONE" {
+			t.Errorf("output %q, last step's calls %+v: want DONE's response, and the step's calls as made", c.Said().Output, last.Calls)
 		}
 		if last.Calls[0].Observation != "" || last.Calls[0].Mocked {
 			t.Errorf("the call beside DONE was run: %+v", last.Calls[0])
 		}
-		for _, r := range c.Checks {
+		for _, r := range c.Said().Checks {
 			if !r.Pass {
 				t.Errorf("%s failed (%s): DONE's answer is the final answer, and DONE no tool's call", r.Name, r.Reason)
 			}
@@ -120,12 +120,12 @@ server = "s"
 
 	t.Run("a wrong call is an error observation, and ids are fresh", func(t *testing.T) {
 		c := b.Cell(0, 10, 0)
-		obs := []string{c.Steps[0].Calls[0].Observation, c.Steps[1].Calls[0].Observation}
+		obs := []string{c.Said().Steps[0].Calls[0].Observation, c.Said().Steps[1].Calls[0].Observation}
 		if !strings.HasPrefix(obs[0], `Error: "delete_file" is not a tool offered here`) || !strings.HasPrefix(obs[1], "Error: Could not parse tool arguments") {
 			t.Errorf("observations %q", obs)
 		}
 		seen := map[string]bool{}
-		for _, s := range c.Steps {
+		for _, s := range c.Said().Steps {
 			for _, call := range s.Calls {
 				if seen[call.ID] {
 					t.Errorf("call id %q twice in one loop", call.ID)
@@ -253,7 +253,7 @@ server = "s"
 			steps[c.Model] = c.Steps
 		}
 		if s := steps["clean"]; len(s) != 3 || s[1].Calls[1].ID != "call_2_2" || s[1].Calls[1].Observation == nil ||
-			*s[1].Calls[1].Observation != "PNG image" || s[2].Content != clean.Output {
+			*s[1].Calls[1].Observation != "PNG image" || s[2].Content != clean.Said().Output {
 			t.Errorf("clean's exported steps %+v", s)
 		}
 		if s := steps["flaky"]; len(s) != 3 || s[1].Attempt != 3 {
@@ -269,7 +269,7 @@ server = "s"
 		}
 		// What the ledger gives back is what the cell held, step by step.
 		for mi, m := range b.Models {
-			live, read := b.Cell(0, mi, 0).Steps, steps[m]
+			live, read := b.Cell(0, mi, 0).Said().Steps, steps[m]
 			if len(read) != len(live) {
 				t.Errorf("%s: %d steps exported, %d on the cell", m, len(read), len(live))
 				continue
@@ -316,8 +316,8 @@ func TestStopCancelsALoopMidWay(t *testing.T) {
 		t.Fatalf("run %s final %v, want stopped", b.Status, b.Final)
 	}
 	c := b.Cell(0, 0, 0)
-	if c.Status != state.Cancelled || len(c.Steps) != 1 || c.Steps[0].Calls[0].Observation != "a.pdf\nb.png" {
-		t.Errorf("cell %s with steps %+v, want cancelled with its first step", c.Status, c.Steps)
+	if c.Status != state.Cancelled || len(c.Said().Steps) != 1 || c.Said().Steps[0].Calls[0].Observation != "a.pdf\nb.png" {
+		t.Errorf("cell %s with steps %+v, want cancelled with its first step", c.Status, c.Said().Steps)
 	}
 	reqs, err := h.led.Requests(h.run.ID())
 	if err != nil {
@@ -362,8 +362,8 @@ func TestResumeRunsAStoppedLoopAgain(t *testing.T) {
 	t.Cleanup(run.Close)
 	b := run.Wait(ctx)
 	c := b.Cell(0, 0, 0)
-	if !b.Final || c.Status != state.Completed || len(c.Steps) != 3 || c.Attempts != 5 {
-		t.Fatalf("resumed cell %s after %d steps and %d attempts, want completed after 3 steps, attempts 3 to 5", c.Status, len(c.Steps), c.Attempts)
+	if !b.Final || c.Status != state.Completed || len(c.Said().Steps) != 3 || c.Attempts != 5 {
+		t.Fatalf("resumed cell %s after %d steps and %d attempts, want completed after 3 steps, attempts 3 to 5", c.Status, len(c.Said().Steps), c.Attempts)
 	}
 	reqs, err := h.led.Requests(h.run.ID())
 	if err != nil {
@@ -411,12 +411,12 @@ func TestReusedStepsReplayTheLoop(t *testing.T) {
 	if resent != 0 {
 		t.Errorf("%d requests sent again: every step was in the ledger", resent)
 	}
-	if c.Status != state.Completed || len(c.Steps) != len(first.Steps) || c.Output != first.Output {
-		t.Errorf("the replayed loop: %s, %d steps, %q; the first: %d steps, %q", c.Status, len(c.Steps), c.Output, len(first.Steps), first.Output)
+	if c.Status != state.Completed || len(c.Said().Steps) != len(first.Said().Steps) || c.Said().Output != first.Said().Output {
+		t.Errorf("the replayed loop: %s, %d steps, %q; the first: %d steps, %q", c.Status, len(c.Said().Steps), c.Said().Output, len(first.Said().Steps), first.Said().Output)
 	}
-	for i := range c.Steps {
-		if c.Steps[i].Server != ledger.ServerCache {
-			t.Errorf("step %d served by %q, want the ledger's cache", i+1, c.Steps[i].Server)
+	for i := range c.Said().Steps {
+		if c.Said().Steps[i].Server != ledger.ServerCache {
+			t.Errorf("step %d served by %q, want the ledger's cache", i+1, c.Said().Steps[i].Server)
 		}
 	}
 }

@@ -118,7 +118,7 @@ slots = 1
 					t.Fatalf("the run ended %s: %s", b.Status, b.Message)
 				}
 				if c := b.Cell(0, 0, 0); c.Status != tc.want {
-					t.Fatalf("cell %s (%s), want %s", c.Status, c.Error, tc.want)
+					t.Fatalf("cell %s (%s), want %s", c.Status, c.Said().Error, tc.want)
 				}
 				if err := h.led.Flush(); err != nil {
 					t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"pitwall/gpu/chat"
+	"pitwall/runner/history"
 	"pitwall/runner/state"
 )
 
@@ -83,14 +84,19 @@ slots = 1
 				t.Errorf("the server saw %d requests (temperatures %v), want %d", len(got), got, tc.wantRequests)
 			}
 			c := b.Cell(0, 0, 0)
-			if c.Status != state.Errored || c.ErrorClass != chat.ClassCut || c.Attempts != tc.wantRequests {
-				t.Errorf("cell %s %s after %d attempts, want ⚠️ cut after %d", c.Status, c.ErrorClass, c.Attempts, tc.wantRequests)
+			if c.Status != state.Errored || c.Said().ErrorClass != chat.ClassCut || c.Attempts != tc.wantRequests {
+				t.Errorf("cell %s %s after %d attempts, want ⚠️ cut after %d", c.Status, c.Said().ErrorClass, c.Attempts, tc.wantRequests)
 			}
-			if c.Output != partial {
-				t.Errorf("cell output %q, want the partial reply %q", c.Output, partial)
+			// The live cell leaves its texts to the ledger.
+			whole, err := history.LoadCell(h.led, h.run.ID(), state.CellRef{Test: c.Test, Model: c.Model})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !strings.Contains(c.Error, "without a finish_reason") {
-				t.Errorf("cell error %q does not say the stream ended without a finish reason", c.Error)
+			if !c.Clipped || whole.Said().Output != partial {
+				t.Errorf("cell output %q (clipped %v), want the partial reply %q", whole.Said().Output, c.Clipped, partial)
+			}
+			if !strings.Contains(c.Said().Error, "without a finish_reason") {
+				t.Errorf("cell error %q does not say the stream ended without a finish reason", c.Said().Error)
 			}
 
 			x := h.export(t)

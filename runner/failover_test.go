@@ -128,8 +128,8 @@ func TestACutStreamIsCutAndRetriedOnce(t *testing.T) {
 	for ti := range b.Tests {
 		for mi := range b.Models {
 			c := b.Cell(ti, mi, 0)
-			if c.Status != state.Errored || c.ErrorClass != chat.ClassCut || c.Attempts != 2 {
-				t.Errorf("%s × %s: %s %s after %d attempts, want ⚠️ cut after 2 (retried once)", c.Model, c.Test, c.Status, c.ErrorClass, c.Attempts)
+			if c.Status != state.Errored || c.Said().ErrorClass != chat.ClassCut || c.Attempts != 2 {
+				t.Errorf("%s × %s: %s %s after %d attempts, want ⚠️ cut after 2 (retried once)", c.Model, c.Test, c.Status, c.Said().ErrorClass, c.Attempts)
 			}
 		}
 	}
@@ -145,8 +145,8 @@ func TestAHangEndsAtTheTimeout(t *testing.T) {
 	b := h.finish(t)
 	for ti := range b.Tests {
 		for mi := range b.Models {
-			if c := b.Cell(ti, mi, 0); c.Status != state.Errored || c.ErrorClass != chat.ClassTimeout {
-				t.Errorf("%s × %s: %s %s, want ⚠️ timeout", c.Model, c.Test, c.Status, c.ErrorClass)
+			if c := b.Cell(ti, mi, 0); c.Status != state.Errored || c.Said().ErrorClass != chat.ClassTimeout {
+				t.Errorf("%s × %s: %s %s, want ⚠️ timeout", c.Model, c.Test, c.Status, c.Said().ErrorClass)
 			}
 		}
 	}

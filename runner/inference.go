@@ -248,7 +248,8 @@ func (e *engine) inferenceDone(a *attempt, res chat.Result, err error) {
 				msg, ce.Server, gpu.WaitText(ce.RetryAfter), e.r.now().Add(wait).Format("15:04:05"))
 		}
 		c := e.table.edit(a.cell)
-		c.ErrorClass, c.Error, c.Status = class, msg, state.Queued
+		r := c.EditReply()
+		r.ErrorClass, r.Error, c.Status = class, msg, state.Queued
 		e.dirty = true
 		e.waitToRetry(a, wait)
 		return
@@ -290,32 +291,33 @@ func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
 	}
 	c := e.table.edit(a.cell)
 	c.Attempts = a.n
+	reply := c.EditReply()
 	switch {
 	case err != nil && class == chat.ClassCanceled:
-		c.Status, c.ErrorClass, c.Error = state.Cancelled, class, ""
+		c.Status, reply.ErrorClass, reply.Error = state.Cancelled, class, ""
 	case err != nil:
-		c.Status, c.ErrorClass, c.Error = state.Errored, class, chat.MessageOf(err)
+		c.Status, reply.ErrorClass, reply.Error = state.Errored, class, chat.MessageOf(err)
 		// A failed request took time too: a stream cut after 500 ms says so.
 		c.TTFT, c.Latency, c.CompletionTokens = res.TTFT, res.Latency, res.CompletionTokens
 		if class == chat.ClassCut {
 			// What the model said before it stopped is the answer there
 			// is: the cell shows it and exports carry it, marked cut.
-			c.Output, c.Reasoning, c.ToolCalls, c.FinishReason = res.Content, res.Reasoning, res.ToolCalls, res.FinishReason
+			reply.Output, reply.Reasoning, reply.ToolCalls, reply.FinishReason = res.Content, res.Reasoning, res.ToolCalls, res.FinishReason
 		}
 		if a.row != nil {
 			c.Server = a.row.Server
 		}
 	default:
-		c.ErrorClass, c.Error = "", ""
+		reply.ErrorClass, reply.Error = "", ""
 		c.Server = res.Server
-		c.Output, c.Reasoning, c.ToolCalls, c.FinishReason = res.Content, res.Reasoning, res.ToolCalls, res.FinishReason
+		reply.Output, reply.Reasoning, reply.ToolCalls, reply.FinishReason = res.Content, res.Reasoning, res.ToolCalls, res.FinishReason
 		c.TTFT, c.Latency, c.TokensPerSec = res.TTFT, res.Latency, res.TokensPerSec
-		c.PromptTokens, c.CompletionTokens, c.PromptCut = res.PromptTokens, res.CompletionTokens, res.PromptCut
+		c.PromptTokens, c.CompletionTokens, reply.PromptCut = res.PromptTokens, res.CompletionTokens, res.PromptCut
 		e.tokens += int64(res.CompletionTokens)
-		c.Checks, _ = t.Judge(check.Output{Content: res.Content, ToolCalls: res.ToolCalls, Latency: res.Latency})
-		e.agentSettled(a, c) // an agent cell is checked over its whole loop
+		reply.Checks, _ = t.Judge(check.Output{Content: res.Content, ToolCalls: res.ToolCalls, Latency: res.Latency})
+		e.agentSettled(a, c, reply) // an agent cell is checked over its whole loop
 		c.Status = state.Failed
-		if check.Passed(c.Checks) {
+		if check.Passed(reply.Checks) {
 			c.Status = state.Completed
 			e.completed++
 		}
@@ -367,7 +369,7 @@ func mayRetry(class chat.ErrorClass, attempt, failovers, retries int, determinis
 func (e *engine) cellRow(c *state.Cell) ledger.CellRow {
 	row := ledger.CellRow{
 		RunID: e.r.id, Model: c.Model, Test: c.Test, Repeat: c.Repeat, Status: string(c.Status), Server: c.Server,
-		Output: c.Output, Reasoning: c.Reasoning, ErrorClass: string(c.ErrorClass), Error: c.Error, Attempts: c.Attempts,
+		Output: c.Said().Output, Reasoning: c.Said().Reasoning, ErrorClass: string(c.Said().ErrorClass), Error: c.Said().Error, Attempts: c.Attempts,
 		PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, TTFT: c.TTFT, Latency: c.Latency,
 		TokensPerSec: c.TokensPerSec,
 	}
@@ -375,13 +377,13 @@ func (e *engine) cellRow(c *state.Cell) ledger.CellRow {
 		row.Status = string(state.Pending)
 	}
 	switch {
-	case len(c.Steps) > 0 && len(c.ToolCalls) > 0:
-		row.ToolCalls = mustJSON(stepCallsJSON(c.Steps))
-	case len(c.ToolCalls) > 0:
-		row.ToolCalls = mustJSON(c.ToolCalls)
+	case len(c.Said().Steps) > 0 && len(c.Said().ToolCalls) > 0:
+		row.ToolCalls = mustJSON(stepCallsJSON(c.Said().Steps))
+	case len(c.Said().ToolCalls) > 0:
+		row.ToolCalls = mustJSON(c.Said().ToolCalls)
 	}
-	if len(c.Checks) > 0 {
-		row.Checks = mustJSON(c.Checks)
+	if len(c.Said().Checks) > 0 {
+		row.Checks = mustJSON(c.Said().Checks)
 	}
 	return row
 }

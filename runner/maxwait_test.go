@@ -111,8 +111,8 @@ func TestARunEndsByItselfWhenAServerIsGoneForGood(t *testing.T) {
 		for _, c := range row.Cells {
 			switch c.Model {
 			case "bad":
-				if c.Status != state.Errored || c.ErrorClass != "unavailable" || !strings.Contains(c.Error, "max_wait") {
-					t.Errorf("bad × %s: %s %s %q, want an unavailable error that names max_wait", c.Test, c.Status, c.ErrorClass, c.Error)
+				if c.Status != state.Errored || c.Said().ErrorClass != "unavailable" || !strings.Contains(c.Said().Error, "max_wait") {
+					t.Errorf("bad × %s: %s %s %q, want an unavailable error that names max_wait", c.Test, c.Status, c.Said().ErrorClass, c.Said().Error)
 				}
 			case "good":
 				if c.Status != state.Completed || c.Judgment("j") == nil || c.Judgment("j").Status != state.JudgmentDone {

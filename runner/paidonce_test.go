@@ -82,7 +82,7 @@ func TestEachDistinctJudgeInputIsSentOnce(t *testing.T) {
 			for _, row := range b.Rows {
 				for _, c := range row.Cells {
 					if c.Status == state.Completed {
-						inputs[c.Test+"\x00"+c.Output] = true
+						inputs[c.Test+"\x00"+c.Said().Output] = true
 					}
 				}
 			}
@@ -125,8 +125,8 @@ func TestReuseSendsNoInferenceTheLedgerHas(t *testing.T) {
 	for ti, row := range b3.Rows {
 		for i, c := range row.Cells {
 			want := b1.Rows[ti].Cells[i]
-			if c.Status != want.Status || c.Output != want.Output {
-				t.Errorf("%s × %s: reused %s %q, first run %s %q", c.Model, c.Test, c.Status, c.Output, want.Status, want.Output)
+			if c.Status != want.Status || c.Said().Output != want.Said().Output {
+				t.Errorf("%s × %s: reused %s %q, first run %s %q", c.Model, c.Test, c.Status, c.Said().Output, want.Status, want.Said().Output)
 			}
 			if c.Status == state.Completed && !c.Cached() {
 				t.Errorf("%s × %s: reused, but the cell is not marked cached (server %q)", c.Model, c.Test, c.Server)

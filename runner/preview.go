@@ -12,10 +12,10 @@ import (
 	"pitwall/runner/state"
 )
 
-// previewRunes is how much of a long text a cell keeps in the live state:
-// enough for a glance, so that the state (and every snapshot) grows with
-// the number of cells and not with what the models wrote. The ledger keeps
-// every text whole.
+// previewRunes is how much of an error's text a cell keeps in the live
+// state: enough for a glance, so that the state (and every snapshot) grows
+// with the number of cells and not with what the servers wrote. The ledger
+// keeps every text whole.
 const previewRunes = 120
 
 // preview cuts s to previewRunes, and says whether it cut.
@@ -27,52 +27,36 @@ func preview(s string) (string, bool) {
 	return p, p != s
 }
 
-// clipCell keeps a preview of a finished cell's texts, and the checks it
-// failed; the ledger has them all. An agent cell keeps its trajectory: the judge reads its steps
-// from the live state, and agent tests are few.
+// clipCell leaves in the live state what the grid shows of a finished
+// cell once the ledger has the rest: its status and figures, its error (a
+// preview of it) and a cut prompt, but none of its texts and checks. A run
+// of 100,000 cells then keeps a reply for the few that erred, not for
+// every cell; the judge, the side panel, the detail view and the exports
+// read a clipped cell's texts from the ledger. An agent cell keeps its
+// trajectory: the judge reads its steps from the live state, and agent
+// tests are few.
 func clipCell(c *state.Cell) {
-	if len(c.Steps) > 0 {
+	r := c.Reply
+	if r == nil || len(r.Steps) > 0 {
 		return
 	}
-	var cut, any bool
-	c.Output, cut = preview(c.Output)
-	any = any || cut
-	c.Reasoning, cut = preview(c.Reasoning)
-	any = any || cut
-	for i := range c.ToolCalls {
-		if _, long := preview(c.ToolCalls[i].Arguments); !long {
-			continue
-		}
-		calls := append(c.ToolCalls[:0:0], c.ToolCalls...) // shared with the result: copy
-		for j := range calls {
-			calls[j].Arguments, _ = preview(calls[j].Arguments)
-		}
-		c.ToolCalls, any = calls, true
-		break
+	kept := state.Reply{ErrorClass: r.ErrorClass, PromptCut: r.PromptCut}
+	kept.Error, _ = preview(r.Error)
+	c.Clipped = c.Clipped || kept.Error != r.Error || r.Output != "" || r.Reasoning != "" ||
+		len(r.ToolCalls) > 0 || r.FinishReason != "" || len(r.Checks) > 0
+	switch {
+	case kept.ErrorClass == "" && kept.Error == "" && kept.PromptCut == 0:
+		c.Reply = nil
+	case kept.ErrorClass == chat.ClassCanceled && kept.Error == "" && kept.PromptCut == 0:
+		c.Reply = cancelled // shared: a published reply is never changed
+	default:
+		c.Reply = &kept
 	}
-	// The checks that passed are not what the screen shows of a cell
-	// (its status says it); the ones that failed say why it failed.
-	if n := countPassed(c.Checks); n > 0 {
-		var failed []scoring.CheckResult
-		for _, r := range c.Checks {
-			if !r.Pass {
-				failed = append(failed, r)
-			}
-		}
-		c.Checks, any = failed, true
-	}
-	c.Clipped = c.Clipped || any
 }
 
-func countPassed(rs []scoring.CheckResult) int {
-	n := 0
-	for _, r := range rs {
-		if r.Pass {
-			n++
-		}
-	}
-	return n
-}
+// cancelled is the reply of every cell cancelled without a word, which a
+// stopped run may have by the thousand.
+var cancelled = &state.Reply{ErrorClass: chat.ClassCanceled}
 
 // clipSamples returns judge samples as the live state keeps them, and
 // whether anything was cut: each sample's vote (pass, score, a parse
@@ -104,7 +88,8 @@ func clipSamples(samples []scoring.Sample) ([]scoring.Sample, bool) {
 // calls, read back from the ledger when the live state keeps a preview.
 func (e *engine) fullReply(c *state.Cell) (string, []chat.ToolCall, error) {
 	if !c.Clipped {
-		return c.Output, c.ToolCalls, nil
+		r := c.Said()
+		return r.Output, r.ToolCalls, nil
 	}
 	row, err := e.r.led.Cell(e.r.id, c.Model, c.Test, c.Repeat)
 	if err != nil {
@@ -127,8 +112,8 @@ func clipRows(rows []*state.Row) []*state.Row {
 	for i, row := range rows {
 		out[i] = row
 		var copied *state.Row
-		for k := range row.Cells {
-			c := *row.Cells[k] // a copy: the row may be shared
+		for k, orig := range row.Cells {
+			c := *orig // a copy: the row may be shared
 			clipCell(&c)
 			for _, j := range c.Judgments {
 				if samples, cut := clipSamples(j.Samples); cut {
@@ -138,7 +123,7 @@ func clipRows(rows []*state.Row) []*state.Row {
 					c.Clipped = true
 				}
 			}
-			if !c.Clipped || row.Cells[k].Clipped {
+			if c.Reply == orig.Reply && c.Clipped == orig.Clipped {
 				continue
 			}
 			if copied == nil {

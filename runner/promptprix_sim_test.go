@@ -94,14 +94,14 @@ models = ["coherent", "mid", "stuck"]
 		for mi, model := range b.Models {
 			c := b.Cell(ti, mi, 0)
 			cells++
-			if len(c.Steps) > 1 {
+			if len(c.Said().Steps) > 1 {
 				multi++
 			}
 			pass, reason := loopCheck(t, c)
 			switch model {
 			case "coherent":
 				if !pass || c.Status != state.Completed {
-					t.Errorf("coherent × %s: %s, loop %v %q (checks %+v)", c.Test, c.Status, pass, reason, c.Checks)
+					t.Errorf("coherent × %s: %s, loop %v %q (checks %+v)", c.Test, c.Status, pass, reason, c.Said().Checks)
 				}
 			case "stuck":
 				if pass || !strings.Contains(reason, "stagnation at step 6") {
@@ -109,7 +109,7 @@ models = ["coherent", "mid", "stuck"]
 				}
 			}
 			seen := map[string]bool{}
-			for _, s := range c.Steps {
+			for _, s := range c.Said().Steps {
 				for _, call := range s.Calls {
 					if seen[call.ID] {
 						t.Errorf("%s × %s: call id %s twice", model, c.Test, call.ID)
@@ -125,7 +125,7 @@ models = ["coherent", "mid", "stuck"]
 
 	coherent := b.Cell(0, 0, 0)
 	var calls []string
-	for _, s := range coherent.Steps {
+	for _, s := range coherent.Said().Steps {
 		for _, c := range s.Calls {
 			calls = append(calls, c.Name+" "+c.Arguments)
 		}
@@ -148,8 +148,8 @@ models = ["coherent", "mid", "stuck"]
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := len(snap.Cell(0, 0, 0).Steps); got != len(coherent.Steps) {
-			t.Errorf("%d steps read back, %d live", got, len(coherent.Steps))
+		if got := len(snap.Cell(0, 0, 0).Said().Steps); got != len(coherent.Said().Steps) {
+			t.Errorf("%d steps read back, %d live", got, len(coherent.Said().Steps))
 		}
 	})
 	t.Run("the exports", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	_ "pitwall/edges/promptprix" // prompt-prix's {"prompts": [...]} battery
+	"pitwall/runner/history"
 	"pitwall/runner/state"
 )
 
@@ -51,7 +52,14 @@ slots = 2
 	if err := os.WriteFile(path, []byte(cfgText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return newHarness(t, loadConfig(t, path), true).finish(t)
+	// The run read back whole: the live state leaves the checks to the ledger.
+	h := newHarness(t, loadConfig(t, path), true)
+	h.finish(t)
+	b, err := history.LoadSnapshot(h.led, h.run.ID(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // prompt-prix never sends a battery's tool_choice: its tool_choice_none
@@ -91,7 +99,7 @@ func TestPromptPrixToolChoiceIsNotSent(t *testing.T) {
 			// scripted model calls list_dir.
 			c := b.Cell(0, 0, 0)
 			if c.Status != state.Failed || !failed(c, "tool_choice=none") {
-				t.Errorf("choice_none: %s, checks %+v; want tool_choice=none failed", c.Status, c.Checks)
+				t.Errorf("choice_none: %s, checks %+v; want tool_choice=none failed", c.Status, c.Said().Checks)
 			}
 		})
 	}
@@ -106,8 +114,8 @@ func TestPromptPrixReactFilesLoadAndRun(t *testing.T) {
 	b := ppRun(t, srv, "")
 	for i, id := range []string{"react_no_tools", "react_extra_mock"} {
 		c := b.Cell(i+1, 0, 0)
-		if c.Test != id || len(c.Steps) == 0 {
-			t.Errorf("%s: cell %s with %d steps", id, c.Test, len(c.Steps))
+		if c.Test != id || len(c.Said().Steps) == 0 {
+			t.Errorf("%s: cell %s with %d steps", id, c.Test, len(c.Said().Steps))
 		}
 		if pass, reason := loopCheck(t, c); !pass {
 			t.Errorf("%s: the loop failed: %s", id, reason)
@@ -121,7 +129,7 @@ func TestPromptPrixReactFilesLoadAndRun(t *testing.T) {
 }
 
 func failed(c *state.Cell, name string) bool {
-	for _, r := range c.Checks {
+	for _, r := range c.Said().Checks {
 		if r.Name == name {
 			return !r.Pass
 		}

@@ -132,7 +132,8 @@ func (e *engine) resume(b *state.BatteryRun, done map[ledger.CellKey]ledger.Requ
 		a := &attempt{cell: p, n: c.Attempts + 1}
 		cell := e.table.edit(p)
 		prevErr := cell.Status == state.Errored
-		cell.Status, cell.ErrorClass, cell.Error = state.Pending, "", ""
+		r := cell.EditReply()
+		cell.Status, r.ErrorClass, r.Error = state.Pending, "", ""
 		state.DropJudgments(cell, e.plan.Choices()...)
 		if req, ok := done[ledger.CellKey{Model: c.Model, Test: c.Test, Repeat: int(p.rep)}]; ok && !prevErr {
 			// Answered before the process died: paid for, not sent again.

@@ -117,8 +117,8 @@ func TestResumeAfterAStopSendsNothingTwiceAndEndsAsAnUnstoppedRun(t *testing.T) 
 			for i, want := range whole.Rows[ti].Cells {
 				got := resumed.Rows[ti].Cells[i]
 				wv, gv := want.Judgment("j"), got.Judgment("j")
-				if got.Status != want.Status || got.Output != want.Output || (wv == nil) != (gv == nil) || wv != nil && wv.Verdict != gv.Verdict {
-					t.Errorf("%s × %s: resumed %s %q %v, uninterrupted %s %q %v", got.Model, got.Test, got.Status, got.Output, gv, want.Status, want.Output, wv)
+				if got.Status != want.Status || got.Said().Output != want.Said().Output || (wv == nil) != (gv == nil) || wv != nil && wv.Verdict != gv.Verdict {
+					t.Errorf("%s × %s: resumed %s %q %v, uninterrupted %s %q %v", got.Model, got.Test, got.Status, got.Said().Output, gv, want.Status, want.Said().Output, wv)
 				}
 			}
 		}

@@ -105,7 +105,7 @@ func TestRetriesRunOutIntoAnErrorCell(t *testing.T) {
 	h := flakyConfig(t, ts.URL+"/v1", 1)
 	b := h.finish(t)
 	c := b.Cell(0, 0, 0)
-	if c.Status != state.Errored || c.ErrorClass != chat.ClassHTTP5xx || !strings.Contains(c.Error, "overloaded") || c.Attempts != 2 {
+	if c.Status != state.Errored || c.Said().ErrorClass != chat.ClassHTTP5xx || !strings.Contains(c.Said().Error, "overloaded") || c.Attempts != 2 {
 		t.Fatalf("cell %+v, want a ⚠️ http_5xx after 2 attempts naming the server's message", c)
 	}
 	if state.ExitCode(b, false) != state.ExitFail {

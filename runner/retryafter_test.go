@@ -76,9 +76,9 @@ func TestARetryAfterBeyondTheTimeoutEndsTheCellRateLimited(t *testing.T) {
 				t.Errorf("the run took %s: the Retry-After held it", d)
 			}
 			c := b.Cell(0, 0, 0)
-			if c.Status != state.Errored || c.ErrorClass != chat.ClassRateLimit ||
-				!strings.HasPrefix(c.Error, tc.want) || !strings.Contains(c.Error, "beyond timeout 300s") {
-				t.Errorf("cell %s %s %q, want ⚠️ rate_limit saying %q … beyond timeout 300s", c.Status, c.ErrorClass, c.Error, tc.want)
+			if c.Status != state.Errored || c.Said().ErrorClass != chat.ClassRateLimit ||
+				!strings.HasPrefix(c.Said().Error, tc.want) || !strings.Contains(c.Said().Error, "beyond timeout 300s") {
+				t.Errorf("cell %s %s %q, want ⚠️ rate_limit saying %q … beyond timeout 300s", c.Status, c.Said().ErrorClass, c.Said().Error, tc.want)
 			}
 			if n := srv.chats.Load(); n != 1 {
 				t.Errorf("the server saw %d requests, want 1: a wait beyond the timeout is not retried", n)
@@ -101,8 +101,8 @@ func TestAShortRetryAfterIsWaitedOutAndTheRequestThenSucceeds(t *testing.T) {
 	var seen string
 	for deadline := time.Now().Add(1500 * time.Millisecond); time.Now().Before(deadline) && seen == ""; time.Sleep(10 * time.Millisecond) {
 		if b := h.run.Latest(); b != nil {
-			if c := b.Cell(0, 0, 0); c != nil && c.Status == state.Queued && c.ErrorClass == chat.ClassRateLimit {
-				seen = c.Error
+			if c := b.Cell(0, 0, 0); c != nil && c.Status == state.Queued && c.Said().ErrorClass == chat.ClassRateLimit {
+				seen = c.Said().Error
 			}
 		}
 	}
@@ -117,7 +117,7 @@ func TestAShortRetryAfterIsWaitedOutAndTheRequestThenSucceeds(t *testing.T) {
 	}
 	c := b.Cell(0, 0, 0)
 	if c.Status != state.Completed || c.Attempts != 2 {
-		t.Errorf("cell %s after %d attempts (%s %q), want completed after 2", c.Status, c.Attempts, c.ErrorClass, c.Error)
+		t.Errorf("cell %s after %d attempts (%s %q), want completed after 2", c.Status, c.Attempts, c.Said().ErrorClass, c.Said().Error)
 	}
 	if d := time.Since(start); d < 1900*time.Millisecond {
 		t.Errorf("the retry came after %s, before the 2s the server asked for", d)

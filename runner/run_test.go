@@ -33,7 +33,7 @@ server = "gpu0"
 				want = state.Failed
 			}
 			if c.Status != want {
-				t.Errorf("%s × %s: status %s, want %s (checks %+v)", m, c.Test, c.Status, want, c.Checks)
+				t.Errorf("%s × %s: status %s, want %s (checks %+v)", m, c.Test, c.Status, want, c.Said().Checks)
 			}
 			if c.Status == state.Completed {
 				j := c.Judgment("j")

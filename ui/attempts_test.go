@@ -25,7 +25,7 @@ func TestSummaryCountsAnAgentsStepsAsNoRetry(t *testing.T) {
 			t.Parallel()
 			run := next(makeRun(1, 1, 1, "gemma"))
 			set(run, 0, 0, 0, completed(500*time.Millisecond, 20), func(c *state.Cell) {
-				c.Steps = make([]state.Step, 3)
+				c.EditReply().Steps = make([]state.Step, 3)
 				c.Attempts = tc.attempts
 			})
 			finish(run, state.RunCompleted)

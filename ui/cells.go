@@ -219,7 +219,7 @@ func showCell(cells []*state.Cell, judge string, fig figure, g *glyphs, frame in
 		s.animated = best == kindRunning
 		if len(cells) > 1 {
 			s.text += " " + strconv.Itoa(over) + "/" + strconv.Itoa(len(cells))
-		} else if n := len(cells[0].Steps); n > 0 && best == kindRunning {
+		} else if n := len(cells[0].Said().Steps); n > 0 && best == kindRunning {
 			// An agent cell at work: the model turn under way.
 			s.text += " s" + strconv.Itoa(n+1)
 		}

@@ -232,20 +232,20 @@ func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width
 
 func writeCell(w *detailWriter, cell *state.Cell) {
 	c, g := w.c, w.c.glyphs
-	if len(cell.Steps) > 0 {
+	if len(cell.Said().Steps) > 0 {
 		writeSteps(w, cell)
 	} else {
 		writeReply(w, cell)
 	}
 	writeChecks(w, cell)
-	if cell.Error != "" || cell.ErrorClass != "" {
+	if cell.Said().Error != "" || cell.Said().ErrorClass != "" {
 		w.line(2, c.styles.title.Render("Error"))
-		msg := string(cell.ErrorClass)
-		if cell.Error != "" {
+		msg := string(cell.Said().ErrorClass)
+		if cell.Said().Error != "" {
 			if msg != "" {
 				msg += ": "
 			}
-			msg += cell.Error
+			msg += cell.Said().Error
 		}
 		w.para(4, c.styles.kind[kindErrored].Render(g.errored)+" "+msg)
 	}
@@ -261,8 +261,8 @@ func writeCell(w *detailWriter, cell *state.Cell) {
 		}
 		w.para(4, strings.Join(parts, " · "))
 	}
-	if cell.PromptCut > 0 {
-		w.para(4, c.styles.alert.Render(PromptCutText(cell.PromptCut)))
+	if cell.Said().PromptCut > 0 {
+		w.para(4, c.styles.alert.Render(PromptCutText(cell.Said().PromptCut)))
 	}
 }
 
@@ -275,30 +275,30 @@ func PromptCutText(n int) string {
 // writeReply writes a one-request cell's reply and reasoning.
 func writeReply(w *detailWriter, cell *state.Cell) {
 	c := w.c
-	if cell.Status.Terminal() && cell.Status != state.Cancelled || cell.Output != "" || len(cell.ToolCalls) > 0 {
+	if cell.Status.Terminal() && cell.Status != state.Cancelled || cell.Said().Output != "" || len(cell.Said().ToolCalls) > 0 {
 		w.line(2, c.styles.title.Render("Reply"))
-		if cell.Output != "" || len(cell.ToolCalls) == 0 {
-			w.para(4, cell.Output)
+		if cell.Said().Output != "" || len(cell.Said().ToolCalls) == 0 {
+			w.para(4, cell.Said().Output)
 		}
-		for _, tc := range cell.ToolCalls {
+		for _, tc := range cell.Said().ToolCalls {
 			w.para(4, "→ "+tc.Name+"("+tc.Arguments+")")
 		}
-		if cell.FinishReason != "" {
-			w.line(4, c.styles.dim.Render("finish: "+cell.FinishReason))
+		if cell.Said().FinishReason != "" {
+			w.line(4, c.styles.dim.Render("finish: "+cell.Said().FinishReason))
 		}
 	}
-	if cell.Reasoning != "" {
+	if cell.Said().Reasoning != "" {
 		w.line(2, c.styles.title.Render("Reasoning"))
-		w.para(4, c.styles.dim.Render(cell.Reasoning))
+		w.para(4, c.styles.dim.Render(cell.Said().Reasoning))
 	}
 }
 
 // writeChecks lists the cell's checks, a failed one with its reason.
 func writeChecks(w *detailWriter, cell *state.Cell) {
 	c, g := w.c, w.c.glyphs
-	if len(cell.Checks) > 0 {
+	if len(cell.Said().Checks) > 0 {
 		w.line(2, c.styles.title.Render("Checks"))
-		for _, ch := range cell.Checks {
+		for _, ch := range cell.Said().Checks {
 			mark := c.styles.kind[kindOK].Render(g.ok)
 			if !ch.Pass {
 				mark = c.styles.kind[kindFailed].Render(g.failed)

@@ -18,7 +18,7 @@ const (
 
 // agentLoopCheck is the cell's agent-loop check: how its loop ended.
 func agentLoopCheck(cell *state.Cell) (pass bool, reason string, ok bool) {
-	for _, ch := range cell.Checks {
+	for _, ch := range cell.Said().Checks {
 		if ch.Name == "agent-loop" {
 			return ch.Pass, ch.Reason, true
 		}
@@ -29,8 +29,8 @@ func agentLoopCheck(cell *state.Cell) (pass bool, reason string, ok bool) {
 // writeSteps writes an agent cell's trajectory in place of a reply.
 func writeSteps(w *detailWriter, cell *state.Cell) {
 	c, g := w.c, w.c.glyphs
-	head := "Agent loop · " + strconv.Itoa(len(cell.Steps)) + " step"
-	if len(cell.Steps) != 1 {
+	head := "Agent loop · " + strconv.Itoa(len(cell.Said().Steps)) + " step"
+	if len(cell.Said().Steps) != 1 {
 		head += "s"
 	}
 	w.line(2, c.styles.title.Render(head))
@@ -47,9 +47,9 @@ func writeSteps(w *detailWriter, cell *state.Cell) {
 		w.line(4, c.styles.dim.Render("under way"+g.ellipsis))
 	}
 
-	last := len(cell.Steps) - 1
-	for i := range cell.Steps {
-		s := &cell.Steps[i]
+	last := len(cell.Said().Steps) - 1
+	for i := range cell.Said().Steps {
+		s := &cell.Said().Steps[i]
 		w.line(2, stepHead(i, s))
 		if s.Reasoning != "" {
 			w.clipped(4, c.styles.dim.Render(s.Reasoning), thoughtLines)
@@ -74,17 +74,17 @@ func writeSteps(w *detailWriter, cell *state.Cell) {
 
 	// A loop cut short (stagnation, max iterations) ended on a call, not
 	// an answer: there is no final answer to show.
-	answered := last >= 0 && len(cell.Steps[last].Calls) == 0 && cell.Status.Terminal()
-	if answered || cell.Output != "" {
+	answered := last >= 0 && len(cell.Said().Steps[last].Calls) == 0 && cell.Status.Terminal()
+	if answered || cell.Said().Output != "" {
 		w.line(2, c.styles.title.Render("Final answer"))
-		w.para(4, cell.Output)
-		if cell.FinishReason != "" {
-			w.line(4, c.styles.dim.Render("finish: "+cell.FinishReason))
+		w.para(4, cell.Said().Output)
+		if cell.Said().FinishReason != "" {
+			w.line(4, c.styles.dim.Render("finish: "+cell.Said().FinishReason))
 		}
 	}
-	if cell.Reasoning != "" {
+	if cell.Said().Reasoning != "" {
 		w.line(2, c.styles.title.Render("Reasoning"))
-		w.para(4, c.styles.dim.Render(cell.Reasoning))
+		w.para(4, c.styles.dim.Render(cell.Said().Reasoning))
 	}
 }
 

@@ -84,11 +84,10 @@ func withWhole(live state.Cell, whole *state.Cell) state.Cell {
 	if whole == nil || !live.Clipped {
 		return live
 	}
-	live.Output, live.Reasoning, live.ToolCalls = whole.Output, whole.Reasoning, whole.ToolCalls
-	if len(whole.Checks) >= len(live.Checks) {
-		// The preview keeps only the checks that failed; the passed ones
-		// say what the reply got right.
-		live.Checks = whole.Checks
+	if whole.Reply != nil {
+		// The live cell keeps no texts (or an error's): the ledger's
+		// reply is the whole of it.
+		live.Reply = whole.Reply
 	}
 	clipped := false
 	if len(live.Judgments) > 0 {

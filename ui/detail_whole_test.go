@@ -16,7 +16,7 @@ func TestDetailReadsAClippedCellWhole(t *testing.T) {
 	snap := sceneJudged()
 	whole := strings.Repeat("The whole answer goes on. ", 12) + "THE END"
 	set(snap, 0, 0, 0, func(c *state.Cell) {
-		c.Output, c.Clipped = "The whole answer goes on. The whole…", true
+		c.EditReply().Output, c.Clipped = "The whole answer goes on. The whole…", true
 	})
 	for _, tc := range []struct {
 		name string
@@ -34,7 +34,7 @@ func TestDetailReadsAClippedCellWhole(t *testing.T) {
 					return nil, tc.err
 				}
 				c := *snap.Cell(0, 0, 0)
-				c.Output, c.Clipped = whole, false
+				c.EditReply().Output, c.Clipped = whole, false
 				j := *c.Judgment("gemma")
 				j.Samples = []scoring.Sample{{Pass: true, Score: j.Score, Raw: "the judge's whole reply"}}
 				state.SetJudgment(&c, &j)
@@ -63,15 +63,15 @@ func TestDetailReadsAClippedCellWhole(t *testing.T) {
 // state keeps no sample of it (one vote says no more than its verdict).
 func TestAVerdictNewerThanTheWholeCellStaysAPreview(t *testing.T) {
 	t.Parallel()
-	whole := &state.Cell{Model: "m", Test: "t", Status: state.Completed, Output: "the whole reply",
+	whole := &state.Cell{Model: "m", Test: "t", Status: state.Completed,
 		Judgments: []*state.Judgment{{Judge: "j", Status: state.JudgmentDone, Verdict: scoring.Fail, Score: 0.2,
-			Samples: []scoring.Sample{{Raw: "VERDICT: FAIL", Reason: "wrong", Score: 0.2}}}}}
-	rejudged := state.Cell{Model: "m", Test: "t", Status: state.Completed, Output: "the whole…", Clipped: true,
-		Judgments: []*state.Judgment{{Judge: "j", Status: state.JudgmentDone, Verdict: scoring.Pass, Score: 0.9}}}
+			Samples: []scoring.Sample{{Raw: "VERDICT: FAIL", Reason: "wrong", Score: 0.2}}}}, Reply: &state.Reply{Output: "the whole reply"}}
+	rejudged := state.Cell{Model: "m", Test: "t", Status: state.Completed, Clipped: true,
+		Judgments: []*state.Judgment{{Judge: "j", Status: state.JudgmentDone, Verdict: scoring.Pass, Score: 0.9}}, Reply: &state.Reply{Output: "the whole…"}}
 	got := withWhole(rejudged, whole)
-	if !got.Clipped || got.Output != "the whole reply" || got.Judgment("j").Verdict != scoring.Pass {
+	if !got.Clipped || got.Said().Output != "the whole reply" || got.Judgment("j").Verdict != scoring.Pass {
 		t.Errorf("re-judged since read: clipped %v, output %q, verdict %s; want a preview note, the whole reply, the new PASS",
-			got.Clipped, got.Output, got.Judgment("j").Verdict)
+			got.Clipped, got.Said().Output, got.Judgment("j").Verdict)
 	}
 	same := rejudged
 	same.Judgments = []*state.Judgment{{Judge: "j", Status: state.JudgmentDone, Verdict: scoring.Fail, Score: 0.2}}
@@ -91,7 +91,7 @@ func TestDetailShowsPassedChecksFromTheWholeCell(t *testing.T) {
 	opts := Options{Whole: func(ref state.CellRef) (*state.Cell, error) {
 		c := *snap.Cell(4, 1, 0)
 		c.Clipped = false
-		c.Checks = []scoring.CheckResult{{Name: "not-empty", Pass: true}, {Name: "is-json", Reason: "the reply is not JSON"},
+		c.EditReply().Checks = []scoring.CheckResult{{Name: "not-empty", Pass: true}, {Name: "is-json", Reason: "the reply is not JSON"},
 			{Name: "max-length", Pass: true}}
 		return &c, nil
 	}}

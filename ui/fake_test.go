@@ -106,10 +106,10 @@ func status(s state.CellStatus) func(*state.Cell) {
 func completed(lat time.Duration, tps float64) func(*state.Cell) {
 	return func(c *state.Cell) {
 		c.Status, c.Server, c.Attempts = state.Completed, "gpu0", 1
-		c.Output = "The answer to " + c.Test + " is 42."
+		c.EditReply().Output = "The answer to " + c.Test + " is 42."
 		c.TTFT, c.Latency, c.TokensPerSec = lat/4, lat, tps
 		c.PromptTokens, c.CompletionTokens = 120, 48
-		c.Checks = []scoring.CheckResult{{Name: "not-empty", Pass: true}}
+		c.EditReply().Checks = []scoring.CheckResult{{Name: "not-empty", Pass: true}}
 	}
 }
 
@@ -117,15 +117,15 @@ func failed(name, reason string) func(*state.Cell) {
 	return func(c *state.Cell) {
 		completed(800*time.Millisecond, 30)(c)
 		c.Status = state.Failed
-		c.Output = "I cannot call tools."
-		c.Checks = []scoring.CheckResult{{Name: "not-empty", Pass: true}, {Name: name, Reason: reason}}
+		c.EditReply().Output = "I cannot call tools."
+		c.EditReply().Checks = []scoring.CheckResult{{Name: "not-empty", Pass: true}, {Name: name, Reason: reason}}
 	}
 }
 
 func errored(class chat.ErrorClass, msg string) func(*state.Cell) {
 	return func(c *state.Cell) {
 		*c = state.Cell{Model: c.Model, Test: c.Test, Repeat: c.Repeat, Status: state.Errored,
-			Server: "gpu1", Attempts: 3, ErrorClass: class, Error: msg}
+			Server: "gpu1", Attempts: 3, Reply: &state.Reply{ErrorClass: class, Error: msg}}
 	}
 }
 

@@ -212,8 +212,8 @@ func (p *plain) outcome(c *state.Cell) string {
 	case state.Completed:
 		return g.ok + " " + timing(c)
 	case state.Failed:
-		why := c.Error
-		for _, ch := range c.Checks {
+		why := c.Said().Error
+		for _, ch := range c.Said().Checks {
 			if !ch.Pass {
 				why = ch.Name
 				if ch.Reason != "" {
@@ -224,9 +224,9 @@ func (p *plain) outcome(c *state.Cell) string {
 		}
 		return strings.TrimSpace(g.failed + " " + timing(c) + " " + why)
 	case state.Errored:
-		msg := string(c.ErrorClass)
-		if c.Error != "" {
-			msg = strings.TrimPrefix(msg+": "+c.Error, ": ")
+		msg := string(c.Said().ErrorClass)
+		if c.Said().Error != "" {
+			msg = strings.TrimPrefix(msg+": "+c.Said().Error, ": ")
 		}
 		if c.Attempts > 1 {
 			msg += " (after " + strconv.Itoa(c.Attempts) + " attempts)"
@@ -244,8 +244,8 @@ func timing(c *state.Cell) string {
 	if c.TokensPerSec > 0 {
 		s += " " + strconv.FormatFloat(c.TokensPerSec, 'f', 0, 64) + " tok/s"
 	}
-	if c.PromptCut > 0 {
-		s += " · prompt cut to " + strconv.Itoa(c.PromptCut) + " tokens"
+	if c.Said().PromptCut > 0 {
+		s += " · prompt cut to " + strconv.Itoa(c.Said().PromptCut) + " tokens"
 	}
 	return s
 }
@@ -493,7 +493,7 @@ func promptsCut(run *state.BatteryRun) (cells, judge int) {
 			continue
 		}
 		for _, c := range r.Cells {
-			if c.PromptCut > 0 {
+			if c.Said().PromptCut > 0 {
 				cells++
 			}
 		}
@@ -512,7 +512,7 @@ func attempts(run *state.BatteryRun) (n, more int) {
 			n += c.Attempts
 			// An agent cell's steps are a request each: only attempts
 			// beyond them were a cell sent again.
-			if c.Attempts > max(1, len(c.Steps)) {
+			if c.Attempts > max(1, len(c.Said().Steps)) {
 				more++
 			}
 		}

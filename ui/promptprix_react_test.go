@@ -64,11 +64,11 @@ mode = "deterministic"
 	// The steps are the snapshot's (LoadCell reads what a snapshot clips,
 	// and a snapshot keeps a loop whole).
 	cell := snap.Cell(0, 0, 0)
-	if len(cell.Steps) < 2 {
-		t.Fatalf("coherent × %s read back with %d steps (%s %s), want a loop of several", cell.Test, len(cell.Steps), cell.Status, cell.Error)
+	if len(cell.Said().Steps) < 2 {
+		t.Fatalf("coherent × %s read back with %d steps (%s %s), want a loop of several", cell.Test, len(cell.Said().Steps), cell.Status, cell.Said().Error)
 	}
 	var obs string
-	for _, s := range cell.Steps {
+	for _, s := range cell.Said().Steps {
 		for _, c := range s.Calls {
 			if c.Name == "read_file" && obs == "" {
 				obs = strings.Fields(c.Observation)[0]

@@ -209,20 +209,20 @@ func sceneAgent() *state.BatteryRun {
 	agent := func(pass bool, why string, steps ...state.Step) func(*state.Cell) {
 		return func(c *state.Cell) {
 			completed(0, 25)(c)
-			c.Steps = steps
-			c.ToolCalls, c.Latency, c.PromptTokens, c.CompletionTokens = nil, 0, 0, 0
+			c.EditReply().Steps = steps
+			c.EditReply().ToolCalls, c.Latency, c.PromptTokens, c.CompletionTokens = nil, 0, 0, 0
 			for _, s := range steps {
 				for _, sc := range s.Calls {
-					c.ToolCalls = append(c.ToolCalls, sc.ToolCall)
+					c.EditReply().ToolCalls = append(c.Said().ToolCalls, sc.ToolCall)
 				}
 				c.Latency += s.Latency
 				c.PromptTokens += s.PromptTokens
 				c.CompletionTokens += s.CompletionTokens
 			}
 			c.TTFT = steps[0].TTFT
-			c.Output = steps[len(steps)-1].Content
-			c.FinishReason = steps[len(steps)-1].FinishReason
-			c.Checks = []scoring.CheckResult{{Name: "agent-loop", Pass: pass, Reason: why}, {Name: "tool-call move_file", Pass: true}}
+			c.EditReply().Output = steps[len(steps)-1].Content
+			c.EditReply().FinishReason = steps[len(steps)-1].FinishReason
+			c.EditReply().Checks = []scoring.CheckResult{{Name: "agent-loop", Pass: pass, Reason: why}, {Name: "tool-call move_file", Pass: true}}
 			if !pass {
 				c.Status = state.Failed
 			}
@@ -242,7 +242,7 @@ func sceneAgent() *state.BatteryRun {
 		step("gpu0", 650*time.Millisecond, "Listing again.", call("list_files", `{"path":"./inbox"}`, "invoice_march.pdf", true)),
 		step("gpu0", 640*time.Millisecond, "", call("list_files", `{"path":"./inbox"}`, "invoice_march.pdf", true))))
 	set(run, 0, 2, 0, status(state.Running), func(c *state.Cell) {
-		c.Steps = []state.Step{
+		c.EditReply().Steps = []state.Step{
 			step("gpu0", time.Second, "First the list.", call("list_files", `{"path":"./inbox"}`, "a.pdf", true)),
 			step("gpu0", time.Second, "", call("move_file", `{"from":"a.pdf","to":"./invoices/"}`, "moved", true)),
 		}

@@ -130,7 +130,7 @@ func replyColumn(c *common, title string, cells []*state.Cell, judge string, w i
 		if cell.Latency > 0 || cell.TTFT > 0 {
 			out = append(out, st.dim.Render("latency "+shortDur(cell.Latency)+" · TTFT "+shortDur(cell.TTFT)))
 		}
-		for _, ch := range cell.Checks {
+		for _, ch := range cell.Said().Checks {
 			mark := st.kind[kindOK].Render(g.ok)
 			if !ch.Pass {
 				mark = st.kind[kindFailed].Render(g.failed)
@@ -140,15 +140,15 @@ func replyColumn(c *common, title string, cells []*state.Cell, judge string, w i
 				add(3, ch.Reason)
 			}
 		}
-		if cell.Error != "" {
-			add(0, st.kind[kindErrored].Render(g.errored)+" "+cell.Error)
+		if cell.Said().Error != "" {
+			add(0, st.kind[kindErrored].Render(g.errored)+" "+cell.Said().Error)
 		}
-		if cell.Output != "" || len(cell.ToolCalls) > 0 {
+		if cell.Said().Output != "" || len(cell.Said().ToolCalls) > 0 {
 			out = append(out, "")
-			if cell.Output != "" {
-				add(0, cell.Output)
+			if cell.Said().Output != "" {
+				add(0, cell.Said().Output)
 			}
-			for _, tc := range cell.ToolCalls {
+			for _, tc := range cell.Said().ToolCalls {
 				add(0, "→ "+tc.Name+"("+tc.Arguments+")")
 			}
 		}

@@ -14,8 +14,8 @@ func sceneSide() *state.BatteryRun {
 	replies := []string{`{"name": "Ada", "age": 36}`, `{"name":"Ada","age":"36"}`, "Here is the JSON you asked for:\n{\"name\": \"Ada\"}", `{"name": "Ada", "age": 36, "city": "London"}`}
 	for mi, r := range replies {
 		set(run, 1, mi, 0, func(c *state.Cell) {
-			c.Output = r
-			c.Checks = []scoring.CheckResult{{Name: "is-json", Pass: mi != 2, Reason: "text before the JSON"}, {Name: "has-name", Pass: true}}
+			c.EditReply().Output = r
+			c.EditReply().Checks = []scoring.CheckResult{{Name: "is-json", Pass: mi != 2, Reason: "text before the JSON"}, {Name: "has-name", Pass: true}}
 		})
 	}
 	return run

@@ -34,21 +34,23 @@ func shownTest(t state.TestInfo) state.TestInfo {
 // shownCell is c as the detail view shows it. Judges' names stay as they
 // are, for looking judgments up; the view escapes them where it writes them.
 func shownCell(c state.Cell) state.Cell {
-	c.Model, c.Test, c.Server, c.Error = esc(c.Model), esc(c.Test), esc(c.Server), esc(c.Error)
-	c.Output, c.Reasoning, c.FinishReason = esc(c.Output), esc(c.Reasoning), esc(c.FinishReason)
-	c.ToolCalls = slices.Clone(c.ToolCalls)
-	for i := range c.ToolCalls {
-		tc := &c.ToolCalls[i]
+	c.Model, c.Test, c.Server = esc(c.Model), esc(c.Test), esc(c.Server)
+	r := c.EditReply()
+	r.Error = esc(r.Error)
+	r.Output, r.Reasoning, r.FinishReason = esc(r.Output), esc(r.Reasoning), esc(r.FinishReason)
+	r.ToolCalls = slices.Clone(r.ToolCalls)
+	for i := range r.ToolCalls {
+		tc := &r.ToolCalls[i]
 		tc.Name, tc.Arguments = esc(tc.Name), esc(tc.Arguments)
 	}
-	c.Checks = slices.Clone(c.Checks)
-	for i := range c.Checks {
-		ch := &c.Checks[i]
+	r.Checks = slices.Clone(r.Checks)
+	for i := range r.Checks {
+		ch := &r.Checks[i]
 		ch.Name, ch.Reason = esc(ch.Name), esc(ch.Reason)
 	}
-	c.Steps = slices.Clone(c.Steps)
-	for i := range c.Steps {
-		s := &c.Steps[i]
+	r.Steps = slices.Clone(r.Steps)
+	for i := range r.Steps {
+		s := &r.Steps[i]
 		s.Content, s.Reasoning, s.FinishReason, s.Server = esc(s.Content), esc(s.Reasoning), esc(s.FinishReason), esc(s.Server)
 		s.Calls = slices.Clone(s.Calls)
 		for k := range s.Calls {

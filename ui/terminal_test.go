@@ -32,8 +32,8 @@ func sceneHostile() *state.BatteryRun {
 	run.Message = "server said" + hostile + "oops"
 	set(run, 0, 0, 0, func(c *state.Cell) {
 		c.Model, c.Test = run.Models[0], run.Tests[0].ID
-		c.Output = "reply" + hostile + "red"
-		c.Reasoning = "think" + hostile
+		c.EditReply().Output = "reply" + hostile + "red"
+		c.EditReply().Reasoning = "think" + hostile
 		j := c.Judgment("gemma")
 		j.Samples = []scoring.Sample{{Reason: "because" + hostile}}
 	})

@@ -114,7 +114,7 @@ func versusChanges(c *common, a, b *state.Cell, judgeA, judgeB string) []string 
 		out = append(out, "score "+strconv.FormatFloat(ja.Score, 'f', 2, 64)+" → "+strconv.FormatFloat(jb.Score, 'f', 2, 64)+
 			" ("+sign+strconv.FormatFloat(d, 'f', 2, 64)+")")
 	}
-	pa, pb := checkPasses(a.Checks), checkPasses(b.Checks)
+	pa, pb := checkPasses(a.Said().Checks), checkPasses(b.Said().Checks)
 	var names []string
 	for n := range pa {
 		names = append(names, n)

@@ -15,12 +15,12 @@ func sceneVersus() (a, b *state.BatteryRun) {
 	a, b = sceneSide(), sceneSide()
 	b.ID = "20261122-090000-cd34"
 	set(b, 1, 2, 0, func(c *state.Cell) {
-		c.Output = `{"name": "Ada", "age": 36}`
-		c.Checks = []scoring.CheckResult{{Name: "is-json", Pass: true}, {Name: "has-name", Pass: true}}
+		c.EditReply().Output = `{"name": "Ada", "age": 36}`
+		c.EditReply().Checks = []scoring.CheckResult{{Name: "is-json", Pass: true}, {Name: "has-name", Pass: true}}
 	}, judged(scoring.JuryName, scoring.Pass, 0.9))
 	set(b, 1, 3, 0, func(c *state.Cell) {
-		c.Output = "I cannot share personal data."
-		c.Checks = []scoring.CheckResult{{Name: "is-json", Reason: "the reply is not JSON"}, {Name: "has-name", Reason: "no name"}}
+		c.EditReply().Output = "I cannot share personal data."
+		c.EditReply().Checks = []scoring.CheckResult{{Name: "is-json", Reason: "the reply is not JSON"}, {Name: "has-name", Reason: "no name"}}
 	}, judged(scoring.JuryName, scoring.Fail, 0.1))
 	set(b, 1, 0, 0, judged(scoring.JuryName, scoring.Fail, 0.35))
 	return a, b

@@ -89,21 +89,21 @@ func showsEveryCell(t *testing.T, led *ledger.Ledger, sum *Summary, cells []fxCe
 		}
 		name := fc.model + " × " + fc.test
 		if c.Status != fc.want {
-			t.Errorf("%s: status %s, want %s (checks %+v, error %q)", name, c.Status, fc.want, c.Checks, c.Error)
+			t.Errorf("%s: status %s, want %s (checks %+v, error %q)", name, c.Status, fc.want, c.Said().Checks, c.Said().Error)
 		}
-		if !sameCalls(c.ToolCalls, fc.wantCalls) {
-			t.Errorf("%s: tool calls %+v, want %+v", name, c.ToolCalls, fc.wantCalls)
+		if !sameCalls(c.Said().ToolCalls, fc.wantCalls) {
+			t.Errorf("%s: tool calls %+v, want %+v", name, c.Said().ToolCalls, fc.wantCalls)
 		}
 		if fc.want == state.Completed || fc.want == state.Failed {
-			if strings.Contains(c.Output, "Tool Call") || strings.Contains(c.Output, "tool_call") {
-				t.Errorf("%s: the calls' markup is left in the output: %q", name, c.Output)
+			if strings.Contains(c.Said().Output, "Tool Call") || strings.Contains(c.Said().Output, "tool_call") {
+				t.Errorf("%s: the calls' markup is left in the output: %q", name, c.Said().Output)
 			}
-			if len(c.Checks) == 0 {
+			if len(c.Said().Checks) == 0 {
 				t.Errorf("%s: a reply with no checks run", name)
 			}
 		}
-		if fc.want == state.Errored && (c.Error != fc.err || c.Server != ServerImported) {
-			t.Errorf("%s: error %q on %q, want %q on %q", name, c.Error, c.Server, fc.err, ServerImported)
+		if fc.want == state.Errored && (c.Said().Error != fc.err || c.Server != ServerImported) {
+			t.Errorf("%s: error %q on %q, want %q on %q", name, c.Said().Error, c.Server, fc.err, ServerImported)
 		}
 	}
 	for s, n := range want {
@@ -136,8 +136,8 @@ func timingAndErrorClass(t *testing.T, led *ledger.Ledger, sum *Summary, _ []fxC
 	for _, tt := range tests {
 		t.Run(tt.model+"/"+tt.test, func(t *testing.T) {
 			c := cellOf(t, b, tt.model, tt.test)
-			if c.ErrorClass != tt.class {
-				t.Errorf("class %q, want %q (error %q)", c.ErrorClass, tt.class, c.Error)
+			if c.Said().ErrorClass != tt.class {
+				t.Errorf("class %q, want %q (error %q)", c.Said().ErrorClass, tt.class, c.Said().Error)
 			}
 		})
 	}
@@ -310,8 +310,8 @@ func TestImportConsistencyExportIsRepeats(t *testing.T) {
 			}
 		}
 	}
-	if c := b.Cell(0, 1, 1); c.ErrorClass != chat.ClassUnavailable {
-		t.Errorf("connection refused: class %q", c.ErrorClass)
+	if c := b.Cell(0, 1, 1); c.Said().ErrorClass != chat.ClassUnavailable {
+		t.Errorf("connection refused: class %q", c.Said().ErrorClass)
 	}
 }
 
@@ -400,16 +400,16 @@ func TestImportKeepsTheOtherToolsReason(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k := slices.IndexFunc(whole.Checks, func(r scoring.CheckResult) bool { return r.Name == name })
+		k := slices.IndexFunc(whole.Said().Checks, func(r scoring.CheckResult) bool { return r.Name == name })
 		if fc.status != "semantic_failure" {
 			if k >= 0 {
-				t.Errorf("%s × %s: prompt-prix said %q, yet the cell has %+v", fc.model, fc.test, fc.status, whole.Checks[k])
+				t.Errorf("%s × %s: prompt-prix said %q, yet the cell has %+v", fc.model, fc.test, fc.status, whole.Said().Checks[k])
 			}
 			continue
 		}
 		seen++
-		if k < 0 || whole.Checks[k].Pass || whole.Checks[k].Reason != why {
-			t.Errorf("%s × %s: checks %+v, want %q failed with %q", fc.model, fc.test, whole.Checks, name, why)
+		if k < 0 || whole.Said().Checks[k].Pass || whole.Said().Checks[k].Reason != why {
+			t.Errorf("%s × %s: checks %+v, want %q failed with %q", fc.model, fc.test, whole.Said().Checks, name, why)
 		}
 		if whole.Status != fc.want {
 			t.Errorf("%s × %s: %s, want %s: the tool's verdict does not decide the cell", fc.model, fc.test, whole.Status, fc.want)

@@ -113,7 +113,7 @@ func TestImportPromptfooEvalOutput(t *testing.T) {
 		for mi, m := range b.Models {
 			c := b.Cell(ti, mi, 0)
 			if w := want[m+" "+string(rune('0'+ti))]; c.Status != w {
-				t.Errorf("%s × %s: %s, want %s (checks %+v)", m, info.ID, c.Status, w, c.Checks)
+				t.Errorf("%s × %s: %s, want %s (checks %+v)", m, info.ID, c.Status, w, c.Said().Checks)
 			}
 		}
 	}
@@ -121,16 +121,16 @@ func TestImportPromptfooEvalOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k := slices.IndexFunc(whole.Checks, func(r scoring.CheckResult) bool { return r.Name == ImportedVerdictPrefix+"promptfoo)" }); k < 0 ||
-		whole.Checks[k].Reason != `Expected output to contain "Tokyo"` {
-		t.Errorf("promptfoo's reason is not kept with the cell: %+v", whole.Checks)
+	if k := slices.IndexFunc(whole.Said().Checks, func(r scoring.CheckResult) bool { return r.Name == ImportedVerdictPrefix+"promptfoo)" }); k < 0 ||
+		whole.Said().Checks[k].Reason != `Expected output to contain "Tokyo"` {
+		t.Errorf("promptfoo's reason is not kept with the cell: %+v", whole.Said().Checks)
 	}
 	c := b.Cell(1, 1, 0)
-	if len(c.ToolCalls) != 1 || c.ToolCalls[0].ID != "call_1" || c.ToolCalls[0].Arguments != `{"city":"Tokyo"}` || c.Output != "Tokyo:" {
-		t.Errorf("a message with tool_calls: output %q calls %+v", c.Output, c.ToolCalls)
+	if len(c.Said().ToolCalls) != 1 || c.Said().ToolCalls[0].ID != "call_1" || c.Said().ToolCalls[0].Arguments != `{"city":"Tokyo"}` || c.Said().Output != "Tokyo:" {
+		t.Errorf("a message with tool_calls: output %q calls %+v", c.Said().Output, c.Said().ToolCalls)
 	}
-	if c := b.Cell(2, 1, 0); c.ErrorClass != chat.ClassUnavailable || !strings.Contains(c.Error, "503") {
-		t.Errorf("errored result: %q %q", c.ErrorClass, c.Error)
+	if c := b.Cell(2, 1, 0); c.Said().ErrorClass != chat.ClassUnavailable || !strings.Contains(c.Said().Error, "503") {
+		t.Errorf("errored result: %q %q", c.Said().ErrorClass, c.Said().Error)
 	}
 	if c := b.Cell(0, 0, 0); c.PromptTokens != 12 || c.CompletionTokens != 5 {
 		t.Errorf("tokens %d/%d, want the response's tokenUsage", c.PromptTokens, c.CompletionTokens)
@@ -208,12 +208,12 @@ func TestImportInspectLog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c := b.Cell(tt.ti, 0, tt.rep)
-		if c.Status != tt.want || c.Output != tt.output {
-			t.Errorf("%s run %d: %s %q, want %s %q", b.Tests[tt.ti].ID, tt.rep+1, c.Status, c.Output, tt.want, tt.output)
+		if c.Status != tt.want || c.Said().Output != tt.output {
+			t.Errorf("%s run %d: %s %q, want %s %q", b.Tests[tt.ti].ID, tt.rep+1, c.Status, c.Said().Output, tt.want, tt.output)
 		}
 	}
-	if c := b.Cell(1, 0, 0); len(c.ToolCalls) != 1 || c.ToolCalls[0].Arguments != `{"city":"Oslo"}` {
-		t.Errorf("tool calls %+v", c.ToolCalls)
+	if c := b.Cell(1, 0, 0); len(c.Said().ToolCalls) != 1 || c.Said().ToolCalls[0].Arguments != `{"city":"Oslo"}` {
+		t.Errorf("tool calls %+v", c.Said().ToolCalls)
 	}
 	if c := b.Cell(0, 0, 0); c.Latency.Milliseconds() != 750 || c.CompletionTokens != 3 {
 		t.Errorf("latency %s tokens %d", c.Latency, c.CompletionTokens)

@@ -76,8 +76,8 @@ func TestImportPromptPrixResultsOfAPromptfooBattery(t *testing.T) {
 			continue
 		}
 		cell := b.Cell(ti, 0, 0)
-		if cell.Status != state.Completed || cell.Output != "It is "+c.reply+"." {
-			t.Errorf("prompt-prix's %s on %s: %s %q, want its reply, passing the test's contains %q", c.pp, c.pitwall, cell.Status, cell.Output, c.reply)
+		if cell.Status != state.Completed || cell.Said().Output != "It is "+c.reply+"." {
+			t.Errorf("prompt-prix's %s on %s: %s %q, want its reply, passing the test's contains %q", c.pp, c.pitwall, cell.Status, cell.Said().Output, c.reply)
 		}
 	}
 }

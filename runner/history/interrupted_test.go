@@ -47,11 +47,11 @@ func TestLoadSnapshotShowsARunWhoseProcessDiedAsInterrupted(t *testing.T) {
 		if c.Status != want[c.Test] {
 			t.Errorf("cell %s: %s, want %s", c.Test, c.Status, want[c.Test])
 		}
-		if c.Status == state.Cancelled && !strings.Contains(c.Error, "interrupted") {
-			t.Errorf("cell %s cancelled without saying why: %q", c.Test, c.Error)
+		if c.Status == state.Cancelled && !strings.Contains(c.Said().Error, "interrupted") {
+			t.Errorf("cell %s cancelled without saying why: %q", c.Test, c.Said().Error)
 		}
-		if c.Output != "out "+c.Test {
-			t.Errorf("cell %s lost its output: %q", c.Test, c.Output)
+		if c.Said().Output != "out "+c.Test {
+			t.Errorf("cell %s lost its output: %q", c.Test, c.Said().Output)
 		}
 	}
 	if b.Counts.Cancelled != 2 || b.Counts.Completed != 1 {

@@ -104,9 +104,10 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, 
 	for k, steps := range trajectories(reqs) {
 		lastObserved(steps, cellCalls[k])
 		if c := cellAt(k.t, k.m, k.r); c != nil {
-			c.Steps = make([]state.Step, len(steps))
+			r := c.EditReply()
+			r.Steps = make([]state.Step, len(steps))
 			for i, s := range steps {
-				c.Steps[i] = s.Step
+				r.Steps[i] = s.Step
 			}
 		}
 	}
@@ -135,15 +136,21 @@ func LoadSnapshot(led *ledger.Ledger, id, judgeName string) (*state.BatteryRun, 
 // fillCell sets c from its ledger row.
 func fillCell(c *state.Cell, row ledger.CellRow) error {
 	c.Status = state.CellStatus(row.Status)
-	c.Server, c.Output, c.Reasoning, c.Attempts = row.Server, row.Output, row.Reasoning, row.Attempts
-	c.ErrorClass, c.Error = chat.ErrorClass(row.ErrorClass), row.Error
+	c.Server, c.Attempts = row.Server, row.Attempts
 	c.TTFT, c.Latency, c.TokensPerSec = row.TTFT, row.Latency, row.TokensPerSec
 	c.PromptTokens, c.CompletionTokens = row.PromptTokens, row.CompletionTokens
-	if err := decode(row.ToolCalls, &c.ToolCalls); err != nil {
+	r := c.Said()
+	r.Output, r.Reasoning = row.Output, row.Reasoning
+	r.ErrorClass, r.Error = chat.ErrorClass(row.ErrorClass), row.Error
+	if err := decode(row.ToolCalls, &r.ToolCalls); err != nil {
 		return fmt.Errorf("cell %s/%s: tool calls: %w", row.Model, row.Test, err)
 	}
-	if err := decode(row.Checks, &c.Checks); err != nil {
+	if err := decode(row.Checks, &r.Checks); err != nil {
 		return fmt.Errorf("cell %s/%s: checks: %w", row.Model, row.Test, err)
+	}
+	c.Reply = nil
+	if !r.IsZero() {
+		c.Reply = &r
 	}
 	return nil
 }
@@ -201,7 +208,8 @@ func stopDeadCells(rows []*state.Row, run ledger.RunRow) {
 	for _, row := range rows {
 		for i := range row.Cells {
 			if c := row.Cells[i]; !c.Status.Terminal() {
-				c.Status, c.ErrorClass, c.Error = state.Cancelled, chat.ClassCanceled, why
+				r := c.EditReply()
+				c.Status, r.ErrorClass, r.Error = state.Cancelled, chat.ClassCanceled, why
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // The writer: every write of a Ledger is queued, in the order it is made,
@@ -300,8 +301,8 @@ func (w *writer) queuedCell(k CellKey, run string) (CellRow, bool) {
 	return w.recent.get(id)
 }
 
-// recentCellBytes bounds the texts of the cells the writer keeps after
-// their commit: two generations of half as much each.
+// recentCellBytes bounds what the writer keeps of the cells it committed,
+// texts and bookkeeping: two generations of half as much each.
 var recentCellBytes = 8 << 20 // a variable for the tests
 
 // recentCells is what the writer remembers of the cells it committed
@@ -314,13 +315,23 @@ type recentCells struct {
 }
 
 func (r *recentCells) put(c *cellOp) {
-	size := len(c.c.Output) + len(c.c.Reasoning) + len(c.c.ToolCalls) + len(c.c.Checks) + 64
+	if c.c.Output == "" && c.c.ToolCalls == "" {
+		// Nothing to judge (a cell put pending as its run starts, an
+		// error): a reader may as well query it, and a large run's
+		// pending cells would fill the memory with rows no one reads back.
+		return
+	}
+	size := len(c.c.Output) + len(c.c.Reasoning) + len(c.c.ToolCalls) + len(c.c.Checks) + recentCellOverhead
 	if r.young == nil || r.bytes+size > recentCellBytes/2 {
 		r.old, r.young, r.bytes = r.young, map[cellID]*cellOp{}, 0
 	}
 	r.young[c.id()] = c
 	r.bytes += size
 }
+
+// recentCellOverhead is what a remembered cell costs beside its texts: its
+// row and its entry in the map.
+const recentCellOverhead = int(unsafe.Sizeof(cellOp{})) + 64
 
 func (r *recentCells) get(id cellID) (CellRow, bool) {
 	if c, ok := r.young[id]; ok {

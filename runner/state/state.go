@@ -78,9 +78,42 @@ type Cell struct {
 	Test   string
 	Repeat int
 
-	Status     CellStatus
-	Server     string
-	Attempts   int
+	Status   CellStatus
+	Server   string
+	Attempts int
+
+	TTFT             time.Duration
+	Latency          time.Duration
+	PromptTokens     int
+	CompletionTokens int
+	TokensPerSec     float64
+
+	// Judgments are one per judge, in the order they came; scoring.JuryName
+	// holds the aggregate when scoring is a jury. Judgment reads one. A
+	// slice, not a map: a cell has one to a few, and a run has many cells.
+	Judgments []*Judgment
+
+	// Reply is what the cell's inference said, nil when it said nothing
+	// the live state keeps. Read it through Said, change it through
+	// EditReply: a published cell's Reply is shared with the copy the
+	// runner edits, and a run of 100,000 cells keeps a reply for few of
+	// them, so a cell is a third of the size it would be with the texts
+	// inline.
+	Reply *Reply
+
+	// Clipped says the live state keeps less than the ledger has of the
+	// cell's texts (output, reasoning, tool calls, checks, judge replies):
+	// a finished cell keeps none of them once the ledger has them, unless
+	// it errored or is an agent cell. A reader that needs them (the side
+	// panel, the detail view, an export) reads them from the ledger, so
+	// snapshots stay small whatever the size of the run.
+	Clipped bool
+}
+
+// Reply is what a cell's inference came to apart from its status and
+// figures: the texts, the checks, the error. Published replies are never
+// changed.
+type Reply struct {
 	ErrorClass chat.ErrorClass
 	Error      string
 
@@ -90,32 +123,43 @@ type Cell struct {
 	FinishReason string
 	Checks       []scoring.CheckResult
 
-	TTFT             time.Duration
-	Latency          time.Duration
-	PromptTokens     int
-	CompletionTokens int
-	TokensPerSec     float64
 	// PromptCut is the model's context when the server cut the prompt to
 	// it (chat.Result.PromptCut): the reply is to part of the prompt.
 	PromptCut int
 
 	// Steps is an agent test's trajectory, one step per model turn, in
 	// order; nil for a test of one request. For an agent cell, Output is
-	// the final answer, ToolCalls every call of every step, and the usage
-	// and latency fields the sums over its steps (TTFT the first step's).
+	// the final answer, ToolCalls every call of every step, and the cell's
+	// usage and latency fields the sums over its steps (TTFT the first
+	// step's).
 	Steps []Step
+}
 
-	// Judgments are one per judge, in the order they came; scoring.JuryName
-	// holds the aggregate when scoring is a jury. Judgment reads one. A
-	// slice, not a map: a cell has one to a few, and a run has many cells.
-	Judgments []*Judgment
+// IsZero reports whether r says nothing.
+func (r Reply) IsZero() bool {
+	return r.ErrorClass == "" && r.Error == "" && r.Output == "" && r.Reasoning == "" && len(r.ToolCalls) == 0 &&
+		r.FinishReason == "" && len(r.Checks) == 0 && r.PromptCut == 0 && len(r.Steps) == 0
+}
 
-	// Clipped says the live state keeps only a preview of the cell's long
-	// texts (output, reasoning, tool-call arguments, judge replies): the
-	// ledger has them whole, and a reader that needs them (the detail view,
-	// an export) reads them from there. Snapshots stay small whatever the
-	// size of the run.
-	Clipped bool
+// Said returns what the cell's inference said: the zero Reply when the
+// live state keeps none.
+func (c *Cell) Said() Reply {
+	if c == nil || c.Reply == nil {
+		return Reply{}
+	}
+	return *c.Reply
+}
+
+// EditReply returns the cell's reply to change: a copy of it (or a new
+// one), set on the cell, since the one it had may be a published
+// snapshot's. Take it once per change and set every field on it.
+func (c *Cell) EditReply() *Reply {
+	r := new(Reply)
+	if c.Reply != nil {
+		*r = *c.Reply
+	}
+	c.Reply = r
+	return r
 }
 
 // Step is one model turn of an agent test's tool loop: one inference
