@@ -18,8 +18,9 @@ import (
 //   - a server loads a model only when nothing resident has work left for
 //     it, and then picks the load that leaves the least idle time: a model
 //     no server holds before a second copy of one, one that fits beside
-//     what is streaming before one that must wait for a drain, the most
-//     remaining work first;
+//     what is streaming before one that must wait for a drain; with
+//     nothing running beside the load, a model that fits beside nothing,
+//     else the quickest load; otherwise the most remaining work first;
 //   - a model with much work left is loaded on one more server when that
 //     server has nothing better to do and the work would outlast the load;
 //   - judge jobs take only slots that no inference job can use, and judge
@@ -313,8 +314,12 @@ func (st *placeState) jobTime(c jobClass, m string) float64 {
 }
 
 // fill gives each free slot work of a model already present on its server:
-// resident models before one still loading, then the model with the most
-// queued work per server that holds it.
+// resident models before one still loading, then the model with the least
+// queued work per server that holds it. The order changes none of the
+// server's work, but finishing the model that is running out first frees
+// its room sooner: a model loaded beside it (prefetch) would otherwise take
+// the slots and leave its last jobs behind, holding the VRAM that the next
+// load needs to go beside the new model's streams.
 func (st *placeState) fill(c jobClass) {
 	for _, s := range st.servers {
 		if s.free == 0 || (c == classJudge && s.reserved) {
@@ -338,7 +343,7 @@ func (st *placeState) fill(c jobClass) {
 				}
 				return 1
 			}
-			return cmp.Compare(perServer(b), perServer(a))
+			return cmp.Compare(perServer(a), perServer(b))
 		})
 		st.prefetch(c, s, ms)
 		for _, m := range ms {

@@ -35,14 +35,22 @@ func (st *placeState) prefetch(c jobClass, s *placeServer, ms []string) {
 	if f <= 0 {
 		f = 1
 	}
+	// As for a swap (load), a model no server holds goes before a second
+	// copy of one that some server holds: it has to be loaded somewhere.
+	anyUnserved := false
+	for _, m := range st.models(c, s) {
+		if _, fitsEver, _ := st.fit(s, m); fitsEver && !s.present[m] && st.unserved(c, m, s) {
+			anyUnserved = true
+		}
+	}
 	best, bestWork := "", 0.0
 	for _, m := range st.models(c, s) {
 		load := st.v.Models[m].LoadTime.Seconds()
-		// A judge model's second copy may go ahead too: judge work comes
-		// all at once, and a server that runs out of the judge model it
-		// holds would otherwise load the other one with nothing running.
-		spread := c == classJudge && st.worthSpreading(c, m, s)
-		if s.present[m] || st.serving[m] > 0 && !spread || left > f*load || !st.fitsBeside(s, m) {
+		// A second copy may go ahead too, once no model is left unserved:
+		// the server that spreads a model would otherwise load it after
+		// its own models' last jobs, with nothing running.
+		spread := !anyUnserved && st.worthSpreading(c, m, s)
+		if s.present[m] || !st.unserved(c, m, s) && !spread || left > f*load || !st.fitsBeside(s, m) {
 			continue
 		}
 		w := float64(st.left(c, m, s)) * st.jobTime(c, m)
@@ -218,12 +226,8 @@ func (st *placeState) load(c jobClass) {
 				continue
 			}
 			k := st.serving[m]
-			pinnedHere := 0
-			if pm := st.pinned[s.view.Name]; pm != nil {
-				pinnedHere = pm[c][m].left()
-			}
 			ch := loadChoice{
-				model: m, unserved: k == 0 || pinnedHere > 0, fitsNow: fitsNow, evictsJudge: evictsJudge, judgeLast: st.judgeLast(c, m),
+				model: m, unserved: st.unserved(c, m, s), fitsNow: fitsNow, evictsJudge: evictsJudge, judgeLast: st.judgeLast(c, m),
 				work: float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(k+1),
 			}
 			if !ch.unserved && (!st.worthSpreading(c, m, s) || c == classJudge && evictsJudge) {
@@ -252,6 +256,13 @@ func (st *placeState) load(c jobClass) {
 			}
 			continue
 		}
+		// With one slot every load is dead time (its warm-up holds the
+		// slot), and with the VRAM unknown no load may go beside another
+		// model: which goes first saves nothing there.
+		dead := s.view.Slots > 1 && s.view.VRAMTotalGB > 0
+		for x := range s.present {
+			dead = dead && !s.busy(x)
+		}
 		slices.SortStableFunc(ready, func(a, b loadChoice) int {
 			if a.evictsJudge != b.evictsJudge {
 				if b.evictsJudge {
@@ -264,6 +275,23 @@ func (st *placeState) load(c jobClass) {
 					return -1
 				}
 				return 1
+			}
+			if dead {
+				// Nothing runs beside this load: it is dead time whatever
+				// it loads. A model that fits beside nothing costs as much
+				// wherever it loads, so it goes now; otherwise the
+				// quickest load, which leaves the most room to load the
+				// next model beside it while it runs.
+				if la, lb := st.lonely(s, a.model), st.lonely(s, b.model); la != lb {
+					if la {
+						return -1
+					}
+					return 1
+				}
+				ta, tb := st.v.Models[a.model].LoadTime, st.v.Models[b.model].LoadTime
+				if ta > 0 && tb > 0 && ta != tb {
+					return cmp.Compare(ta, tb)
+				}
 			}
 			if d := cmp.Compare(b.work, a.work); d != 0 {
 				return d
@@ -279,6 +307,35 @@ func (st *placeState) load(c jobClass) {
 		s.usedGB += st.v.Models[m].SizeGB
 		st.serving[m]++
 	}
+}
+
+// lonely reports whether m, loaded on s, leaves room for no other model s
+// offers: its load then runs with nothing beside it, wherever it happens.
+// Unknown sizes or VRAM make no model lonely.
+func (st *placeState) lonely(s *placeServer, m string) bool {
+	size, total := st.v.Models[m].SizeGB, s.view.VRAMTotalGB
+	if size <= 0 || total <= 0 {
+		return false
+	}
+	for x, ok := range s.view.Offered {
+		if !ok || x == m {
+			continue
+		}
+		if sx := st.v.Models[x].SizeGB; sx <= 0 || size+sx <= total+1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+// unserved reports whether no up server holds m, or s has pinned jobs of
+// m (class c), which no other server may run.
+func (st *placeState) unserved(c jobClass, m string, s *placeServer) bool {
+	if st.serving[m] == 0 {
+		return true
+	}
+	pm := st.pinned[s.view.Name]
+	return pm != nil && pm[c][m].left() > 0
 }
 
 // judgeLast reports whether m's inference should wait for the other

@@ -201,6 +201,70 @@ func TestPlacerRules(t *testing.T) {
 			want:  []string{"4@s0", "5@s0"},
 		},
 		{
+			name: "first load on two slots: the quickest, so the next one loads beside its streams",
+			servers: []plServer{
+				{name: "s0", slots: 2, vram: 24},
+			},
+			// a has more work, but nothing runs beside either load: b's
+			// costs 12 s of dead time, a's 32 s, and a can then load
+			// beside b's last jobs.
+			queue: plQueue("a", 20, "b", 3),
+			want:  []string{"21@s0", "22@s0"},
+		},
+		{
+			name: "first load: a model that fits beside nothing goes first, its load is dead time wherever it happens",
+			servers: []plServer{
+				// a (16 GB) fits beside neither b nor d in 18 GB.
+				{name: "s0", slots: 2, vram: 18, offered: []string{"a", "b", "d"}},
+			},
+			queue: plQueue("d", 20, "a", 3),
+			want:  []string{"21@s0", "22@s0"},
+		},
+		{
+			name: "first load on one slot: every load is dead time, the most work goes first",
+			servers: []plServer{
+				{name: "s0", slots: 1, vram: 24},
+			},
+			queue: plQueue("b", 3, "a", 20),
+			want:  []string{"4@s0"},
+		},
+		{
+			name: "first load with the VRAM unknown: one model at a time, the most work first",
+			servers: []plServer{
+				{name: "s0", slots: 2},
+			},
+			queue: plQueue("b", 3, "a", 20),
+			want:  []string{"4@s0", "5@s0"},
+		},
+		{
+			name: "a resident model with less work left here goes first, freeing its room sooner",
+			servers: []plServer{
+				{name: "s0", slots: 2, vram: 24, resident: []string{"b", "d"}},
+			},
+			queue: plQueue("b", 10, "d", 2),
+			want:  []string{"11@s0", "12@s0"},
+		},
+		{
+			name: "prefetch: a second copy loads beside the last jobs once no model is unserved",
+			servers: []plServer{
+				{name: "s0", slots: 2, busy: 1, vram: 24, resident: []string{"d"}, streaming: map[string]int{"d": 1}},
+				{name: "s1", slots: 2, busy: 2, vram: 24, resident: []string{"a"}, streaming: map[string]int{"a": 2}},
+			},
+			// d has 2 s left per slot on s0; a's 100 jobs × 4 s would keep
+			// s1 busy 200 s, far longer than twice a's 32 s load.
+			queue: plQueue("d", 1, "a", 100),
+			want:  []string{"2@s0"},
+		},
+		{
+			name: "prefetch: a model nobody holds goes before a second copy",
+			servers: []plServer{
+				{name: "s0", slots: 2, busy: 1, vram: 24, resident: []string{"d"}, streaming: map[string]int{"d": 1}},
+				{name: "s1", slots: 2, busy: 2, vram: 24, resident: []string{"a"}, streaming: map[string]int{"a": 2}},
+			},
+			queue: plQueue("d", 1, "a", 100, "b", 5),
+			want:  []string{"102@s0"},
+		},
+		{
 			name: "swap choice: a judge model's own tests load after the others', so the judging finds it",
 			servers: []plServer{
 				{name: "s0", slots: 2, vram: 24},
