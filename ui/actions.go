@@ -269,6 +269,7 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.SideBySide):
 		if t, _, ok := g.cursorCell(); ok {
 			m.side.open(t, slices.Clone(g.models))
+			m.wholes.retry()
 			m.screen = screenSide
 		}
 	case key.Matches(msg, k.Versus):

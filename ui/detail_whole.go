@@ -6,9 +6,11 @@ import (
 	"pitwall/runner/state"
 )
 
-// A snapshot keeps a preview of a cell's long texts (state.Cell.Clipped):
-// the detail view reads the rest from the ledger, through Options.Whole,
-// when it opens on such a cell, and shows the preview until it has them.
+// A snapshot keeps little of a finished cell's texts (state.Cell.Clipped):
+// none of its reply and checks, a preview of its error. The detail view
+// reads the rest from the ledger, through Options.Whole, when it opens on
+// such a cell, and shows what the snapshot has until it has them (side by
+// side and V read theirs through whole_cells.go).
 
 // wholeMsg carries the repeats of cell (t, m) read whole.
 type wholeMsg struct {

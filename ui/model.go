@@ -60,6 +60,7 @@ type model struct {
 	rank   ranking
 	side   side
 	versus versusView
+	wholes wholeCells // cells side and versus read whole
 
 	screen    screen
 	back      screen // where help and the picker return to
@@ -103,8 +104,9 @@ func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, don
 	m.help = help{c: c}
 	m.picker = picker{c: c}
 	m.rank = ranking{c: c}
-	m.side = side{c: c}
-	m.versus = versusView{c: c}
+	m.wholes = wholeCells{c: c}
+	m.side = side{c: c, wholes: &m.wholes}
+	m.versus = versusView{c: c, wholes: &m.wholes}
 	m.refreshKeys()
 	m.headerLines = headerH
 	return m
@@ -193,6 +195,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.otherRun(msg)
 	case wholeMsg:
 		m.detail.takeWhole(msg, m.run, m.judge)
+	case cellWholeMsg:
+		m.wholes.take(msg)
 	case exportedMsg:
 		m.exporting = false
 		if msg.err != nil {
@@ -212,7 +216,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.headerHeight() != m.headerLines {
 		m.layout() // a question came or went, or its cost arrived
 	}
-	return m, cmd
+	return m, tea.Batch(cmd, m.readShown())
 }
 
 func (m *model) say(s string, alert bool) {

@@ -9,11 +9,13 @@ import (
 
 // side is the side-by-side view (v): one test's replies from every model
 // the grid keeps, in columns, each with its verdict under the judge in
-// view, its checks (passed ones too, where the cell holds them), its
-// timing and its reply. ←/→ move along the models when they do not all
-// fit; the rest scrolls as one.
+// view, its checks (passed ones too), its timing and its reply. ←/→ move
+// along the models when they do not all fit; the rest scrolls as one. A
+// finished cell's reply and checks are read whole for the columns on
+// screen (whole_cells.go).
 type side struct {
 	c             *common
+	wholes        *wholeCells
 	width, height int
 	t             int   // the test
 	models        []int // the models, in the grid's order
@@ -36,6 +38,18 @@ func (s *side) open(t int, models []int) {
 // shownCols is how many models fit side by side.
 func (s *side) shownCols() int {
 	return max(min(len(s.models)-s.col, (s.width-1)/(minSideCol+3)), 1)
+}
+
+// shown are the grid cells of the columns on screen.
+func (s *side) shown() []cellPos {
+	if s.col >= len(s.models) {
+		return nil
+	}
+	at := make([]cellPos, 0, s.shownCols())
+	for _, m := range s.models[s.col : s.col+s.shownCols()] {
+		at = append(at, cellPos{s.t, m})
+	}
+	return at
 }
 
 // left and right move along the models, a column at a time.
@@ -108,12 +122,14 @@ func (s *side) View(run *state.BatteryRun, judge string) string {
 
 // column is model mi's reply to test t, as lines of width w.
 func (s *side) column(run *state.BatteryRun, t, mi int, judge string, w int) []string {
-	return replyColumn(s.c, run.Models[mi], repeats(run, t, mi), judge, w)
+	cells, note := s.wholes.cells(run, t, mi)
+	return replyColumn(s.c, run.Models[mi], cells, note, judge, w)
 }
 
 // replyColumn is a cell's repeats under a title, as lines of width w: the
-// verdict under judge, the timing, the checks and the reply.
-func replyColumn(c *common, title string, cells []*state.Cell, judge string, w int) []string {
+// verdict under judge, the timing, the checks and the reply, and note
+// under a repeat that keeps less than the ledger has.
+func replyColumn(c *common, title string, cells []*state.Cell, note, judge string, w int) []string {
 	st, g := c.styles, c.glyphs
 	var out []string
 	add := func(indent int, text string) {
@@ -130,7 +146,8 @@ func replyColumn(c *common, title string, cells []*state.Cell, judge string, w i
 		if cell.Latency > 0 || cell.TTFT > 0 {
 			out = append(out, st.dim.Render("latency "+shortDur(cell.Latency)+" · TTFT "+shortDur(cell.TTFT)))
 		}
-		for _, ch := range cell.Said().Checks {
+		said := cell.Said()
+		for _, ch := range said.Checks {
 			mark := st.kind[kindOK].Render(g.ok)
 			if !ch.Pass {
 				mark = st.kind[kindFailed].Render(g.failed)
@@ -140,20 +157,20 @@ func replyColumn(c *common, title string, cells []*state.Cell, judge string, w i
 				add(3, ch.Reason)
 			}
 		}
-		if cell.Said().Error != "" {
-			add(0, st.kind[kindErrored].Render(g.errored)+" "+cell.Said().Error)
+		if said.Error != "" {
+			add(0, st.kind[kindErrored].Render(g.errored)+" "+said.Error)
 		}
-		if cell.Said().Output != "" || len(cell.Said().ToolCalls) > 0 {
+		if said.Output != "" || len(said.ToolCalls) > 0 {
 			out = append(out, "")
-			if cell.Said().Output != "" {
-				add(0, cell.Said().Output)
+			if said.Output != "" {
+				add(0, said.Output)
 			}
-			for _, tc := range cell.Said().ToolCalls {
+			for _, tc := range said.ToolCalls {
 				add(0, "→ "+tc.Name+"("+tc.Arguments+")")
 			}
 		}
-		if cell.Clipped {
-			add(0, st.dim.Render("(a preview: enter on the cell reads it whole)"))
+		if cell.Clipped && note != "" {
+			add(0, st.dim.Render(note))
 		}
 		out = append(out, "")
 	}

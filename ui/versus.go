@@ -23,6 +23,26 @@ type VersusOptions struct {
 // Tests or Models it draws only the cells that changed and counts the rest:
 // `pitwall show RUN --vs OTHER`.
 func RenderVersus(a, b *state.BatteryRun, o VersusOptions) string {
+	return renderVersus(a, b, o, ledgerCells)
+}
+
+// cellsOf gives a grid cell of a run as a reply column draws it: its
+// repeats, and a note for a repeat that keeps less than the ledger has.
+type cellsOf func(run *state.BatteryRun, t, m int) ([]*state.Cell, string)
+
+// ledgerCells are a run's cells as they are: runs read from the ledger
+// keep their texts whole.
+func ledgerCells(run *state.BatteryRun, t, m int) ([]*state.Cell, string) {
+	cells := repeats(run, t, m)
+	if anyClipped(cells) {
+		return cells, noteInLedger
+	}
+	return cells, ""
+}
+
+// renderVersus is RenderVersus with run a's cells given by cellsA: V
+// draws the live run's cell read whole.
+func renderVersus(a, b *state.BatteryRun, o VersusOptions, cellsA cellsOf) string {
 	c := plainCommon(Options{ASCII: o.ASCII})
 	width := o.Width
 	if width <= 0 {
@@ -47,12 +67,14 @@ func RenderVersus(a, b *state.BatteryRun, o VersusOptions) string {
 			if !ok || len(o.Models) > 0 && !slices.Contains(o.Models, model) {
 				continue
 			}
-			ca, cb := repeats(a, t, mi), repeats(b, bt, bm)
+			ca, noteA := cellsA(a, t, mi)
+			cb, noteB := ledgerCells(b, bt, bm)
 			if len(ca) == 0 || len(cb) == 0 {
 				continue
 			}
 			shared++
-			changes := versusChanges(c, ca[0], cb[0], o.JudgeA, o.JudgeB)
+			// Checks not read yet are not checks gone.
+			changes := versusChanges(c, ca[0], cb[0], o.JudgeA, o.JudgeB, !ca[0].Clipped && !cb[0].Clipped)
 			if len(changes) == 0 && !picked {
 				unchanged++
 				continue
@@ -68,8 +90,8 @@ func RenderVersus(a, b *state.BatteryRun, o VersusOptions) string {
 			for _, l := range strings.Split(c.wm.Wrap(head, width-1, ""), "\n") {
 				sb.WriteString(" " + c.styles.section.Render(l) + "\n")
 			}
-			left := replyColumn(c, "run "+a.ID, ca, o.JudgeA, colW)
-			right := replyColumn(c, "run "+b.ID, cb, o.JudgeB, colW)
+			left := replyColumn(c, "run "+a.ID, ca, noteA, o.JudgeA, colW)
+			right := replyColumn(c, "run "+b.ID, cb, noteB, o.JudgeB, colW)
 			sep := c.styles.dim.Render(" " + c.glyphs.sep + " ")
 			for l := range max(len(left), len(right)) {
 				var x, y string
@@ -94,8 +116,9 @@ func RenderVersus(a, b *state.BatteryRun, o VersusOptions) string {
 }
 
 // versusChanges says what differs between a cell in one run and the same
-// cell in another: its outcome, its score, the checks it passed.
-func versusChanges(c *common, a, b *state.Cell, judgeA, judgeB string) []string {
+// cell in another: its outcome, its score, the checks it passed, where
+// both cells hold their checks.
+func versusChanges(c *common, a, b *state.Cell, judgeA, judgeB string, checks bool) []string {
 	var out []string
 	ka, kb := repeatKind(a, judgeA), repeatKind(b, judgeB)
 	if ka != kb {
@@ -113,6 +136,9 @@ func versusChanges(c *common, a, b *state.Cell, judgeA, judgeB string) []string 
 		}
 		out = append(out, "score "+strconv.FormatFloat(ja.Score, 'f', 2, 64)+" → "+strconv.FormatFloat(jb.Score, 'f', 2, 64)+
 			" ("+sign+strconv.FormatFloat(d, 'f', 2, 64)+")")
+	}
+	if !checks {
+		return out
 	}
 	pa, pb := checkPasses(a.Said().Checks), checkPasses(b.Said().Checks)
 	var names []string

@@ -15,6 +15,7 @@ import (
 // changed (RenderVersus), scrolling as one.
 type versusView struct {
 	c             *common
+	wholes        *wholeCells // the run in view's cell, read whole
 	width, height int
 	t, m          int      // the cell, in the run in view
 	runs          []string // the runs to choose from, newest first
@@ -43,7 +44,7 @@ func (v *versusView) SetSize(w, h int) { v.width, v.height = w, h }
 
 // open starts V on cell (t, m) with runs to choose from.
 func (v *versusView) open(t, m int, runs []string) {
-	*v = versusView{c: v.c, width: v.width, height: v.height, t: t, m: m, runs: runs}
+	*v = versusView{c: v.c, wholes: v.wholes, width: v.width, height: v.height, t: t, m: m, runs: runs}
 }
 
 func (v *versusView) choosing() bool { return v.other == nil }
@@ -79,8 +80,9 @@ func (v *versusView) View(run *state.BatteryRun, judge string) string {
 		}
 		v.off = 0
 	} else {
-		out := RenderVersus(run, v.other, VersusOptions{JudgeA: judge, JudgeB: v.other.Plan.InView,
-			Tests: []string{run.Tests[v.t].ID}, Models: []string{run.Models[v.m]}, Width: v.width, ASCII: v.c.opts.ASCII})
+		out := renderVersus(run, v.other, VersusOptions{JudgeA: judge, JudgeB: v.other.Plan.InView,
+			Tests: []string{run.Tests[v.t].ID}, Models: []string{run.Models[v.m]}, Width: v.width, ASCII: v.c.opts.ASCII},
+			v.wholes.cells)
 		lines = strings.Split(strings.TrimRight(out, "\n"), "\n")
 		v.lines = len(lines)
 		v.off = min(v.off, v.last())
@@ -94,6 +96,7 @@ func (v *versusView) View(run *state.BatteryRun, judge string) string {
 func (m *model) openVersus(t, mi int) tea.Cmd {
 	list, run := m.c.opts.OtherRuns, m.run
 	m.versus.open(t, mi, nil)
+	m.wholes.retry()
 	m.say("V: finding the other runs of "+run.Name+m.c.glyphs.ellipsis, false)
 	return func() tea.Msg {
 		runs, err := list(run)
