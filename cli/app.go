@@ -60,6 +60,7 @@ func openApp(cfg *config.Config, runID string, stderr io.Writer) (*app, error) {
 func openAppFor(cfg *config.Config, runID string, purpose appFor, stderr io.Writer) (*app, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &app{cfg: cfg, cancel: cancel, purpose: purpose}
+	fitMemoryLimit(cfg)
 	if err := a.open(ctx, runID, stderr); err != nil {
 		a.Close()
 		return nil, err

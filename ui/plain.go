@@ -213,7 +213,16 @@ func (p *plain) outcome(c *state.Cell) string {
 		return g.ok + " " + timing(c)
 	case state.Failed:
 		why := c.Said().Error
-		for _, ch := range c.Said().Checks {
+		checks := c.Said().Checks
+		if c.Clipped && len(checks) == 0 && p.c.opts.Whole != nil {
+			// The live state leaves a finished cell's checks to the ledger:
+			// the line says which one failed, so it reads them there (a
+			// cell just written is read from the ledger's memory).
+			if whole, err := p.c.opts.Whole(state.CellRef{Test: c.Test, Model: c.Model, Repeat: c.Repeat}); err == nil {
+				checks = whole.Said().Checks
+			}
+		}
+		for _, ch := range checks {
 			if !ch.Pass {
 				why = ch.Name
 				if ch.Reason != "" {

@@ -243,7 +243,7 @@ func OpenReadOnly(path string) (*Ledger, error) {
 }
 
 func (l *Ledger) openReader(abs string) error {
-	err := l.openReaderWith(abs, url.Values{"mode": {"ro"}, "_busy_timeout": {fmt.Sprint(busyTimeoutMS)}})
+	err := l.openReaderWith(abs, url.Values{"mode": {"ro"}, "_busy_timeout": {fmt.Sprint(busyTimeoutMS)}, "_pragma": {"cache_size(-512)"}})
 	if isReadOnlyDB(err) {
 		// A reader of a WAL database writes the -shm file beside it: in a
 		// folder it cannot write, the file is read as it is on disk

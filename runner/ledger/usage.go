@@ -39,9 +39,12 @@ type Usage struct {
 // is its first request's. A cell is a (tested model, test, repeat): a judge
 // request's is its candidate's. The text is plain SQL that SQLite and
 // PostgreSQL read alike (no booleans summed, no bare columns beside an
-// aggregate, no two-argument max), so the dialect passes it through.
+// aggregate, no two-argument max), so the dialect passes it through. q
+// and reach are read more than once but NOT MATERIALIZED: scanned again,
+// they cost a little CPU once a run; kept, they cost SQLite 8 MB at the
+// end of a run of 100,000 judged cells, which its allocator then keeps.
 const usageSQL = `
-WITH q AS (
+WITH q AS NOT MATERIALIZED (
 	SELECT id, purpose, CASE purpose WHEN 'judge' THEN judge ELSE model END AS k, server,
 		CASE WHEN server NOT IN ('', ?2, ?3) THEN 1 ELSE 0 END AS live,
 		CASE WHEN candidate_model <> '' THEN candidate_model ELSE model END || ' ' || test || ' ' || repeat AS cell,
@@ -52,7 +55,7 @@ spans AS (
 	SELECT purpose, k, ended_ms * 1000 - latency_us AS s, ended_ms * 1000 AS e
 	FROM q WHERE live = 1 AND latency_us > 0 AND ended_ms IS NOT NULL
 ),
-reach AS (
+reach AS NOT MATERIALIZED (
 	SELECT purpose, k, s, e,
 		max(e) OVER (PARTITION BY purpose, k ORDER BY s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS kbefore,
 		max(e) OVER (PARTITION BY purpose ORDER BY s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pbefore

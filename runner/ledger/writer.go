@@ -303,7 +303,10 @@ func (w *writer) queuedCell(k CellKey, run string) (CellRow, bool) {
 
 // recentCellBytes bounds what the writer keeps of the cells it committed,
 // texts and bookkeeping: two generations of half as much each.
-var recentCellBytes = 8 << 20 // a variable for the tests
+//
+// It is for pipelined judging, which reads a cell back within a second or
+// so of its commit: 2 MB holds thousands of cells.
+var recentCellBytes = 2 << 20 // a variable for the tests
 
 // recentCells is what the writer remembers of the cells it committed
 // lately, so that a run reading back a cell it has just written (to judge

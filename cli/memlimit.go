@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"math"
+	"os"
+	"runtime/debug"
+
+	"pitwall/config"
+)
+
+// Go's soft memory limit for a run, set once as the app opens: a floor for
+// what every run holds (the program, its fleet, its ledger's caches) and
+// what each cell of the grid holds live (its cell, its verdicts, its share
+// of the queues), measured in BenchmarkBinaryJudged (about 560 bytes a
+// cell of live heap at 100,000 judged cells).
+//
+// With GOGC alone the heap grows to twice the live heap before a
+// collection; the limit holds it nearer, so that the program's peak is its
+// live heap and a margin rather than twice it (100,000 judged cells: about
+// 145 MB of RSS instead of 200). Sized by the grid, not fixed, it never
+// sits below what the run keeps live: a limit under the live heap would
+// have the collector run without end. GOMEMLIMIT, when set, is the user's
+// and is left as it is.
+const (
+	memFloor   = 32 << 20
+	memPerCell = 500
+)
+
+// fitMemoryLimit sets the limit for cfg's grid.
+func fitMemoryLimit(cfg *config.Config) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set || cfg == nil {
+		return
+	}
+	debug.SetMemoryLimit(memoryLimit(len(cfg.Tests) * len(cfg.Models) * max(cfg.Run.Repeat, 1)))
+}
+
+// memoryLimit is the limit for a grid of cells.
+func memoryLimit(cells int) int64 {
+	return int64(min(float64(memFloor)+float64(memPerCell)*float64(cells), math.MaxInt64/2))
+}
