@@ -448,14 +448,15 @@ func quoteName(name string) string {
 // judgeSteps is an agent cell's trajectory as a judge reads it; nil for a
 // cell of one request, or one read back without its steps.
 func judgeSteps(c *state.Cell) []judge.Step {
-	if len(c.Said().Steps) == 0 {
+	said := c.Said()
+	if len(said.Steps) == 0 {
 		return nil
 	}
-	out := make([]judge.Step, 0, len(c.Said().Steps))
-	for i, s := range c.Said().Steps {
-		if i == len(c.Said().Steps)-1 && slices.ContainsFunc(s.Calls, func(sc state.StepCall) bool { return sc.Name == doneTool }) {
+	out := make([]judge.Step, 0, len(said.Steps))
+	for i, s := range said.Steps {
+		if i == len(said.Steps)-1 && slices.ContainsFunc(s.Calls, func(sc state.StepCall) bool { return sc.Name == doneTool }) {
 			// A loop ended by DONE ended with an answer, the cell's output.
-			out = append(out, judge.Step{Text: c.Said().Output})
+			out = append(out, judge.Step{Text: said.Output})
 			continue
 		}
 		js := judge.Step{Text: s.Content}

@@ -367,9 +367,10 @@ func mayRetry(class chat.ErrorClass, attempt, failovers, retries int, determinis
 
 // cellRow is the ledger's copy of a cell.
 func (e *engine) cellRow(c *state.Cell) ledger.CellRow {
+	said := c.Said()
 	row := ledger.CellRow{
 		RunID: e.r.id, Model: c.Model, Test: c.Test, Repeat: c.Repeat, Status: string(c.Status), Server: c.Server,
-		Output: c.Said().Output, Reasoning: c.Said().Reasoning, ErrorClass: string(c.Said().ErrorClass), Error: c.Said().Error, Attempts: c.Attempts,
+		Output: said.Output, Reasoning: said.Reasoning, ErrorClass: string(said.ErrorClass), Error: said.Error, Attempts: c.Attempts,
 		PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, TTFT: c.TTFT, Latency: c.Latency,
 		TokensPerSec: c.TokensPerSec,
 	}
@@ -377,13 +378,13 @@ func (e *engine) cellRow(c *state.Cell) ledger.CellRow {
 		row.Status = string(state.Pending)
 	}
 	switch {
-	case len(c.Said().Steps) > 0 && len(c.Said().ToolCalls) > 0:
-		row.ToolCalls = mustJSON(stepCallsJSON(c.Said().Steps))
-	case len(c.Said().ToolCalls) > 0:
-		row.ToolCalls = mustJSON(c.Said().ToolCalls)
+	case len(said.Steps) > 0 && len(said.ToolCalls) > 0:
+		row.ToolCalls = mustJSON(stepCallsJSON(said.Steps))
+	case len(said.ToolCalls) > 0:
+		row.ToolCalls = mustJSON(said.ToolCalls)
 	}
-	if len(c.Said().Checks) > 0 {
-		row.Checks = mustJSON(c.Said().Checks)
+	if len(said.Checks) > 0 {
+		row.Checks = mustJSON(said.Checks)
 	}
 	return row
 }

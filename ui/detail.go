@@ -232,20 +232,21 @@ func buildDetail(c *common, run *state.BatteryRun, t, m int, judge string, width
 
 func writeCell(w *detailWriter, cell *state.Cell) {
 	c, g := w.c, w.c.glyphs
-	if len(cell.Said().Steps) > 0 {
+	said := cell.Said()
+	if len(said.Steps) > 0 {
 		writeSteps(w, cell)
 	} else {
 		writeReply(w, cell)
 	}
 	writeChecks(w, cell)
-	if cell.Said().Error != "" || cell.Said().ErrorClass != "" {
+	if said.Error != "" || said.ErrorClass != "" {
 		w.line(2, c.styles.title.Render("Error"))
-		msg := string(cell.Said().ErrorClass)
-		if cell.Said().Error != "" {
+		msg := string(said.ErrorClass)
+		if said.Error != "" {
 			if msg != "" {
 				msg += ": "
 			}
-			msg += cell.Said().Error
+			msg += said.Error
 		}
 		w.para(4, c.styles.kind[kindErrored].Render(g.errored)+" "+msg)
 	}
@@ -261,8 +262,8 @@ func writeCell(w *detailWriter, cell *state.Cell) {
 		}
 		w.para(4, strings.Join(parts, " · "))
 	}
-	if cell.Said().PromptCut > 0 {
-		w.para(4, c.styles.alert.Render(PromptCutText(cell.Said().PromptCut)))
+	if said.PromptCut > 0 {
+		w.para(4, c.styles.alert.Render(PromptCutText(said.PromptCut)))
 	}
 }
 
@@ -275,21 +276,22 @@ func PromptCutText(n int) string {
 // writeReply writes a one-request cell's reply and reasoning.
 func writeReply(w *detailWriter, cell *state.Cell) {
 	c := w.c
-	if cell.Status.Terminal() && cell.Status != state.Cancelled || cell.Said().Output != "" || len(cell.Said().ToolCalls) > 0 {
+	said := cell.Said()
+	if cell.Status.Terminal() && cell.Status != state.Cancelled || said.Output != "" || len(said.ToolCalls) > 0 {
 		w.line(2, c.styles.title.Render("Reply"))
-		if cell.Said().Output != "" || len(cell.Said().ToolCalls) == 0 {
-			w.para(4, cell.Said().Output)
+		if said.Output != "" || len(said.ToolCalls) == 0 {
+			w.para(4, said.Output)
 		}
-		for _, tc := range cell.Said().ToolCalls {
+		for _, tc := range said.ToolCalls {
 			w.para(4, "→ "+tc.Name+"("+tc.Arguments+")")
 		}
-		if cell.Said().FinishReason != "" {
-			w.line(4, c.styles.dim.Render("finish: "+cell.Said().FinishReason))
+		if said.FinishReason != "" {
+			w.line(4, c.styles.dim.Render("finish: "+said.FinishReason))
 		}
 	}
-	if cell.Said().Reasoning != "" {
+	if said.Reasoning != "" {
 		w.line(2, c.styles.title.Render("Reasoning"))
-		w.para(4, c.styles.dim.Render(cell.Said().Reasoning))
+		w.para(4, c.styles.dim.Render(said.Reasoning))
 	}
 }
 

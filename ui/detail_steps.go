@@ -29,8 +29,9 @@ func agentLoopCheck(cell *state.Cell) (pass bool, reason string, ok bool) {
 // writeSteps writes an agent cell's trajectory in place of a reply.
 func writeSteps(w *detailWriter, cell *state.Cell) {
 	c, g := w.c, w.c.glyphs
-	head := "Agent loop · " + strconv.Itoa(len(cell.Said().Steps)) + " step"
-	if len(cell.Said().Steps) != 1 {
+	said := cell.Said()
+	head := "Agent loop · " + strconv.Itoa(len(said.Steps)) + " step"
+	if len(said.Steps) != 1 {
 		head += "s"
 	}
 	w.line(2, c.styles.title.Render(head))
@@ -47,9 +48,9 @@ func writeSteps(w *detailWriter, cell *state.Cell) {
 		w.line(4, c.styles.dim.Render("under way"+g.ellipsis))
 	}
 
-	last := len(cell.Said().Steps) - 1
-	for i := range cell.Said().Steps {
-		s := &cell.Said().Steps[i]
+	last := len(said.Steps) - 1
+	for i := range said.Steps {
+		s := &said.Steps[i]
 		w.line(2, stepHead(i, s))
 		if s.Reasoning != "" {
 			w.clipped(4, c.styles.dim.Render(s.Reasoning), thoughtLines)
@@ -74,17 +75,17 @@ func writeSteps(w *detailWriter, cell *state.Cell) {
 
 	// A loop cut short (stagnation, max iterations) ended on a call, not
 	// an answer: there is no final answer to show.
-	answered := last >= 0 && len(cell.Said().Steps[last].Calls) == 0 && cell.Status.Terminal()
-	if answered || cell.Said().Output != "" {
+	answered := last >= 0 && len(said.Steps[last].Calls) == 0 && cell.Status.Terminal()
+	if answered || said.Output != "" {
 		w.line(2, c.styles.title.Render("Final answer"))
-		w.para(4, cell.Said().Output)
-		if cell.Said().FinishReason != "" {
-			w.line(4, c.styles.dim.Render("finish: "+cell.Said().FinishReason))
+		w.para(4, said.Output)
+		if said.FinishReason != "" {
+			w.line(4, c.styles.dim.Render("finish: "+said.FinishReason))
 		}
 	}
-	if cell.Said().Reasoning != "" {
+	if said.Reasoning != "" {
 		w.line(2, c.styles.title.Render("Reasoning"))
-		w.para(4, c.styles.dim.Render(cell.Said().Reasoning))
+		w.para(4, c.styles.dim.Render(said.Reasoning))
 	}
 }
 

@@ -208,12 +208,13 @@ func (p *plain) cellName(run *state.BatteryRun, c *state.Cell) string {
 // outcome is the end of an inference line: glyph, timing, and why it failed.
 func (p *plain) outcome(c *state.Cell) string {
 	g := p.c.glyphs
+	said := c.Said()
 	switch c.Status {
 	case state.Completed:
 		return g.ok + " " + timing(c)
 	case state.Failed:
-		why := c.Said().Error
-		checks := c.Said().Checks
+		why := said.Error
+		checks := said.Checks
 		if c.Clipped && len(checks) == 0 && p.c.opts.Whole != nil {
 			// The live state leaves a finished cell's checks to the ledger:
 			// the line says which one failed, so it reads them there (a
@@ -233,9 +234,9 @@ func (p *plain) outcome(c *state.Cell) string {
 		}
 		return strings.TrimSpace(g.failed + " " + timing(c) + " " + why)
 	case state.Errored:
-		msg := string(c.Said().ErrorClass)
-		if c.Said().Error != "" {
-			msg = strings.TrimPrefix(msg+": "+c.Said().Error, ": ")
+		msg := string(said.ErrorClass)
+		if said.Error != "" {
+			msg = strings.TrimPrefix(msg+": "+said.Error, ": ")
 		}
 		if c.Attempts > 1 {
 			msg += " (after " + strconv.Itoa(c.Attempts) + " attempts)"
@@ -253,8 +254,8 @@ func timing(c *state.Cell) string {
 	if c.TokensPerSec > 0 {
 		s += " " + strconv.FormatFloat(c.TokensPerSec, 'f', 0, 64) + " tok/s"
 	}
-	if c.Said().PromptCut > 0 {
-		s += " · prompt cut to " + strconv.Itoa(c.Said().PromptCut) + " tokens"
+	if cut := c.Said().PromptCut; cut > 0 {
+		s += " · prompt cut to " + strconv.Itoa(cut) + " tokens"
 	}
 	return s
 }
