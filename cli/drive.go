@@ -34,6 +34,7 @@ func driveWith(run *runner.Run, a *app, cf *commonFlags, g *gates, continued boo
 	opts := uiOptions(a, cf.ascii, s.exitCode)
 	opts.Continued = continued
 	opts.Whole = wholeCells(a.led, run.ID())
+	opts.Reply = func(ref state.CellRef) (state.Reply, error) { return history.LoadReply(a.led, run.ID(), ref) }
 	opts.OtherRuns, opts.LoadRun = otherRuns(a.led), loadRun(a.led)
 	if !cf.headless && isTerminal(stdout) && isTerminal(stdin) {
 		return s.live(opts, stdout, stderr)

@@ -215,12 +215,11 @@ func (p *plain) outcome(c *state.Cell) string {
 	case state.Failed:
 		why := said.Error
 		checks := said.Checks
-		if c.Clipped && len(checks) == 0 && p.c.opts.Whole != nil {
+		if c.Clipped && len(checks) == 0 && p.c.opts.Reply != nil {
 			// The live state leaves a finished cell's checks to the ledger:
-			// the line says which one failed, so it reads them there (a
-			// cell just written is read from the ledger's memory).
-			if whole, err := p.c.opts.Whole(state.CellRef{Test: c.Test, Model: c.Model, Repeat: c.Repeat}); err == nil {
-				checks = whole.Said().Checks
+			// the line says which one failed, so it reads them there.
+			if r, err := p.c.opts.Reply(state.CellRef{Test: c.Test, Model: c.Model, Repeat: c.Repeat}); err == nil {
+				checks = r.Checks
 			}
 		}
 		for _, ch := range checks {

@@ -44,9 +44,9 @@ func TestPlainLineNamesTheFailedCheckReadFromTheLedger(t *testing.T) {
 		t.Fatalf("the ledger's ❌ cell has no failed check: %+v", whole.Said().Checks)
 	}
 	reads := 0
-	opts := Options{Whole: func(ref state.CellRef) (*state.Cell, error) {
+	opts := Options{Reply: func(ref state.CellRef) (state.Reply, error) {
 		reads++
-		return history.LoadCell(led, run.ID(), ref)
+		return history.LoadReply(led, run.ID(), ref)
 	}}
 	if got := newPlain(&strings.Builder{}, opts).outcome(failed); !strings.Contains(got, want) || reads != 1 {
 		t.Errorf("line %q after %d reads; want it to name the failed check %q, read once", got, reads, want)

@@ -45,10 +45,16 @@ type Options struct {
 	Spend func(last *state.BatteryRun) (inference, judging Spend, ok bool)
 	// LedgerPath is where the run's ledger is, for the plain summary.
 	LedgerPath string
-	// Whole, when set, reads a cell whole from the ledger: a snapshot
-	// keeps a preview of a cell's long texts (state.Cell.Clipped), and the
-	// detail view asks for the rest. It is called from a command.
+	// Whole, when set, reads a cell whole from the ledger, verdicts and
+	// all: a snapshot keeps no finished cell's texts and checks
+	// (state.Cell.Clipped), and the detail view, side by side and V ask
+	// for them. It is called from a command.
 	Whole func(ref state.CellRef) (*state.Cell, error)
+	// Reply, when set, reads what a cell said (texts, checks, error)
+	// without its verdicts: the headless line of a ❌ cell names the check
+	// that failed. A cell the run has just written is read from the
+	// ledger's memory, so it costs no query and does not wait on writes.
+	Reply func(ref state.CellRef) (state.Reply, error)
 	// OtherRuns and LoadRun, when both are set, let V show the cursor's
 	// cell beside the same cell in another run of the battery: OtherRuns
 	// lists the ids of the other runs of run's battery in the ledger,

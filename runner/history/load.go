@@ -179,13 +179,9 @@ func judgment(v ledger.VerdictRow) (*state.Judgment, error) {
 // it: what a live run keeps only a preview of (state.Cell.Clipped). An
 // agent cell's steps are not read: a live run keeps them whole.
 func LoadCell(led *ledger.Ledger, runID string, ref state.CellRef) (*state.Cell, error) {
-	row, err := led.Cell(runID, ref.Model, ref.Test, ref.Repeat)
+	c, err := loadCellRow(led, runID, ref)
 	if err != nil {
 		return nil, err
-	}
-	c := &state.Cell{Model: ref.Model, Test: ref.Test, Repeat: ref.Repeat}
-	if err := fillCell(c, row); err != nil {
-		return nil, fmt.Errorf("run %s: %w", runID, err)
 	}
 	verdicts, err := led.CellVerdicts(runID, ref.Model, ref.Test, ref.Repeat)
 	if err != nil {
@@ -197,6 +193,31 @@ func LoadCell(led *ledger.Ledger, runID string, ref state.CellRef) (*state.Cell,
 			return nil, fmt.Errorf("run %s: %w", runID, err)
 		}
 		state.SetJudgment(c, j)
+	}
+	return c, nil
+}
+
+// LoadReply reads what one cell of a run said (its texts, checks and
+// error) without its verdicts. Unlike LoadCell it neither queries the
+// verdicts nor waits for the ledger's queued writes: a cell this process
+// has just written is read from the writer's memory.
+func LoadReply(led *ledger.Ledger, runID string, ref state.CellRef) (state.Reply, error) {
+	c, err := loadCellRow(led, runID, ref)
+	if err != nil {
+		return state.Reply{}, err
+	}
+	return c.Said(), nil
+}
+
+// loadCellRow is a cell as its ledger row has it.
+func loadCellRow(led *ledger.Ledger, runID string, ref state.CellRef) (*state.Cell, error) {
+	row, err := led.Cell(runID, ref.Model, ref.Test, ref.Repeat)
+	if err != nil {
+		return nil, err
+	}
+	c := &state.Cell{Model: ref.Model, Test: ref.Test, Repeat: ref.Repeat}
+	if err := fillCell(c, row); err != nil {
+		return nil, fmt.Errorf("run %s: %w", runID, err)
 	}
 	return c, nil
 }
