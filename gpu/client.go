@@ -103,6 +103,7 @@ func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error
 	// read here, line by line without a copy (sseLines); go-openai's stream
 	// only closes it.
 	lines := newSSELines(cl.body, emptyLinesLimit)
+	defer lines.release()
 	var acc streamAcc
 	for {
 		raw, err := lines.next()

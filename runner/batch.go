@@ -458,13 +458,13 @@ func (e *engine) requeue(a *attempt) []*readyJudge {
 		delete(e.shared, a.key)
 	}
 	next := &attempt{cell: a.cell, n: a.n + 1, batched: a.batched + 1, judge: a.judge, ctx: a.ctx}
-	if rj := e.judgeRequest(next); rj != nil {
+	if rj := e.judgeRequest(next, nil); rj != nil {
 		e.followers[next] = append(e.followers[next], fs...)
 		return e.written([]*readyJudge{rj})
 	}
 	var out []*readyJudge
 	for _, f := range fs {
-		if rj := e.judgeRequest(f); rj != nil {
+		if rj := e.judgeRequest(f, nil); rj != nil {
 			out = append(out, rj)
 		}
 	}

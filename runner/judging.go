@@ -136,10 +136,13 @@ func (e *engine) submitJudging(jobs []judgeJob) {
 	ctx := e.judgeContext()
 	e.jinflight += len(jobs)
 	e.dirty = true
+	// Read in one query; should it fail, each job reads its own and
+	// settles as not sent when that fails too.
+	whole, _ := e.wholeReplies(jobs)
 	var fleetJobs []*readyJudge
 	for i := range jobs {
 		a := &attempt{cell: jobs[i].cell, n: 1, judge: &jobs[i], ctx: ctx}
-		if fj := e.judgeRequest(a); fj != nil {
+		if fj := e.judgeRequest(a, whole); fj != nil {
 			fleetJobs = append(fleetJobs, fj)
 		}
 	}
@@ -148,8 +151,9 @@ func (e *engine) submitJudging(jobs []judgeJob) {
 
 // judgeRequest makes a judge attempt's ledger row and fleet job (for
 // written to record), or settles it at once from the cache or by sharing
-// an identical request in flight (nil).
-func (e *engine) judgeRequest(a *attempt) *readyJudge {
+// an identical request in flight (nil). whole holds the replies read from
+// the ledger (wholeReplies).
+func (e *engine) judgeRequest(a *attempt, whole map[cellPos]wholeReply) *readyJudge {
 	r := e.r
 	j := a.judge
 	jc := r.judges[j.judge]
@@ -159,7 +163,7 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 	if !ok {
 		tpl, _ = judge.LookupTemplate(scoring.DefaultTemplate)
 	}
-	reply, calls, err := e.fullReply(c)
+	reply, err := e.replyOf(j.cell, whole)
 	if err != nil {
 		e.fail(err)
 		e.judgeSettledAs(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the reply cannot be read from the ledger"}, "live")
@@ -167,7 +171,7 @@ func (e *engine) judgeRequest(a *attempt) *readyJudge {
 	}
 	system, prompt := t.PromptText()
 	in := judge.Input{System: system, Prompt: prompt, Tools: t.Tools,
-		Reply: reply, ToolCalls: calls, Criteria: t.Criteria, Reference: t.Reference}.WithCandidate()
+		Reply: reply.output, ToolCalls: reply.calls, Criteria: t.Criteria, Reference: t.Reference}.WithCandidate()
 	temp := 0.0
 	if e.samples() > 1 {
 		// Votes at temperature 0 would all be the same answer.
@@ -305,14 +309,14 @@ func (e *engine) retryJudge(a *attempt) {
 		delete(e.shared, a.key)
 	}
 	next := &attempt{cell: a.cell, n: a.n + 1, batched: a.batched, judge: a.judge, ctx: a.ctx}
-	ready := []*readyJudge{e.judgeRequest(next)}
+	ready := []*readyJudge{e.judgeRequest(next, nil)}
 	if ready[0] != nil {
 		e.followers[next] = append(e.followers[next], fs...)
 	} else {
 		// Answered from the ledger: so are the followers.
 		ready = ready[:0]
 		for _, f := range fs {
-			if rj := e.judgeRequest(f); rj != nil {
+			if rj := e.judgeRequest(f, nil); rj != nil {
 				ready = append(ready, rj)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"pitwall/internal/textutil"
 
 	"pitwall/judge/scoring"
+	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 )
 
@@ -84,26 +85,66 @@ func clipSamples(samples []scoring.Sample) ([]scoring.Sample, bool) {
 	return out, true
 }
 
-// fullReply is what the judge reads of a cell: its whole output and tool
-// calls, read back from the ledger when the live state keeps a preview.
-func (e *engine) fullReply(c *state.Cell) (string, []chat.ToolCall, error) {
-	if !c.Clipped {
-		r := c.Said()
-		return r.Output, r.ToolCalls, nil
-	}
-	row, err := e.r.led.Cell(e.r.id, c.Model, c.Test, c.Repeat)
-	if err != nil {
-		return "", nil, err
-	}
-	var calls []chat.ToolCall
-	if row.ToolCalls != "" {
-		if err := json.Unmarshal([]byte(row.ToolCalls), &calls); err != nil {
-			return "", nil, fmt.Errorf("the ledger's tool calls of %s × %s: %w", c.Model, c.Test, err)
-		}
-	}
-	return row.Output, calls, nil
+// wholeReply is what the judge reads of a cell: its whole output and
+// tool calls.
+type wholeReply struct {
+	output string
+	calls  []chat.ToolCall
 }
 
+// wholeReplies reads what the judge reads of the cells jobs judge, those
+// whose live state keeps a preview from the ledger in one query (not one
+// a cell); the others' replies are in the live state, and missing here.
+func (e *engine) wholeReplies(jobs []judgeJob) (map[cellPos]wholeReply, error) {
+	var keys []ledger.CellKey
+	var at []cellPos
+	seen := map[cellPos]bool{}
+	for _, j := range jobs {
+		if c := e.table.at(j.cell); c.Clipped && !seen[j.cell] {
+			seen[j.cell] = true
+			keys = append(keys, ledger.CellKey{Model: c.Model, Test: c.Test, Repeat: c.Repeat})
+			at = append(at, j.cell)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	rows, err := e.r.led.CellsAt(e.r.id, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[cellPos]wholeReply, len(keys))
+	for i, k := range keys {
+		row, ok := rows[k]
+		if !ok {
+			return nil, fmt.Errorf("the ledger has no cell %s × %s #%d of run %s", k.Model, k.Test, k.Repeat, e.r.id)
+		}
+		var calls []chat.ToolCall
+		if row.ToolCalls != "" {
+			if err := json.Unmarshal([]byte(row.ToolCalls), &calls); err != nil {
+				return nil, fmt.Errorf("the ledger's tool calls of %s × %s: %w", k.Model, k.Test, err)
+			}
+		}
+		out[at[i]] = wholeReply{row.Output, calls}
+	}
+	return out, nil
+}
+
+// replyOf is what the judge reads of the cell at p: from whole (see
+// wholeReplies) when its live state keeps a preview, or read alone when
+// whole lacks it (a retry).
+func (e *engine) replyOf(p cellPos, whole map[cellPos]wholeReply) (wholeReply, error) {
+	c := e.table.at(p)
+	if !c.Clipped {
+		r := c.Said()
+		return wholeReply{r.Output, r.ToolCalls}, nil
+	}
+	if r, ok := whole[p]; ok {
+		return r, nil
+	}
+	one, err := e.wholeReplies([]judgeJob{{cell: p}})
+	return one[p], err
+}
 // clipRows returns a run's rows read back whole from the ledger with their
 // cells' texts cut to previews, as a live run keeps them; rows with nothing
 // to cut are shared.

@@ -32,7 +32,7 @@ func (e *engine) settleFollowers(a *attempt, res chat.Result, err error) {
 		}
 		if len(live) > 0 {
 			lead := live[0]
-			if rj := e.judgeRequest(lead); rj != nil {
+			if rj := e.judgeRequest(lead, nil); rj != nil {
 				e.followers[lead] = append(e.followers[lead], live[1:]...)
 				e.sendJudging(lead.ctx, e.written([]*readyJudge{rj}))
 			} else {

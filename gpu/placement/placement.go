@@ -3,8 +3,10 @@ package placement
 import (
 	"cmp"
 	"maps"
-	"pitwall/gpu/chat"
 	"slices"
+	"sync"
+
+	"pitwall/gpu/chat"
 )
 
 // Placer is pitwall's placement policy. It keeps every GPU busy and models
@@ -66,7 +68,8 @@ func classOf(p chat.Purpose) jobClass {
 // Place implements Policy.
 func (p Placer) Place(v FleetView) []Assignment {
 	st := newPlaceState(p, &v)
-	if st == nil {
+	defer st.release()
+	if !st.work() {
 		return nil
 	}
 	for c := range numClasses {
@@ -78,7 +81,9 @@ func (p Placer) Place(v FleetView) []Assignment {
 	for _, s := range st.servers {
 		st.prefetchUpcoming(s, 0)
 	}
-	return st.out
+	out := st.out
+	st.out = nil // the caller's
+	return out
 }
 
 // placeState is one decision's working copy of the view: what is still free,
@@ -96,6 +101,71 @@ type placeState struct {
 	// it stands in for models not yet measured when work is compared.
 	knownJobTime [numClasses]float64
 	out          []Assignment
+	totalFree    int // free slots on up servers
+	// lists and spare are the jobLists and placeServers of earlier
+	// decisions, kept for the next: a fleet decides at every job's end,
+	// and building a decision's maps anew was a seventh of a large run's
+	// allocations (statePool).
+	lists []*jobList
+	used  int // lists handed out in this decision
+	spare []*placeServer
+}
+
+// statePool keeps decisions' working state between decisions, maps and all.
+var statePool = sync.Pool{New: func() any { return new(placeState) }}
+
+// release gives st back to statePool, its views forgotten.
+func (st *placeState) release() {
+	st.v = nil
+	for _, ps := range st.servers {
+		ps.view = nil
+	}
+	statePool.Put(st)
+}
+
+// newList is an empty jobList, one of an earlier decision's when there is one.
+func (st *placeState) newList() *jobList {
+	if st.used == len(st.lists) {
+		st.lists = append(st.lists, &jobList{})
+	}
+	l := st.lists[st.used]
+	st.used++
+	*l = jobList{kept: l.kept[:0]}
+	return l
+}
+
+// newServer is a placeServer for sv, one of an earlier decision's (its
+// maps emptied) when there is one.
+func (st *placeState) newServer(sv *ServerView) *placeServer {
+	ps := &placeServer{}
+	if n := len(st.spare); n > 0 {
+		ps, st.spare = st.spare[n-1], st.spare[:n-1]
+	}
+	present, placed := ps.present, ps.placed
+	if present == nil {
+		present, placed = map[string]bool{}, map[string]int{}
+	}
+	clear(present)
+	clear(placed)
+	*ps = placeServer{view: sv, free: max(sv.Free(), 0), present: present, placed: placed, loading: sv.Loading}
+	return ps
+}
+
+// work reports whether the decision has anything to decide: a free slot,
+// and queued or upcoming work.
+func (st *placeState) work() bool {
+	if st.totalFree == 0 {
+		return false
+	}
+	if len(st.v.Queue) > 0 {
+		return true
+	}
+	for _, n := range st.v.Upcoming {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // busy reports whether model x streams on s, or is being loaded there, once
@@ -160,16 +230,32 @@ func (l *jobList) take() (int, bool) {
 	return k.i, true
 }
 
+// newPlaceState is the working state of a decision on v, taken from
+// statePool; the caller releases it. Unless work says there is something
+// to decide, it holds the servers alone.
 func newPlaceState(p Placer, v *FleetView) *placeState {
-	st := &placeState{p: p, v: v, serving: map[string]int{}}
-	totalFree := 0
-	byName := map[string]*placeServer{}
+	st := statePool.Get().(*placeState)
+	st.spare = append(st.spare, st.servers...)
+	*st = placeState{p: p, v: v, servers: st.servers[:0], pool: st.pool, pinned: st.pinned, serving: st.serving,
+		lists: st.lists, spare: st.spare}
+	if st.serving == nil {
+		st.serving = map[string]int{}
+		st.pinned = map[string]*[numClasses]map[string]*jobList{}
+		for c := range numClasses {
+			st.pool[c] = map[string]*jobList{}
+		}
+	}
+	clear(st.serving)
+	clear(st.pinned)
+	for c := range numClasses {
+		clear(st.pool[c])
+	}
 	for i := range v.Servers {
 		sv := &v.Servers[i]
 		if !sv.Up {
 			continue
 		}
-		ps := &placeServer{view: sv, free: max(sv.Free(), 0), present: map[string]bool{}, placed: map[string]int{}, loading: sv.Loading}
+		ps := st.newServer(sv)
 		for m, ok := range sv.Resident {
 			if ok {
 				ps.present[m] = true
@@ -190,36 +276,31 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 			ps.usedGB += v.Models[m].SizeGB
 		}
 		ps.usedGB = max(ps.usedGB, sv.VRAMUsedGB)
-		totalFree += ps.free
+		st.totalFree += ps.free
 		st.servers = append(st.servers, ps)
-		byName[sv.Name] = ps
 	}
-	upcoming := false
-	for _, n := range v.Upcoming {
-		upcoming = upcoming || n > 0
-	}
-	if totalFree == 0 || len(v.Queue) == 0 && !upcoming {
-		return nil
+	if !st.work() {
+		return st
 	}
 	slices.SortFunc(st.servers, func(a, b *placeServer) int { return cmp.Compare(a.view.Name, b.view.Name) })
-
-	for c := range numClasses {
-		st.pool[c] = map[string]*jobList{}
+	up := func(name string) bool {
+		_, found := slices.BinarySearchFunc(st.servers, name, func(s *placeServer, n string) int { return cmp.Compare(s.view.Name, n) })
+		return found
 	}
-	st.pinned = map[string]*[numClasses]map[string]*jobList{}
+
 	// Queues often hold runs of one model: the last list found is tried first.
 	var last *jobList
 	var lastKey JobView
 	for i := range v.Queue {
 		j := &v.Queue[i]
 		if last != nil && j.Model == lastKey.Model && j.Purpose == lastKey.Purpose && j.Pinned == lastKey.Pinned {
-			last.add(i, j.weight(), totalFree)
+			last.add(i, j.weight(), st.totalFree)
 			continue
 		}
 		c := classOf(j.Purpose)
 		pool := st.pool[c]
 		if j.Pinned != "" {
-			if byName[j.Pinned] == nil {
+			if !up(j.Pinned) {
 				continue // its server is down or unknown: it waits
 			}
 			pm := st.pinned[j.Pinned]
@@ -231,10 +312,10 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 		}
 		l := pool[j.Model]
 		if l == nil {
-			l = &jobList{}
+			l = st.newList()
 			pool[j.Model] = l
 		}
-		l.add(i, j.weight(), totalFree)
+		l.add(i, j.weight(), st.totalFree)
 		last, lastKey = l, JobView{Model: j.Model, Purpose: j.Purpose, Pinned: j.Pinned}
 	}
 	for m, mv := range v.Models {

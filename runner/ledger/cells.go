@@ -3,6 +3,7 @@ package ledger
 import (
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 const cellColumns = `run_id, model, test, repeat, status, server, output, reasoning,
@@ -106,6 +107,66 @@ func (l *Ledger) Cell(runID, model, test string, repeat int) (CellRow, error) {
 	}
 	return out[0], nil
 }
+
+// CellsAt reads cells of a run whole, as Cell does, in a query for every
+// cellsAtChunk of them not in the writer's memory; a cell never put is
+// missing from the map. A judge reads its window's replies with it.
+func (l *Ledger) CellsAt(runID string, keys []CellKey) (map[CellKey]CellRow, error) {
+	out := make(map[CellKey]CellRow, len(keys))
+	var want []CellKey
+	for _, k := range keys {
+		if l.wr != nil {
+			if c, ok := l.wr.queuedCell(k, runID); ok {
+				out[k] = c
+				continue
+			}
+		}
+		want = append(want, k)
+	}
+	op := fmt.Sprintf("%d cells of run %s", len(want), runID)
+	for len(want) > 0 {
+		n := min(len(want), cellsAtChunk)
+		chunk := want[:n]
+		want = want[n:]
+		// One statement a size, padded with the last key repeated: the
+		// dialect remembers each text it rewrites.
+		size := 1
+		for size < n {
+			size *= 4
+		}
+		size = min(size, cellsAtChunk)
+		var q strings.Builder
+		q.WriteString(`SELECT ` + cellColumns + ` FROM cells WHERE run_id = ? AND (model, test, repeat) IN (VALUES `)
+		args := make([]any, 0, 1+3*size)
+		args = append(args, runID)
+		for i := range size {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString("(?,?,CAST(? AS INTEGER))") // PostgreSQL reads a bare parameter in VALUES as text
+			k := chunk[min(i, n-1)]
+			args = append(args, k.Model, k.Test, k.Repeat)
+		}
+		q.WriteByte(')')
+		rows, err := l.r.Query(q.String(), args...)
+		if err != nil {
+			return nil, l.wrap(op, err)
+		}
+		// Read to be quoted, as Cell's are: their pieces are remembered.
+		cells, err := l.scanCells(op, rows, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cells {
+			out[CellKey{c.Model, c.Test, c.Repeat}] = c
+		}
+	}
+	return out, nil
+}
+
+// cellsAtChunk is the most cells CellsAt asks for in one query (three
+// parameters each).
+const cellsAtChunk = 256
 
 func (l *Ledger) queryCells(op, where string, args ...any) ([]CellRow, error) {
 	rows, err := l.r.Query(`SELECT `+cellColumns+` FROM cells `+where, args...)

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -68,5 +69,59 @@ func TestVerdictsRoundTripPerJudgeAndUpsertOnRejudge(t *testing.T) {
 	want := []VerdictRow{rejudged, qwen, jury}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Verdicts(r1):\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// CellsAt reads many cells in a few queries: more than one chunk, a last
+// chunk padded, cells in the writer's memory, and a cell never put left out.
+func TestCellsAtReadsManyCellsWhole(t *testing.T) {
+	t.Parallel()
+	path := testPath(t)
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[CellKey]CellRow{}
+	var keys []CellKey
+	for i := range cellsAtChunk + 44 {
+		c := CellRow{RunID: "r1", Model: fmt.Sprintf("m%d", i%7), Test: fmt.Sprintf("t%d", i), Repeat: i % 2,
+			Status: "completed", Output: fmt.Sprintf("reply %d", i), ToolCalls: `[{"name":"f"}]`, Attempts: 1}
+		if err := l.PutCell(c); err != nil {
+			t.Fatal(err)
+		}
+		// The same key in another run, which must not be read.
+		if err := l.PutCell(CellRow{RunID: "r2", Model: c.Model, Test: c.Test, Repeat: c.Repeat, Output: "other run"}); err != nil {
+			t.Fatal(err)
+		}
+		k := CellKey{c.Model, c.Test, c.Repeat}
+		want[k], keys = c, append(keys, k)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Opened again: nothing in the writer's memory, all read from the table.
+	l, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	queued := CellRow{RunID: "r1", Model: "mq", Test: "tq", Status: "completed", Output: "just written"}
+	l.QueueCell(queued, nil)
+	want[CellKey{"mq", "tq", 0}] = queued
+	keys = append(keys, CellKey{"mq", "tq", 0}, CellKey{"never", "put", 0})
+	got, err := l.CellsAt("r1", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("CellsAt read %d cells, want %d", len(got), len(want))
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || !reflect.DeepEqual(g, w) {
+			t.Errorf("cell %v:\n got %+v (found %v)\nwant %+v", k, g, ok, w)
+		}
+	}
+	if _, ok := got[CellKey{"never", "put", 0}]; ok {
+		t.Error("a cell never put was read")
 	}
 }

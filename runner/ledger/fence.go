@@ -44,7 +44,7 @@ func (b *batch) fence() error {
 		// FOR SHARE (PostgreSQL): a take-over (ResumeRun, FOR UPDATE)
 		// waits for this transaction, so the generation read here is
 		// still the run's when it commits.
-		cur, err := scanRun(b.tx.QueryRow(runByIDSQL+l.d.forShare, h.id))
+		cur, err := scanFence(b.tx.QueryRow(fenceSQL+l.d.forShare, h.id))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			continue
@@ -62,6 +62,21 @@ func (b *batch) fence() error {
 		}
 	}
 	return nil
+}
+
+// fenceSQL reads what fence compares and takeBack needs of a run: not
+// its config, models and tests, which a commit of a large run would
+// otherwise read and decode every time (their size is the run's).
+const fenceSQL = `SELECT id, status, ended_ms, pid, host, owner_start, owner_user, generation FROM runs WHERE id = ?`
+
+func scanFence(s scanner) (RunRow, error) {
+	var r RunRow
+	var ended sql.NullInt64
+	if err := s.Scan(&r.ID, &r.Status, &ended, &r.Owner.PID, &r.Owner.Host, &r.Owner.Start, &r.Owner.User, &r.Generation); err != nil {
+		return RunRow{}, err
+	}
+	r.EndedAt = timeFromMS(ended)
+	return r, nil
 }
 
 // refused says whether o writes to a run taken over, and with what error.

@@ -40,9 +40,12 @@ type Usage struct {
 // request's is its candidate's. The text is plain SQL that SQLite and
 // PostgreSQL read alike (no booleans summed, no bare columns beside an
 // aggregate, no two-argument max), so the dialect passes it through. q
-// and reach are read more than once but NOT MATERIALIZED: scanned again,
-// they cost a little CPU once a run; kept, they cost SQLite 8 MB at the
-// end of a run of 100,000 judged cells, which its allocator then keeps.
+// is read more than once but NOT MATERIALIZED: scanned again, it costs a
+// little CPU once a run; kept, it costs SQLite 8 MB at the end of a run of
+// 100,000 judged cells, which its allocator then keeps. reach, whose two
+// windows sort every request, is read once: byshare sums a purpose's wall
+// time beside each share's, and the purpose's row adds those up (half the
+// query's time, where reach was read twice).
 const usageSQL = `
 WITH q AS NOT MATERIALIZED (
 	SELECT id, purpose, CASE purpose WHEN 'judge' THEN judge ELSE model END AS k, server,
@@ -55,19 +58,17 @@ spans AS (
 	SELECT purpose, k, ended_ms * 1000 - latency_us AS s, ended_ms * 1000 AS e
 	FROM q WHERE live = 1 AND latency_us > 0 AND ended_ms IS NOT NULL
 ),
-reach AS NOT MATERIALIZED (
+reach AS (
 	SELECT purpose, k, s, e,
 		max(e) OVER (PARTITION BY purpose, k ORDER BY s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS kbefore,
 		max(e) OVER (PARTITION BY purpose ORDER BY s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pbefore
 	FROM spans
 ),
 byshare AS (
-	SELECT purpose, k, sum(CASE WHEN kbefore IS NULL OR kbefore < s THEN e - s WHEN kbefore < e THEN e - kbefore ELSE 0 END) AS wall
+	SELECT purpose, k,
+		sum(CASE WHEN kbefore IS NULL OR kbefore < s THEN e - s WHEN kbefore < e THEN e - kbefore ELSE 0 END) AS wall,
+		sum(CASE WHEN pbefore IS NULL OR pbefore < s THEN e - s WHEN pbefore < e THEN e - pbefore ELSE 0 END) AS pwall
 	FROM reach GROUP BY purpose, k
-),
-bypurpose AS (
-	SELECT purpose, sum(CASE WHEN pbefore IS NULL OR pbefore < s THEN e - s WHEN pbefore < e THEN e - pbefore ELSE 0 END) AS wall
-	FROM reach GROUP BY purpose
 ),
 counts AS (
 	SELECT purpose, k, min(id) AS first, count(*) AS n, sum(live) AS live,
@@ -81,7 +82,7 @@ FROM counts c JOIN requests r ON r.id = c.first LEFT JOIN byshare w ON w.purpose
 UNION ALL
 SELECT c.purpose, NULL, '', sum(c.n), sum(c.live), sum(c.cached), sum(c.shared), sum(c.abandoned),
 	(SELECT count(DISTINCT cell) FROM q WHERE q.purpose = c.purpose), sum(c.pt), sum(c.ct), sum(c.slot),
-	coalesce((SELECT wall FROM bypurpose w WHERE w.purpose = c.purpose), 0)
+	coalesce((SELECT sum(pwall) FROM byshare w WHERE w.purpose = c.purpose), 0)
 FROM counts c GROUP BY c.purpose`
 
 // RunUsage sums the inference and judge requests of run runID (an exact
