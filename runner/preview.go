@@ -145,6 +145,7 @@ func (e *engine) replyOf(p cellPos, whole map[cellPos]wholeReply) (wholeReply, e
 	one, err := e.wholeReplies([]judgeJob{{cell: p}})
 	return one[p], err
 }
+
 // clipRows returns a run's rows read back whole from the ledger with their
 // cells' texts cut to previews, as a live run keeps them; rows with nothing
 // to cut are shared.
