@@ -150,14 +150,16 @@ func Open(path string) (*Ledger, error) {
 		// racing another process waits on busy_timeout instead of failing
 		// when it upgrades a read lock.
 		"_txlock": {"immediate"},
-		// SQLite's default page cache (2 MB) holds little of the indexes a
-		// large run inserts into at random (cache keys, cells, texts): past
-		// tens of thousands of cells each commit read pages back and its
-		// checkpoints rewrote more of them, and the writer's CPU per cell
-		// grew with the run. 16 MiB keeps those pages hot. A checkpoint
+		// A 4 MiB page cache: SQLite's 2 MB holds little of the indexes a
+		// large run inserts into at random (cache keys, cells, texts), so
+		// commits read pages back, but those reads come from the OS's
+		// cache and cost less than what a larger cache takes from Go's
+		// heap: 16 MiB (with 8 MB less room for Go's collector under the
+		// same peak) made a 100,000-cell run 15% slower and 12 MB larger
+		// (BenchmarkBinaryJudged; docs/architecture.md). A checkpoint
 		// every 4,000 pages of WAL (not SQLite's 1,000) writes an index
 		// page changed by several commits once.
-		"_pragma": {"cache_size(-16384)", "wal_autocheckpoint(4000)"},
+		"_pragma": {"cache_size(-4096)", "wal_autocheckpoint(4000)"},
 	}))
 	if err != nil {
 		return nil, l.wrap("open", err)

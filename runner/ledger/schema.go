@@ -174,6 +174,15 @@ ALTER TABLE runs ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
 	// 9: the user the owner's process runs as, so that `runs` on a ledger
 	// a team shares says whose each run is; '' for runs of earlier builds.
 	`ALTER TABLE runs ADD COLUMN owner_user TEXT NOT NULL DEFAULT '';`,
+	// 10: the cache key index holds the key alone. With status and end
+	// time in it, each request's start and end moved its entry (a delete
+	// and an insert at a random place, the keys being hashes): three
+	// random index writes a request where one will do. The few rows of a
+	// key are read from the table to find the newest completed one.
+	`
+DROP INDEX requests_by_cache_key;
+CREATE INDEX requests_by_cache_key ON requests (cache_key) WHERE cache_key <> '';
+`,
 }
 
 // migrate brings the schema to schemaVersion in one transaction, so a crash
