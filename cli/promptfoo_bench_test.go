@@ -229,7 +229,10 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// spread is "median (min–max, n=N)".
-func spread(xs []float64) string {
-	return fmt.Sprintf("%.1f (%.1f–%.1f, n=%d)", median(xs), slices.Min(xs), slices.Max(xs), len(xs))
+// spread is "median (min–max, n=N)", one decimal.
+func spread(xs []float64) string { return spreadIn("%.1f", xs) }
+
+// spreadIn is spread with each figure in format f.
+func spreadIn(f string, xs []float64) string {
+	return fmt.Sprintf(f+" ("+f+"–"+f+", n=%d)", median(xs), slices.Min(xs), slices.Max(xs), len(xs))
 }
