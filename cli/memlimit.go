@@ -11,9 +11,9 @@ import (
 // Go's soft memory limit for a run, set once as the app opens: a floor for
 // what every run holds (the program, its fleet, its ledger's caches) and
 // what each cell of the grid holds live (its cell, its verdicts, its share
-// of the queues: about 400 bytes a cell at 100,000 judged cells, measured
-// in BenchmarkBinaryJudged) and room above that for the collector, about
-// half as much again. The collector's CPU is about the live heap over that
+// of the queues: about 400–450 bytes a cell at 100,000 judged cells,
+// measured in BenchmarkBinaryJudged) and room above that for the
+// collector, about half as much again: 640 bytes a cell in all. The collector's CPU is about the live heap over that
 // room, so the room grows with the grid: at 500 bytes a cell it was a
 // quarter of the live heap at 100,000 cells, and collection took 16% of
 // the run's CPU there against 3% at 4,000.

@@ -193,6 +193,29 @@ func (b *replyBody) note(got []byte) {
 	}
 }
 
+// readBody reads r to its end into a buffer sized for n bytes (go-openai
+// gives its JSON's length), growing it should r hold more: a length that
+// is wrong costs a copy, never a byte.
+func readBody(r io.Reader, n int64) ([]byte, error) {
+	if n <= 0 || n >= 1<<30 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, 0, n+1) // one byte more: the read that finds the end needs room
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
 // withTemperature returns a copy of req whose JSON body also carries
 // "temperature". go-openai never writes the key itself (toOpenAI leaves its
 // field zero, and omitempty drops zero), so inserting it after the opening
@@ -203,14 +226,7 @@ func (b *replyBody) note(got []byte) {
 // the one beneath it changes: a deep clone for every request was a tenth
 // of what a large run allocated here.
 func withTemperature(req *http.Request, temp float64) (*http.Request, error) {
-	var body []byte
-	var err error
-	if n := req.ContentLength; n > 0 && n < 1<<30 {
-		body = make([]byte, n) // go-openai sends its JSON with its length
-		_, err = io.ReadFull(req.Body, body)
-	} else {
-		body, err = io.ReadAll(req.Body)
-	}
+	body, err := readBody(req.Body, req.ContentLength)
 	_ = req.Body.Close()
 	if err != nil {
 		return nil, fmt.Errorf("reading request body: %w", err)

@@ -157,8 +157,17 @@ func (l *Ledger) CellsAt(runID string, keys []CellKey) (map[CellKey]CellRow, err
 		if err != nil {
 			return nil, err
 		}
+		// Keyed by the key asked for: PostgreSQL stores a name it cannot
+		// hold (a NUL, bytes that are not UTF-8) mapped (pgText), and the
+		// row reads back in that form.
+		asked := make(map[CellKey]CellKey, n)
+		for _, k := range chunk {
+			asked[l.d.storedKey(k)] = k
+		}
 		for _, c := range cells {
-			out[CellKey{c.Model, c.Test, c.Repeat}] = c
+			if k, ok := asked[CellKey{c.Model, c.Test, c.Repeat}]; ok {
+				out[k] = c
+			}
 		}
 	}
 	return out, nil

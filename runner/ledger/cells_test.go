@@ -96,6 +96,14 @@ func TestCellsAtReadsManyCellsWhole(t *testing.T) {
 		k := CellKey{c.Model, c.Test, c.Repeat}
 		want[k], keys = c, append(keys, k)
 	}
+	// A name PostgreSQL cannot hold as it is (stored mapped: pgText),
+	// read back under the key it was asked by.
+	odd := CellRow{RunID: "r1", Model: "m\x00odd\xff", Test: "t odd", Status: "completed", Output: "odd"}
+	if err := l.PutCell(odd); err != nil {
+		t.Fatal(err)
+	}
+	oddKey := CellKey{odd.Model, odd.Test, 0}
+	keys = append(keys, oddKey)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +121,10 @@ func TestCellsAtReadsManyCellsWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if g, ok := got[oddKey]; !ok || g.Output != "odd" {
+		t.Errorf("the cell with an odd name: got %+v (found %v)", g, ok)
+	}
+	delete(got, oddKey)
 	if len(got) != len(want) {
 		t.Errorf("CellsAt read %d cells, want %d", len(got), len(want))
 	}

@@ -214,6 +214,14 @@ func pgText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\u2400")
 }
 
+// storedKey is k as this dialect stores and reads it back (pgText).
+func (d *dialect) storedKey(k CellKey) CellKey {
+	if d.pg {
+		k.Model, k.Test = pgText(k.Model), pgText(k.Test)
+	}
+	return k
+}
+
 // args are a statement's arguments in this dialect's terms: on
 // PostgreSQL, strings as pgText says (in a copy, if any changes).
 func (d *dialect) args(args []any) []any {

@@ -153,9 +153,10 @@ func Open(path string) (*Ledger, error) {
 		// A 4 MiB page cache: SQLite's 2 MB holds little of the indexes a
 		// large run inserts into at random (cache keys, cells, texts), so
 		// commits read pages back, but those reads come from the OS's
-		// cache and cost less than what a larger cache takes from Go's
-		// heap: 16 MiB (with 8 MB less room for Go's collector under the
-		// same peak) made a 100,000-cell run 15% slower and 12 MB larger
+		// cache. SQLite's pages are outside Go's heap but inside the
+		// process's peak, so a larger cache leaves Go's collector less
+		// room under the same peak: 16 MiB, with 8 MB less room, made a
+		// 100,000-cell run 15% slower and 12 MB larger
 		// (BenchmarkBinaryJudged; docs/architecture.md). A checkpoint
 		// every 4,000 pages of WAL (not SQLite's 1,000) writes an index
 		// page changed by several commits once.

@@ -174,14 +174,15 @@ ALTER TABLE runs ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
 	// 9: the user the owner's process runs as, so that `runs` on a ledger
 	// a team shares says whose each run is; '' for runs of earlier builds.
 	`ALTER TABLE runs ADD COLUMN owner_user TEXT NOT NULL DEFAULT '';`,
-	// 10: the cache key index holds the key alone. With status and end
-	// time in it, each request's start and end moved its entry (a delete
-	// and an insert at a random place, the keys being hashes): three
-	// random index writes a request where one will do. The few rows of a
-	// key are read from the table to find the newest completed one.
+	// 10: the cache key index leaves the status out. With it, a request's
+	// start moved its entry too (a delete and an insert at a random place,
+	// the keys being hashes, in a later commit than the insert's). The end
+	// time stays, so a cache read still walks a key's rows newest first
+	// and stops at the first completed one, however many runs have
+	// reused the key.
 	`
 DROP INDEX requests_by_cache_key;
-CREATE INDEX requests_by_cache_key ON requests (cache_key) WHERE cache_key <> '';
+CREATE INDEX requests_by_cache_key ON requests (cache_key, ended_ms) WHERE cache_key <> '';
 `,
 }
 
