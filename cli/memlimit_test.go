@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"runtime/debug"
@@ -12,18 +13,19 @@ import (
 // The limit grows with the grid from a floor, never overflows, and is the
 // user's to set: GOMEMLIMIT in the environment is left as it is.
 func TestMemoryLimitFitsTheGridUnlessTheUserSetsIt(t *testing.T) {
-	if got := memoryLimit(0); got != memFloor {
+	if got := memoryLimit(0, 420); got != memFloor {
 		t.Errorf("no cells: %d, want the floor %d", got, memFloor)
 	}
-	if got, want := memoryLimit(100_000), int64(memFloor+memPerCell*100_000); got != want {
-		t.Errorf("100,000 cells: %d, want %d", got, want)
+	if got, want := memoryLimit(100_000, 420), int64(memFloor+630*100_000); got != want {
+		t.Errorf("100,000 cells of 420 bytes: %d, want %d", got, want)
 	}
-	if got := memoryLimit(math.MaxInt); got <= memoryLimit(100_000) || got < 0 {
+	if got := memoryLimit(math.MaxInt, 420); got <= memoryLimit(100_000, 420) || got < 0 {
 		t.Errorf("a grid too large to count: %d", got)
 	}
 	before := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(before) })
-	cfg := &config.Config{Models: []string{"a", "b"}, Tests: make([]config.Test, 1000)}
+	cfg := &config.Config{Models: []string{"a", "b"}, Tests: make([]config.Test, 1000),
+		Scoring: config.Scoring{Judges: []config.Judge{{Name: "j"}}}}
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	debug.SetMemoryLimit(1 << 30)
 	fitMemoryLimit(cfg)
@@ -33,7 +35,31 @@ func TestMemoryLimitFitsTheGridUnlessTheUserSetsIt(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	os.Unsetenv("GOMEMLIMIT") // t.Setenv puts it back
 	fitMemoryLimit(cfg)
-	if got, want := debug.SetMemoryLimit(-1), memoryLimit(2000); got != want {
+	if got, want := debug.SetMemoryLimit(-1), memoryLimit(2000, cellLiveBytes(cfg)); got != want {
 		t.Errorf("a grid of 2,000 cells: limit %d, want %d", got, want)
+	}
+}
+
+// A cell keeps more live the more judges may judge it and the more they
+// vote: the limit follows, so that it never sits under the live heap of a
+// jury's run (where the collector would run without end).
+func TestMemoryLimitCountsJudgesAndVotes(t *testing.T) {
+	judges := func(n, samples int) *config.Config {
+		cfg := &config.Config{Scoring: config.Scoring{Samples: samples}}
+		for i := range n {
+			cfg.Scoring.Judges = append(cfg.Scoring.Judges, config.Judge{Name: fmt.Sprint("j", i)})
+		}
+		return cfg
+	}
+	none, one, jury, voting := cellLiveBytes(judges(0, 0)), cellLiveBytes(judges(1, 1)), cellLiveBytes(judges(3, 1)), cellLiveBytes(judges(3, 3))
+	if one != 420 {
+		t.Errorf("one judge: %d bytes a cell, want the 420 BenchmarkBinaryJudged measures", one)
+	}
+	if !(none < one && one < jury && jury < voting) {
+		t.Errorf("bytes a cell: no judge %d, one %d, a jury of three %d, voting three times %d: want each more than the last", none, one, jury, voting)
+	}
+	// Three judges' judgments, the jury's, and nine votes kept.
+	if want := cellBytes + 3*(judgmentBytes+3*voteBytes) + juryBytes; voting != want {
+		t.Errorf("a jury of three voting three times: %d bytes a cell, want %d", voting, want)
 	}
 }
