@@ -46,7 +46,7 @@ func cmdResume(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			row.ID, row.ID, row.ID)
 		return 0
 	}
-	return continueRun(fs, &cf, *db, id, runner.Again{Cancelled: true}, stdin, stdout, stderr)
+	return continueRun(fs, &cf, *db, id, runner.Again{Cancelled: true}, nil, stdin, stdout, stderr)
 }
 
 // completedRun reports whether run id of ledger db completed: nothing
@@ -80,7 +80,8 @@ func cmdRetry(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !*errs && !*cancelled {
 		again = runner.Again{Errors: true, Cancelled: true}
 	}
-	if row, none := nothingToRetry(*db, id, again); none {
+	row, cells, read := retryCells(*db, id, again)
+	if read && row.Status == string(state.RunCompleted) && len(cells) == 0 {
 		// Going on would only replay the run and stretch its duration. The
 		// exit code stays the run's, as a CI step that retries expects.
 		fmt.Fprintf(stdout, "pitwall: run %s has no %s cells: nothing to retry, nothing sent.\n", row.ID, againWords(again))
@@ -89,12 +90,16 @@ func cmdRetry(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	return continueRun(fs, &cf, *db, id, again, stdin, stdout, stderr)
+	if !again.Errors {
+		cells = nil // only a retry of ⚠️ cells lists them under the grid
+	}
+	return continueRun(fs, &cf, *db, id, again, cells, stdin, stdout, stderr)
 }
 
 // continueRun resumes run id of ledger db with again, on the fleet of its
-// config, and shows it to its end as `run` does. fs holds cf's flags.
-func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.Again, stdin io.Reader, stdout, stderr io.Writer) int {
+// config, and shows it to its end as `run` does, listing again0 (the cells
+// retry sends again, as they were) under the grid. fs holds cf's flags.
+func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.Again, again0 []retried, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg, row, err := runConfig(db, id, cf.overrides(fs))
 	if err != nil {
 		return failf(stderr, err)
@@ -112,12 +117,6 @@ func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.
 		return failf(stderr, err)
 	}
 	defer a.Close()
-	var again0 []retried // the cells retry runs again, as they were
-	if again.Errors {
-		if b, err := history.LoadSnapshot(a.led, row.ID, ""); err == nil {
-			again0 = toRetry(b, again)
-		}
-	}
 	run, err := runner.Resume(cfg, row.ID, again, runner.Options{RunID: row.ID, Fleet: a.fleet, Ledger: a.led, Logger: a.log})
 	if errors.Is(err, ledger.ErrHeld) {
 		return failf(stderr, err) // it names the run, the process and what to do
@@ -133,21 +132,23 @@ func continueRun(fs *flag.FlagSet, cf *commonFlags, db, id string, again runner.
 	return recordExit(a.led, row.ID, code, stderr)
 }
 
-// nothingToRetry reports whether run id of ledger db completed and retry
-// with again would send none of its cells, reading the ledger once. A run
-// it cannot read is not "nothing": continueRun then says why.
-func nothingToRetry(db, id string, again runner.Again) (ledger.RunRow, bool) {
+// retryCells reads run id of ledger db and the cells retry with again
+// would send, reading the ledger once; read is false when it cannot, and
+// continueRun then says why.
+func retryCells(db, id string, again runner.Again) (row ledger.RunRow, cells []retried, read bool) {
 	led, err := openLedger(db)
 	if err != nil {
-		return ledger.RunRow{}, false
+		return ledger.RunRow{}, nil, false
 	}
 	defer led.Close()
-	row, err := led.Run(id)
-	if err != nil || row.Status != string(state.RunCompleted) {
-		return row, false
+	if row, err = led.Run(id); err != nil {
+		return row, nil, false
 	}
 	b, err := history.LoadSnapshot(led, row.ID, "")
-	return row, err == nil && len(toRetry(b, again)) == 0
+	if err != nil {
+		return row, nil, false
+	}
+	return row, toRetry(b, again), true
 }
 
 // againWords names the cells again picks: "⚠️", "⊘" or "⚠️ or ⊘".
