@@ -38,17 +38,24 @@ func (d *detail) readWhole(run *state.BatteryRun) tea.Cmd {
 	d.loading = true
 	t, m := d.t, d.m
 	return func() tea.Msg {
-		out := wholeMsg{t: t, m: m, cells: map[int]*state.Cell{}}
-		for _, ref := range refs {
-			c, err := load(ref)
-			if err != nil {
-				out.err = err
-				break
-			}
-			out.cells[ref.Repeat] = c
-		}
-		return out
+		cells, err := readRefs(load, refs)
+		return wholeMsg{t: t, m: m, cells: cells, err: err}
 	}
+}
+
+// readRefs reads cells whole, by repeat, up to the first that fails; the
+// detail view and the views of whole_cells.go read theirs with it, from
+// their commands.
+func readRefs(load func(state.CellRef) (*state.Cell, error), refs []state.CellRef) (map[int]*state.Cell, error) {
+	out := map[int]*state.Cell{}
+	for _, ref := range refs {
+		c, err := load(ref)
+		if err != nil {
+			return out, err
+		}
+		out[ref.Repeat] = c
+	}
+	return out, nil
 }
 
 // takeWhole shows what readWhole read, if the view is still on that cell.

@@ -85,20 +85,15 @@ func (w *wholeCells) read(run *state.BatteryRun, at []cellPos) tea.Cmd {
 
 // readCells reads the clipped ones of a grid cell's repeats whole.
 func readCells(load func(state.CellRef) (*state.Cell, error), p cellPos, live []*state.Cell) tea.Cmd {
-	return func() tea.Msg {
-		out := cellWholeMsg{at: p, live: live, cells: map[int]*state.Cell{}}
-		for r, c := range live {
-			if !c.Clipped {
-				continue
-			}
-			whole, err := load(state.CellRef{Test: c.Test, Model: c.Model, Repeat: r})
-			if err != nil {
-				out.err = err
-				break
-			}
-			out.cells[r] = whole
+	var refs []state.CellRef
+	for r, c := range live {
+		if c.Clipped {
+			refs = append(refs, state.CellRef{Test: c.Test, Model: c.Model, Repeat: r})
 		}
-		return out
+	}
+	return func() tea.Msg {
+		cells, err := readRefs(load, refs)
+		return cellWholeMsg{at: p, live: live, cells: cells, err: err}
 	}
 }
 
