@@ -55,6 +55,21 @@ type MakespanBound struct {
 // Adding every model's load time would not be a valid bound, because a
 // load may overlap another resident model's streams on the same server.
 //
+// Loads that must happen cost more than that. A model that must be loaded
+// (a job asks for it; no server that may run its jobs is static or starts
+// with it) and fits beside nothing there is dead time whole (lonelyLoad).
+// Any other such load holds a slot while it lasts, its warm-up's or its
+// waiting job's, so at most S-1-k requests decode beside k prefilling.
+// With
+//
+//	β_load = min over k = 0..S-1 of 1 - β·k - M(S-1-k)/M(S)
+//
+// (solo progress)/M(S) + β·(prefilling) + β_load·(loading) ≤ 1 still holds,
+// so each costs at least β_load × its load time (heldLoad), once per model
+// (two slots under sim.StreamRate: β_load = β ≈ 0.38). Either kind may be a
+// server's first load, already counted: as many are given back as servers
+// have one, the largest.
+//
 // Jobs that only some servers may run (pinned, offered or fitting only
 // there) must also fit in those servers' time: the same bound is taken over
 // each such set of servers with its jobs alone, and the largest one wins.
@@ -62,14 +77,14 @@ func LowerBound(sc Scenario) (MakespanBound, error) {
 	if err := sc.validate(); err != nil {
 		return MakespanBound{}, fmt.Errorf("lower bound: %w", err)
 	}
-	type shape struct{ m, beta float64 }
+	type shape struct{ m, beta, betaLoad float64 }
 	shapes := make([]shape, len(sc.Servers))
 	for i, s := range sc.Servers {
-		m, beta, err := batchShape(sc.Rate, s.Slots)
+		m, beta, betaLoad, err := batchShape(sc.Rate, s.Slots)
 		if err != nil {
 			return MakespanBound{}, fmt.Errorf("lower bound: server %s: %w", s.Name, err)
 		}
-		shapes[i] = shape{m, beta}
+		shapes[i] = shape{m, beta, betaLoad}
 	}
 	for name, m := range sc.Models {
 		for n := 1; n <= 64; n *= 2 {
@@ -112,7 +127,11 @@ func LowerBound(sc Scenario) (MakespanBound, error) {
 			}
 		}
 	}
-	lonely := lonelyLoads(sc)
+	betaLoad := make([]float64, len(shapes))
+	for g, sh := range shapes {
+		betaLoad[g] = sh.betaLoad
+	}
+	lonely, held := loadsToMake(sc, betaLoad)
 	all := make([]int, len(sc.Servers))
 	for g := range all {
 		all[g] = g
@@ -121,7 +140,7 @@ func LowerBound(sc Scenario) (MakespanBound, error) {
 	for _, c := range cost {
 		work += c
 	}
-	total := subsetBound(work, all, firstLoad, lonelyWithin(lonely, all))
+	total := subsetBound(work, all, firstLoad, lonelyWithin(lonely, all), heldWithin(held, all))
 	// Jobs that only some servers may run (pins, offers, VRAM) must fit in
 	// those servers' time: bound each such set of servers on its own.
 	for _, set := range sets {
@@ -135,7 +154,7 @@ func LowerBound(sc Scenario) (MakespanBound, error) {
 				w += c
 			}
 		}
-		total = max(total, subsetBound(w, set, firstLoad, lonelyWithin(lonely, set)))
+		total = max(total, subsetBound(w, set, firstLoad, lonelyWithin(lonely, set), heldWithin(held, set)))
 	}
 	g := float64(len(sc.Servers))
 	return MakespanBound{Total: seconds(total), Work: seconds(work / g), Load: seconds(total - work/g)}, nil
@@ -151,18 +170,10 @@ func within(set []int, in map[int]bool) bool {
 	return true
 }
 
-// lonelyLoad is a model that must be loaded, and whose load no stream can
-// overlap: every server that may run its jobs must load it (none is static
-// or starts with it), and there it fits beside no other model, so the load
-// first evicts everything and the server runs nothing until it ends.
-type lonelyLoad struct {
-	model   string
-	servers []int   // the servers that may run its jobs
-	time    float64 // its shortest load among them
-}
-
-// lonelyLoads finds the scenario's lonely loads (see lonelyLoad).
-func lonelyLoads(sc Scenario) []lonelyLoad {
+// mustLoad finds the models that must be loaded at least once: a job asks
+// for each, and no server that may run its jobs is static or starts with
+// it. It maps each to those servers, in order.
+func mustLoad(sc Scenario) map[string][]int {
 	servers := map[string]map[int]bool{} // model -> the servers that may run a job of it
 	for _, j := range sc.Jobs {
 		if servers[j.Model] == nil {
@@ -174,24 +185,72 @@ func lonelyLoads(sc Scenario) []lonelyLoad {
 			}
 		}
 	}
-	var out []lonelyLoad
-	for _, m := range slices.Sorted(maps.Keys(servers)) {
-		l := lonelyLoad{model: m, time: math.Inf(1)}
-		ok := len(servers[m]) > 0
-		for _, g := range slices.Sorted(maps.Keys(servers[m])) {
-			s := sc.Servers[g]
-			if s.Static || slices.Contains(s.Preload, m) || !sc.fitsBesideNothing(s, m) {
+	out := map[string][]int{}
+	for m, in := range servers {
+		set := slices.Sorted(maps.Keys(in))
+		ok := len(set) > 0
+		for _, g := range set {
+			if s := sc.Servers[g]; s.Static || slices.Contains(s.Preload, m) {
 				ok = false
-				break
 			}
-			l.servers = append(l.servers, g)
-			l.time = min(l.time, sc.loadTime(s, m))
 		}
 		if ok {
-			out = append(out, l)
+			out[m] = set
 		}
 	}
 	return out
+}
+
+// lonelyLoad is a model that must be loaded, and whose load no stream can
+// overlap: every server that may run its jobs must load it (none is static
+// or starts with it), and there it fits beside no other model, so the load
+// first evicts everything and the server runs nothing until it ends.
+type lonelyLoad struct {
+	model   string
+	servers []int   // the servers that may run its jobs
+	time    float64 // its shortest load among them
+}
+
+// heldLoad is a model that must be loaded and is not lonely: its load may
+// overlap other models' streams, but it holds one of the server's slots
+// while it lasts (its warm-up, or the job waiting for it), so the server
+// loses at least β_load of its capacity for that time (see LowerBound).
+type heldLoad struct {
+	model   string
+	servers []int   // the servers that may run its jobs
+	cost    float64 // the least β_load × load time among them
+}
+
+// loadsToMake splits the models that must be loaded (mustLoad) into the
+// lonely ones and the others, in model order.
+func loadsToMake(sc Scenario, betaLoad []float64) ([]lonelyLoad, []heldLoad) {
+	must := mustLoad(sc)
+	var lonely []lonelyLoad
+	var held []heldLoad
+	for _, m := range slices.Sorted(maps.Keys(must)) {
+		set := must[m]
+		l := lonelyLoad{model: m, servers: set, time: math.Inf(1)}
+		h := heldLoad{model: m, servers: set, cost: math.Inf(1)}
+		alone := true
+		for _, g := range set {
+			s := sc.Servers[g]
+			alone = alone && sc.fitsBesideNothing(s, m)
+			l.time = min(l.time, sc.loadTime(s, m))
+			h.cost = min(h.cost, betaLoad[g]*sc.loadTime(s, m))
+		}
+		if alone {
+			lonely = append(lonely, l)
+		} else {
+			held = append(held, h)
+		}
+	}
+	return lonely, held
+}
+
+// lonelyLoads finds the scenario's lonely loads (see lonelyLoad).
+func lonelyLoads(sc Scenario) []lonelyLoad {
+	lonely, _ := loadsToMake(sc, make([]float64, len(sc.Servers)))
+	return lonely
 }
 
 // fitsBesideNothing reports whether m, loaded on s, leaves room for no
@@ -222,19 +281,50 @@ func lonelyWithin(lonely []lonelyLoad, set []int) []float64 {
 	return out
 }
 
+// heldWithin is the costs of the held loads whose servers all lie in set.
+func heldWithin(held []heldLoad, set []int) []float64 {
+	in := map[int]bool{}
+	for _, g := range set {
+		in[g] = true
+	}
+	var out []float64
+	for _, h := range held {
+		if within(h.servers, in) {
+			out = append(out, h.cost)
+		}
+	}
+	return out
+}
+
 // subsetBound is the least T at which the servers of set have room for
 // work once their dead time is taken out: each server's first load (L_g),
-// and each lonely load (ℓ), all of which run nothing. A lonely load may be
-// a server's first load, so the two count once there: the k largest L_g
-// are given back, k the number of lonely loads (at most one per server).
+// and each lonely load (ℓ), all of which run nothing; and the capacity each
+// held load costs (h: β_load × its load time). A lonely load may be a
+// server's first load, so the two count once there: the k largest L_g are
+// given back, k the number of lonely loads (at most one per server). So
+// may a held load: the f largest h are given back, f the servers of set
+// that have a first load.
 //
-//	|set|·T - Σ min(L_g, T) - Σ ℓ + (the k largest min(L_g, T)) ≥ work
-func subsetBound(work float64, set []int, firstLoad, lonely []float64) float64 {
+//	|set|·T - Σ min(L_g, T) - Σ ℓ + (the k largest min(L_g, T)) - Σ h + (the f largest h) ≥ work
+func subsetBound(work float64, set []int, firstLoad, lonely, held []float64) float64 {
 	if work <= 0 || len(set) == 0 {
 		return 0
 	}
+	// The held loads' cost is the same at every T: each lies within the
+	// makespan, on one server, one load at a time.
+	held = slices.Sorted(slices.Values(held))
+	firsts := 0
+	for _, g := range set {
+		if firstLoad[g] > 0 && !math.IsInf(firstLoad[g], 1) {
+			firsts++
+		}
+	}
+	var heldCost float64
+	for _, h := range held[:max(len(held)-firsts, 0)] {
+		heldCost += h
+	}
 	capacity := func(t float64) float64 {
-		c := float64(len(set)) * t
+		c := float64(len(set))*t - heldCost
 		first := make([]float64, 0, len(set))
 		for _, g := range set {
 			first = append(first, min(firstLoad[g], t))
@@ -252,9 +342,9 @@ func subsetBound(work float64, set []int, firstLoad, lonely []float64) float64 {
 		}
 		return c
 	}
-	// capacity(work + every finite first load) ≥ work: a server of the set
-	// that can run the jobs has a finite first load.
-	lo, hi := work/float64(len(set)), work
+	// capacity(work + every finite first load + every load) ≥ work: a
+	// server of the set that can run the jobs has a finite first load.
+	lo, hi := work/float64(len(set)), work+heldCost
 	for _, g := range set {
 		if !math.IsInf(firstLoad[g], 1) {
 			hi += firstLoad[g]
@@ -275,13 +365,14 @@ func subsetBound(work float64, set []int, firstLoad, lonely []float64) float64 {
 }
 
 // batchShape returns M(S), the best aggregate solo-work rate of a server
-// with s slots, and β, what a prefilling request costs it (see LowerBound).
-func batchShape(rate RateFunc, slots int) (m, beta float64, err error) {
+// with s slots, β, what a prefilling request costs it, and β_load, what a
+// load costs it (see LowerBound).
+func batchShape(rate RateFunc, slots int) (m, beta, betaLoad float64, err error) {
 	best := make([]float64, slots+1) // best[n] = M(n)
 	for n := 1; n <= slots; n++ {
 		a := float64(n) * rate(1, n)
 		if !(a > 0) || math.IsInf(a, 0) {
-			return 0, 0, errors.New("the rate function gives no positive finite throughput")
+			return 0, 0, 0, errors.New("the rate function gives no positive finite throughput")
 		}
 		best[n] = max(best[n-1], a)
 	}
@@ -289,5 +380,12 @@ func batchShape(rate RateFunc, slots int) (m, beta float64, err error) {
 	for k := 1; k <= slots; k++ {
 		beta = min(beta, (1-best[slots-k]/m)/float64(k))
 	}
-	return m, beta, nil
+	// A load holds a slot: with k requests prefilling besides, at most
+	// S-1-k decode. β_load is the most it can be charged so that
+	// (solo progress)/M(S) + β·k + β_load ≤ 1 still holds at every k.
+	betaLoad = math.Inf(1)
+	for k := 0; k < slots; k++ {
+		betaLoad = min(betaLoad, 1-beta*float64(k)-best[slots-1-k]/m)
+	}
+	return m, beta, max(betaLoad, 0), nil
 }

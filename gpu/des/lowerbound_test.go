@@ -134,8 +134,10 @@ func TestLowerBoundCountsLoadsThatFitBesideNothing(t *testing.T) {
 	}
 	// "idle" fits beside both, but nothing asks for it: still, a server
 	// that may hold it could run it beside them, so neither load is
-	// lonely and only the first load counts.
-	if want := 1 + 0.1 + 20.0; !near(b.Total.Seconds(), want) {
+	// lonely. Each holds the server's one slot all the same (β_load = 1):
+	// the larger may be the first load, counted as the shortest one
+	// ("idle"'s), and the other counts whole.
+	if want := (1 + 0.1) + (20 + 0.1) + 20.0; !near(b.Total.Seconds(), want) {
 		t.Errorf("with a small model offered: bound %s, want %.2fs", b.Total, want)
 	}
 	sc.Servers[0].Offered = []string{"big", "huge"}
@@ -210,5 +212,23 @@ func TestLowerBoundWithLonelyLoadsHolds(t *testing.T) {
 	}
 	if raised < seeds/10 {
 		t.Errorf("%d of %d scenarios have lonely loads: the test hardly exercises them", raised, seeds)
+	}
+}
+
+// TestPlacementMakesValidAssignmentsOnRandomFleets runs pitwall's policy
+// over many random fleets where big models crowd small GPUs, under both
+// judging schedules: the simulation refuses any assignment a server could
+// not carry out (a load that evicts a model in use, more jobs than free
+// slots). It found a judge model loaded ahead into room held by a model
+// given its last jobs in the same decision (seed 3085).
+func TestPlacementMakesValidAssignmentsOnRandomFleets(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(4000) {
+		sc := desLonelyScenario(seed)
+		for _, judging := range []string{JudgingTwoPhase, JudgingPipelined} {
+			if _, err := Simulate(sc, placement.Default, judging); err != nil {
+				t.Fatalf("seed %d, %s: %v", seed, judging, err)
+			}
+		}
 	}
 }

@@ -187,7 +187,9 @@ func (st *placeState) fitsBesideAny(s *placeServer, m string) bool {
 		return false
 	}
 	for _, x := range slices.Sorted(maps.Keys(s.present)) {
-		if s.view.Streaming[x] > 0 || x == s.loading {
+		// A model given jobs in this decision is as good as streaming:
+		// its jobs start when the decision is applied.
+		if s.view.Streaming[x] > 0 || s.placed[x] > 0 || x == s.loading {
 			continue
 		}
 		if st.v.JudgeModels[x] || st.v.Upcoming[x] > 0 || st.left(classInference, x, s)+st.left(classJudge, x, s) > 0 {

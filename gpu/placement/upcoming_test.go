@@ -65,6 +65,14 @@ func TestPlacerLoadsUpcomingModelsAheadOfTheirJobs(t *testing.T) {
 			upcoming: map[string]int{"j1": 50, "j2": 50},
 		},
 		{
+			// c's last jobs start in this decision: the room they hold is
+			// not free, though nothing of c is queued or streaming yet.
+			name:     "not into room held by a model given its last jobs in the same decision",
+			servers:  []plServer{{name: "s0", slots: 3, vram: 24, resident: []string{"c"}}},
+			queue:    plQueue("c", 2),
+			upcoming: map[string]int{"j2": 100},
+		},
+		{
 			name:     "into room held by an idle model with nothing left to do",
 			servers:  []plServer{{name: "s0", slots: 2, vram: 24, resident: []string{"a"}}},
 			upcoming: map[string]int{"j2": 100},
