@@ -70,3 +70,15 @@ func BenchmarkRunChecks(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(checks)), "ns/check")
 }
+
+// BenchmarkRender measures building one judge request's messages from the
+// default template: a run does it for every judge request.
+func BenchmarkRender(b *testing.B) {
+	tpl := builtinTemplates[DefaultTemplate]
+	in := Input{Prompt: "What is 2 plus 2? Answer with the number.", Criteria: "The answer is 4, stated plainly.", Reply: "The answer is 4."}
+	for b.Loop() {
+		if msgs := Render(tpl, in); len(msgs) == 0 {
+			b.Fatal("no messages")
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -162,7 +163,7 @@ func taskText(in Input) string {
 }
 
 func execute(t Template, d TemplateData) (string, error) {
-	tpl, err := template.New(t.ID).Option("missingkey=error").Parse(t.User)
+	tpl, err := parsed(t)
 	if err != nil {
 		return "", fmt.Errorf("parse: %w", err)
 	}
@@ -171,6 +172,41 @@ func execute(t Template, d TemplateData) (string, error) {
 		return "", fmt.Errorf("execute: %w", err)
 	}
 	return b.String(), nil
+}
+
+// parsedTemplates keeps each template's parsed User text, by its id and
+// text: a run renders one template for every judge request, and parsing it
+// each time cost more than executing it. A parsed template may be executed
+// by many goroutines at once. The cache stops growing at maxParsed
+// templates (a run has a few); past that each one is parsed afresh.
+var parsedTemplates struct {
+	sync.Mutex
+	m map[[2]string]*template.Template
+}
+
+const maxParsed = 256
+
+func parsed(t Template) (*template.Template, error) {
+	key := [2]string{t.ID, t.User}
+	parsedTemplates.Lock()
+	tpl := parsedTemplates.m[key]
+	parsedTemplates.Unlock()
+	if tpl != nil {
+		return tpl, nil
+	}
+	tpl, err := template.New(t.ID).Option("missingkey=error").Parse(t.User)
+	if err != nil {
+		return nil, err
+	}
+	parsedTemplates.Lock()
+	defer parsedTemplates.Unlock()
+	if parsedTemplates.m == nil {
+		parsedTemplates.m = map[[2]string]*template.Template{}
+	}
+	if len(parsedTemplates.m) < maxParsed {
+		parsedTemplates.m[key] = tpl
+	}
+	return tpl, nil
 }
 
 func plainBlocks(d TemplateData) string {

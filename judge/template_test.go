@@ -4,6 +4,7 @@ import (
 	"pitwall/gpu/chat"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -235,4 +236,32 @@ func FuzzRenderFencesCandidate(f *testing.F) {
 			t.Fatalf("candidate %q: %d closing tags in the prompt, want 1", cand, n)
 		}
 	})
+}
+
+// A template is parsed once and kept by its id and text: the same id with
+// another text (a config edited between two runs in one process, a
+// template bumped) renders its own text, and renders stay the same when
+// many goroutines render at once.
+func TestRenderKeepsEachTemplatesOwnText(t *testing.T) {
+	in := Input{Prompt: "q", Reply: "a"}
+	first := Template{ID: "kept", User: "one {{.Candidate}}"}
+	second := Template{ID: "kept", User: "two {{.Candidate}}"}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				if got := Render(first, in)[0].Content; got != "one a" {
+					t.Errorf("first template rendered %q", got)
+					return
+				}
+				if got := Render(second, in)[0].Content; got != "two a" {
+					t.Errorf("second template rendered %q", got)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

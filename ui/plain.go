@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"pitwall/internal/textutil"
@@ -23,7 +24,10 @@ func RunPlain(snaps <-chan *state.BatteryRun, stdout, stderr io.Writer, opts Opt
 	// Plain output has no escape sequences of its own: whatever a battery
 	// or a server put in a name or a message is shown escaped.
 	stdout, stderr = textutil.TerminalWriter(stdout), textutil.TerminalWriter(stderr)
-	p := newPlain(stderr, opts)
+	// A snapshot's lines go out in one write, not one each: a run of
+	// 100,000 cells prints 200,000 of them.
+	lines := bufio.NewWriterSize(stderr, 32<<10)
+	p := newPlain(lines, opts)
 	var last *state.BatteryRun
 	for run := range snaps {
 		if run == nil {
@@ -34,6 +38,7 @@ func RunPlain(snaps <-chan *state.BatteryRun, stdout, stderr io.Writer, opts Opt
 		} else {
 			p.diff(last, run)
 		}
+		_ = lines.Flush() // a failed write to stderr stops nothing
 		last = run
 		if run.Final && run.JudgeInFlight == 0 {
 			break

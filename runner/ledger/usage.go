@@ -45,7 +45,11 @@ type Usage struct {
 // 100,000 judged cells, which its allocator then keeps. reach, whose two
 // windows sort every request, is read once: byshare sums a purpose's wall
 // time beside each share's, and the purpose's row adds those up (half the
-// query's time, where reach was read twice).
+// query's time, where reach was read twice). A purpose's cells are its
+// shares' cells added up where no two shares can hold one cell: inference
+// (a share is a tested model, part of its cells' names) or a purpose with
+// one share (one judge); only judging by several judges counts them again
+// (a scan of every request, a third of the query's time otherwise).
 const usageSQL = `
 WITH q AS NOT MATERIALIZED (
 	SELECT id, purpose, CASE purpose WHEN 'judge' THEN judge ELSE model END AS k, server,
@@ -81,7 +85,9 @@ SELECT c.purpose, c.k, r.model, c.n, c.live, c.cached, c.shared, c.abandoned, c.
 FROM counts c JOIN requests r ON r.id = c.first LEFT JOIN byshare w ON w.purpose = c.purpose AND w.k = c.k
 UNION ALL
 SELECT c.purpose, NULL, '', sum(c.n), sum(c.live), sum(c.cached), sum(c.shared), sum(c.abandoned),
-	(SELECT count(DISTINCT cell) FROM q WHERE q.purpose = c.purpose), sum(c.pt), sum(c.ct), sum(c.slot),
+	CASE WHEN c.purpose = 'inference' OR count(*) = 1 THEN sum(c.cells)
+		ELSE (SELECT count(DISTINCT cell) FROM q WHERE q.purpose = c.purpose) END,
+	sum(c.pt), sum(c.ct), sum(c.slot),
 	coalesce((SELECT sum(pwall) FROM byshare w WHERE w.purpose = c.purpose), 0)
 FROM counts c GROUP BY c.purpose`
 

@@ -26,6 +26,9 @@ func TestRunUsageSumsTheRunsRequestsInSQL(t *testing.T) {
 		{RunID: "r1", Purpose: PurposeInference, Model: "m2", Test: "t1", Attempt: 1, Status: StatusQueued, QueuedAt: t0}, // never sent
 		{RunID: "r1", Purpose: PurposeJudge, Server: ServerCache, Model: "judge-m", CandidateModel: "m1", Judge: "j1", Test: "t1",
 			Attempt: 1, Status: StatusCompleted, Verdict: "pass", QueuedAt: t0, StartedAt: t0, EndedAt: t0},
+		// A second judge of the same cell: judging holds one cell, not two.
+		{RunID: "r1", Purpose: PurposeJudge, Server: ServerCache, Model: "judge-n", CandidateModel: "m1", Judge: "j2", Test: "t1",
+			Attempt: 1, Status: StatusCompleted, Verdict: "pass", QueuedAt: t0, StartedAt: t0, EndedAt: t0},
 		live("m9", "t1", 0, 100, 100), // another run's
 	}
 	rows[len(rows)-1].RunID = "r2"
@@ -53,8 +56,9 @@ func TestRunUsageSumsTheRunsRequestsInSQL(t *testing.T) {
 		"inference/m1": {Model: "m1", Requests: 3, Live: 3, Cells: 2, PromptTokens: 30, CompletionTokens: 60,
 			Slot: 210 * time.Millisecond, Wall: 160 * time.Millisecond},
 		"inference/m2": {Model: "m2", Requests: 1, Abandoned: 1, Cells: 1},
-		"judge/*":      {Requests: 1, Cached: 1, Cells: 1},
+		"judge/*":      {Requests: 2, Cached: 2, Cells: 1},
 		"judge/j1":     {Model: "judge-m", Requests: 1, Cached: 1, Cells: 1},
+		"judge/j2":     {Model: "judge-n", Requests: 1, Cached: 1, Cells: 1},
 	}
 	if len(got) != len(want) {
 		t.Errorf("shares %v, want %v", got, want)
