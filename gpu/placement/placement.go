@@ -394,13 +394,55 @@ func (st *placeState) jobTime(c jobClass, m string) float64 {
 	return 1
 }
 
+// othersOnly says which of ms (the models present on s with work of class
+// c) are the only model with such work on some other server: the model
+// that server would otherwise run out of first.
+func (st *placeState) othersOnly(c jobClass, s *placeServer, ms []string) map[string]bool {
+	var out map[string]bool
+	for _, o := range st.servers {
+		if o == s {
+			continue
+		}
+		only, n := "", 0
+		for m := range o.present { // counted, so the order is of no matter
+			if o.view.Offered[m] && st.left(c, m, o) > 0 {
+				only, n = m, n+1
+			}
+		}
+		if n == 1 && slices.Contains(ms, only) {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[only] = true
+		}
+	}
+	return out
+}
+
+// othersTime is how long the other servers holding m would take over its
+// queued work without s, per slot.
+func (st *placeState) othersTime(c jobClass, m string, s *placeServer) float64 {
+	slots := 0
+	for _, o := range st.servers {
+		if o != s && o.present[m] {
+			slots += o.view.Slots
+		}
+	}
+	return float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(max(slots, 1))
+}
+
 // fill gives each free slot work of a model already present on its server:
 // resident models before one still loading, then the model with the least
 // queued work per server that holds it. The order changes none of the
 // server's work, but finishing the model that is running out first frees
 // its room sooner: a model loaded beside it (prefetch) would otherwise take
 // the slots and leave its last jobs behind, holding the VRAM that the next
-// load needs to go beside the new model's streams.
+// load needs to go beside the new model's streams. Except for a model that
+// is another server's only work (othersOnly): that one goes after the
+// others, since the other server can run nothing else, and between two
+// such models the one whose other servers would take longer over it goes
+// first (othersTime). Without that, the end of inference drains the model
+// one server depends on and leaves that server idle while the rest finish.
 func (st *placeState) fill(c jobClass) {
 	for _, s := range st.servers {
 		if s.free == 0 || (c == classJudge && s.reserved) {
@@ -415,6 +457,10 @@ func (st *placeState) fill(c jobClass) {
 		perServer := func(m string) float64 {
 			return float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(max(st.serving[m], 1))
 		}
+		var leave map[string]bool
+		if len(ms) > 1 {
+			leave = st.othersOnly(c, s, ms)
+		}
 		slices.SortStableFunc(ms, func(a, b string) int {
 			// A job of a model still loading would hold its slot idle
 			// until the load ends; a resident model's job runs now.
@@ -423,6 +469,19 @@ func (st *placeState) fill(c jobClass) {
 					return -1
 				}
 				return 1
+			}
+			// A model that is another server's only work goes after the
+			// others: that server can run nothing else, this one can.
+			if leave[a] != leave[b] {
+				if leave[b] {
+					return -1
+				}
+				return 1
+			}
+			if leave[a] && leave[b] {
+				// Both are: help the servers that would take longest
+				// without this one.
+				return cmp.Compare(st.othersTime(c, b, s), st.othersTime(c, a, s))
 			}
 			return cmp.Compare(perServer(a), perServer(b))
 		})

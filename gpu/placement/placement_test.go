@@ -245,6 +245,29 @@ func TestPlacerRules(t *testing.T) {
 			want:  []string{"11@s0", "12@s0"},
 		},
 		{
+			// s0 can run nothing but a, s2 nothing but b: s1 helps with b,
+			// which s2 alone would take 20 s over, and leaves a, which s0
+			// gets through in 4 s, instead of draining a and leaving s0 idle.
+			name: "a model that is another server's only work: help where the others would take longest",
+			servers: []plServer{
+				{name: "s0", slots: 2, busy: 2, vram: 24, resident: []string{"a"}, streaming: map[string]int{"a": 2}},
+				{name: "s1", slots: 2, busy: 1, vram: 24, resident: []string{"a", "b"}, streaming: map[string]int{"a": 1}},
+				{name: "s2", slots: 2, busy: 2, vram: 24, resident: []string{"b"}, streaming: map[string]int{"b": 2}},
+			},
+			queue: plQueue("a", 2, "b", 10),
+			want:  []string{"3@s1"},
+		},
+		{
+			name: "a model no other server runs out of keeps the least-work-first order",
+			servers: []plServer{
+				{name: "s0", slots: 2, busy: 2, vram: 24, resident: []string{"a", "d"}, streaming: map[string]int{"a": 2}},
+				{name: "s1", slots: 2, busy: 1, vram: 24, resident: []string{"a", "b"}, streaming: map[string]int{"a": 1}},
+				{name: "s2", slots: 2, busy: 2, vram: 24, resident: []string{"b", "d"}, streaming: map[string]int{"b": 2}},
+			},
+			queue: plQueue("a", 2, "b", 10, "d", 4),
+			want:  []string{"1@s1"},
+		},
+		{
 			name: "prefetch: a second copy loads beside the last jobs once no model is unserved",
 			servers: []plServer{
 				{name: "s0", slots: 2, busy: 1, vram: 24, resident: []string{"d"}, streaming: map[string]int{"d": 1}},
