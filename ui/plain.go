@@ -23,11 +23,22 @@ import (
 func RunPlain(snaps <-chan *state.BatteryRun, stdout, stderr io.Writer, opts Options) *state.BatteryRun {
 	// Plain output has no escape sequences of its own: whatever a battery
 	// or a server put in a name or a message is shown escaped.
-	stdout, stderr = textutil.TerminalWriter(stdout), textutil.TerminalWriter(stderr)
 	// A snapshot's lines go out in one write, not one each: a run of
-	// 100,000 cells prints 200,000 of them.
-	lines := bufio.NewWriterSize(stderr, 32<<10)
-	p := newPlain(lines, opts)
+	// 100,000 cells prints 200,000 of them. The buffer is below the
+	// escaping, which sees each line whole: a buffer above it would cut
+	// a character in two where the buffer fills, and each half would be
+	// escaped as a stray byte.
+	raw := stderr
+	lines := bufio.NewWriterSize(raw, 32<<10)
+	flush := func() {
+		if lines.Flush() != nil {
+			// stderr refused the lines (a closed pipe): the run goes on,
+			// and the next snapshot's lines are tried afresh.
+			lines.Reset(raw)
+		}
+	}
+	stdout, stderr = textutil.TerminalWriter(stdout), textutil.TerminalWriter(lines)
+	p := newPlain(stderr, opts)
 	var last *state.BatteryRun
 	for run := range snaps {
 		if run == nil {
@@ -38,7 +49,7 @@ func RunPlain(snaps <-chan *state.BatteryRun, stdout, stderr io.Writer, opts Opt
 		} else {
 			p.diff(last, run)
 		}
-		_ = lines.Flush() // a failed write to stderr stops nothing
+		flush()
 		last = run
 		if run.Final && run.JudgeInFlight == 0 {
 			break
@@ -46,6 +57,7 @@ func RunPlain(snaps <-chan *state.BatteryRun, stdout, stderr io.Writer, opts Opt
 	}
 	if last == nil {
 		fmt.Fprintln(stderr, "pitwall: the run ended before its first snapshot")
+		flush()
 		return nil
 	}
 	judge := defaultJudge(last)

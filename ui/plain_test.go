@@ -398,3 +398,30 @@ func TestSummarySaysWhyARunFailed(t *testing.T) {
 		t.Errorf("summary of a failed run does not say why:\n%s", s)
 	}
 }
+
+// A snapshot whose lines outgrow the output buffer still prints every
+// character whole: ✓ and × are three and two bytes, and wherever the
+// buffer fills, no line may show one as escaped stray bytes. The first
+// cell's message moves where the buffer's edge falls, byte by byte.
+func TestRunPlainKeepsCharactersWholeInALargeSnapshot(t *testing.T) {
+	t.Parallel()
+	for pad := range 48 {
+		s0 := makeRun(1, 900, 1)
+		s1 := next(s0)
+		set(s1, 0, 0, 0, errored("timeout", "gpu1: no reply"+strings.Repeat(".", pad)))
+		for tt := 1; tt < 900; tt++ {
+			set(s1, tt, 0, 0, completed(1200*time.Millisecond, 41))
+		}
+		finish(s1, state.RunCompleted)
+		_, _, stderr := runPlain(t, feed(t, []*state.BatteryRun{s0, s1}), Options{})
+		if len(stderr) < 40<<10 {
+			t.Fatalf("pad %d: %d bytes of lines, want more than the 32 KiB buffer", pad, len(stderr))
+		}
+		if i := strings.Index(stderr, `\x`); i >= 0 {
+			t.Fatalf("pad %d: a character cut in two at byte %d: %q", pad, i, stderr[max(i-40, 0):min(i+40, len(stderr))])
+		}
+		if n := strings.Count(stderr, "✓"); n != 899 {
+			t.Fatalf("pad %d: %d lines with ✓, want 899", pad, n)
+		}
+	}
+}

@@ -394,41 +394,41 @@ func (st *placeState) jobTime(c jobClass, m string) float64 {
 	return 1
 }
 
-// othersOnly says which of ms (the models present on s with work of class
-// c) are the only model with such work on some other server: the model
-// that server would otherwise run out of first.
-func (st *placeState) othersOnly(c jobClass, s *placeServer, ms []string) map[string]bool {
-	var out map[string]bool
+// sharing is what fill's tie-break reads of the other servers, taken once
+// as the pass starts (a heuristic over the decision's starting state, so
+// that a pass costs the servers' models once, not once for every server):
+// for each model, how many servers have it as their only work of the
+// class, and the slots of the servers that hold it.
+type sharing struct {
+	soleOf map[string]int
+	slots  map[string]int
+}
+
+func (st *placeState) sharing(c jobClass) sharing {
+	sh := sharing{soleOf: map[string]int{}, slots: map[string]int{}}
 	for _, o := range st.servers {
-		if o == s {
-			continue
-		}
 		only, n := "", 0
 		for m := range o.present { // counted, so the order is of no matter
+			sh.slots[m] += o.view.Slots
 			if o.view.Offered[m] && st.left(c, m, o) > 0 {
 				only, n = m, n+1
 			}
 		}
-		if n == 1 && slices.Contains(ms, only) {
-			if out == nil {
-				out = map[string]bool{}
-			}
-			out[only] = true
+		// A server that keeps judge work off its slots cannot take m's.
+		if n == 1 && !(c == classJudge && o.reserved) {
+			sh.soleOf[only]++
 		}
 	}
-	return out
+	return sh
 }
 
 // othersTime is how long the other servers holding m would take over its
-// queued work without s, per slot.
-func (st *placeState) othersTime(c jobClass, m string, s *placeServer) float64 {
-	slots := 0
-	for _, o := range st.servers {
-		if o != s && o.present[m] {
-			slots += o.view.Slots
-		}
-	}
-	return float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(max(slots, 1))
+// queued work without s, per slot: the shared queue's, not the jobs pinned
+// to s or the steps s's own agent loops have left, which no other server
+// can run.
+func (st *placeState) othersTime(c jobClass, m string, s *placeServer, sh sharing) float64 {
+	slots := sh.slots[m] - s.view.Slots
+	return float64(st.pool[c][m].left()) * st.jobTime(c, m) / float64(max(slots, 1))
 }
 
 // fill gives each free slot work of a model already present on its server:
@@ -438,12 +438,13 @@ func (st *placeState) othersTime(c jobClass, m string, s *placeServer) float64 {
 // its room sooner: a model loaded beside it (prefetch) would otherwise take
 // the slots and leave its last jobs behind, holding the VRAM that the next
 // load needs to go beside the new model's streams. Except for a model that
-// is another server's only work (othersOnly): that one goes after the
+// is another server's only work (sharing): that one goes after the
 // others, since the other server can run nothing else, and between two
 // such models the one whose other servers would take longer over it goes
 // first (othersTime). Without that, the end of inference drains the model
 // one server depends on and leaves that server idle while the rest finish.
 func (st *placeState) fill(c jobClass) {
+	var sh sharing // read once, by the first server that has a choice
 	for _, s := range st.servers {
 		if s.free == 0 || (c == classJudge && s.reserved) {
 			continue
@@ -459,7 +460,19 @@ func (st *placeState) fill(c jobClass) {
 		}
 		var leave map[string]bool
 		if len(ms) > 1 {
-			leave = st.othersOnly(c, s, ms)
+			if sh.soleOf == nil {
+				sh = st.sharing(c)
+			}
+			for _, m := range ms {
+				// s has two models with work or more: each server that has
+				// m as its only work is another one.
+				if sh.soleOf[m] > 0 {
+					if leave == nil {
+						leave = map[string]bool{}
+					}
+					leave[m] = true
+				}
+			}
 		}
 		slices.SortStableFunc(ms, func(a, b string) int {
 			// A job of a model still loading would hold its slot idle
@@ -481,7 +494,7 @@ func (st *placeState) fill(c jobClass) {
 			if leave[a] && leave[b] {
 				// Both are: help the servers that would take longest
 				// without this one.
-				return cmp.Compare(st.othersTime(c, b, s), st.othersTime(c, a, s))
+				return cmp.Compare(st.othersTime(c, b, s, sh), st.othersTime(c, a, s, sh))
 			}
 			return cmp.Compare(perServer(a), perServer(b))
 		})
