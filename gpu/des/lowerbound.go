@@ -67,8 +67,8 @@ type MakespanBound struct {
 // (solo progress)/M(S) + β·(prefilling) + β_load·(loading) ≤ 1 still holds,
 // so each costs at least β_load × its load time (heldLoad), once per model
 // (two slots under sim.StreamRate: β_load = β ≈ 0.38). Either kind may be a
-// server's first load, already counted: as many are given back as servers
-// have one, the largest.
+// server's first load, already counted: what is given back is the most
+// that the servers' first loads can have counted twice (subsetBound).
 //
 // Jobs that only some servers may run (pinned, offered or fitting only
 // there) must also fit in those servers' time: the same bound is taken over
@@ -299,32 +299,35 @@ func heldWithin(held []heldLoad, set []int) []float64 {
 // subsetBound is the least T at which the servers of set have room for
 // work once their dead time is taken out: each server's first load (L_g),
 // and each lonely load (ℓ), all of which run nothing; and the capacity each
-// held load costs (h: β_load × its load time). A lonely load may be a
-// server's first load, so the two count once there: the k largest L_g are
-// given back, k the number of lonely loads (at most one per server). So
-// may a held load: the f largest h are given back, f the servers of set
-// that have a first load.
+// held load costs (h: β_load × its load time). A server's first load may
+// be a lonely load or a held one, counted twice then: what is given back
+// is the most that f first loads can have counted twice (f the servers of
+// set that have a first load), j of them lonely (at most k, the lonely
+// loads) and the rest held:
 //
-//	|set|·T - Σ min(L_g, T) - Σ ℓ + (the k largest min(L_g, T)) - Σ h + (the f largest h) ≥ work
+//	|set|·T - Σ min(L_g, T) - Σ ℓ - Σ h
+//	        + max over j ≤ k of ((the j largest min(L_g, T)) + (the f-j largest h)) ≥ work
 func subsetBound(work float64, set []int, firstLoad, lonely, held []float64) float64 {
 	if work <= 0 || len(set) == 0 {
 		return 0
 	}
 	// The held loads' cost is the same at every T: each lies within the
-	// makespan, on one server, one load at a time.
+	// makespan, on one server, one load at a time. top[i] is the sum of
+	// the i largest.
 	held = slices.Sorted(slices.Values(held))
+	slices.Reverse(held)
+	top := make([]float64, len(held)+1)
+	for i, h := range held {
+		top[i+1] = top[i] + h
+	}
 	firsts := 0
 	for _, g := range set {
 		if firstLoad[g] > 0 && !math.IsInf(firstLoad[g], 1) {
 			firsts++
 		}
 	}
-	var heldCost float64
-	for _, h := range held[:max(len(held)-firsts, 0)] {
-		heldCost += h
-	}
 	capacity := func(t float64) float64 {
-		c := float64(len(set))*t - heldCost
+		c := float64(len(set))*t - top[len(held)]
 		first := make([]float64, 0, len(set))
 		for _, g := range set {
 			first = append(first, min(firstLoad[g], t))
@@ -337,14 +340,23 @@ func subsetBound(work float64, set []int, firstLoad, lonely, held []float64) flo
 			c -= l
 		}
 		slices.Sort(first)
-		for _, f := range first[max(len(first)-len(lonely), 0):] {
-			c += f
+		slices.Reverse(first)
+		// Given back: the j largest first loads (lonely there) and the
+		// f-j largest held loads, j as gives the most. A j beyond what
+		// can happen only gives more back: the bound stays valid, and
+		// capacity still grows with t.
+		var best, firstSum float64
+		for j := 0; j <= min(len(lonely), len(first)); j++ {
+			if j > 0 {
+				firstSum += first[j-1]
+			}
+			best = max(best, firstSum+top[min(max(firsts-j, 0), len(held))])
 		}
-		return c
+		return c + best
 	}
 	// capacity(work + every finite first load + every load) ≥ work: a
 	// server of the set that can run the jobs has a finite first load.
-	lo, hi := work/float64(len(set)), work+heldCost
+	lo, hi := work/float64(len(set)), work+top[len(held)]
 	for _, g := range set {
 		if !math.IsInf(firstLoad[g], 1) {
 			hi += firstLoad[g]

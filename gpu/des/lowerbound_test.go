@@ -157,6 +157,36 @@ func TestLowerBoundCountsLoadsThatFitBesideNothing(t *testing.T) {
 	}
 }
 
+// On one server with one slot every load is dead time: a lonely model and
+// two that fit together must each load. The server's first load (counted
+// as the shortest, a's) can be one of them only, so one load is given back
+// once, the largest it could be (b's), not once as lonely and again as
+// held.
+func TestLowerBoundGivesBackAFirstLoadOnce(t *testing.T) {
+	sc := Scenario{
+		Servers: []Server{{Name: "s0", Slots: 1, VRAMGB: 24, LoadGBps: 1}},
+		Models:  map[string]Model{"big": {SizeGB: 22, TokensPerSec: 10}, "a": {SizeGB: 3, TokensPerSec: 10}, "b": {SizeGB: 4, TokensPerSec: 10}},
+		Jobs:    []Job{{Model: "big", ReplyTokens: 100}, {Model: "a", ReplyTokens: 100}, {Model: "b", ReplyTokens: 100}},
+		Rate:    flatRate,
+	}
+	b, err := LowerBound(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, big, a, bb := 3.1, 22.1, 3.1, 4.1
+	want := 30 + first + big + a + bb - bb // three jobs of 10 s, every load, less the largest first load it could be
+	if !near(b.Total.Seconds(), want) {
+		t.Errorf("bound %s, want %.2fs", b.Total, want)
+	}
+	res, err := Simulate(sc, placement.Default, JudgingTwoPhase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Makespan.Seconds() < want-1e-6 {
+		t.Errorf("the simulation takes %s, under the bound %.2fs", res.Makespan, want)
+	}
+}
+
 // desLonelyScenario is a random scenario where some models fit beside
 // nothing: big models on small GPUs, a few servers, some with a model
 // preloaded, some jobs pinned.
