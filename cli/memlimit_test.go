@@ -11,7 +11,8 @@ import (
 )
 
 // The limit grows with the grid from a floor, never overflows, and is the
-// user's to set: GOMEMLIMIT in the environment is left as it is.
+// user's to set: GOMEMLIMIT in the environment is left as it is. Under it
+// GOGC is off, unless the environment sets GOGC.
 func TestMemoryLimitFitsTheGridUnlessTheUserSetsIt(t *testing.T) {
 	if got := memoryLimit(0, 420); got != memFloor {
 		t.Errorf("no cells: %d, want the floor %d", got, memFloor)
@@ -34,9 +35,21 @@ func TestMemoryLimitFitsTheGridUnlessTheUserSetsIt(t *testing.T) {
 	}
 	t.Setenv("GOMEMLIMIT", "")
 	os.Unsetenv("GOMEMLIMIT") // t.Setenv puts it back
+	gogc := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(gogc) })
+	t.Setenv("GOGC", "150")
+	fitMemoryLimit(cfg)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set the collector's percent became %d, want it left alone", got)
+	}
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")
 	fitMemoryLimit(cfg)
 	if got, want := debug.SetMemoryLimit(-1), memoryLimit(2000, cellLiveBytes(cfg)); got != want {
 		t.Errorf("a grid of 2,000 cells: limit %d, want %d", got, want)
+	}
+	if got := debug.SetGCPercent(100); got != -1 {
+		t.Errorf("under the limit GOGC is %d, want off (-1): the limit is the heap's goal", got)
 	}
 }
 
