@@ -385,6 +385,7 @@ func (l *Ledger) write(run, op string, f func(b *batch) error) error {
 // The writer's statements, prepared once on its connection.
 const (
 	stmtInsertRequest = iota
+	stmtInsertPending
 	stmtStartRequest
 	stmtFinishRequest
 	stmtPutCell
@@ -395,6 +396,7 @@ const (
 
 var stmtSQL = [numStmts]string{
 	stmtInsertRequest: insertRequestSQL,
+	stmtInsertPending: insertPendingSQL,
 	stmtStartRequest:  startRequestSQL,
 	stmtFinishRequest: finishRequestSQL,
 	stmtPutCell:       putCellSQL,
@@ -405,7 +407,7 @@ var stmtSQL = [numStmts]string{
 // returnsID are the statements that give back the id of the row they
 // insert on PostgreSQL (RETURNING id: batch.insertID); SQLite's give
 // LastInsertId. PostgreSQL's pieces come with their ids (batch.textIDs).
-var returnsID = [numStmts]bool{stmtInsertRequest: true}
+var returnsID = [numStmts]bool{stmtInsertRequest: true, stmtInsertPending: true}
 
 // pgTextInsertSQL stores a piece under an id taken from the sequence.
 const pgTextInsertSQL = `INSERT INTO texts (id, hash, body) VALUES (?, ?, ?)`

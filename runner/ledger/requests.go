@@ -26,6 +26,15 @@ const (
 		candidate_model, round, input_ref, params_ref, output_ref, reasoning_ref, tool_calls_ref)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
+	// A request written before it is sent (pending) has no end yet: its
+	// end's columns keep their defaults, as insertRequestSQL would write
+	// them, and the statement binds 17 values, not 29 (the binding is most
+	// of an insert's cost in database/sql; insertOp picks it).
+	insertPendingSQL = `INSERT INTO requests (run_id, purpose, server, model, test, repeat,
+		judge, sample, attempt, cache_key, batch_id, status, queued_ms, candidate_model, round,
+		input_ref, params_ref)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
 	// Only an open request starts: one that CancelOpen has already cancelled
 	// must not be sent.
 	startRequestSQL = `UPDATE requests SET status = 'running', server = ?1, started_ms = ?2

@@ -109,6 +109,18 @@ type insertOp struct{ rs []*Request }
 
 func (o insertOp) apply(b *batch) error {
 	for _, r := range o.rs {
+		if pending(r) {
+			var in, params []byte
+			if err := b.refs([]*[]byte{&in, &params}, r.Input, r.Params); err != nil {
+				return b.w.l.wrap("insert request", err)
+			}
+			if err := b.insertID(stmtInsertPending, "insert request", &r.ID, r.RunID, r.Purpose, r.Server, r.Model,
+				r.Test, r.Repeat, r.Judge, r.Sample, r.Attempt, b.w.l.keyArg(r.CacheKey), r.BatchID, r.Status,
+				msOrNull(r.QueuedAt), r.CandidateModel, r.Round, in, params); err != nil {
+				return err
+			}
+			continue
+		}
 		var refs [5][]byte
 		if err := b.refs([]*[]byte{&refs[0], &refs[1], &refs[2], &refs[3], &refs[4]},
 			r.Input, r.Params, r.Output, r.Reasoning, r.ToolCalls); err != nil {
@@ -124,6 +136,14 @@ func (o insertOp) apply(b *batch) error {
 		}
 	}
 	return nil
+}
+
+// pending says r has nothing of an end: every column insertPendingSQL
+// leaves out is at its default.
+func pending(r *Request) bool {
+	return r.Verdict == "" && r.ErrorClass == "" && r.Error == "" && r.PromptTokens == 0 &&
+		r.CompletionTokens == 0 && r.TTFT == 0 && r.Latency == 0 && r.StartedAt.IsZero() &&
+		r.EndedAt.IsZero() && r.Output == "" && r.Reasoning == "" && r.ToolCalls == ""
 }
 
 // StartRequest marks a request running on server and returns once that is
