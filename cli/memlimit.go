@@ -26,12 +26,16 @@ import (
 // more CPU at 10,000 cells). GOMEMLIMIT, when set, is the user's and is
 // left as it is.
 //
-// Under the limit GOGC is off: the limit is the heap's goal, so a small
-// run's heap grows to the floor before a collection rather than to twice
-// its few megabytes live (a 2,000-cell run collected about twice as
-// often, for about 8% more CPU). A large run's limit is under twice its
-// live heap, so there the limit was the goal already. GOGC, when set, is
-// the user's and is left as it is.
+// Where the limit is small (at most twice the floor) GOGC is off: the limit
+// is the heap's goal, so a small run's heap grows to the floor before a
+// collection rather than to twice its few megabytes live (a 2,000-cell
+// run collected about twice as often, for about 10% more CPU). Above, GOGC
+// stays: a grid's estimate can be well over what it keeps live (every
+// configured judge counts, and a run may use one), and GOGC then keeps
+// the heap within twice its live size, where the limit alone would let it
+// grow to the estimate. A large run's limit is under twice its live heap,
+// so there the limit is the goal either way. GOGC, when set, is the
+// user's and is left as it is.
 const memFloor = 32 << 20
 
 // What a cell keeps live, in bytes, measured in BenchmarkBinaryJudged
@@ -66,10 +70,20 @@ func fitMemoryLimit(cfg *config.Config) {
 		return
 	}
 	cells := len(cfg.Tests) * len(cfg.Models) * max(cfg.Run.Repeat, 1)
-	debug.SetMemoryLimit(memoryLimit(cells, cellLiveBytes(cfg)))
+	limit := memoryLimit(cells, cellLiveBytes(cfg))
+	debug.SetMemoryLimit(limit)
 	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(-1)
+		debug.SetGCPercent(gcPercent(limit))
 	}
+}
+
+// gcPercent is GOGC under a limit: off where the limit is small enough to
+// be the heap's goal, 100 (Go's default) above.
+func gcPercent(limit int64) int {
+	if limit <= 2*memFloor {
+		return -1
+	}
+	return 100
 }
 
 // memoryLimit is the limit for a grid of cells that keep live bytes each.

@@ -49,7 +49,18 @@ func TestMemoryLimitFitsTheGridUnlessTheUserSetsIt(t *testing.T) {
 		t.Errorf("a grid of 2,000 cells: limit %d, want %d", got, want)
 	}
 	if got := debug.SetGCPercent(100); got != -1 {
-		t.Errorf("under the limit GOGC is %d, want off (-1): the limit is the heap's goal", got)
+		t.Errorf("under a small limit GOGC is %d, want off (-1): the limit is the heap's goal", got)
+	}
+	// A large grid keeps GOGC: a limit sized by every configured judge can
+	// be far over what a run keeps live.
+	big := &config.Config{Models: make([]string, 100), Tests: make([]config.Test, 1000),
+		Scoring: config.Scoring{Judges: []config.Judge{{Name: "j"}}}}
+	fitMemoryLimit(big)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("100,000 cells: GOGC %d, want 100 (the limit is %d)", got, memoryLimit(100_000, cellLiveBytes(big)))
+	}
+	if gcPercent(2*memFloor) != -1 || gcPercent(2*memFloor+1) != 100 {
+		t.Errorf("gcPercent: off up to twice the floor, 100 above")
 	}
 }
 

@@ -28,12 +28,25 @@ func RunPlain(snaps <-chan *state.BatteryRun, stdout, stderr io.Writer, opts Opt
 	// escaping, which sees each line whole: a buffer above it would cut
 	// a character in two where the buffer fills, and each half would be
 	// escaped as a stray byte.
-	raw := stderr
+	raw := struct{ io.Writer }{stderr} // a bufio.Writer of its own, never the caller's
 	lines := bufio.NewWriterSize(raw, 32<<10)
+	cut := false // a flush failed part way: its last line was left half written
 	flush := func() {
-		if lines.Flush() != nil {
-			// stderr refused the lines (a closed pipe): the run goes on,
-			// and the next snapshot's lines are tried afresh.
+		if lines.Buffered() == 0 {
+			return
+		}
+		if cut {
+			if _, err := io.WriteString(raw, "\n"); err != nil {
+				lines.Reset(raw) // still refused: these lines go too
+				return
+			}
+			cut = false
+		}
+		if n := lines.Buffered(); lines.Flush() != nil {
+			// stderr refused the lines (a closed pipe, a full disk): the
+			// run goes on, and the next snapshot's lines are tried afresh,
+			// on a line of their own if part of these went out.
+			cut = lines.Buffered() < n
 			lines.Reset(raw)
 		}
 	}

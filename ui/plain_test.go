@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -423,5 +424,43 @@ func TestRunPlainKeepsCharactersWholeInALargeSnapshot(t *testing.T) {
 		if n := strings.Count(stderr, "✓"); n != 899 {
 			t.Fatalf("pad %d: %d lines with ✓, want 899", pad, n)
 		}
+	}
+}
+
+// halfWriter takes half of its first write and fails, then takes all.
+type halfWriter struct {
+	bytes.Buffer
+	failed bool
+}
+
+func (w *halfWriter) Write(p []byte) (int, error) {
+	if !w.failed {
+		w.failed = true
+		n, _ := w.Buffer.Write(p[:len(p)/2])
+		return n, errors.New("stderr full")
+	}
+	return w.Buffer.Write(p)
+}
+
+// A write to stderr that fails part way loses its lines, not the run's
+// later ones, and those start on a line of their own, not after the
+// fragment the failed write left.
+func TestRunPlainGoesOnAfterAStderrThatFailedPartWay(t *testing.T) {
+	t.Parallel()
+	w := &halfWriter{}
+	done := make(chan *state.BatteryRun)
+	var out bytes.Buffer
+	go func() { done <- RunPlain(feed(t, plainRun()), &out, w, Options{}) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunPlain did not return")
+	}
+	got := w.String()
+	if regexp.MustCompile(`[^\n]\[\d+/\d+\]`).MatchString(got) {
+		t.Errorf("a line joined to the fragment a failed write left:\n%s", got)
+	}
+	if !strings.Contains(got, "[judge 3/3]") {
+		t.Errorf("the lines after the failed write are missing:\n%s", got)
 	}
 }

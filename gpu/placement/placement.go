@@ -407,6 +407,9 @@ type sharing struct {
 func (st *placeState) sharing(c jobClass) sharing {
 	sh := sharing{soleOf: map[string]int{}, slots: map[string]int{}}
 	for _, o := range st.servers {
+		if c == classJudge && o.reserved {
+			continue // it keeps judge work off its slots: it takes none of m's
+		}
 		only, n := "", 0
 		for m := range o.present { // counted, so the order is of no matter
 			sh.slots[m] += o.view.Slots
@@ -414,8 +417,7 @@ func (st *placeState) sharing(c jobClass) sharing {
 				only, n = m, n+1
 			}
 		}
-		// A server that keeps judge work off its slots cannot take m's.
-		if n == 1 && !(c == classJudge && o.reserved) {
+		if n == 1 {
 			sh.soleOf[only]++
 		}
 	}
