@@ -26,6 +26,12 @@ import (
 //	pitwall-µs/cell   pitwall's CPU per cell (median)
 //	promptfoo-µs/cell promptfoo's (node's) CPU per cell (median)
 //
+// The server gives every model the same reply, so a test's judge prompts
+// are all alike and pitwall sends one of them, answering the others from
+// its judge cache (promptfoo runs with --no-cache and sends each).
+// PITWALL_PROMPTFOO_DISTINCT=1 has each model's reply name the model, so
+// that every judge prompt differs and both tools send every one.
+//
 // It needs promptfoo as scripts/install-promptfoo.sh installs it, under
 // $PITWALL_PROMPTFOO_DIR; PITWALL_PROMPTFOO_CELLS sets the cells (default
 // 2,000) and -benchtime Nx the pairs:
@@ -50,7 +56,11 @@ func BenchmarkAgainstPromptfoo(b *testing.B) {
 	}
 	const models = 10
 	tests := cells / models
-	srv := httptest.NewServer(http.HandlerFunc(fixedChat))
+	handler := fixedChat
+	if os.Getenv("PITWALL_PROMPTFOO_DISTINCT") == "1" {
+		handler = distinctChat
+	}
+	srv := httptest.NewServer(http.HandlerFunc(handler))
 	defer srv.Close()
 	work := b.TempDir()
 	battery := filepath.Join(work, "battery.yaml")
@@ -120,7 +130,12 @@ func pfBenchYAML(baseURL string, tests, models int) string {
 // fixedChat answers every chat request at once with the same reply: a
 // grader (the model "judge") a JSON verdict both tools read, any other
 // model a short answer; streamed when asked.
-func fixedChat(w http.ResponseWriter, r *http.Request) {
+func fixedChat(w http.ResponseWriter, r *http.Request) { chatReply(w, r, false) }
+
+// distinctChat is fixedChat with each model's reply naming the model.
+func distinctChat(w http.ResponseWriter, r *http.Request) { chatReply(w, r, true) }
+
+func chatReply(w http.ResponseWriter, r *http.Request, distinct bool) {
 	if strings.HasSuffix(r.URL.Path, "/models") {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"object":"list","data":[{"id":"judge","object":"model","owned_by":"bench"}]}`)
@@ -137,6 +152,8 @@ func fixedChat(w http.ResponseWriter, r *http.Request) {
 	content := "Adding the two numbers gives the sum. The answer is the number asked for, stated plainly, with nothing else to add beyond this one sentence."
 	if req.Model == "judge" {
 		content = `{"reason": "The output states the sum plainly.", "pass": true, "score": 1.0}`
+	} else if distinct {
+		content += " (" + req.Model + ")"
 	}
 	usage := map[string]any{"prompt_tokens": 40, "completion_tokens": 30, "total_tokens": 70}
 	if !req.Stream {
