@@ -57,7 +57,7 @@ type MakespanBound struct {
 //
 // Loads that must happen cost more than that. A model that must be loaded
 // (a job asks for it; no server that may run its jobs is static or starts
-// with it) and fits beside nothing there is dead time whole (lonelyLoad).
+// with it) and fits beside nothing there is dead time whole (modelLoad).
 // Any other such load holds a slot while it lasts, its warm-up's or its
 // waiting job's, so at most S-1-k requests decode beside k prefilling.
 // With
@@ -65,7 +65,7 @@ type MakespanBound struct {
 //	β_load = min over k = 0..S-1 of 1 - β·k - M(S-1-k)/M(S)
 //
 // (solo progress)/M(S) + β·(prefilling) + β_load·(loading) ≤ 1 still holds,
-// so each costs at least β_load × its load time (heldLoad), once per model
+// so each costs at least β_load × its load time (modelLoad), once per model
 // (two slots under sim.StreamRate: β_load = β ≈ 0.38). Either kind may be a
 // server's first load, already counted: what is given back is the most
 // that the servers' first loads can have counted twice (subsetBound).
@@ -140,7 +140,7 @@ func LowerBound(sc Scenario) (MakespanBound, error) {
 	for _, c := range cost {
 		work += c
 	}
-	total := subsetBound(work, all, firstLoad, lonelyWithin(lonely, all), heldWithin(held, all))
+	total := subsetBound(work, all, firstLoad, costsWithin(lonely, all), costsWithin(held, all))
 	// Jobs that only some servers may run (pins, offers, VRAM) must fit in
 	// those servers' time: bound each such set of servers on its own.
 	for _, set := range sets {
@@ -154,7 +154,7 @@ func LowerBound(sc Scenario) (MakespanBound, error) {
 				w += c
 			}
 		}
-		total = max(total, subsetBound(w, set, firstLoad, lonelyWithin(lonely, set), heldWithin(held, set)))
+		total = max(total, subsetBound(w, set, firstLoad, costsWithin(lonely, set), costsWithin(held, set)))
 	}
 	g := float64(len(sc.Servers))
 	return MakespanBound{Total: seconds(total), Work: seconds(work / g), Load: seconds(total - work/g)}, nil
@@ -201,41 +201,34 @@ func mustLoad(sc Scenario) map[string][]int {
 	return out
 }
 
-// lonelyLoad is a model that must be loaded, and whose load no stream can
-// overlap: every server that may run its jobs must load it (none is static
-// or starts with it), and there it fits beside no other model, so the load
-// first evicts everything and the server runs nothing until it ends.
-type lonelyLoad struct {
+// modelLoad is a model that must be loaded (mustLoad) and what its load
+// costs at least, at the cheapest of the servers that may run its jobs.
+//
+// A lonely load fits beside no other model there: it first evicts
+// everything and the server runs nothing until it ends, so it costs its
+// whole load time. Any other (held) load may overlap other models' streams,
+// but it holds one of the server's slots while it lasts (its warm-up, or
+// the job waiting for it), so it costs at least β_load × its load time
+// (see LowerBound).
+type modelLoad struct {
 	model   string
-	servers []int   // the servers that may run its jobs
-	time    float64 // its shortest load among them
+	servers []int // the servers that may run its jobs
+	cost    float64
 }
 
-// heldLoad is a model that must be loaded and is not lonely: its load may
-// overlap other models' streams, but it holds one of the server's slots
-// while it lasts (its warm-up, or the job waiting for it), so the server
-// loses at least β_load of its capacity for that time (see LowerBound).
-type heldLoad struct {
-	model   string
-	servers []int   // the servers that may run its jobs
-	cost    float64 // the least β_load × load time among them
-}
-
-// loadsToMake splits the models that must be loaded (mustLoad) into the
-// lonely ones and the others, in model order.
-func loadsToMake(sc Scenario, betaLoad []float64) ([]lonelyLoad, []heldLoad) {
+// loadsToMake splits the models that must be loaded into the lonely ones
+// and the held ones, in model order.
+func loadsToMake(sc Scenario, betaLoad []float64) (lonely, held []modelLoad) {
 	must := mustLoad(sc)
-	var lonely []lonelyLoad
-	var held []heldLoad
 	for _, m := range slices.Sorted(maps.Keys(must)) {
 		set := must[m]
-		l := lonelyLoad{model: m, servers: set, time: math.Inf(1)}
-		h := heldLoad{model: m, servers: set, cost: math.Inf(1)}
+		l := modelLoad{model: m, servers: set, cost: math.Inf(1)}
+		h := modelLoad{model: m, servers: set, cost: math.Inf(1)}
 		alone := true
 		for _, g := range set {
 			s := sc.Servers[g]
 			alone = alone && sc.fitsBesideNothing(s, m)
-			l.time = min(l.time, sc.loadTime(s, m))
+			l.cost = min(l.cost, sc.loadTime(s, m))
 			h.cost = min(h.cost, betaLoad[g]*sc.loadTime(s, m))
 		}
 		if alone {
@@ -247,8 +240,8 @@ func loadsToMake(sc Scenario, betaLoad []float64) ([]lonelyLoad, []heldLoad) {
 	return lonely, held
 }
 
-// lonelyLoads finds the scenario's lonely loads (see lonelyLoad).
-func lonelyLoads(sc Scenario) []lonelyLoad {
+// lonelyLoads finds the scenario's lonely loads (see modelLoad).
+func lonelyLoads(sc Scenario) []modelLoad {
 	lonely, _ := loadsToMake(sc, make([]float64, len(sc.Servers)))
 	return lonely
 }
@@ -265,32 +258,17 @@ func (sc *Scenario) fitsBesideNothing(s Server, m string) bool {
 	return true
 }
 
-// lonelyWithin is the load times of the lonely loads whose servers all lie
-// in set: they must happen on a server of set.
-func lonelyWithin(lonely []lonelyLoad, set []int) []float64 {
+// costsWithin is the costs of the loads whose servers all lie in set:
+// they must happen on a server of set.
+func costsWithin(loads []modelLoad, set []int) []float64 {
 	in := map[int]bool{}
 	for _, g := range set {
 		in[g] = true
 	}
 	var out []float64
-	for _, l := range lonely {
+	for _, l := range loads {
 		if within(l.servers, in) {
-			out = append(out, l.time)
-		}
-	}
-	return out
-}
-
-// heldWithin is the costs of the held loads whose servers all lie in set.
-func heldWithin(held []heldLoad, set []int) []float64 {
-	in := map[int]bool{}
-	for _, g := range set {
-		in[g] = true
-	}
-	var out []float64
-	for _, h := range held {
-		if within(h.servers, in) {
-			out = append(out, h.cost)
+			out = append(out, l.cost)
 		}
 	}
 	return out
