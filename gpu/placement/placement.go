@@ -460,22 +460,12 @@ func (st *placeState) fill(c jobClass) {
 		perServer := func(m string) float64 {
 			return float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(max(st.serving[m], 1))
 		}
-		var leave map[string]bool
-		if len(ms) > 1 {
-			if sh.soleOf == nil {
-				sh = st.sharing(c)
-			}
-			for _, m := range ms {
-				// s has two models with work or more: each server that has
-				// m as its only work is another one.
-				if sh.soleOf[m] > 0 {
-					if leave == nil {
-						leave = map[string]bool{}
-					}
-					leave[m] = true
-				}
-			}
+		if len(ms) > 1 && sh.soleOf == nil {
+			sh = st.sharing(c)
 		}
+		// s has two models with work or more (else nothing is sorted), so
+		// each server that has m as its only work is another one.
+		leave := func(m string) bool { return sh.soleOf[m] > 0 }
 		slices.SortStableFunc(ms, func(a, b string) int {
 			// A job of a model still loading would hold its slot idle
 			// until the load ends; a resident model's job runs now.
@@ -487,13 +477,12 @@ func (st *placeState) fill(c jobClass) {
 			}
 			// A model that is another server's only work goes after the
 			// others: that server can run nothing else, this one can.
-			if leave[a] != leave[b] {
-				if leave[b] {
+			if la, lb := leave(a), leave(b); la != lb {
+				if lb {
 					return -1
 				}
 				return 1
-			}
-			if leave[a] && leave[b] {
+			} else if la {
 				// Both are: help the servers that would take longest
 				// without this one.
 				return cmp.Compare(st.othersTime(c, b, s, sh), st.othersTime(c, a, s, sh))
