@@ -81,15 +81,13 @@ type Spending struct {
 }
 
 // RunSpending reads the spending of run id ("last" or a prefix) from the
-// ledger, summed there: no request row is read into memory. It is for the
-// summary at a run's end: a model's or a judge's own wall time is not read
-// (0), only inference's and judging's.
+// ledger, summed there: no request row is read into memory.
 func RunSpending(led *ledger.Ledger, id string) (*Spending, error) {
 	run, err := led.Run(id)
 	if err != nil {
 		return nil, err
 	}
-	usage, err := led.RunTotals(run.ID)
+	usage, err := led.RunUsage(run.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"strings"
 	"time"
 )
 
@@ -51,7 +50,7 @@ type Usage struct {
 // (a share is a tested model, part of its cells' names) or a purpose with
 // one share (one judge); only judging by several judges counts them again
 // (a scan of every request, a third of the query's time otherwise).
-const usageSQLOf = `
+const usageSQL = `
 WITH q AS NOT MATERIALIZED (
 	SELECT id, purpose, CASE purpose WHEN 'judge' THEN judge ELSE model END AS k, server,
 		CASE WHEN server NOT IN ('', ?2, ?3) THEN 1 ELSE 0 END AS live,
@@ -65,7 +64,7 @@ spans AS (
 ),
 reach AS (
 	SELECT purpose, k, s, e,
-		` + shareReach + ` AS kbefore,
+		max(e) OVER (PARTITION BY purpose, k ORDER BY s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS kbefore,
 		max(e) OVER (PARTITION BY purpose ORDER BY s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pbefore
 	FROM spans
 ),
@@ -92,38 +91,14 @@ SELECT c.purpose, NULL, '', sum(c.n), sum(c.live), sum(c.cached), sum(c.shared),
 	coalesce((SELECT sum(pwall) FROM byshare w WHERE w.purpose = c.purpose), 0)
 FROM counts c GROUP BY c.purpose`
 
-// shareReach is how far the requests of a share before each one reached:
-// what a share's wall time is summed from.
-const shareReach = `max(e) OVER (PARTITION BY purpose, k ORDER BY s ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`
-
-var (
-	usageSQL = usageSQLOf
-	// usageTotalsSQL is usageSQL without the shares' wall times, which are
-	// 0 there (each request taken to reach its own end adds nothing), and
-	// without the sort of every request they cost: for the summary at the
-	// end of a run, which shows a purpose's wall time only.
-	usageTotalsSQL = strings.Replace(usageSQLOf, shareReach, "e", 1)
-)
-
 // RunUsage sums the inference and judge requests of run runID (an exact
 // id) after the writes this process has queued: one Usage a tested model
 // and a judge, each with a Key, and one a purpose (All), in no
 // particular order. Warm-ups and probes belong to neither.
 func (l *Ledger) RunUsage(runID string) ([]Usage, error) {
-	return l.runUsage(runID, usageSQL)
-}
-
-// RunTotals is RunUsage with every share's Wall 0: what a purpose used,
-// its wall time included, and each share's requests, cells and tokens, for
-// half the sorting.
-func (l *Ledger) RunTotals(runID string) ([]Usage, error) {
-	return l.runUsage(runID, usageTotalsSQL)
-}
-
-func (l *Ledger) runUsage(runID, query string) ([]Usage, error) {
 	l.caughtUp("")
 	op := "usage of run " + runID
-	rows, err := l.r.Query(query, runID, ServerCache, ServerShared)
+	rows, err := l.r.Query(usageSQL, runID, ServerCache, ServerShared)
 	if err != nil {
 		return nil, l.wrap(op, err)
 	}

@@ -68,28 +68,4 @@ func TestRunUsageSumsTheRunsRequestsInSQL(t *testing.T) {
 			t.Errorf("%s = %+v, want %+v", k, got[k], w)
 		}
 	}
-	// RunTotals: the same, but a share's own wall time, which it does not
-	// read.
-	totals, err := l.RunTotals("r1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(totals) != len(want) {
-		t.Errorf("RunTotals: %d shares, want %d", len(totals), len(want))
-	}
-	for _, u := range totals {
-		key := u.Purpose + "/" + u.Key
-		if u.All {
-			key = u.Purpose + "/*"
-		}
-		u.Purpose, u.Key = "", ""
-		w := want[key]
-		if !u.All {
-			w.Wall = 0
-		}
-		u.All = false
-		if u != w {
-			t.Errorf("RunTotals %s = %+v, want %+v", key, u, w)
-		}
-	}
 }
