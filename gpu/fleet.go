@@ -129,7 +129,11 @@ type Fleet struct {
 	// monitorWake signals the monitor (probes, Retry-After ends) that its
 	// schedule changed; it holds at most one signal.
 	monitorWake chan struct{}
-	wg          sync.WaitGroup // the dispatcher, the monitor, probes and every running job
+	wg          sync.WaitGroup // the dispatcher, the monitor, probes, workers and every running job
+	// idle hands a job to a worker waiting for one (fleet_dispatch.go,
+	// spawn); unbuffered, so a send succeeds only where one waits.
+	idle       chan *start
+	workerIdle time.Duration
 	// watchers counts registered watches of queued jobs' contexts (a
 	// context.AfterFunc each) until each is stopped or has run.
 	watchers sync.WaitGroup
@@ -188,8 +192,8 @@ func NewFleet(servers []ServerConfig, opts Options) *Fleet {
 	}
 	f := &Fleet{
 		opts: opts, policy: opts.Policy, log: opts.Logger, now: opts.Now,
-		byName: make(map[string]*fleetServer, len(servers)),
-		wake:   make(chan struct{}, 1), monitorWake: make(chan struct{}, 1),
+		byName: make(map[string]*fleetServer, len(servers)), idle: make(chan *start), workerIdle: workerIdle,
+		wake: make(chan struct{}, 1), monitorWake: make(chan struct{}, 1),
 		byID: map[uint64]*fleetJob{}, running: map[chat.Purpose]int{},
 		models: maps.Clone(opts.Models), jobTimes: map[string]meanAcc{},
 		changed: make(chan struct{}), probes: newProbeTimes(opts), names: map[string]bool{},

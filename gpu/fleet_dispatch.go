@@ -87,7 +87,43 @@ func (f *Fleet) dispatch() {
 	}
 	f.mu.Unlock()
 	for _, st := range starts {
-		go f.run(st)
+		f.spawn(st)
+	}
+}
+
+// workerIdle is how long a worker waits for its next job before it ends
+// (Fleet.workerIdle, which tests may lengthen).
+const workerIdle = 2 * time.Second
+
+// spawn runs st on a worker that waits for a job, or on a new one. A job
+// started on a fresh goroutine grows its stack from the smallest, a copy
+// at each doubling, on its way through the HTTP client (6% of a fast
+// run's CPU); a worker's stack is already grown. Workers are as many as
+// the jobs that ever ran at once, bounded by the slots; each ends after
+// f.workerIdle without a job, or when the fleet closes.
+func (f *Fleet) spawn(st *start) {
+	select {
+	case f.idle <- st:
+	default:
+		f.wg.Add(1)
+		go f.worker(st)
+	}
+}
+
+func (f *Fleet) worker(st *start) {
+	defer f.wg.Done()
+	timer := time.NewTimer(f.workerIdle)
+	defer timer.Stop()
+	for {
+		f.run(st)
+		timer.Reset(f.workerIdle)
+		select {
+		case st = <-f.idle:
+		case <-timer.C:
+			return
+		case <-f.ctx.Done():
+			return
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -309,5 +310,28 @@ func TestFleetCallsDoneExactlyOnce(t *testing.T) {
 	for _, c := range cancels {
 		c()
 	}
+	noLeakedGoroutines(t)
+}
+
+// TestFleetRunsJobsOnWorkersThatEndWithIt: jobs one after another run on
+// the worker that ran the one before (its stack already grown), never on
+// more workers than slots, and Close ends the workers that wait.
+func TestFleetRunsJobsOnWorkersThatEndWithIt(t *testing.T) {
+	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
+		oaiReply(w, oaiDecode(r).Model, "ok")
+	})
+	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 2, Models: []string{"m"}}}, Options{})
+	f.workerIdle = time.Hour // no worker ends on its own during the test
+	for i := range 20 {
+		tj := trackJob("m", fmt.Sprint("job", i))
+		f.Submit(context.Background(), tj.job)
+		wantOK(t, tj.wait(t))
+	}
+	buf := make([]byte, 1<<20)
+	workers := strings.Count(string(buf[:runtime.Stack(buf, true)]), "gpu.(*Fleet).worker(")
+	if workers < 1 || workers > 2 {
+		t.Errorf("%d workers after 20 jobs in a row on 2 slots, want 1 or 2", workers)
+	}
+	f.Close()
 	noLeakedGoroutines(t)
 }

@@ -218,6 +218,9 @@ func (b *batch) end(commit bool) error {
 // batch, so that one bad write fails by itself.
 func (w *writer) commit(qs []queued) {
 	l := w.l
+	if len(qs) > 1 {
+		foldStarts(qs)
+	}
 	b, err := w.begin()
 	if err != nil {
 		for i := range qs {

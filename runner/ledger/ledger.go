@@ -388,6 +388,7 @@ const (
 	stmtInsertPending
 	stmtStartRequest
 	stmtFinishRequest
+	stmtFinishStarted
 	stmtPutCell
 	stmtPutVerdict
 	stmtTextInsert
@@ -399,6 +400,7 @@ var stmtSQL = [numStmts]string{
 	stmtInsertPending: insertPendingSQL,
 	stmtStartRequest:  startRequestSQL,
 	stmtFinishRequest: finishRequestSQL,
+	stmtFinishStarted: finishStartedSQL,
 	stmtPutCell:       putCellSQL,
 	stmtPutVerdict:    putVerdictSQL,
 	stmtTextInsert:    `INSERT INTO texts (hash, body) VALUES (?, ?)`,

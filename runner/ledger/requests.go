@@ -54,6 +54,20 @@ const (
 		output_ref = ?2, reasoning_ref = ?3, tool_calls_ref = ?4
 		WHERE id = ?16`
 
+	// finishStartedSQL is finishRequestSQL and a start of the same request
+	// in one statement (foldStarts): ?17 and ?18 are the start's server and
+	// time, which it writes only where the start would have, on a request
+	// still open. Every SET reads the row as it was before the statement.
+	finishStartedSQL = `UPDATE requests SET
+		status = ?1, output = '', reasoning = '', tool_calls = '', verdict = ?5,
+		error_class = ?6, error = ?7, prompt_tokens = ?8, completion_tokens = ?9,
+		ttft_us = ?10, latency_us = ?11, ended_ms = ?12,
+		server = CASE WHEN ?13 <> '' THEN ?13 WHEN status IN ('queued', 'submitted', 'running') THEN ?17 ELSE server END,
+		batch_id = CASE WHEN ?14 = '' THEN batch_id ELSE ?14 END,
+		started_ms = coalesce(?15, CASE WHEN status IN ('queued', 'submitted', 'running') THEN ?18 ELSE started_ms END),
+		output_ref = ?2, reasoning_ref = ?3, tool_calls_ref = ?4
+		WHERE id = ?16`
+
 	requestsOfRunSQL = `SELECT ` + requestColumns + ` FROM requests WHERE run_id = ? ORDER BY id`
 
 	// usageOfRunSQL is requestsOfRunSQL without the texts (input, params,

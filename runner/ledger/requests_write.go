@@ -154,7 +154,7 @@ func (l *Ledger) StartRequest(id int64, server string, at time.Time) error {
 	if l.wr == nil {
 		return l.wrap("start request", ErrReadOnly)
 	}
-	return l.wr.do(startOp{id, server, at})
+	return l.wr.do(startOp{id: id, server: server, at: at})
 }
 
 // QueueStart is StartRequest made asynchronously (see Ack): the row of a
@@ -164,16 +164,20 @@ func (l *Ledger) QueueStart(id int64, server string, at time.Time, ack Ack) {
 		refuseNow(l.wrap("start request", ErrReadOnly), ack)
 		return
 	}
-	l.wr.later(startOp{id, server, at}, "", ack)
+	l.wr.later(startOp{id: id, server: server, at: at}, "", ack)
 }
 
 type startOp struct {
 	id     int64
 	server string
 	at     time.Time
+	folded bool // written by its request's finish, later in the batch (foldStarts)
 }
 
 func (o startOp) apply(b *batch) error {
+	if o.folded {
+		return nil
+	}
 	l := b.w.l
 	op := fmt.Sprintf("start request %d", o.id)
 	return b.exec(stmtStartRequest, op, func(n int64) error {
@@ -234,7 +238,10 @@ func (l *Ledger) finishOp(r *Request) (finishOp, error) {
 	return finishOp{r: *r}, nil
 }
 
-type finishOp struct{ r Request }
+type finishOp struct {
+	r     Request
+	start *startOp // the request's start, folded into this write (foldStarts)
+}
 
 func (o finishOp) apply(b *batch) error {
 	l, r := b.w.l, &o.r
@@ -243,15 +250,58 @@ func (o finishOp) apply(b *batch) error {
 	if err := b.refs([]*[]byte{&out, &reasoning, &calls}, r.Output, r.Reasoning, r.ToolCalls); err != nil {
 		return l.wrap(op, err)
 	}
-	return b.exec(stmtFinishRequest, op, func(n int64) error {
+	check := func(n int64) error {
 		if n == 0 {
 			return declined{l.wrap(op, ErrNotFound)}
 		}
 		return nil
-	}, r.Status, out, reasoning, calls, r.Verdict,
+	}
+	args := []any{r.Status, out, reasoning, calls, r.Verdict,
 		r.ErrorClass, r.Error, r.PromptTokens, r.CompletionTokens,
 		usFromDuration(r.TTFT), usFromDuration(r.Latency), msOrNull(r.EndedAt),
-		r.Server, r.BatchID, msOrNull(r.StartedAt), r.ID)
+		r.Server, r.BatchID, msOrNull(r.StartedAt), r.ID}
+	if s := o.start; s != nil {
+		return b.exec(stmtFinishStarted, op, check, append(args, s.server, msOrNull(s.at))...)
+	}
+	return b.exec(stmtFinishRequest, op, check, args...)
+}
+
+// foldStarts writes each start whose request finishes later in the same
+// batch with that finish, in one statement instead of two: a request that
+// answers within FlushEvery of its dispatch (a short reply, a fast server)
+// is one UPDATE of its row. The row ends as the two statements would leave
+// it (finishStartedSQL). The start's Ack hears nil: the one thing the
+// finish cannot tell is a start declined on a request no longer open, and
+// nothing closes a request before its own finish but CancelOpen, which a
+// run calls only after Flush, at its end, and a take-over, which the
+// batch's fence refuses whole.
+func foldStarts(qs []queued) {
+	var next map[int64]int // request id → the index of its next finish
+	for i := len(qs) - 1; i >= 0; i-- {
+		switch o := qs[i].op.(type) {
+		case finishOp:
+			if o.start == nil {
+				if next == nil {
+					next = map[int64]int{}
+				}
+				next[o.r.ID] = i
+			}
+		case startOp:
+			j, ok := next[o.id]
+			if !ok || o.folded {
+				continue
+			}
+			f := qs[j].op.(finishOp)
+			if f.start != nil {
+				continue // two starts before one finish: the first is written as it comes
+			}
+			start := o
+			f.start = &start
+			qs[j].op = f
+			o.folded = true
+			qs[i].op = o
+		}
+	}
 }
 
 // refuseNow tells ack of a write refused on a ledger without a writer.

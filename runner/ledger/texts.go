@@ -62,13 +62,19 @@ type pieces struct {
 	at   int
 	body string
 	end  int
+	// nl and bs are the first newline and backslash at or after some
+	// position (len(s): none), so that the text is searched once for each
+	// (IndexByte), not once a line; -1 before the first search.
+	nl, bs int
 }
+
+func newPieces(s string) pieces { return pieces{s: s, nl: -1, bs: -1} }
 
 func (p *pieces) next() bool {
 	start, open := 0, false
 	for p.at < len(p.s) {
 		i := p.at
-		lineEnd, end, after := lineAt(p.s, i)
+		lineEnd, end, after := p.lineAt(i)
 		line := p.s[i:lineEnd]
 		if len(line) >= longLine {
 			if open {
@@ -92,22 +98,35 @@ func (p *pieces) next() bool {
 
 // lineAt finds the line that starts at i: where it ends, how, and where the
 // next one starts.
-func lineAt(s string, i int) (lineEnd, end, after int) {
-	for j := i; j < len(s); {
-		k := strings.IndexAny(s[j:], "\n\\")
-		if k < 0 {
-			break
+func (p *pieces) lineAt(i int) (lineEnd, end, after int) {
+	s := p.s
+	for {
+		if p.nl < i {
+			p.nl = indexFrom(s, i, '\n')
 		}
-		j += k
-		if s[j] == '\n' {
-			return j, endNewline, j + 1
+		if p.bs < i {
+			p.bs = indexFrom(s, i, '\\')
+		}
+		if p.nl < p.bs {
+			return p.nl, endNewline, p.nl + 1
+		}
+		j := p.bs
+		if j == len(s) {
+			return len(s), endNone, len(s)
 		}
 		if j+1 < len(s) && s[j+1] == 'n' {
 			return j, endEscaped, j + 2
 		}
-		j++
+		i = j + 1 // a backslash before something else: the line goes on
 	}
-	return len(s), endNone, len(s)
+}
+
+// indexFrom is the first c in s at or after i, or len(s).
+func indexFrom(s string, i int, c byte) int {
+	if k := strings.IndexByte(s[i:], c); k >= 0 {
+		return i + k
+	}
+	return len(s)
 }
 
 // cutAfter is rule 3's one in four: FNV-1a of the line, mixed.
@@ -138,7 +157,7 @@ func (b *batch) ref(s string) ([]byte, error) {
 		return nil, nil
 	}
 	out := make([]byte, 0, 8)
-	p := pieces{s: s}
+	p := newPieces(s)
 	for p.next() {
 		id, err := b.textID(p.body)
 		if err != nil {

@@ -31,7 +31,7 @@ var pieceCases = []string{
 func rebuild(s string) (string, []string) {
 	var sb strings.Builder
 	var bodies []string
-	p := pieces{s: s}
+	p := newPieces(s)
 	for p.next() {
 		bodies = append(bodies, p.body)
 		sb.WriteString(p.body)
@@ -49,6 +49,50 @@ func TestPiecesRebuildTheTextExactly(t *testing.T) {
 	}
 }
 
+// linesByRule is rule 1 read byte by byte: the ends of s's lines, how each
+// ends, and where the next starts. pieces finds them with IndexByte.
+func linesByRule(s string) [][3]int {
+	var out [][3]int
+	for i := 0; i < len(s); {
+		j := i
+		for ; j < len(s); j++ {
+			if s[j] == '\n' || (s[j] == '\\' && j+1 < len(s) && s[j+1] == 'n') {
+				break
+			}
+		}
+		switch {
+		case j == len(s):
+			out = append(out, [3]int{j, endNone, j})
+		case s[j] == '\n':
+			out = append(out, [3]int{j, endNewline, j + 1})
+		default:
+			out = append(out, [3]int{j, endEscaped, j + 2})
+		}
+		i = out[len(out)-1][2]
+	}
+	return out
+}
+
+func linesOf(s string) [][3]int {
+	var out [][3]int
+	p := newPieces(s)
+	for i := 0; i < len(s); {
+		e, end, after := p.lineAt(i)
+		out = append(out, [3]int{e, end, after})
+		i = after
+	}
+	return out
+}
+
+func TestLinesEndWhereRuleOneSays(t *testing.T) {
+	t.Parallel()
+	for _, s := range append(pieceCases, `a\\n\"b\n\`, "\\\n\n\\") {
+		if got, want := linesOf(s), linesByRule(s); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: lines %v, rule 1 says %v", s, got, want)
+		}
+	}
+}
+
 func FuzzPiecesRebuildTheText(f *testing.F) {
 	for _, s := range pieceCases {
 		f.Add(s)
@@ -57,6 +101,9 @@ func FuzzPiecesRebuildTheText(f *testing.F) {
 		got, bodies := rebuild(s)
 		if got != s {
 			t.Fatalf("%q rebuilt as %q", s, got)
+		}
+		if got, want := linesOf(s), linesByRule(s); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: lines %v, rule 1 says %v", s, got, want)
 		}
 		for _, b := range bodies {
 			if len(b) > maxPiece+longLine && strings.ContainsAny(b, "\n") {
