@@ -241,6 +241,7 @@ func (w *writer) commit(qs []queued) {
 			qs[0].err = err
 			return
 		}
+		unfold(qs)
 		for j := range qs {
 			w.commit(qs[j : j+1])
 		}

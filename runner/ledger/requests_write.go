@@ -270,11 +270,13 @@ func (o finishOp) apply(b *batch) error {
 // batch with that finish, in one statement instead of two: a request that
 // answers within FlushEvery of its dispatch (a short reply, a fast server)
 // is one UPDATE of its row. The row ends as the two statements would leave
-// it (finishStartedSQL). The start's Ack hears nil: the one thing the
-// finish cannot tell is a start declined on a request no longer open, and
-// nothing closes a request before its own finish but CancelOpen, which a
-// run calls only after Flush, at its end, and a take-over, which the
-// batch's fence refuses whole.
+// it (finishStartedSQL). Nothing folds across a write off the hot path
+// (queues: a CancelOpen, a take-over), which may close the request between
+// the two. The start's Ack hears nil: what the one statement cannot tell
+// is a start that would have declined, on a request already closed (the
+// runner calls CancelOpen only after Flush, at a run's end; a take-over
+// is refused whole by the batch's fence) or unknown (its finish declines
+// too).
 func foldStarts(qs []queued) {
 	var next map[int64]int // request id → the index of its next finish
 	for i := len(qs) - 1; i >= 0; i-- {
@@ -299,6 +301,26 @@ func foldStarts(qs []queued) {
 			f.start = &start
 			qs[j].op = f
 			o.folded = true
+			qs[i].op = o
+		default:
+			if !queues(o) {
+				next = nil // a write that may close the request: no fold across it
+			}
+		}
+	}
+}
+
+// unfold undoes foldStarts, so that a batch that failed is retried write
+// by write as it was queued: a start whose finish fails by itself is still
+// written.
+func unfold(qs []queued) {
+	for i := range qs {
+		switch o := qs[i].op.(type) {
+		case startOp:
+			o.folded = false
+			qs[i].op = o
+		case finishOp:
+			o.start = nil
 			qs[i].op = o
 		}
 	}
