@@ -337,12 +337,23 @@ func (f *Fleet) compactLocked() {
 		f.queue, f.views, f.goneN = f.queue[k:], f.views[k:], 0
 		return
 	}
-	n := 0
-	for i, q := range f.queue {
-		if !q.gone {
-			f.queue[n], f.views[n] = q, f.views[i]
-			n++
+	// Gone entries scattered through the queue (placement takes each
+	// model's first jobs) leave runs of live ones between them: each run
+	// is moved with one copy, not entry by entry.
+	n := slices.IndexFunc(f.queue, func(q *fleetJob) bool { return q.gone }) // the live ones before stay
+	for i := n; i < len(f.queue); {
+		if f.queue[i].gone {
+			i++
+			continue
 		}
+		j := i + 1
+		for j < len(f.queue) && !f.queue[j].gone {
+			j++
+		}
+		copy(f.queue[n:], f.queue[i:j])
+		copy(f.views[n:], f.views[i:j])
+		n += j - i
+		i = j
 	}
 	clear(f.queue[n:])
 	clear(f.views[n:])
