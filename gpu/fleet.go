@@ -341,6 +341,9 @@ func (f *Fleet) compactLocked() {
 	// model's first jobs) leave runs of live ones between them: each run
 	// is moved with one copy, not entry by entry.
 	n := slices.IndexFunc(f.queue, func(q *fleetJob) bool { return q.gone }) // the live ones before stay
+	if n < 0 {
+		n = len(f.queue) // goneN miscounted: nothing to drop
+	}
 	for i := n; i < len(f.queue); {
 		if f.queue[i].gone {
 			i++
