@@ -102,6 +102,9 @@ func TestCompareViewMidRunShowsNoModelAtZeroWhileCellsArePending(t *testing.T) {
 	// Inference over, the judge held: a poor model's ❌ are in.
 	w.waitFor(t, "inference over with a failure in", func(string) bool {
 		b := run.Latest()
+		if b == nil {
+			return false // nothing published yet
+		}
 		n := state.TallyRows(b.Rows, b.Plan.InView)
 		return n.Done() == n.Cells() && n.Failed > 0 && n.Judged == 0
 	})

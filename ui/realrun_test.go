@@ -35,7 +35,10 @@ func (c runCtrl) SwitchJudge(name string) uint64 { return c.taken(c.r.SwitchJudg
 
 func (c runCtrl) taken(err error) uint64 {
 	c.r.Note(err)
-	return c.r.Latest().Seq
+	if b := c.r.Latest(); b != nil {
+		return b.Seq
+	}
+	return 0 // nothing published yet
 }
 func (c runCtrl) Export(format string) (string, error) { return c.r.Export(format) }
 
