@@ -38,35 +38,34 @@ const (
 	// Only an open request starts: one that CancelOpen has already cancelled
 	// must not be sent.
 	startRequestSQL = `UPDATE requests SET status = 'running', server = ?1, started_ms = ?2
-		WHERE id = ?3 AND status IN ('queued', 'submitted', 'running')`
+		WHERE id = ?3 AND status IN ` + openStatuses
 
 	// Server, batch id and start time are kept unless the finish gives them:
 	// a request from a Batch API finishes without ever being started. The
 	// inline texts are emptied: a row of an older schema finished now keeps
 	// its texts by reference too.
-	finishRequestSQL = `UPDATE requests SET
-		status = ?1, output = '', reasoning = '', tool_calls = '', verdict = ?5,
-		error_class = ?6, error = ?7, prompt_tokens = ?8, completion_tokens = ?9,
-		ttft_us = ?10, latency_us = ?11, ended_ms = ?12,
+	finishRequestSQL = finishSQL + `,
 		server = CASE WHEN ?13 = '' THEN server ELSE ?13 END,
-		batch_id = CASE WHEN ?14 = '' THEN batch_id ELSE ?14 END,
-		started_ms = coalesce(?15, started_ms),
-		output_ref = ?2, reasoning_ref = ?3, tool_calls_ref = ?4
+		started_ms = coalesce(?15, started_ms)
 		WHERE id = ?16`
 
 	// finishStartedSQL is finishRequestSQL and a start of the same request
 	// in one statement (foldStarts): ?17 and ?18 are the start's server and
 	// time, which it writes only where the start would have, on a request
 	// still open. Every SET reads the row as it was before the statement.
-	finishStartedSQL = `UPDATE requests SET
+	finishStartedSQL = finishSQL + `,
+		server = CASE WHEN ?13 <> '' THEN ?13 WHEN status IN ` + openStatuses + ` THEN ?17 ELSE server END,
+		started_ms = coalesce(?15, CASE WHEN status IN ` + openStatuses + ` THEN ?18 ELSE started_ms END)
+		WHERE id = ?16`
+
+	// finishSQL is what every finish sets, whether or not its start comes
+	// with it.
+	finishSQL = `UPDATE requests SET
 		status = ?1, output = '', reasoning = '', tool_calls = '', verdict = ?5,
 		error_class = ?6, error = ?7, prompt_tokens = ?8, completion_tokens = ?9,
 		ttft_us = ?10, latency_us = ?11, ended_ms = ?12,
-		server = CASE WHEN ?13 <> '' THEN ?13 WHEN status IN ('queued', 'submitted', 'running') THEN ?17 ELSE server END,
 		batch_id = CASE WHEN ?14 = '' THEN batch_id ELSE ?14 END,
-		started_ms = coalesce(?15, CASE WHEN status IN ('queued', 'submitted', 'running') THEN ?18 ELSE started_ms END),
-		output_ref = ?2, reasoning_ref = ?3, tool_calls_ref = ?4
-		WHERE id = ?16`
+		output_ref = ?2, reasoning_ref = ?3, tool_calls_ref = ?4`
 
 	requestsOfRunSQL = `SELECT ` + requestColumns + ` FROM requests WHERE run_id = ? ORDER BY id`
 
