@@ -135,7 +135,7 @@ func (l *Ledger) CancelOpen(runID string, at time.Time) (int, error) {
 	var n int64
 	err := l.wr.do(runOp{runID, func(b *batch) error {
 		res, err := b.tx.Exec(`UPDATE requests SET status = 'canceled', ended_ms = ?
-			WHERE run_id = ? AND status IN ('queued', 'submitted', 'running')`, msOrNull(at), runID)
+			WHERE run_id = ? AND status IN `+openStatuses, msOrNull(at), runID)
 		if err == nil {
 			n, err = res.RowsAffected()
 		}
