@@ -3,8 +3,11 @@ package cli
 import (
 	"context"
 	"io"
+	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"pitwall/config"
 	"pitwall/runner"
@@ -45,5 +48,45 @@ func TestAnInterruptAfterTheRunEndedKeepsItsExitCode(t *testing.T) {
 	}
 	if own == exitInterrupted {
 		t.Fatalf("the run's own code is %d already", own)
+	}
+}
+
+// An interrupt that comes while the app is open, outside any phase that
+// listens for it (as a run ends: its exit code, the summary, the ledger's
+// close), does not end the process: the app holds it until Close. Not
+// parallel: the signal goes to the whole test process, and no run of
+// another test may be listening for it meanwhile. Without the hold, the
+// signal's default action ends the test binary.
+func TestAnOpenAppHoldsInterruptsUntilItsLedgerIsClosed(t *testing.T) {
+	dir := t.TempDir()
+	scale := 0.0
+	cfg, err := config.Load(demoConfig(t, dir, 42), config.Overrides{DB: filepath.Join(dir, "ledger.db"), TimeScale: &scale},
+		func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := openApp(cfg, "", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := a.held
+	if held == nil {
+		a.Close()
+		t.Fatal("an open app holds no interrupts")
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(20 * time.Second):
+		t.Error("the interrupt never reached the app's hold")
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if a.held != nil {
+		t.Error("a closed app still holds interrupts")
 	}
 }
