@@ -21,17 +21,20 @@ import (
 // flushing and the network, not decoding.
 const minDecode = 50 * time.Millisecond
 
-// Client talks to one OpenAI-compatible server through go-openai. It is safe
-// for concurrent use; it keeps no state between calls.
+// Client talks to one OpenAI-compatible server: chat completions in
+// go-openai's types, sent as go-openai would (postChat), models and the
+// Batch API through go-openai itself. It is safe for concurrent use; it
+// keeps no state between calls.
 //
 // Every error it returns, and every message in one, has the credentials of
 // URLs and the server's API key masked (internal/redact): errors end up on
 // screens, in logs and in the ledger.
 type Client struct {
-	cfg ServerConfig
-	api *openai.Client
-	hc  *http.Client
-	ctx contexts // each model's context, to see a prompt the server cut
+	cfg     ServerConfig
+	api     *openai.Client
+	hc      *http.Client
+	chatURL string   // where chat completions are posted (postChat)
+	ctx     contexts // each model's context, to see a prompt the server cut
 }
 
 // NewClient returns a client for cfg. hc may be nil for a client of its own
@@ -60,14 +63,14 @@ func NewClient(cfg ServerConfig, hc *http.Client) *Client {
 	if cfg.StallTimeout == 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
-	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), hc: &wrapped,
+	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), hc: &wrapped, chatURL: chatURL(ep.base),
 		ctx: contexts{get: newProbeClient(hc, cfg.APIKey), root: ep.root(), kind: cfg.Kind}}
 }
 
 // emptyLinesLimit is the most lines in a row a stream may send that are
 // not data (sseLines): keep-alive comments during a long prefill count,
-// and go-openai's default of 300 would end a healthy stream. go-openai's
-// own stream reader, which its EmptyMessagesLimit bounds, is never read.
+// and go-openai's default of 300 (its EmptyMessagesLimit) would end a
+// healthy stream.
 const emptyLinesLimit = 1 << 20
 
 // Server returns the name of the server this client talks to.
@@ -91,17 +94,16 @@ func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error
 	}
 	ctx, wd := newWatchdog(ctx, c.cfg.FirstByteTimeout, c.cfg.StallTimeout)
 	defer wd.stop()
-	cl := &callInfo{temperature: req.Temperature, maxReply: c.cfg.MaxReplyBytes, watch: wd}
-	stream, err := c.api.CreateChatCompletionStream(withCall(ctx, cl), oreq)
+	cl := &callInfo{maxReply: c.cfg.MaxReplyBytes, watch: wd}
+	resp, err := c.postChat(ctx, cl, &oreq, req.Temperature)
 	if err != nil {
 		res.Latency = time.Since(start) // how long the failure took
 		return res, c.fail(ctx, req, err, cl)
 	}
-	defer func() { _ = stream.Close() }()
+	defer func() { _ = resp.Body.Close() }()
 
-	// The body go-openai opened (the hook keeps every 2xx chat body) is
-	// read here, line by line without a copy (sseLines); go-openai's stream
-	// only closes it.
+	// The body (the hook keeps every 2xx body) is read here, line by line
+	// without a copy (sseLines).
 	lines := newSSELines(cl.body, emptyLinesLimit)
 	defer lines.release()
 	var acc streamAcc

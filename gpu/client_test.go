@@ -340,53 +340,6 @@ func TestTokensPerSecIsMeasuredOnlyOverADecode(t *testing.T) {
 	}
 }
 
-func TestWithTemperatureInsertsTheField(t *testing.T) {
-	tests := []struct {
-		body string
-		temp float64
-		want string
-	}{
-		{`{"model":"m"}`, 0, `{"temperature":0,"model":"m"}`},
-		{`{}`, 0.25, `{"temperature":0.25}`},
-		{` { "model":"m"}`, 1, ` {"temperature":1, "model":"m"}`},
-	}
-	for _, tt := range tests {
-		req, _ := http.NewRequest(http.MethodPost, "http://x/v1/chat/completions", bytes.NewBufferString(tt.body))
-		r, err := withTemperature(req, tt.temp)
-		if err != nil {
-			t.Fatalf("withTemperature(%s): %v", tt.body, err)
-		}
-		got, _ := io.ReadAll(r.Body)
-		if string(got) != tt.want || r.ContentLength != int64(len(tt.want)) {
-			t.Errorf("withTemperature(%s) = %s (length %d), want %s", tt.body, got, r.ContentLength, tt.want)
-		}
-		if !json.Valid(got) {
-			t.Errorf("not JSON: %s", got)
-		}
-	}
-}
-
-// A body whose stated length is wrong is read whole all the same: the
-// length only sizes the buffer.
-func TestWithTemperatureReadsTheWholeBodyWhateverItsLength(t *testing.T) {
-	const body = `{"model":"m","messages":[]}`
-	const want = `{"temperature":0,"model":"m","messages":[]}`
-	for _, n := range []int64{1, 10, int64(len(body)) - 1, int64(len(body)), int64(len(body)) + 5, 4096, -1, 0} {
-		// pieceReader hands the body over a few bytes at a time, as a
-		// network would.
-		req, _ := http.NewRequest(http.MethodPost, "http://x/v1/chat/completions", io.NopCloser(&pieceReader{s: body, first: 3, size: 5}))
-		req.ContentLength = n
-		r, err := withTemperature(req, 0)
-		if err != nil {
-			t.Fatalf("ContentLength %d: %v", n, err)
-		}
-		got, _ := io.ReadAll(r.Body)
-		if string(got) != want || r.ContentLength != int64(len(want)) {
-			t.Errorf("ContentLength %d: %s (length %d), want %s", n, got, r.ContentLength, want)
-		}
-	}
-}
-
 func TestDoneWatcherSeesTheMarkAcrossReads(t *testing.T) {
 	stream := "data: {\"x\":1}\n\ndata: [DONE]\n\n"
 	for split := range len(stream) {

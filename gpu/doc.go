@@ -1,6 +1,6 @@
 // Package gpu is the fleet: the servers pitwall talks to and their
-// OpenAI-compatible client (built on go-openai, with temperature 0 put on
-// the wire), slots, model residency and warm-ups, health and failover,
+// OpenAI-compatible client (built on go-openai's types and client, with
+// the chat body encoded here and temperature 0 put on the wire), slots, model residency and warm-ups, health and failover,
 // backend probes (LM Studio, Ollama, llama.cpp, vLLM, the simulator), the
 // provider Batch API, and the dispatcher that asks a placement.Policy where
 // each job goes.

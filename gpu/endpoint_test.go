@@ -176,8 +176,8 @@ func TestEveryEndpointKeepsTheBaseURLsQuery(t *testing.T) {
 	}
 }
 
-// The temperature hook knows a chat completion by its path, so a base URL
-// with a query still sends temperature 0, which go-openai would drop.
+// A base URL with a query still has its chat completions posted with
+// temperature 0 on the wire, which go-openai would drop.
 func TestTemperatureZeroIsSentWhenTheBaseURLHasAQuery(t *testing.T) {
 	srv, seen := recordingServer(t)
 	c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1?api-version=2024-10-21"}, nil)

@@ -3,21 +3,18 @@ package gpu
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 )
 
 // callInfo carries what one request needs from the hook transport and what the
-// hook saw of the response, through the request's context. go-openai hides
-// both: it drops temperature 0 and keeps no response headers on its errors.
+// hook saw of the response, through the request's context (go-openai keeps
+// no response headers on its errors).
 type callInfo struct {
-	temperature *float64
-	maxReply    int64     // the most bytes of a 2xx body read (DefaultMaxReplyBytes when 0)
-	watch       *watchdog // nil: no first-byte or stall limit of the client's own
+	maxReply int64     // the most bytes of a 2xx body read (DefaultMaxReplyBytes when 0)
+	watch    *watchdog // nil: no first-byte or stall limit of the client's own
 	// Written by RoundTrip and by the body's reads, which run on the
 	// goroutine that called the client, so it reads them without a lock.
 	status      int
@@ -43,9 +40,8 @@ const headBytes = 256
 // to maxErrMessage anyway, and an endless error page must not be read whole.
 const maxErrorBody = 64 << 10
 
-// hookTransport is the http.RoundTripper under every Client: it puts the
-// requested temperature on the wire, notes the response status and
-// Retry-After header for classification, caps how much of a body is read,
+// hookTransport is the http.RoundTripper under every Client: it notes the
+// response status and Retry-After header for classification, caps how much of a body is read,
 // tells the watchdog when bytes arrive, and refuses a web page sent where an
 // event stream was asked for. It also puts the base URL's query on every
 // request, which go-openai, joining paths to the base as text, cannot.
@@ -62,13 +58,6 @@ func (t *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// The path alone: a base URL's query (?api-version=) must not hide a chat.
 	chat := req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/chat/completions")
-	if c != nil && c.temperature != nil && chat && req.Body != nil {
-		r, err := withTemperature(req, *c.temperature)
-		if err != nil {
-			return nil, err
-		}
-		req = r
-	}
 	resp, err := t.base.RoundTrip(req)
 	if c == nil || resp == nil || resp.Body == nil {
 		return resp, err
@@ -191,63 +180,4 @@ func (b *replyBody) note(got []byte) {
 		copy(b.tail[:], b.tail[b.tailN-keep:b.tailN])
 		b.tailN = keep + copy(b.tail[keep:], got)
 	}
-}
-
-// readBody reads r to its end into a buffer sized for n bytes (go-openai
-// gives its JSON's length), growing it should r hold more: a length that
-// is wrong costs a copy, never a byte.
-func readBody(r io.Reader, n int64) ([]byte, error) {
-	if n <= 0 || n >= 1<<30 {
-		return io.ReadAll(r)
-	}
-	buf := make([]byte, 0, n+1) // one byte more: the read that finds the end needs room
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		m, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+m]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
-}
-
-// withTemperature returns a copy of req whose JSON body also carries
-// "temperature". go-openai never writes the key itself (toOpenAI leaves its
-// field zero, and omitempty drops zero), so inserting it after the opening
-// brace cannot duplicate it, and a tool parameter that happens to be called
-// "temperature" is left alone.
-//
-// The copy shares req's headers and URL, which neither this transport nor
-// the one beneath it changes: a deep clone for every request was a tenth
-// of what a large run allocated here.
-func withTemperature(req *http.Request, temp float64) (*http.Request, error) {
-	body, err := readBody(req.Body, req.ContentLength)
-	_ = req.Body.Close()
-	if err != nil {
-		return nil, fmt.Errorf("reading request body: %w", err)
-	}
-	i := bytes.IndexByte(body, '{')
-	if i < 0 {
-		return nil, fmt.Errorf("request body is not a JSON object")
-	}
-	field := `"temperature":` + strconv.FormatFloat(temp, 'g', -1, 64)
-	out := make([]byte, 0, len(body)+len(field)+1)
-	out = append(out, body[:i+1]...)
-	out = append(out, field...)
-	if rest := bytes.TrimLeft(body[i+1:], " \t\r\n"); len(rest) > 0 && rest[0] != '}' {
-		out = append(out, ',')
-	}
-	out = append(out, body[i+1:]...)
-
-	r := new(http.Request)
-	*r = *req
-	r.Body = io.NopCloser(bytes.NewReader(out))
-	r.ContentLength = int64(len(out))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
-	return r, nil
 }

@@ -1,0 +1,94 @@
+package gpu
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// postChat sends r as a streamed chat completion as go-openai's
+// CreateChatCompletionStream would (its checks of the request, its URL and
+// headers, its errors for a non-2xx reply), but with the body encoded by
+// appendChatBody, which puts temp on the wire, 0 included (go-openai drops
+// it). A 2xx response is returned open:
+// its body, as the hook transport wraps it, is cl.body. The caller closes
+// it.
+//
+// go-openai is not asked to send it: it would encode the body by
+// reflection and open a buffered reader that Chat never reads (sseLines
+// reads the body itself), about a tenth of what a live request cost this
+// process.
+func (c *Client) postChat(ctx context.Context, cl *callInfo, r *openai.ChatCompletionRequest, temp *float64) (*http.Response, error) {
+	r.Stream = true
+	if err := openai.NewReasoningValidator().Validate(*r); err != nil {
+		return nil, err
+	}
+	body, err := appendChatBody(make([]byte, 0, chatBodySize(r)), r, temp)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(withCall(ctx, cl), http.MethodPost, c.chatURL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Cache-Control", "no-cache")
+	req.Header.Set("Connection", "keep-alive")
+	if c.cfg.APIKey != "" { // Bearer only when the key is not empty, as go-openai
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < http.StatusOK || resp.StatusCode >= http.StatusBadRequest {
+		defer func() { _ = resp.Body.Close() }()
+		return nil, errorReply(resp)
+	}
+	return resp, nil
+}
+
+// chatBodySize guesses the length of r's body, so that it is built without
+// growing: its texts and some room for the keys around them.
+func chatBodySize(r *openai.ChatCompletionRequest) int {
+	n := 256 + len(r.Model)
+	for i := range r.Messages {
+		m := &r.Messages[i]
+		n += 64 + len(m.Role) + len(m.Content) + len(m.Content)/16 + len(m.Name) + len(m.ToolCallID)
+	}
+	return n
+}
+
+// errorReply is the error of a non-2xx reply, as go-openai makes it: an
+// *openai.APIError where the body is OpenAI's {"error": {...}}, an
+// *openai.RequestError holding the body otherwise (classify reads both).
+func errorReply(resp *http.Response) error {
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("error, reading response body: %w", err)
+	}
+	var er openai.ErrorResponse
+	err = json.Unmarshal(body, &er)
+	if err != nil || er.Error == nil {
+		re := &openai.RequestError{HTTPStatus: resp.Status, HTTPStatusCode: resp.StatusCode, Err: err, Body: body}
+		if er.Error != nil {
+			re.Err = er.Error
+		}
+		return re
+	}
+	er.Error.HTTPStatus, er.Error.HTTPStatusCode = resp.Status, resp.StatusCode
+	return er.Error
+}
+
+// chatURL is where base's chat completions are posted, as go-openai joins
+// them (the hook transport adds the base URL's query).
+func chatURL(base string) string {
+	return strings.TrimRight(base, "/") + "/chat/completions"
+}
