@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"database/sql"
 	"strconv"
 	"strings"
@@ -263,6 +264,21 @@ func (c db) Prepare(q string) (*sql.Stmt, error) { return c.DB.Prepare(c.d.sql(q
 func (c db) Begin() (tx, error) {
 	t, err := c.DB.Begin()
 	return tx{t, c.d}, err
+}
+func (c db) BeginTx(ctx context.Context, opts *sql.TxOptions) (tx, error) {
+	t, err := c.DB.BeginTx(ctx, opts)
+	return tx{t, c.d}, err
+}
+
+// snapshot is the isolation under which a transaction's reads all see
+// one state of the ledger: SQLite's every transaction (its default);
+// PostgreSQL's repeatable read (its default, read committed, gives each
+// statement a snapshot of its own).
+func (d *dialect) snapshot() sql.IsolationLevel {
+	if d.pg {
+		return sql.LevelRepeatableRead
+	}
+	return sql.LevelDefault
 }
 
 // tx is a *sql.Tx that speaks its dialect.

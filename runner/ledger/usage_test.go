@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -23,6 +25,8 @@ func TestRunUsageSumsTheRunsRequestsInSQL(t *testing.T) {
 		live("m1", "t1", 0, 100, 100), // 0–100 ms
 		live("m1", "t2", 0, 150, 100), // 50–150 ms: 50 ms beyond the first
 		live("m1", "t1", 0, 1000, 10), // the same cell again, 990–1000 ms
+		live("m1", "t3", 0, 90, 20),   // 70–90 ms: inside the first, nothing more
+		live("m3", "t1", 0, 120, 40),  // 80–120 ms: 40 ms of m3's, none beyond m1's for inference
 		{RunID: "r1", Purpose: PurposeInference, Model: "m2", Test: "t1", Attempt: 1, Status: StatusQueued, QueuedAt: t0}, // never sent
 		{RunID: "r1", Purpose: PurposeJudge, Server: ServerCache, Model: "judge-m", CandidateModel: "m1", Judge: "j1", Test: "t1",
 			Attempt: 1, Status: StatusCompleted, Verdict: "pass", QueuedAt: t0, StartedAt: t0, EndedAt: t0},
@@ -51,10 +55,12 @@ func TestRunUsageSumsTheRunsRequestsInSQL(t *testing.T) {
 		got[key] = u
 	}
 	want := map[string]Usage{
-		"inference/*": {Requests: 4, Live: 3, Abandoned: 1, Cells: 3, PromptTokens: 30, CompletionTokens: 60,
-			Slot: 210 * time.Millisecond, Wall: 160 * time.Millisecond},
-		"inference/m1": {Model: "m1", Requests: 3, Live: 3, Cells: 2, PromptTokens: 30, CompletionTokens: 60,
-			Slot: 210 * time.Millisecond, Wall: 160 * time.Millisecond},
+		"inference/*": {Requests: 6, Live: 5, Abandoned: 1, Cells: 5, PromptTokens: 50, CompletionTokens: 100,
+			Slot: 270 * time.Millisecond, Wall: 160 * time.Millisecond},
+		"inference/m1": {Model: "m1", Requests: 4, Live: 4, Cells: 3, PromptTokens: 40, CompletionTokens: 80,
+			Slot: 230 * time.Millisecond, Wall: 160 * time.Millisecond},
+		"inference/m3": {Model: "m3", Requests: 1, Live: 1, Cells: 1, PromptTokens: 10, CompletionTokens: 20,
+			Slot: 40 * time.Millisecond, Wall: 40 * time.Millisecond},
 		"inference/m2": {Model: "m2", Requests: 1, Abandoned: 1, Cells: 1},
 		"judge/*":      {Requests: 2, Cached: 2, Cells: 1},
 		"judge/j1":     {Model: "judge-m", Requests: 1, Cached: 1, Cells: 1},
@@ -66,6 +72,38 @@ func TestRunUsageSumsTheRunsRequestsInSQL(t *testing.T) {
 	for k, w := range want {
 		if got[k] != w {
 			t.Errorf("%s = %+v, want %+v", k, got[k], w)
+		}
+	}
+}
+
+// spanUnion's sum over intervals in start order is the time some interval
+// covers, counted tick by tick.
+func TestSpanUnionIsTheCoveredTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		type span struct{ s, e int64 }
+		spans := make([]span, rng.IntN(8))
+		var covered [80]bool
+		for i := range spans {
+			s := rng.Int64N(60)
+			spans[i] = span{s, s + 1 + rng.Int64N(10)}
+			for x := spans[i].s; x < spans[i].e; x++ {
+				covered[x] = true
+			}
+		}
+		want := int64(0)
+		for _, c := range covered {
+			if c {
+				want++
+			}
+		}
+		slices.SortFunc(spans, func(a, b span) int { return int(a.s - b.s) })
+		var u spanUnion
+		for _, sp := range spans {
+			u.add(sp.s, sp.e)
+		}
+		if u.total != want {
+			t.Fatalf("%v: union %d, want %d", spans, u.total, want)
 		}
 	}
 }
