@@ -2,7 +2,6 @@ package placement
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 	"sync"
 
@@ -109,6 +108,11 @@ type placeState struct {
 	lists []*jobList
 	used  int // lists handed out in this decision
 	spare []*placeServer
+	// names are the lists of model names handed out in this decision
+	// (models, fill), kept for the next; sole and slots are sharing's maps.
+	names       [][]string
+	namesUsed   int
+	sole, slots map[string]int
 }
 
 // statePool keeps decisions' working state between decisions, maps and all.
@@ -131,6 +135,22 @@ func (st *placeState) newList() *jobList {
 	l := st.lists[st.used]
 	st.used++
 	*l = jobList{kept: l.kept[:0]}
+	return l
+}
+
+// nameList is an empty list of model names, one of an earlier decision's
+// when there is one; done hands it back grown, for the next decision. A
+// list is the caller's until the decision ends.
+func (st *placeState) nameList() (int, []string) {
+	if st.namesUsed == len(st.names) {
+		st.names = append(st.names, nil)
+	}
+	st.namesUsed++
+	return st.namesUsed - 1, st.names[st.namesUsed-1][:0]
+}
+
+func (st *placeState) done(i int, l []string) []string {
+	st.names[i] = l
 	return l
 }
 
@@ -237,7 +257,7 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 	st := statePool.Get().(*placeState)
 	st.spare = append(st.spare, st.servers...)
 	*st = placeState{p: p, v: v, servers: st.servers[:0], pool: st.pool, pinned: st.pinned, serving: st.serving,
-		lists: st.lists, spare: st.spare}
+		lists: st.lists, spare: st.spare, names: st.names, sole: st.sole, slots: st.slots}
 	if st.serving == nil {
 		st.serving = map[string]int{}
 		st.pinned = map[string]*[numClasses]map[string]*jobList{}
@@ -365,21 +385,21 @@ func (st *placeState) take(c jobClass, m string, s *placeServer) bool {
 
 // models lists the models with queued work of class c that s could run, sorted.
 func (st *placeState) models(c jobClass, s *placeServer) []string {
-	set := map[string]bool{}
+	i, out := st.nameList()
 	for m, l := range st.pool[c] {
-		if l.left() > 0 {
-			set[m] = true
+		if l.left() > 0 && s.view.Offered[m] {
+			out = append(out, m)
 		}
 	}
 	if pm := st.pinned[s.view.Name]; pm != nil {
 		for m, l := range pm[c] {
-			if l.left() > 0 {
-				set[m] = true
+			if l.left() > 0 && s.view.Offered[m] {
+				out = append(out, m)
 			}
 		}
 	}
-	out := slices.Sorted(maps.Keys(set))
-	return slices.DeleteFunc(out, func(m string) bool { return !s.view.Offered[m] })
+	slices.Sort(out)
+	return st.done(i, slices.Compact(out))
 }
 
 // jobTime is the typical slot time of one job of m in seconds; a model not
@@ -405,7 +425,12 @@ type sharing struct {
 }
 
 func (st *placeState) sharing(c jobClass) sharing {
-	sh := sharing{soleOf: map[string]int{}, slots: map[string]int{}}
+	if st.sole == nil {
+		st.sole, st.slots = map[string]int{}, map[string]int{}
+	}
+	clear(st.sole)
+	clear(st.slots)
+	sh := sharing{soleOf: st.sole, slots: st.slots}
 	for _, o := range st.servers {
 		if c == classJudge && o.reserved {
 			continue // it keeps judge work off its slots: it takes none of m's
@@ -451,12 +476,13 @@ func (st *placeState) fill(c jobClass) {
 		if s.free == 0 || (c == classJudge && s.reserved) {
 			continue
 		}
-		var ms []string
+		i, ms := st.nameList()
 		for _, m := range st.models(c, s) {
 			if s.present[m] {
 				ms = append(ms, m)
 			}
 		}
+		ms = st.done(i, ms)
 		perServer := func(m string) float64 {
 			return float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(max(st.serving[m], 1))
 		}

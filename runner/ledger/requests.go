@@ -77,9 +77,9 @@ const (
 	queued_ms, started_ms, ended_ms, candidate_model, round,
 	NULL, NULL, NULL, NULL, NULL FROM requests WHERE run_id = ? ORDER BY id`
 
-	// The cache_key <> '' term lets SQLite use the partial index, which
-	// holds the rows of a key in end order: the newest is read first, with
-	// no sort. Newest by end, not by id: a re-judge inserted before a cache
+	// The cache_key <> '' and status terms let SQLite use the partial
+	// index (completed rows with a key), which holds the rows of a key in
+	// end order: the newest is read first, with no sort. Newest by end, not by id: a re-judge inserted before a cache
 	// hit copied the older answer still ends after it.
 	cachedJudgeSQL = `SELECT output, output_ref FROM requests
 		WHERE cache_key = ? AND cache_key <> '' AND status = 'completed' AND purpose = 'judge'
