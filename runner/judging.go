@@ -139,14 +139,48 @@ func (e *engine) submitJudging(jobs []judgeJob) {
 	// Read in one query; should it fail, each job reads its own and
 	// settles as not sent when that fails too.
 	whole, _ := e.wholeReplies(jobs)
-	var fleetJobs []*readyJudge
+	prepared := make([]*readyJudge, 0, len(jobs))
 	for i := range jobs {
 		a := &attempt{cell: jobs[i].cell, n: 1, judge: &jobs[i], ctx: ctx}
-		if fj := e.judgeRequest(a, whole); fj != nil {
+		if rj := e.prepareJudge(a, whole); rj != nil {
+			prepared = append(prepared, rj)
+		}
+	}
+	// The judge cache too; should that fail, each job looks up its own.
+	cached := e.cachedJudges(prepared)
+	var fleetJobs []*readyJudge
+	for _, rj := range prepared {
+		if fj := e.routeJudge(rj, cached); fj != nil {
 			fleetJobs = append(fleetJobs, fj)
 		}
 	}
 	e.sendJudging(ctx, e.batchJudging(ctx, e.written(fleetJobs))) // batch judges: batch.go
+}
+
+// lookedUp says a judge request looks in the judge cache before it is
+// sent: all but a re-judge's, which asks for a fresh answer.
+func (e *engine) lookedUp(a *attempt) bool {
+	return !a.judge.refresh && !e.r.opts.RefreshJudges
+}
+
+// cachedJudges reads the judge cache for the requests that look in it, in
+// one query for all: the outputs of the keys that hit, or nil (each
+// request then looks up its own key) when the read fails.
+func (e *engine) cachedJudges(rjs []*readyJudge) map[string]string {
+	var keys []string
+	for _, rj := range rjs {
+		if e.lookedUp(rj.a) {
+			keys = append(keys, rj.a.key)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	hits, err := e.r.led.CachedJudgeOutputs(keys)
+	if err != nil {
+		return nil
+	}
+	return hits
 }
 
 // judgeRequest makes a judge attempt's ledger row and fleet job (for
@@ -154,6 +188,16 @@ func (e *engine) submitJudging(jobs []judgeJob) {
 // an identical request in flight (nil). whole holds the replies read from
 // the ledger (wholeReplies).
 func (e *engine) judgeRequest(a *attempt, whole map[cellPos]wholeReply) *readyJudge {
+	rj := e.prepareJudge(a, whole)
+	if rj == nil {
+		return nil
+	}
+	return e.routeJudge(rj, nil)
+}
+
+// prepareJudge makes a judge attempt's request, cache key and ledger row,
+// or settles it as not sent (nil) when its reply cannot be read.
+func (e *engine) prepareJudge(a *attempt, whole map[cellPos]wholeReply) *readyJudge {
 	r := e.r
 	j := a.judge
 	jc := r.judges[j.judge]
@@ -193,6 +237,16 @@ func (e *engine) judgeRequest(a *attempt, whole map[cellPos]wholeReply) *readyJu
 		CacheKey: key, Status: ledger.StatusQueued, QueuedAt: r.now()}
 
 	a.key = key
+	return &readyJudge{a: a, req: req, pin: jc.FleetServer()}
+}
+
+// routeJudge settles a prepared judge request at once by sharing an
+// identical request in flight or from the judge cache (nil), or returns
+// it to be written and sent. cached holds the cache's answers read for it
+// (cachedJudges); nil, it looks up its own key.
+func (e *engine) routeJudge(rj *readyJudge, cached map[string]string) *readyJudge {
+	r, a := e.r, rj.a
+	j, key := a.judge, a.key
 	// Paid for once: an identical request in flight is shared, not sent
 	// again. A re-judge shares only with another fresh request.
 	if lead := e.shared[key]; lead != nil && lead != a && (!j.refresh || lead.judge.refresh) {
@@ -201,8 +255,13 @@ func (e *engine) judgeRequest(a *attempt, whole map[cellPos]wholeReply) *readyJu
 	}
 	// A retry looks in the ledger too: another cell may have paid for the
 	// same answer meanwhile.
-	if !j.refresh && !r.opts.RefreshJudges {
-		out, hit, err := r.led.CachedJudgeOutput(key)
+	if e.lookedUp(a) {
+		out, hit, err := "", false, error(nil)
+		if cached != nil {
+			out, hit = cached[key]
+		} else {
+			out, hit, err = r.led.CachedJudgeOutput(key)
+		}
 		if err == nil && hit {
 			// A verdict already paid for: recorded, not sent again.
 			a.row.Server, a.row.Status, a.row.Output = ledger.ServerCache, ledger.StatusCompleted, out
@@ -216,7 +275,7 @@ func (e *engine) judgeRequest(a *attempt, whole map[cellPos]wholeReply) *readyJu
 		}
 	}
 	e.shared[key] = a
-	return &readyJudge{a: a, req: req, pin: jc.FleetServer()}
+	return rj
 }
 
 // readyJudge is a judge request with its ledger row, for written to record

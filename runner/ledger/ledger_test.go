@@ -276,6 +276,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		{"requests of a run", requestsOfRunSQL, "requests_by_run", []any{"r"}},
 		{"judge cache", cachedJudgeSQL, "requests_by_cache_key", []any{"k"}},
 		{"inference cache", cachedInferenceSQL, "requests_by_cache_key", []any{"k"}},
+		{"judge cache, keys at once", "WITH k(i, key) AS (VALUES (0, ?), (1, ?))" + cachedJudgesSQL, "requests_by_cache_key", []any{"k", "l"}},
 		{"open requests of a run", openRequestsSQL, "requests_by_run", []any{"r"}},
 		{"completed requests of a run", completedSQL, "requests_by_run", []any{"r", PurposeJudge}},
 		{"a run's last sign of life", activitySQL, "requests_by_run", []any{"r"}},

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -271,6 +272,99 @@ func (l *Ledger) CachedJudgeOutput(cacheKey string) (output string, ok bool, err
 	}
 	return output, true, nil
 }
+
+// CachedJudgeOutputs is CachedJudgeOutput for several keys, in a query
+// for every cachedChunk of them: the outputs of the keys that hit, by key.
+// A judge window looks up its requests with it, where a query a request
+// was a twentieth of what a live judge request cost this process.
+func (l *Ledger) CachedJudgeOutputs(keys []string) (map[string]string, error) {
+	out := map[string]string{}
+	var want []string
+	for _, k := range keys {
+		if k != "" {
+			l.caughtUp(k)
+			want = append(want, k)
+		}
+	}
+	op := fmt.Sprintf("judge cache (%d keys)", len(want))
+	var t texts
+	outputs := make([]string, len(want))
+	refs := make([][]byte, len(want))
+	hit := make([]bool, len(want))
+	for at := 0; at < len(want); at += cachedChunk {
+		chunk := want[at:min(at+cachedChunk, len(want))]
+		n := len(chunk)
+		// One statement a size, padded with the last key repeated: the
+		// dialect remembers each text it rewrites.
+		size := 1
+		for size < n {
+			size *= 4
+		}
+		size = min(size, cachedChunk)
+		var q strings.Builder
+		q.WriteString("WITH k(i, key) AS (VALUES ")
+		args := make([]any, 0, size)
+		for i := range size {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			fmt.Fprintf(&q, "(%d, ?)", min(i, n-1))
+			args = append(args, l.keyArg(chunk[min(i, n-1)]))
+		}
+		q.WriteString(")" + cachedJudgesSQL)
+		rows, err := l.r.Query(q.String(), args...)
+		if err != nil {
+			return nil, l.wrap(op, err)
+		}
+		for rows.Next() {
+			var i int
+			var output string
+			var ref []byte
+			if err := rows.Scan(&i, &output, &ref); err != nil {
+				rows.Close()
+				return nil, l.wrap(op, err)
+			}
+			if i < 0 || i >= n {
+				rows.Close()
+				return nil, l.wrap(op, fmt.Errorf("row for key %d of %d", i, n))
+			}
+			outputs[at+i], refs[at+i], hit[at+i] = output, ref, true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, l.wrap(op, err)
+		}
+	}
+	for i := range want {
+		if hit[i] {
+			t.add(&outputs[i], refs[i])
+		}
+	}
+	if err := t.resolve(l); err != nil {
+		return nil, l.wrap(op, err)
+	}
+	for i, k := range want {
+		if hit[i] {
+			out[k] = outputs[i]
+		}
+	}
+	return out, nil
+}
+
+// cachedChunk is the most keys CachedJudgeOutputs asks for in one query.
+const cachedChunk = 256
+
+// cachedJudgesSQL follows a VALUES list k(i, key) of cache keys: for each,
+// the row cachedJudgeSQL reads (at most one: the correlated query stops at
+// the newest by the same index). k's padding repeats the last key, whose
+// row then comes more than once.
+const cachedJudgesSQL = `
+SELECT k.i, r.output, r.output_ref FROM k JOIN requests r ON r.id = (
+	SELECT id FROM requests
+	WHERE cache_key = k.key AND cache_key <> '' AND status = 'completed' AND purpose = 'judge'
+		AND verdict <> 'error'
+	ORDER BY ended_ms DESC, id DESC LIMIT 1)`
 
 // CachedInference returns the newest completed inference request (the one
 // that ended last) with this cache key, from any run: the row an inference

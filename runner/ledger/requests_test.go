@@ -1,8 +1,13 @@
 package ledger
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -389,5 +394,107 @@ func TestPendingInsertLeavesOutOnlyZeroFields(t *testing.T) {
 		if pending(&r) {
 			t.Errorf("Request.%s set, and the short insert would drop it", f.Name)
 		}
+	}
+}
+
+// CachedJudgeOutputs answers each key as CachedJudgeOutput does, over
+// random rows of keys (hex hashes, stored as bytes, and plain names):
+// several answers to a key ending in any order, errors, cancellations,
+// open requests, inference rows and error verdicts beside them, more keys
+// than one query asks for, a key asked twice, and an answer queued but not
+// yet committed.
+func TestCachedJudgeOutputsAnswersAsCachedJudgeOutput(t *testing.T) {
+	t.Parallel()
+	l := openTest(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	var keys []string
+	for i := range 300 {
+		if i%3 == 0 {
+			keys = append(keys, fmt.Sprintf("key %d", i))
+		} else {
+			sum := sha256.Sum256([]byte{byte(i), byte(i >> 8)})
+			keys = append(keys, hex.EncodeToString(sum[:]))
+		}
+	}
+	t0 := ms("2026-11-27T12:00:00Z")
+	for i := range 900 {
+		k := keys[rng.IntN(250)] // the last 50 keys are never stored
+		r := Request{RunID: "r", Purpose: PurposeJudge, CacheKey: k, QueuedAt: t0}
+		if rng.IntN(8) == 0 {
+			r.Purpose = PurposeInference
+		}
+		if _, err := l.InsertRequest(&r); err != nil {
+			t.Fatal(err)
+		}
+		fin := Request{ID: r.ID, CacheKey: k, Output: fmt.Sprintf("answer %d", i), EndedAt: t0.Add(time.Duration(rng.IntN(50)) * time.Second)}
+		switch rng.IntN(6) {
+		case 0:
+			continue // open
+		case 1:
+			fin.Status = StatusError
+		case 2:
+			fin.Status = StatusCanceled
+		case 3:
+			fin.Status, fin.Verdict = StatusCompleted, "error"
+		default:
+			fin.Status = StatusCompleted
+		}
+		if rng.IntN(10) == 0 {
+			l.QueueFinish(&fin, nil) // committed by the read, not before it
+			continue
+		}
+		if err := l.FinishRequest(&fin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ask := append(slices.Clone(keys), keys[7], "", keys[0])
+	got, err := l.CachedJudgeOutputs(ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := 0
+	for _, k := range ask {
+		want, ok, err := l.CachedJudgeOutput(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, gok := got[k]
+		if g != want || gok != ok {
+			t.Errorf("key %q: CachedJudgeOutputs %q, %v; CachedJudgeOutput %q, %v", k, g, gok, want, ok)
+		}
+		if ok {
+			hits++
+		}
+	}
+	if hits < 100 {
+		t.Errorf("only %d keys hit: the test asks too little", hits)
+	}
+}
+
+// A judge answer this process queued, not yet committed, is a hit: the
+// read waits for it, as CachedJudgeOutput does.
+func TestCachedJudgeOutputsWaitsForAQueuedAnswer(t *testing.T) {
+	t.Parallel()
+	l := openTest(t)
+	r := Request{RunID: "r", Purpose: PurposeJudge, CacheKey: "queued key"}
+	if _, err := l.InsertRequest(&r); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]string
+	var err error
+	done := make(chan struct{})
+	inOneBatch(l, func() {
+		l.QueueFinish(&Request{ID: r.ID, CacheKey: "queued key", Status: StatusCompleted, Output: "VERDICT: PASS"}, nil)
+		// The writer is held: the read's wait ends only once the batch
+		// commits, after this function returns.
+		go func() {
+			defer close(done)
+			got, err = l.CachedJudgeOutputs([]string{"queued key"})
+		}()
+		time.Sleep(20 * time.Millisecond)
+	})
+	<-done
+	if err != nil || got["queued key"] != "VERDICT: PASS" {
+		t.Errorf("CachedJudgeOutputs = %v, %v; want the queued answer", got, err)
 	}
 }
