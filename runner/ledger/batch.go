@@ -27,6 +27,7 @@ type batch struct {
 	w      *writer
 	tx     tx
 	stmts  [numStmts]*sql.Stmt
+	fenceQ *sql.Stmt         // the ledger's fenceStmt in tx (SQLite)
 	staged map[textKey]int64 // texts stored in this transaction
 	fenced map[string]error  // runs this process held that were taken over (fence.go)
 

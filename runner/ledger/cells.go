@@ -128,8 +128,8 @@ func (l *Ledger) CellsAt(runID string, keys []CellKey) (map[CellKey]CellRow, err
 		n := min(len(want), cellsAtChunk)
 		chunk := want[:n]
 		want = want[n:]
-		// One statement a size, padded with the last key repeated: the
-		// dialect remembers each text it rewrites.
+		// One statement a size, padded with the last key repeated: each
+		// prepared once (sizedRead).
 		size := 1
 		for size < n {
 			size *= 4
@@ -148,7 +148,11 @@ func (l *Ledger) CellsAt(runID string, keys []CellKey) (map[CellKey]CellRow, err
 			args = append(args, k.Model, k.Test, k.Repeat)
 		}
 		q.WriteByte(')')
-		rows, err := l.r.Query(q.String(), args...)
+		stmt, err := l.sizedRead(q.String())
+		if err != nil {
+			return nil, l.wrap(op, err)
+		}
+		rows, err := stmt.Query(l.d.args(args)...)
 		if err != nil {
 			return nil, l.wrap(op, err)
 		}

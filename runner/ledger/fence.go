@@ -44,7 +44,7 @@ func (b *batch) fence() error {
 		// FOR SHARE (PostgreSQL): a take-over (ResumeRun, FOR UPDATE)
 		// waits for this transaction, so the generation read here is
 		// still the run's when it commits.
-		cur, err := scanFence(b.tx.QueryRow(fenceSQL+l.d.forShare, h.id))
+		cur, err := scanFence(b.fenceRow(h.id))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			continue
@@ -62,6 +62,20 @@ func (b *batch) fence() error {
 		}
 	}
 	return nil
+}
+
+// fenceRow reads run id's fenceSQL in b's transaction: by the statement
+// prepared once on SQLite, where parsing it again at every commit took a
+// percent of a run's CPU.
+func (b *batch) fenceRow(id string) *sql.Row {
+	l := b.w.l
+	if l.fenceStmt == nil {
+		return b.tx.QueryRow(fenceSQL+l.d.forShare, id)
+	}
+	if b.fenceQ == nil {
+		b.fenceQ = b.tx.Stmt(l.fenceStmt)
+	}
+	return b.fenceQ.QueryRow(id)
 }
 
 // fenceSQL reads what fence compares and takeBack needs of a run: not

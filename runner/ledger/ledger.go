@@ -90,11 +90,17 @@ type Ledger struct {
 	// pgStmts are the writer's statements in PostgreSQL's words, sent
 	// through pgx's pipeline (batch.send) rather than database/sql.
 	pgStmts [numStmts]string
-	r       db
+	// fenceStmt is fenceSQL prepared on the writer's connection (SQLite;
+	// PostgreSQL's reads it FOR SHARE, in the batch's transaction).
+	fenceStmt *sql.Stmt
+	r         db
 	// d is how the backend says SQL (dialect.go): SQLite's, or
 	// PostgreSQL's for a postgres:// URL (pg.go).
 	d     *dialect
 	reads [numReads]*sql.Stmt // prepared on r: the reads the runner makes per cell
+	// sized are reads of many keys at once, prepared on r by their text,
+	// one for each of the few sizes a read pads its keys to (sizedRead).
+	sized map[string]*sql.Stmt
 
 	// What liveness is judged with (see liveness.go); tests replace them.
 	self Owner
@@ -292,6 +298,26 @@ var readSQL = [numReads]string{
 	readTexts:           textsByIDSQL,
 }
 
+// sizedRead returns q prepared on the readers' pool, once: a read of
+// keys padded to one of a few sizes (CellsAt, CachedJudgeOutputs), whose
+// text SQLite took a millisecond to parse at 256 keys.
+func (l *Ledger) sizedRead(q string) (*sql.Stmt, error) {
+	l.readMu.Lock()
+	defer l.readMu.Unlock()
+	if s := l.sized[q]; s != nil {
+		return s, nil
+	}
+	s, err := l.r.Prepare(q)
+	if err != nil {
+		return nil, err
+	}
+	if l.sized == nil {
+		l.sized = map[string]*sql.Stmt{}
+	}
+	l.sized[q] = s
+	return s, nil
+}
+
 // read returns the prepared read i.
 func (l *Ledger) read(i int) (*sql.Stmt, error) {
 	l.readMu.Lock()
@@ -322,11 +348,17 @@ func (l *Ledger) Close() error {
 	if l.wr != nil {
 		errs = append(errs, l.wr.close())
 	}
-	for _, s := range append(l.stmts[:], l.reads[:]...) {
+	for _, s := range append(append(l.stmts[:], l.reads[:]...), l.fenceStmt) {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
 	}
+	l.readMu.Lock()
+	for _, s := range l.sized {
+		errs = append(errs, s.Close())
+	}
+	l.sized = nil
+	l.readMu.Unlock()
 	if l.r.DB != nil {
 		errs = append(errs, l.r.Close())
 	}
@@ -431,6 +463,13 @@ func (l *Ledger) prepare() error {
 			return l.wrap("prepare", err)
 		}
 		l.stmts[i] = s
+	}
+	if !l.d.pg {
+		s, err := l.w.Prepare(fenceSQL)
+		if err != nil {
+			return l.wrap("prepare", err)
+		}
+		l.fenceStmt = s
 	}
 	return nil
 }

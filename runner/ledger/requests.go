@@ -294,8 +294,8 @@ func (l *Ledger) CachedJudgeOutputs(keys []string) (map[string]string, error) {
 	for at := 0; at < len(want); at += cachedChunk {
 		chunk := want[at:min(at+cachedChunk, len(want))]
 		n := len(chunk)
-		// One statement a size, padded with the last key repeated: the
-		// dialect remembers each text it rewrites.
+		// One statement a size, padded with the last key repeated: each
+		// prepared once (sizedRead).
 		size := 1
 		for size < n {
 			size *= 4
@@ -312,7 +312,11 @@ func (l *Ledger) CachedJudgeOutputs(keys []string) (map[string]string, error) {
 			args = append(args, l.keyArg(chunk[min(i, n-1)]))
 		}
 		q.WriteString(")" + cachedJudgesSQL)
-		rows, err := l.r.Query(q.String(), args...)
+		stmt, err := l.sizedRead(q.String())
+		if err != nil {
+			return nil, l.wrap(op, err)
+		}
+		rows, err := stmt.Query(l.d.args(args)...)
 		if err != nil {
 			return nil, l.wrap(op, err)
 		}
