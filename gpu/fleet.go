@@ -448,6 +448,15 @@ func (f *Fleet) Close() {
 			}
 		}
 		f.queue, f.views, f.goneN, f.dirty = nil, nil, 0, false
+		// The running jobs: each slot holds its job's cancel (startLocked),
+		// set under this lock, so none that starts is missed.
+		for _, s := range f.servers {
+			for i := range s.slots {
+				if sl := &s.slots[i]; sl.busy && sl.cancel != nil {
+					sl.cancel(errFleetClosed)
+				}
+			}
+		}
 		f.notifyLocked()
 	}
 	f.mu.Unlock()

@@ -182,18 +182,8 @@ func (f *Fleet) viewLocked(now time.Time) placement.FleetView {
 func (f *Fleet) run(st *start) {
 	defer f.wg.Done()
 	q, s, j := st.q, st.s, st.q.job
-	ctx := st.ctx
+	ctx := st.ctx // Close cancels it through its slot, as markDown does
 	defer st.cancel(nil)
-	fired := make(chan struct{})
-	stop := context.AfterFunc(f.ctx, func() {
-		st.cancel(errFleetClosed)
-		close(fired)
-	})
-	defer func() {
-		if !stop() {
-			<-fired // no goroutine of ours outlives the job
-		}
-	}()
 
 	if j.Dispatched != nil && (st.load != nil || st.wait != nil) {
 		j.Dispatched(s.cfg.Name, true)
