@@ -13,10 +13,13 @@ import (
 )
 
 // postChat sends r as a streamed chat completion as go-openai's
-// CreateChatCompletionStream would (its checks of the request, its URL and
+// CreateChatCompletionStream would (its reasoning-model checks, its URL and
 // headers, its errors for a non-2xx reply), but with the body encoded by
 // appendChatBody, which puts temp on the wire, 0 included (go-openai drops
-// it). A 2xx response is returned open:
+// it). Two things differ: a model named as one of OpenAI's retired
+// completion models (davinci, ada, text-davinci-003...) is sent, where
+// go-openai refused it unsent (a local server may call a model anything),
+// and a 3xx reply is an error, where go-openai read it as a stream. A 2xx response is returned open:
 // its body, as the hook transport wraps it, is cl.body. The caller closes
 // it.
 //
@@ -48,7 +51,10 @@ func (c *Client) postChat(ctx context.Context, cl *callInfo, r *openai.ChatCompl
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode < http.StatusOK || resp.StatusCode >= http.StatusBadRequest {
+	// Anything but a 2xx is an error, a 3xx too: a redirect the client did
+	// not follow (no Location, a 300, a 304) has no stream to read (the
+	// hook keeps 2xx bodies only), where go-openai took it for one.
+	if resp.StatusCode < http.StatusOK || resp.StatusCode >= http.StatusMultipleChoices {
 		defer func() { _ = resp.Body.Close() }()
 		return nil, errorReply(resp)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -307,10 +308,72 @@ func TestChatErrorRepliesAreGoOpenAIs(t *testing.T) {
 			t.Fatalf("%d: a response came back with the error %v", tt.status, ours)
 		}
 		_, theirs := c.api.CreateChatCompletionStream(context.Background(), oreq)
-		if fmt.Sprintf("%T %+v", ours, ours) != fmt.Sprintf("%T %+v", theirs, theirs) {
-			t.Errorf("%d %s:\npitwall   %T %+v\ngo-openai %T %+v", tt.status, tt.body, ours, ours, theirs, theirs)
+		// Whole values (classify reads an APIError's type and code, a
+		// RequestError's body), not their texts.
+		if !reflect.DeepEqual(ours, theirs) {
+			t.Errorf("%d %s:\npitwall   %T %#v\ngo-openai %T %#v", tt.status, tt.body, ours, ours, theirs, theirs)
 		}
 		c.CloseIdleConnections()
 		srv.Close()
+	}
+}
+
+// A 3xx the client did not follow (a 300, a 304, a redirect without a
+// Location) is an error of its status, not a stream: there is no body to
+// read (go-openai read it as one, and pitwall dereferenced the missing
+// body). A 3xx that names a Location is followed, as before.
+func TestAThreeHundredReplyIsAnError(t *testing.T) {
+	for _, status := range []int{300, 302, 304} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(status)
+		}))
+		c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1"}, nil)
+		_, err := c.Chat(context.Background(), hiRequest("m1"))
+		var ce *chat.Error
+		if !errors.As(err, &ce) || ce.Status != status || ce.Class != chat.ClassHTTP4xx {
+			t.Errorf("%d: error %#v, want a 4xx-class error of status %d", status, err, status)
+		}
+		c.CloseIdleConnections()
+		srv.Close()
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/chat/completions" {
+			http.Redirect(w, r, "/v2/chat/completions", http.StatusTemporaryRedirect)
+			return
+		}
+		oaiReply(w, "m1", "Hello")
+	}))
+	defer srv.Close()
+	c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1"}, nil)
+	defer c.CloseIdleConnections()
+	if res, err := c.Chat(context.Background(), hiRequest("m1")); err != nil || res.Content != "Hello" {
+		t.Errorf("a redirect with a Location: %q, %v; want it followed to Hello", res.Content, err)
+	}
+}
+
+// A model named as one of OpenAI's retired completion models is sent (a
+// local server may call its model anything), where go-openai refused it
+// unsent; go-openai's reasoning-model checks still refuse what they
+// refused, before anything is sent.
+func TestChatChecksTheRequestAsGoOpenAIDidButForModelNames(t *testing.T) {
+	srv, seen := recordingServer(t)
+	c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1"}, nil)
+	defer c.CloseIdleConnections()
+	for _, model := range []string{"davinci", "text-davinci-003"} {
+		if _, err := c.Chat(context.Background(), hiRequest(model)); err != nil {
+			t.Errorf("%s: %v; want it sent", model, err)
+		}
+	}
+	if n := len(seen()); n != 2 {
+		t.Fatalf("the server saw %d requests, want 2", n)
+	}
+	req := hiRequest(openai.GPT6Astra)
+	req.Tools = []chat.Tool{{Type: "function", Function: chat.FunctionDef{Name: "f"}}}
+	_, err := c.Chat(context.Background(), req)
+	if !errors.Is(err, openai.ErrReasoningToolsRequireResponses) || chat.ClassOf(err) != chat.ClassHTTP4xx {
+		t.Errorf("%s with tools: %v; want go-openai's refusal, class 4xx", openai.GPT6Astra, err)
+	}
+	if n := len(seen()); n != 2 {
+		t.Errorf("the server saw %d requests, want the refused one unsent", n)
 	}
 }

@@ -308,7 +308,7 @@ func (l *Ledger) CachedJudgeOutputs(keys []string) (map[string]string, error) {
 			if i > 0 {
 				q.WriteByte(',')
 			}
-			fmt.Fprintf(&q, "(%d, ?)", min(i, n-1))
+			fmt.Fprintf(&q, "(%d, ?)", i) // one text a size: rows past n are padding
 			args = append(args, l.keyArg(chunk[min(i, n-1)]))
 		}
 		q.WriteString(")" + cachedJudgesSQL)
@@ -329,8 +329,7 @@ func (l *Ledger) CachedJudgeOutputs(keys []string) (map[string]string, error) {
 				return nil, l.wrap(op, err)
 			}
 			if i < 0 || i >= n {
-				rows.Close()
-				return nil, l.wrap(op, fmt.Errorf("row for key %d of %d", i, n))
+				continue // a padding row: its key is the last one's
 			}
 			outputs[at+i], refs[at+i], hit[at+i] = output, ref, true
 		}
@@ -361,8 +360,8 @@ const cachedChunk = 256
 
 // cachedJudgesSQL follows a VALUES list k(i, key) of cache keys: for each,
 // the row cachedJudgeSQL reads (at most one: the correlated query stops at
-// the newest by the same index). k's padding repeats the last key, whose
-// row then comes more than once.
+// the newest by the same index). k's padding repeats the last key under
+// the indices past the keys asked for, whose rows the reader skips.
 const cachedJudgesSQL = `
 SELECT k.i, r.output, r.output_ref FROM k JOIN requests r ON r.id = (
 	SELECT id FROM requests

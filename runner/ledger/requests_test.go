@@ -498,3 +498,25 @@ func TestCachedJudgeOutputsWaitsForAQueuedAnswer(t *testing.T) {
 		t.Errorf("CachedJudgeOutputs = %v, %v; want the queued answer", got, err)
 	}
 }
+
+// The keys of a window are padded to a few sizes, each one statement
+// prepared once: a window of every size from 1 to 256 leaves five.
+func TestCachedJudgeOutputsPreparesOneStatementASize(t *testing.T) {
+	t.Parallel()
+	l := openTest(t)
+	keys := make([]string, cachedChunk)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k%d", i)
+	}
+	for n := 1; n <= cachedChunk; n++ {
+		if _, err := l.CachedJudgeOutputs(keys[:n]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.readMu.Lock()
+	n := len(l.sized)
+	l.readMu.Unlock()
+	if n != 5 {
+		t.Errorf("%d statements prepared for windows of 1 to %d keys, want 5 (1, 4, 16, 64, 256)", n, cachedChunk)
+	}
+}

@@ -22,10 +22,12 @@ func TestRunUsageSumsTheRunsRequestsInSQL(t *testing.T) {
 			QueuedAt: t0, StartedAt: t0, EndedAt: t0.Add(time.Duration(endMS) * time.Millisecond)}
 	}
 	rows := []*Request{
+		// Written out of start order: summed in the order written, the
+		// first would count 20 ms and the next two 10 and 50 more.
+		live("m1", "t3", 0, 90, 20),   // 70–90 ms: inside the next, nothing more
 		live("m1", "t1", 0, 100, 100), // 0–100 ms
 		live("m1", "t2", 0, 150, 100), // 50–150 ms: 50 ms beyond the first
 		live("m1", "t1", 0, 1000, 10), // the same cell again, 990–1000 ms
-		live("m1", "t3", 0, 90, 20),   // 70–90 ms: inside the first, nothing more
 		live("m3", "t1", 0, 120, 40),  // 80–120 ms: 40 ms of m3's, none beyond m1's for inference
 		{RunID: "r1", Purpose: PurposeInference, Model: "m2", Test: "t1", Attempt: 1, Status: StatusQueued, QueuedAt: t0}, // never sent
 		{RunID: "r1", Purpose: PurposeJudge, Server: ServerCache, Model: "judge-m", CandidateModel: "m1", Judge: "j1", Test: "t1",
