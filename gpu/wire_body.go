@@ -3,7 +3,8 @@ package gpu
 import (
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
+
+	"pitwall/gpu/chat"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -25,7 +26,7 @@ func appendChatBody(dst []byte, r *openai.ChatCompletionRequest, temp *float64) 
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `"model":`...)
-	dst = appendJSONString(dst, r.Model)
+	dst = chat.AppendJSONString(dst, r.Model)
 	dst = append(dst, `,"messages":`...)
 	if r.Messages == nil {
 		dst = append(dst, "null"...)
@@ -95,14 +96,14 @@ func appendMessage(dst []byte, m *openai.ChatCompletionMessage) ([]byte, error) 
 		return append(dst, b...), nil
 	}
 	dst = append(dst, `{"role":`...)
-	dst = appendJSONString(dst, m.Role)
+	dst = chat.AppendJSONString(dst, m.Role)
 	if m.Content != "" {
 		dst = append(dst, `,"content":`...)
-		dst = appendJSONString(dst, m.Content)
+		dst = chat.AppendJSONString(dst, m.Content)
 	}
 	if m.Name != "" {
 		dst = append(dst, `,"name":`...)
-		dst = appendJSONString(dst, m.Name)
+		dst = chat.AppendJSONString(dst, m.Name)
 	}
 	if len(m.ToolCalls) > 0 {
 		var err error
@@ -112,7 +113,7 @@ func appendMessage(dst []byte, m *openai.ChatCompletionMessage) ([]byte, error) 
 	}
 	if m.ToolCallID != "" {
 		dst = append(dst, `,"tool_call_id":`...)
-		dst = appendJSONString(dst, m.ToolCallID)
+		dst = chat.AppendJSONString(dst, m.ToolCallID)
 	}
 	return append(dst, '}'), nil
 }
@@ -127,59 +128,4 @@ func appendField(dst []byte, key string, v any) ([]byte, error) {
 	dst = append(dst, key...)
 	dst = append(dst, '"', ':')
 	return append(dst, b...), nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s quoted as encoding/json quotes a string: <, >
-// and & escaped (HTML-safe), control characters as \n, \r, \t, \b, \f or
-// \u00XX, invalid UTF-8 as \ufffd, and U+2028 and U+2029 escaped.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

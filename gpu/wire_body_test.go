@@ -171,18 +171,6 @@ func TestChatBodyLeavesOtherMessagesToGoOpenAI(t *testing.T) {
 	}
 }
 
-func FuzzJSONStringIsEncodingJSONs(f *testing.F) {
-	for _, s := range awkwardTexts {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := json.Marshal(s)
-		if got := appendJSONString([]byte("x"), s); !bytes.Equal(got[1:], want) || got[0] != 'x' {
-			t.Fatalf("%q: got %s, want %s", s, got, want)
-		}
-	})
-}
-
 // Building a judge-sized request body: by hand against go-openai's
 // json.Marshal and the copy that put temperature in front.
 func BenchmarkChatBody(b *testing.B) {

@@ -121,7 +121,7 @@ func (e *engine) submitInference(batch []*attempt) {
 		a.ctx = e.phaseCtx
 		a.row = &ledger.Request{
 			RunID: r.id, Purpose: ledger.PurposeInference, Model: model, Test: t.ID, Repeat: int(a.cell.rep), Attempt: a.n,
-			Input: mustJSON(req.Messages), Params: params, CacheKey: inferenceKey(req),
+			Input: chat.MessagesJSON(req.Messages), Params: params, CacheKey: inferenceKey(req),
 			Status: ledger.StatusQueued, QueuedAt: r.now(),
 		}
 		if e.reused(a) {

@@ -233,7 +233,7 @@ func (e *engine) prepareJudge(a *attempt, whole map[cellPos]wholeReply) *readyJu
 		Seed: baseSeed, Sample: j.sample, Input: in}, steps)
 	a.row = &ledger.Request{RunID: r.id, Purpose: ledger.PurposeJudge, Model: jc.Model, Test: t.ID, Repeat: int(j.cell.rep),
 		CandidateModel: r.models[j.cell.model], Round: j.round,
-		Judge: j.judge, Sample: j.sample, Attempt: a.n, Input: mustJSON(req.Messages), Params: requestParams(req),
+		Judge: j.judge, Sample: j.sample, Attempt: a.n, Input: chat.MessagesJSON(req.Messages), Params: requestParams(req),
 		CacheKey: key, Status: ledger.StatusQueued, QueuedAt: r.now()}
 
 	a.key = key
