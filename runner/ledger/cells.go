@@ -128,31 +128,12 @@ func (l *Ledger) CellsAt(runID string, keys []CellKey) (map[CellKey]CellRow, err
 		n := min(len(want), cellsAtChunk)
 		chunk := want[:n]
 		want = want[n:]
-		// One statement a size, padded with the last key repeated: each
-		// prepared once (sizedRead).
-		size := 1
-		for size < n {
-			size *= 4
-		}
-		size = min(size, cellsAtChunk)
-		var q strings.Builder
-		q.WriteString(`SELECT ` + cellColumns + ` FROM cells WHERE run_id = ? AND (model, test, repeat) IN (VALUES `)
-		args := make([]any, 0, 1+3*size)
-		args = append(args, runID)
-		for i := range size {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteString("(?,?,CAST(? AS INTEGER))") // PostgreSQL reads a bare parameter in VALUES as text
-			k := chunk[min(i, n-1)]
-			args = append(args, k.Model, k.Test, k.Repeat)
-		}
-		q.WriteByte(')')
-		stmt, err := l.sizedRead(q.String())
-		if err != nil {
-			return nil, l.wrap(op, err)
-		}
-		rows, err := stmt.Query(l.d.args(args)...)
+		rows, err := l.queryPadded(`SELECT `+cellColumns+` FROM cells WHERE run_id = ? AND (model, test, repeat) IN (VALUES `,
+			padded(n, cellsAtChunk), func(i int, q *strings.Builder, args []any) []any {
+				q.WriteString("(?,?,CAST(? AS INTEGER))") // PostgreSQL reads a bare parameter in VALUES as text
+				k := chunk[min(i, n-1)]                   // padded with the last key repeated
+				return append(args, k.Model, k.Test, k.Repeat)
+			}, ")", runID)
 		if err != nil {
 			return nil, l.wrap(op, err)
 		}

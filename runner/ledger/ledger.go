@@ -321,6 +321,36 @@ func (l *Ledger) sizedRead(q string) (*sql.Stmt, error) {
 	return s, nil
 }
 
+// padded is the size a read of n keys is padded to, 1, 4, 16, 64... up to
+// most: one statement a size, each prepared once (sizedRead).
+func padded(n, most int) int {
+	size := 1
+	for size < n {
+		size *= 4
+	}
+	return min(size, most)
+}
+
+// queryPadded runs a read whose text is head, size rows of VALUES written
+// with their arguments by row (i < size; past its keys, a caller pads),
+// then tail: args first, the rows' after.
+func (l *Ledger) queryPadded(head string, size int, row func(i int, q *strings.Builder, args []any) []any, tail string, args ...any) (*sql.Rows, error) {
+	var q strings.Builder
+	q.WriteString(head)
+	for i := range size {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		args = row(i, &q, args)
+	}
+	q.WriteString(tail)
+	stmt, err := l.sizedRead(q.String())
+	if err != nil {
+		return nil, err
+	}
+	return stmt.Query(l.d.args(args)...)
+}
+
 // read returns the prepared read i.
 func (l *Ledger) read(i int) (*sql.Stmt, error) {
 	l.readMu.Lock()

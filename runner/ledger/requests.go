@@ -294,29 +294,11 @@ func (l *Ledger) CachedJudgeOutputs(keys []string) (map[string]string, error) {
 	for at := 0; at < len(want); at += cachedChunk {
 		chunk := want[at:min(at+cachedChunk, len(want))]
 		n := len(chunk)
-		// One statement a size, padded with the last key repeated: each
-		// prepared once (sizedRead).
-		size := 1
-		for size < n {
-			size *= 4
-		}
-		size = min(size, cachedChunk)
-		var q strings.Builder
-		q.WriteString("WITH k(i, key) AS (VALUES ")
-		args := make([]any, 0, size)
-		for i := range size {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			fmt.Fprintf(&q, "(%d, ?)", i) // one text a size: rows past n are padding
-			args = append(args, l.keyArg(chunk[min(i, n-1)]))
-		}
-		q.WriteString(")" + cachedJudgesSQL)
-		stmt, err := l.sizedRead(q.String())
-		if err != nil {
-			return nil, l.wrap(op, err)
-		}
-		rows, err := stmt.Query(l.d.args(args)...)
+		rows, err := l.queryPadded("WITH k(i, key) AS (VALUES ", padded(n, cachedChunk),
+			func(i int, q *strings.Builder, args []any) []any {
+				fmt.Fprintf(q, "(%d, ?)", i) // one text a size: rows past n are padding
+				return append(args, l.keyArg(chunk[min(i, n-1)]))
+			}, ")"+cachedJudgesSQL)
 		if err != nil {
 			return nil, l.wrap(op, err)
 		}
