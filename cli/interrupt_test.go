@@ -19,17 +19,7 @@ import (
 // the exit is the run's own.
 func TestAnInterruptAfterTheRunEndedKeepsItsExitCode(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	scale := 0.0
-	cfg, err := config.Load(demoConfig(t, dir, 42), config.Overrides{DB: filepath.Join(dir, "ledger.db"), TimeScale: &scale},
-		func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := openApp(cfg, "", io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, a := openDemoApp(t)
 	defer a.Close()
 	run, err := runner.New(cfg, runner.Options{RunID: a.runID, Fleet: a.fleet, Ledger: a.led, Logger: a.log})
 	if err != nil {
@@ -58,17 +48,7 @@ func TestAnInterruptAfterTheRunEndedKeepsItsExitCode(t *testing.T) {
 // another test may be listening for it meanwhile. Without the hold, the
 // signal's default action ends the test binary.
 func TestAnOpenAppHoldsInterruptsUntilItsLedgerIsClosed(t *testing.T) {
-	dir := t.TempDir()
-	scale := 0.0
-	cfg, err := config.Load(demoConfig(t, dir, 42), config.Overrides{DB: filepath.Join(dir, "ledger.db"), TimeScale: &scale},
-		func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := openApp(cfg, "", io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, a := openDemoApp(t)
 	held := a.held
 	if held == nil {
 		a.Close()
@@ -89,4 +69,28 @@ func TestAnOpenAppHoldsInterruptsUntilItsLedgerIsClosed(t *testing.T) {
 	if a.held != nil {
 		t.Error("a closed app still holds interrupts")
 	}
+}
+
+// openDemoApp opens the app of the demo's config (seed 42) at time scale
+// 0, its ledger in a temporary folder; the caller closes it.
+func openDemoApp(t *testing.T) (*config.Config, *app) {
+	t.Helper()
+	dir := t.TempDir()
+	scale := 0.0
+	cfg, err := config.Load(demoConfig(t, dir, 42), config.Overrides{DB: filepath.Join(dir, "ledger.db"), TimeScale: &scale},
+		func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, mustOpenApp(t, cfg)
+}
+
+// mustOpenApp opens cfg's app, output discarded; the caller closes it.
+func mustOpenApp(t *testing.T, cfg *config.Config) *app {
+	t.Helper()
+	a, err := openApp(cfg, "", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

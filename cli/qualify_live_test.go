@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"io"
 	"path/filepath"
 	"pitwall/edges/qualify"
 	"slices"
@@ -28,10 +27,7 @@ func TestQualifyGridFollowsARealQualification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := openApp(cfg, "", io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := mustOpenApp(t, cfg)
 	defer a.Close()
 	var judges []config.Judge
 	for _, n := range cfg.JudgeNames() {
