@@ -41,9 +41,9 @@ const headBytes = 256
 const maxErrorBody = 64 << 10
 
 // hookTransport is the http.RoundTripper under every Client: it notes the
-// response status and Retry-After header for classification, caps how much of a body is read,
-// tells the watchdog when bytes arrive, and refuses a web page sent where an
-// event stream was asked for. It also puts the base URL's query on every
+// response status and Retry-After header for classification, caps how much
+// of a body is read, tells the watchdog when bytes arrive, and refuses a
+// web page sent where an event stream was asked for. It also puts the base URL's query on every
 // request, which go-openai, joining paths to the base as text, cannot.
 type hookTransport struct {
 	base http.RoundTripper
