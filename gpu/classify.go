@@ -80,6 +80,11 @@ func classify(ctx context.Context, err error, c *callInfo, now time.Time) *chat.
 		answered := c != nil && c.status >= 200 && c.status < 300
 		e.Class, e.Message = transportClass(err, answered)
 	}
+	if e.Status >= 300 && e.Status < 400 {
+		// No stream where one was asked for (a 300, a 304, a redirect with
+		// no Location): the URL names something else than the API.
+		e.Message += " (a reply the client could not follow: check the server's url, which should end where the API's /v1 is)"
+	}
 	if c != nil && e.Class == chat.ClassRateLimit {
 		e.RetryAfter = parseRetryAfter(c.retryAfter, now)
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -314,6 +315,8 @@ func TestAThreeHundredReplyIsAnError(t *testing.T) {
 		var ce *chat.Error
 		if !errors.As(err, &ce) || ce.Status != status || ce.Class != chat.ClassHTTP4xx {
 			t.Errorf("%d: error %#v, want a 4xx-class error of status %d", status, err, status)
+		} else if !strings.Contains(ce.Message, "check the server's url") {
+			t.Errorf("%d: message %q does not say what to change", status, ce.Message)
 		}
 		c.CloseIdleConnections()
 		srv.Close()
