@@ -141,8 +141,9 @@ type Fleet struct {
 	mu       sync.Mutex
 	closed   bool
 	nextID   uint64
-	queue    []*fleetJob         // in submission order; may hold gone entries until compacted
-	views    []placement.JobView // views[i] describes queue[i] once compacted
+	queue    []*fleetJob                                 // in submission order; may hold gone entries until compacted
+	views    []placement.JobView                         // views[i] describes queue[i] once compacted
+	counts   map[placement.QueueKey]placement.QueueCount // the live queue's jobs by key (FleetView.Counts)
 	byID     map[uint64]*fleetJob
 	dirty    bool                 // queue holds gone entries
 	goneN    int                  // how many
@@ -194,7 +195,7 @@ func NewFleet(servers []ServerConfig, opts Options) *Fleet {
 		opts: opts, policy: opts.Policy, log: opts.Logger, now: opts.Now,
 		byName: make(map[string]*fleetServer, len(servers)), idle: make(chan *start), workerIdle: workerIdle,
 		wake: make(chan struct{}, 1), monitorWake: make(chan struct{}, 1),
-		byID: map[uint64]*fleetJob{}, running: map[chat.Purpose]int{},
+		byID: map[uint64]*fleetJob{}, counts: map[placement.QueueKey]placement.QueueCount{}, running: map[chat.Purpose]int{},
 		models: maps.Clone(opts.Models), jobTimes: map[string]meanAcc{},
 		changed: make(chan struct{}), probes: newProbeTimes(opts), names: map[string]bool{},
 	}
@@ -291,8 +292,8 @@ func (f *Fleet) refuseLocked(ctx context.Context, j *Job) *chat.Error {
 
 func (f *Fleet) enqueueLocked(q *fleetJob) {
 	f.queue = append(f.queue, q)
-	f.views = append(f.views, placement.JobView{ID: q.id, Model: q.job.Request.Model, Purpose: q.job.Purpose,
-		Pinned: q.job.Pin, Enqueued: q.enqueued, Weight: q.job.Steps})
+	f.views = append(f.views, q.view())
+	placement.Count(f.counts, &f.views[len(f.views)-1], 1)
 	f.byID[q.id] = q
 	if q.job.Loop != "" {
 		f.releaseLoopLocked(q.job.Loop)
@@ -303,6 +304,12 @@ func (f *Fleet) enqueueLocked(q *fleetJob) {
 	f.expectedLocked(q.job)
 }
 
+// view is what the placement policy sees of q.
+func (q *fleetJob) view() placement.JobView {
+	return placement.JobView{ID: q.id, Model: q.job.Request.Model, Purpose: q.job.Purpose,
+		Pinned: q.job.Pin, Enqueued: q.enqueued, Weight: q.job.Steps}
+}
+
 // leaveQueueLocked takes q out of the queue (lazily: compactLocked drops it
 // from the slices) and stops watching its context unless stopWatch is false
 // (the watch itself is the caller).
@@ -310,6 +317,8 @@ func (f *Fleet) leaveQueueLocked(q *fleetJob, stopWatch bool) {
 	q.gone = true
 	f.dirty = true
 	f.goneN++
+	v := q.view()
+	placement.Count(f.counts, &v, -1)
 	delete(f.byID, q.id)
 	if q.job.Purpose == chat.PurposeInference {
 		f.queuedIn--

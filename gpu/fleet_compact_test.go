@@ -1,9 +1,14 @@
 package gpu
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
@@ -69,5 +74,91 @@ func BenchmarkCompactScattered(b *testing.B) {
 		}
 		b.StartTimer()
 		f.compactLocked()
+	}
+}
+
+// TestFleetCountsAreItsQueue: the counts a fleet hands its policy
+// (FleetView.Counts) are its queue's, at every decision, while jobs come,
+// start, are cancelled queued, time out and are dropped by Close; and
+// nothing is left counted after Close.
+func TestFleetCountsAreItsQueue(t *testing.T) {
+	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
+		body := oaiDecode(r)
+		if strings.HasPrefix(body.Messages[0].Content, "hang") {
+			<-r.Context().Done()
+			return
+		}
+		oaiReply(w, body.Model, "ok")
+	})
+	var mu sync.Mutex
+	var wrong []string
+	decisions := 0
+	checking := placement.PolicyFunc(func(v placement.FleetView) []placement.Assignment {
+		want := map[placement.QueueKey]placement.QueueCount{}
+		for i := range v.Queue {
+			placement.Count(want, &v.Queue[i], 1)
+		}
+		mu.Lock()
+		decisions++
+		if fmt.Sprint(v.Counts) != fmt.Sprint(want) {
+			wrong = append(wrong, fmt.Sprintf("counts %v, queue %v", v.Counts, want))
+		}
+		mu.Unlock()
+		return placement.Default.Place(v)
+	})
+	servers := []ServerConfig{
+		{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 2, Models: []string{"m", "j"}},
+		{Name: "gpu1", URL: srv.URL + "/v1", Kind: "vllm", Slots: 2, Models: []string{"m", "n"}},
+	}
+	f := NewFleet(servers, Options{Policy: checking})
+	var jobs []*trackedJob
+	var cancels []context.CancelFunc
+	for i := range 150 {
+		content := fmt.Sprint("job", i)
+		if i%9 == 0 {
+			content = fmt.Sprint("hang", i)
+		}
+		tj := trackJob([]string{"m", "n", "j"}[i%3], content)
+		if i%3 == 2 {
+			tj.job.Purpose = chat.PurposeJudge
+		}
+		if i%5 == 4 {
+			tj.job.Pin = "gpu1"
+			tj.job.Request.Model = "m"
+		}
+		tj.job.Steps = i % 4
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels = append(cancels, cancel)
+		switch {
+		case i%9 == 0:
+			tj.job.Timeout = 20 * time.Millisecond // a hang ends by its timeout
+		case i%6 == 1:
+			go cancel() // cancelled at some moment, queued or not
+		case i%6 == 3:
+			tj.job.Timeout = time.Millisecond
+		}
+		jobs = append(jobs, tj)
+		f.Submit(ctx, tj.job)
+	}
+	for _, tj := range jobs[:100] {
+		tj.wait(t)
+	}
+	f.Close() // the rest, queued or running, are dropped
+	for _, c := range cancels {
+		c()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(wrong) > 0 {
+		t.Fatalf("%d of %d decisions were handed counts that are not the queue's; the first: %s", len(wrong), decisions, wrong[0])
+	}
+	if decisions < 20 {
+		t.Fatalf("only %d decisions: the test checked too few", decisions)
+	}
+	f.mu.Lock()
+	left := len(f.counts)
+	f.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("after Close, %d keys are still counted: %v", left, f.counts)
 	}
 }

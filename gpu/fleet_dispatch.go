@@ -167,7 +167,7 @@ func placeable(q *fleetJob, s *fleetServer, now time.Time) bool {
 
 func (f *Fleet) viewLocked(now time.Time) placement.FleetView {
 	v := placement.FleetView{
-		Now: now, Queue: f.views, Models: f.models, JudgeModels: f.opts.JudgeModels, Upcoming: f.upcoming,
+		Now: now, Queue: f.views, Counts: f.counts, Models: f.models, JudgeModels: f.opts.JudgeModels, Upcoming: f.upcoming,
 		Servers:    make([]placement.ServerView, len(f.servers)),
 		Phase1Done: f.queuedIn == 0 && f.running[chat.PurposeInference] == 0,
 	}

@@ -220,6 +220,7 @@ type jobList struct {
 	count int // the weight of every job in the list
 	next  int // jobs taken, from kept
 	taken int // their weight
+	want  int // with FleetView.Counts: the jobs kept once the list is full
 }
 
 // keptJob is a queued job's index in the view and its weight.
@@ -308,35 +309,50 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 		return found
 	}
 
+	// With the queue's counts given (FleetView.Counts), each list starts
+	// with its count, and the queue is read only until every list holds
+	// its first jobs, as many as there are free slots: a decision then
+	// reads a few jobs of each model, not the whole queue.
+	unfilled := -1 // no counts: the whole queue is read
+	if v.Counts != nil {
+		for k, n := range v.Counts {
+			if k.Pinned != "" && !up(k.Pinned) {
+				continue
+			}
+			l := st.list(classOf(k.Purpose), k.Model, k.Pinned)
+			l.count += n.Weight
+			l.want += n.Jobs
+		}
+		unfilled = 0
+		for _, l := range st.lists[:st.used] {
+			if l.want = min(l.want, st.totalFree); l.want > 0 {
+				unfilled++
+			}
+		}
+	}
 	// Queues often hold runs of one model: the last list found is tried first.
 	var last *jobList
-	var lastKey JobView
-	for i := range v.Queue {
+	var lastKey QueueKey
+	for i := 0; i < len(v.Queue) && unfilled != 0; i++ {
 		j := &v.Queue[i]
-		if last != nil && j.Model == lastKey.Model && j.Purpose == lastKey.Purpose && j.Pinned == lastKey.Pinned {
-			last.add(i, j.weight(), st.totalFree)
-			continue
-		}
-		c := classOf(j.Purpose)
-		pool := st.pool[c]
-		if j.Pinned != "" {
-			if !up(j.Pinned) {
+		l := last
+		if k := KeyOf(j); l == nil || k != lastKey {
+			if j.Pinned != "" && !up(j.Pinned) {
 				continue // its server is down or unknown: it waits
 			}
-			pm := st.pinned[j.Pinned]
-			if pm == nil {
-				pm = &[numClasses]map[string]*jobList{{}, {}}
-				st.pinned[j.Pinned] = pm
+			l = st.list(classOf(j.Purpose), j.Model, j.Pinned)
+			last, lastKey = l, k
+		}
+		if unfilled < 0 {
+			l.add(i, j.weight(), st.totalFree)
+			continue
+		}
+		if len(l.kept) < l.want {
+			l.kept = append(l.kept, keptJob{i, j.weight()})
+			if len(l.kept) == l.want {
+				unfilled--
 			}
-			pool = pm[c]
 		}
-		l := pool[j.Model]
-		if l == nil {
-			l = st.newList()
-			pool[j.Model] = l
-		}
-		l.add(i, j.weight(), st.totalFree)
-		last, lastKey = l, JobView{Model: j.Model, Purpose: j.Purpose, Pinned: j.Pinned}
 	}
 	for m, mv := range v.Models {
 		if mv.JobTime <= 0 {
@@ -349,6 +365,26 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 		}
 	}
 	return st
+}
+
+// list is the list of class c, model m and server pinned ("" for the
+// shared pool), made empty if there is none yet.
+func (st *placeState) list(c jobClass, m, pinned string) *jobList {
+	pool := st.pool[c]
+	if pinned != "" {
+		pm := st.pinned[pinned]
+		if pm == nil {
+			pm = &[numClasses]map[string]*jobList{{}, {}}
+			st.pinned[pinned] = pm
+		}
+		pool = pm[c]
+	}
+	l := pool[m]
+	if l == nil {
+		l = st.newList()
+		pool[m] = l
+	}
+	return l
 }
 
 // left is how many jobs of class c and model m server s could take, by

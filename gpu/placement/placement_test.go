@@ -623,9 +623,21 @@ func BenchmarkPlacerDecision(b *testing.B) {
 		servers = append(servers, plServer{name: fmt.Sprintf("s%d", i), slots: 2, busy: 1, vram: 24,
 			resident: []string{"a"}, streaming: map[string]int{"a": 1}})
 	}
-	v := plView(servers, plQueue("a", 2000, "b", 1000, "c", 1000, "j1", 1000))
-	for b.Loop() {
-		Default.Place(v)
+	q := plQueue("a", 2000, "b", 1000, "c", 1000, "j1", 1000)
+	// The queue a run submits: each test's jobs for every model in turn.
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(q), func(i, j int) { q[i], q[j] = q[j], q[i] })
+	for _, counted := range []bool{false, true} {
+		name := "queue-read"
+		v := plView(servers, q)
+		if counted {
+			name, v.Counts = "counts-given", countsOf(q)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Default.Place(v)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/decision")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/decision")
 }

@@ -77,6 +77,46 @@ type FleetView struct {
 	// (an Assignment with Load set), so that the load overlaps the end of
 	// inference instead of idling the GPUs after it.
 	Upcoming map[string]int
+	// Counts, when set, tells Queue's jobs by key: how many, and what they
+	// weigh (JobView.weight). A policy that needs a key's count and only its
+	// first jobs may then stop reading Queue once it has them: the queue of
+	// a large run holds thousands of jobs, and a fleet decides at every
+	// job's end. Nil: a policy counts Queue itself. It must agree with
+	// Queue (the fleet keeps it as jobs come and go).
+	Counts map[QueueKey]QueueCount
+}
+
+// QueueKey is what sets queued jobs apart for placement: a model, a
+// purpose, and the server a job is pinned to ("" for none).
+type QueueKey struct {
+	Model   string
+	Purpose chat.Purpose
+	Pinned  string
+}
+
+// QueueCount is the queued jobs of one key: how many, and their weight
+// (each at least one).
+type QueueCount struct {
+	Jobs, Weight int
+}
+
+// KeyOf is j's key in FleetView.Counts.
+func KeyOf(j *JobView) QueueKey {
+	return QueueKey{Model: j.Model, Purpose: j.Purpose, Pinned: j.Pinned}
+}
+
+// Count adds j to counts (n = 1) or takes it out (n = -1), dropping a key
+// whose jobs are all gone.
+func Count(counts map[QueueKey]QueueCount, j *JobView, n int) {
+	k := KeyOf(j)
+	c := counts[k]
+	c.Jobs += n
+	c.Weight += n * j.weight()
+	if c.Jobs <= 0 {
+		delete(counts, k)
+		return
+	}
+	counts[k] = c
 }
 
 // Assignment places one queued job on one server, or, with Load set,
