@@ -10,6 +10,38 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
+// opName names a write in its errors ("finish request 12", "put cell
+// run/model/test#0"); its text is made only when an error is: a batch
+// applies thousands of writes that make none.
+type opName struct {
+	what   string
+	id     int64 // a request's (withID)
+	withID bool
+	run    string // a cell's, with model, test, repeat (and judge: a verdict's)
+	model  string
+	test   string
+	repeat int
+	judge  string
+}
+
+// named is an opName that is its text alone.
+func named(what string) opName { return opName{what: what} }
+
+// requestOp names a write of request id.
+func requestOp(what string, id int64) opName { return opName{what: what, id: id, withID: true} }
+
+func (o opName) String() string {
+	switch {
+	case o.withID:
+		return fmt.Sprintf("%s %d", o.what, o.id)
+	case o.model != "" && o.judge != "":
+		return fmt.Sprintf("%s %s/%s/%s#%d by %s", o.what, o.run, o.model, o.test, o.repeat, o.judge)
+	case o.model != "":
+		return fmt.Sprintf("%s %s/%s/%s#%d", o.what, o.run, o.model, o.test, o.repeat)
+	}
+	return o.what
+}
+
 // op is one write: its statements, run inside the batch's transaction.
 type op interface {
 	apply(b *batch) error
@@ -46,7 +78,7 @@ type pgStmt struct {
 	write int // the write of the batch that queued it
 	i     int // which of the writer's statements
 	args  []any
-	op    string
+	op    opName
 	id    *int64              // where a RETURNING id goes
 	check func(n int64) error // sees the rows it changed, once sent
 }
@@ -60,17 +92,17 @@ func (b *batch) stmt(i int) *sql.Stmt {
 
 // insertID runs the insert i (one of returnsID) and sets *id to the new
 // row's id: at once on SQLite; on PostgreSQL once the batch is sent.
-func (b *batch) insertID(i int, op string, id *int64, args ...any) error {
+func (b *batch) insertID(i int, op opName, id *int64, args ...any) error {
 	if b.w.l.d.pg {
 		b.queue = append(b.queue, pgStmt{write: b.at, i: i, args: args, op: op, id: id})
 		return nil
 	}
 	res, err := b.stmt(i).Exec(args...)
 	if err != nil {
-		return b.w.l.wrap(op, err)
+		return b.w.l.wrap(op.String(), err)
 	}
 	if *id, err = res.LastInsertId(); err != nil {
-		return b.w.l.wrap(op, err)
+		return b.w.l.wrap(op.String(), err)
 	}
 	return nil
 }
@@ -78,21 +110,21 @@ func (b *batch) insertID(i int, op string, id *int64, args ...any) error {
 // exec runs statement i and hands check (if any) the number of rows it
 // changed: at once on SQLite; on PostgreSQL once the batch is sent. A
 // check's declined makes its write decline.
-func (b *batch) exec(i int, op string, check func(n int64) error, args ...any) error {
+func (b *batch) exec(i int, op opName, check func(n int64) error, args ...any) error {
 	if b.w.l.d.pg {
 		b.queue = append(b.queue, pgStmt{write: b.at, i: i, args: args, op: op, check: check})
 		return nil
 	}
 	res, err := b.stmt(i).Exec(args...)
 	if err != nil {
-		return b.w.l.wrap(op, err)
+		return b.w.l.wrap(op.String(), err)
 	}
 	if check == nil {
 		return nil
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return b.w.l.wrap(op, err)
+		return b.w.l.wrap(op.String(), err)
 	}
 	return check(n)
 }
@@ -126,14 +158,14 @@ func (b *batch) send() error {
 			if s.id != nil {
 				if err := br.QueryRow().Scan(s.id); err != nil {
 					br.Close()
-					return l.wrap(s.op, err)
+					return l.wrap(s.op.String(), err)
 				}
 				continue
 			}
 			ct, err := br.Exec()
 			if err != nil {
 				br.Close()
-				return l.wrap(s.op, err)
+				return l.wrap(s.op.String(), err)
 			}
 			counts[j] = ct.RowsAffected()
 		}

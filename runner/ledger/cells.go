@@ -61,10 +61,10 @@ type cellOp struct{ c CellRow }
 
 func (o *cellOp) apply(b *batch) error {
 	c := &o.c
-	op := fmt.Sprintf("put cell %s/%s/%s#%d", c.RunID, c.Model, c.Test, c.Repeat)
+	op := opName{what: "put cell", run: c.RunID, model: c.Model, test: c.Test, repeat: c.Repeat}
 	var out, reasoning, calls, checks []byte
 	if err := b.refs([]*[]byte{&out, &reasoning, &calls, &checks}, c.Output, c.Reasoning, c.ToolCalls, c.Checks); err != nil {
-		return b.w.l.wrap(op, err)
+		return b.w.l.wrap(op.String(), err)
 	}
 	return b.exec(stmtPutCell, op, nil, c.RunID, c.Model, c.Test, c.Repeat, c.Status, c.Server,
 		c.ErrorClass, c.Error, c.Attempts, c.PromptTokens, c.CompletionTokens,
@@ -235,10 +235,10 @@ type verdictOp struct{ v VerdictRow }
 
 func (o verdictOp) apply(b *batch) error {
 	v := &o.v
-	op := fmt.Sprintf("put verdict %s/%s/%s#%d by %s", v.RunID, v.Model, v.Test, v.Repeat, v.Judge)
+	op := opName{what: "put verdict", run: v.RunID, model: v.Model, test: v.Test, repeat: v.Repeat, judge: v.Judge}
 	detail, err := b.ref(v.Detail)
 	if err != nil {
-		return b.w.l.wrap(op, err)
+		return b.w.l.wrap(op.String(), err)
 	}
 	return b.exec(stmtPutVerdict, op, nil, v.RunID, v.Model, v.Test, v.Repeat, v.Judge, v.Verdict,
 		v.Score, v.Agreement, v.Error, v.Source, v.LatencyMS, msOrNull(v.At), detail)

@@ -114,7 +114,7 @@ func (o insertOp) apply(b *batch) error {
 			if err := b.refs([]*[]byte{&in, &params}, r.Input, r.Params); err != nil {
 				return b.w.l.wrap("insert request", err)
 			}
-			if err := b.insertID(stmtInsertPending, "insert request", &r.ID, r.RunID, r.Purpose, r.Server, r.Model,
+			if err := b.insertID(stmtInsertPending, named("insert request"), &r.ID, r.RunID, r.Purpose, r.Server, r.Model,
 				r.Test, r.Repeat, r.Judge, r.Sample, r.Attempt, b.w.l.keyArg(r.CacheKey), r.BatchID, r.Status,
 				msOrNull(r.QueuedAt), r.CandidateModel, r.Round, in, params); err != nil {
 				return err
@@ -126,7 +126,7 @@ func (o insertOp) apply(b *batch) error {
 			r.Input, r.Params, r.Output, r.Reasoning, r.ToolCalls); err != nil {
 			return b.w.l.wrap("insert request", err)
 		}
-		err := b.insertID(stmtInsertRequest, "insert request", &r.ID, r.RunID, r.Purpose, r.Server, r.Model, r.Test,
+		err := b.insertID(stmtInsertRequest, named("insert request"), &r.ID, r.RunID, r.Purpose, r.Server, r.Model, r.Test,
 			r.Repeat, r.Judge, r.Sample, r.Attempt, b.w.l.keyArg(r.CacheKey), r.BatchID, r.Status, r.Verdict,
 			r.ErrorClass, r.Error, r.PromptTokens, r.CompletionTokens, usFromDuration(r.TTFT),
 			usFromDuration(r.Latency), msOrNull(r.QueuedAt), msOrNull(r.StartedAt),
@@ -179,7 +179,7 @@ func (o startOp) apply(b *batch) error {
 		return nil
 	}
 	l := b.w.l
-	op := fmt.Sprintf("start request %d", o.id)
+	op := requestOp("start request", o.id)
 	return b.exec(stmtStartRequest, op, func(n int64) error {
 		if n > 0 {
 			return nil
@@ -188,11 +188,11 @@ func (o startOp) apply(b *batch) error {
 		err := b.tx.QueryRow(`SELECT status FROM requests WHERE id = ?`, o.id).Scan(&status)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return declined{l.wrap(op, ErrNotFound)}
+			return declined{l.wrap(op.String(), ErrNotFound)}
 		case err != nil:
-			return l.wrap(op, err)
+			return l.wrap(op.String(), err)
 		}
-		return declined{l.wrap(op, fmt.Errorf("%w: it is %s", ErrNotOpen, status))}
+		return declined{l.wrap(op.String(), fmt.Errorf("%w: it is %s", ErrNotOpen, status))}
 	}, o.server, msOrNull(o.at), o.id)
 }
 
@@ -225,12 +225,12 @@ func (l *Ledger) QueueFinish(r *Request, ack Ack) {
 }
 
 func (l *Ledger) finishOp(r *Request) (finishOp, error) {
-	op := fmt.Sprintf("finish request %d", r.ID)
+	op := requestOp("finish request", r.ID)
 	if l.wr == nil {
-		return finishOp{}, l.wrap(op, ErrReadOnly)
+		return finishOp{}, l.wrap(op.String(), ErrReadOnly)
 	}
 	if !terminal[r.Status] {
-		return finishOp{}, l.wrap(op, fmt.Errorf("status %q is not an end (completed, error, canceled)", r.Status))
+		return finishOp{}, l.wrap(op.String(), fmt.Errorf("status %q is not an end (completed, error, canceled)", r.Status))
 	}
 	if r.EndedAt.IsZero() {
 		r.EndedAt = time.Now()
@@ -245,14 +245,14 @@ type finishOp struct {
 
 func (o finishOp) apply(b *batch) error {
 	l, r := b.w.l, &o.r
-	op := fmt.Sprintf("finish request %d", r.ID)
+	op := requestOp("finish request", r.ID)
 	var out, reasoning, calls []byte
 	if err := b.refs([]*[]byte{&out, &reasoning, &calls}, r.Output, r.Reasoning, r.ToolCalls); err != nil {
-		return l.wrap(op, err)
+		return l.wrap(op.String(), err)
 	}
 	check := func(n int64) error {
 		if n == 0 {
-			return declined{l.wrap(op, ErrNotFound)}
+			return declined{l.wrap(op.String(), ErrNotFound)}
 		}
 		return nil
 	}

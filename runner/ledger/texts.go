@@ -212,7 +212,7 @@ func (b *batch) textID(body string) (int64, error) {
 			return 0, fmt.Errorf("store a text: %w", err)
 		}
 		// BYTEA: PostgreSQL's TEXT refuses some bytes a reply may hold.
-		err = b.exec(stmtTextInsert, "store a text", nil, id, hash, []byte(body))
+		err = b.exec(stmtTextInsert, named("store a text"), nil, id, hash, []byte(body))
 		if err != nil {
 			return 0, err
 		}
@@ -220,7 +220,7 @@ func (b *batch) textID(body string) (int64, error) {
 		return id, nil
 	}
 	var id int64
-	if err := b.insertID(stmtTextInsert, "store a text", &id, hash, body); err != nil {
+	if err := b.insertID(stmtTextInsert, named("store a text"), &id, hash, body); err != nil {
 		return 0, err
 	}
 	b.stage(key, id)

@@ -293,3 +293,22 @@ func TestCloseCommitsWhatIsQueuedAndLaterWritesFail(t *testing.T) {
 		t.Errorf("after Close, %d cells (%v), want 10", len(cells), err)
 	}
 }
+
+// TestOpNamesReadAsTheyDid: a write's name, made only for an error, reads
+// as the text each write made before it was deferred.
+func TestOpNamesReadAsTheyDid(t *testing.T) {
+	for _, tt := range []struct {
+		op   opName
+		want string
+	}{
+		{named("insert request"), "insert request"},
+		{requestOp("finish request", 12), "finish request 12"},
+		{requestOp("start request", 0), "start request 0"},
+		{opName{what: "put cell", run: "r1", model: "m", test: "t", repeat: 2}, "put cell r1/m/t#2"},
+		{opName{what: "put verdict", run: "r1", model: "m", test: "t", repeat: 0, judge: "j"}, "put verdict r1/m/t#0 by j"},
+	} {
+		if got := tt.op.String(); got != tt.want {
+			t.Errorf("%+v reads %q, want %q", tt.op, got, tt.want)
+		}
+	}
+}
