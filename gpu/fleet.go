@@ -144,6 +144,7 @@ type Fleet struct {
 	queue    []*fleetJob                                 // in submission order; may hold gone entries until compacted
 	views    []placement.JobView                         // views[i] describes queue[i] once compacted
 	counts   map[placement.QueueKey]placement.QueueCount // the live queue's jobs by key (FleetView.Counts)
+	firsts   []keyFirst                                  // compactLocked's, kept for the next
 	byID     map[uint64]*fleetJob
 	dirty    bool                 // queue holds gone entries
 	goneN    int                  // how many
@@ -293,7 +294,15 @@ func (f *Fleet) refuseLocked(ctx context.Context, j *Job) *chat.Error {
 func (f *Fleet) enqueueLocked(q *fleetJob) {
 	f.queue = append(f.queue, q)
 	f.views = append(f.views, q.view())
-	placement.Count(f.counts, &f.views[len(f.views)-1], 1)
+	v := &f.views[len(f.views)-1]
+	k := placement.KeyOf(v)
+	c, ok := f.counts[k]
+	if !ok {
+		c.First = len(f.views) - 1
+	}
+	c.Jobs++
+	c.Weight += placement.Weight(v)
+	f.counts[k] = c
 	f.byID[q.id] = q
 	if q.job.Loop != "" {
 		f.releaseLoopLocked(q.job.Loop)
@@ -302,6 +311,30 @@ func (f *Fleet) enqueueLocked(q *fleetJob) {
 		f.queuedIn++
 	}
 	f.expectedLocked(q.job)
+}
+
+// uncount takes q, gone from the queue, out of f.counts: a key's first
+// job, when it is q, becomes the next one of the key still queued.
+func (f *Fleet) uncount(q *fleetJob) {
+	v := q.view()
+	k := placement.KeyOf(&v)
+	c, ok := f.counts[k]
+	if !ok {
+		return
+	}
+	if c.Jobs--; c.Jobs <= 0 {
+		delete(f.counts, k)
+		return
+	}
+	c.Weight -= placement.Weight(&v)
+	if c.First < len(f.queue) && f.queue[c.First] == q {
+		i := c.First + 1
+		for i < len(f.queue) && (f.queue[i].gone || placement.KeyOf(&f.views[i]) != k) {
+			i++
+		}
+		c.First = i
+	}
+	f.counts[k] = c
 }
 
 // view is what the placement policy sees of q.
@@ -317,8 +350,7 @@ func (f *Fleet) leaveQueueLocked(q *fleetJob, stopWatch bool) {
 	q.gone = true
 	f.dirty = true
 	f.goneN++
-	v := q.view()
-	placement.Count(f.counts, &v, -1)
+	f.uncount(q)
 	delete(f.byID, q.id)
 	if q.job.Purpose == chat.PurposeInference {
 		f.queuedIn--
@@ -344,15 +376,28 @@ func (f *Fleet) compactLocked() {
 		clear(f.queue[:k])
 		clear(f.views[:k])
 		f.queue, f.views, f.goneN = f.queue[k:], f.views[k:], 0
+		for key, c := range f.counts {
+			c.First -= k
+			f.counts[key] = c
+		}
 		return
 	}
 	// Gone entries scattered through the queue (placement takes each
 	// model's first jobs) leave runs of live ones between them: each run
-	// is moved with one copy, not entry by entry.
+	// is moved with one copy, not entry by entry. Each key's first job is
+	// live (uncount), so it moves with its run.
 	n := slices.IndexFunc(f.queue, func(q *fleetJob) bool { return q.gone }) // the live ones before stay
 	if n < 0 {
 		n = len(f.queue) // goneN miscounted: nothing to drop
 	}
+	firsts := f.firsts[:0]
+	for key, c := range f.counts {
+		if c.First >= n {
+			firsts = append(firsts, keyFirst{c.First, key})
+		}
+	}
+	slices.SortFunc(firsts, func(a, b keyFirst) int { return a.at - b.at })
+	f.firsts = firsts[:0]
 	for i := n; i < len(f.queue); {
 		if f.queue[i].gone {
 			i++
@@ -362,6 +407,12 @@ func (f *Fleet) compactLocked() {
 		for j < len(f.queue) && !f.queue[j].gone {
 			j++
 		}
+		for len(firsts) > 0 && firsts[0].at < j {
+			c := f.counts[firsts[0].key]
+			c.First = n + firsts[0].at - i
+			f.counts[firsts[0].key] = c
+			firsts = firsts[1:]
+		}
 		copy(f.queue[n:], f.queue[i:j])
 		copy(f.views[n:], f.views[i:j])
 		n += j - i
@@ -370,6 +421,12 @@ func (f *Fleet) compactLocked() {
 	clear(f.queue[n:])
 	clear(f.views[n:])
 	f.queue, f.views, f.goneN = f.queue[:n], f.views[:n], 0
+}
+
+// keyFirst is where a key's first queued job is (compactLocked).
+type keyFirst struct {
+	at  int
+	key placement.QueueKey
 }
 
 // dropQueued runs when a queued job's context ends.

@@ -94,10 +94,7 @@ func TestFleetCountsAreItsQueue(t *testing.T) {
 	var wrong []string
 	decisions := 0
 	checking := placement.PolicyFunc(func(v placement.FleetView) []placement.Assignment {
-		want := map[placement.QueueKey]placement.QueueCount{}
-		for i := range v.Queue {
-			placement.Count(want, &v.Queue[i], 1)
-		}
+		want := placement.CountQueue(v.Queue)
 		mu.Lock()
 		decisions++
 		if fmt.Sprint(v.Counts) != fmt.Sprint(want) {

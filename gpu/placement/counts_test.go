@@ -9,15 +9,6 @@ import (
 	"pitwall/gpu/chat"
 )
 
-// countsOf is FleetView.Counts as a fleet keeps it for q.
-func countsOf(q []JobView) map[QueueKey]QueueCount {
-	c := map[QueueKey]QueueCount{}
-	for i := range q {
-		Count(c, &q[i], 1)
-	}
-	return c
-}
-
 // TestPlacerDecidesAlikeWithTheQueuesCounts: a decision given the queue's
 // counts (which lets it stop reading the queue early) is the decision it
 // makes counting the queue itself, job for job and load for load, on
@@ -39,7 +30,7 @@ func TestPlacerDecidesAlikeWithTheQueuesCounts(t *testing.T) {
 			}
 		}
 		want := slices.Clone(Default.Place(v))
-		v.Counts = countsOf(v.Queue)
+		v.Counts = CountQueue(v.Queue)
 		got := Default.Place(v)
 		if !slices.Equal(got, want) {
 			t.Fatalf("seed %d: with counts %v, without %v", seed, got, want)
@@ -53,24 +44,17 @@ func TestPlacerDecidesAlikeWithTheQueuesCounts(t *testing.T) {
 	}
 }
 
-// TestCountDropsAKeyOnceItsJobsAreGone: Count keeps jobs and weights by
-// key and forgets a key with none left.
-func TestCountDropsAKeyOnceItsJobsAreGone(t *testing.T) {
-	q := plQueue("a", 2, "a@s1", 1, "j1", 1)
-	q[0].Weight = 3
-	c := countsOf(q)
+// TestCountQueueCountsEachKey: CountQueue keeps jobs, weights and the
+// first job's index by key.
+func TestCountQueueCountsEachKey(t *testing.T) {
+	q := plQueue("j1", 1, "a", 2, "a@s1", 1)
+	q[1].Weight = 3
 	want := map[QueueKey]QueueCount{
-		{Model: "a", Purpose: chat.PurposeInference}:               {Jobs: 2, Weight: 4},
-		{Model: "a", Purpose: chat.PurposeInference, Pinned: "s1"}: {Jobs: 1, Weight: 1},
-		{Model: "j1", Purpose: chat.PurposeJudge}:                  {Jobs: 1, Weight: 1},
+		{Model: "a", Purpose: chat.PurposeInference}:               {Jobs: 2, Weight: 4, First: 1},
+		{Model: "a", Purpose: chat.PurposeInference, Pinned: "s1"}: {Jobs: 1, Weight: 1, First: 3},
+		{Model: "j1", Purpose: chat.PurposeJudge}:                  {Jobs: 1, Weight: 1, First: 0},
 	}
-	if fmt.Sprint(c) != fmt.Sprint(want) {
+	if c := CountQueue(q); fmt.Sprint(c) != fmt.Sprint(want) {
 		t.Fatalf("counts %v, want %v", c, want)
-	}
-	for i := range q {
-		Count(c, &q[i], -1)
-	}
-	if len(c) != 0 {
-		t.Fatalf("counts %v after every job left, want none", c)
 	}
 }

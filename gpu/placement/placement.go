@@ -113,6 +113,8 @@ type placeState struct {
 	names       [][]string
 	namesUsed   int
 	sole, slots map[string]int
+	last        *jobList // the list of the job found last (listOf)
+	lastKey     QueueKey
 }
 
 // statePool keeps decisions' working state between decisions, maps and all.
@@ -212,7 +214,9 @@ type placeServer struct {
 
 // jobList is queued jobs of one model, in queue order, consumed from next.
 // It keeps the first few jobs only: one decision never takes more jobs than
-// there are free slots, so a long queue costs a count, not a copy. Its
+// there are free slots, so a long queue costs a count, not a copy. Given
+// the queue's counts, it keeps none at first and reads them as they are
+// taken (more). Its
 // work is counted in jobs by weight (JobView.Weight), so that an agent
 // loop's step counts as the steps its loop has left.
 type jobList struct {
@@ -220,7 +224,8 @@ type jobList struct {
 	count int // the weight of every job in the list
 	next  int // jobs taken, from kept
 	taken int // their weight
-	want  int // with FleetView.Counts: the jobs kept once the list is full
+	want  int // with FleetView.Counts: the jobs it may keep (as many as free slots)
+	read  int // where its reading of the queue goes on (more)
 }
 
 // keptJob is a queued job's index in the view and its weight.
@@ -304,54 +309,33 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 		return st
 	}
 	slices.SortFunc(st.servers, func(a, b *placeServer) int { return cmp.Compare(a.view.Name, b.view.Name) })
-	up := func(name string) bool {
-		_, found := slices.BinarySearchFunc(st.servers, name, func(s *placeServer, n string) int { return cmp.Compare(s.view.Name, n) })
-		return found
-	}
-
-	// With the queue's counts given (FleetView.Counts), each list starts
-	// with its count, and the queue is read only until every list holds
-	// its first jobs, as many as there are free slots: a decision then
-	// reads a few jobs of each model, not the whole queue.
-	unfilled := -1 // no counts: the whole queue is read
 	if v.Counts != nil {
+		// The queue's counts are given (FleetView.Counts): each list starts
+		// with its count, and the queue is read only as jobs are taken
+		// (more), so that a decision reads the first jobs of the models it
+		// places, not a queue of thousands.
 		for k, n := range v.Counts {
-			if k.Pinned != "" && !up(k.Pinned) {
+			if k.Pinned != "" && !st.up(k.Pinned) {
 				continue
 			}
 			l := st.list(classOf(k.Purpose), k.Model, k.Pinned)
+			if l.count == 0 || n.First < l.read {
+				l.read = n.First
+			}
 			l.count += n.Weight
 			l.want += n.Jobs
 		}
-		unfilled = 0
 		for _, l := range st.lists[:st.used] {
-			if l.want = min(l.want, st.totalFree); l.want > 0 {
-				unfilled++
+			l.want = min(l.want, st.totalFree)
+		}
+	} else {
+		for i := range v.Queue {
+			if l := st.listOf(&v.Queue[i]); l != nil {
+				l.add(i, v.Queue[i].weight(), st.totalFree)
 			}
 		}
-	}
-	// Queues often hold runs of one model: the last list found is tried first.
-	var last *jobList
-	var lastKey QueueKey
-	for i := 0; i < len(v.Queue) && unfilled != 0; i++ {
-		j := &v.Queue[i]
-		l := last
-		if k := KeyOf(j); l == nil || k != lastKey {
-			if j.Pinned != "" && !up(j.Pinned) {
-				continue // its server is down or unknown: it waits
-			}
-			l = st.list(classOf(j.Purpose), j.Model, j.Pinned)
-			last, lastKey = l, k
-		}
-		if unfilled < 0 {
-			l.add(i, j.weight(), st.totalFree)
-			continue
-		}
-		if len(l.kept) < l.want {
-			l.kept = append(l.kept, keptJob{i, j.weight()})
-			if len(l.kept) == l.want {
-				unfilled--
-			}
+		for _, l := range st.lists[:st.used] {
+			l.read = len(v.Queue)
 		}
 	}
 	for m, mv := range v.Models {
@@ -387,6 +371,56 @@ func (st *placeState) list(c jobClass, m, pinned string) *jobList {
 	return l
 }
 
+// up says whether the server named is up (st.servers is sorted by name).
+func (st *placeState) up(name string) bool {
+	_, found := slices.BinarySearchFunc(st.servers, name, func(s *placeServer, n string) int { return cmp.Compare(s.view.Name, n) })
+	return found
+}
+
+// listOf is the list queued job j goes in, or nil when j waits for a
+// server that is down. Queues often hold runs of one model: the list of
+// the job before is tried first.
+func (st *placeState) listOf(j *JobView) *jobList {
+	if k := KeyOf(j); st.last != nil && k == st.lastKey {
+		return st.last
+	} else if j.Pinned != "" && !st.up(j.Pinned) {
+		return nil // its server is down or unknown: it waits
+	} else {
+		st.last, st.lastKey = st.list(classOf(j.Purpose), j.Model, j.Pinned), k
+	}
+	return st.last
+}
+
+// more reads the queue on from where l's reading was left until l holds
+// one more job than it did, or the queue ends (and says which). Each list
+// reads from its first job on (FleetView.Counts), so that a decision reads
+// little more than the jobs it places.
+func (st *placeState) more(l *jobList) bool {
+	if len(l.kept) >= l.want {
+		return false
+	}
+	for l.read < len(st.v.Queue) {
+		j := &st.v.Queue[l.read]
+		l.read++
+		if st.listOf(j) == l {
+			l.kept = append(l.kept, keptJob{l.read - 1, j.weight()})
+			return true
+		}
+	}
+	return false
+}
+
+// takeFrom takes l's next job, reading more of the queue for it if need be.
+func (st *placeState) takeFrom(l *jobList) (int, bool) {
+	if l == nil || l.left() <= 0 {
+		return 0, false
+	}
+	if l.next >= len(l.kept) && !st.more(l) {
+		return 0, false
+	}
+	return l.take()
+}
+
 // left is how many jobs of class c and model m server s could take, by
 // weight, with the agent steps expected back on it (ServerView.Expected).
 func (st *placeState) left(c jobClass, m string, s *placeServer) int {
@@ -405,10 +439,10 @@ func (st *placeState) left(c jobClass, m string, s *placeServer) int {
 func (st *placeState) take(c jobClass, m string, s *placeServer) bool {
 	i, ok := 0, false
 	if pm := st.pinned[s.view.Name]; pm != nil {
-		i, ok = pm[c][m].take()
+		i, ok = st.takeFrom(pm[c][m])
 	}
 	if !ok {
-		i, ok = st.pool[c][m].take()
+		i, ok = st.takeFrom(st.pool[c][m])
 	}
 	if !ok {
 		return false

@@ -630,7 +630,7 @@ func BenchmarkPlacerDecision(b *testing.B) {
 		name := "queue-read"
 		v := plView(servers, q)
 		if counted {
-			name, v.Counts = "counts-given", countsOf(q)
+			name, v.Counts = "counts-given", CountQueue(q)
 		}
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

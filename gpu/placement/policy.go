@@ -77,12 +77,12 @@ type FleetView struct {
 	// (an Assignment with Load set), so that the load overlaps the end of
 	// inference instead of idling the GPUs after it.
 	Upcoming map[string]int
-	// Counts, when set, tells Queue's jobs by key: how many, and what they
-	// weigh (JobView.weight). A policy that needs a key's count and only its
-	// first jobs may then stop reading Queue once it has them: the queue of
-	// a large run holds thousands of jobs, and a fleet decides at every
-	// job's end. Nil: a policy counts Queue itself. It must agree with
-	// Queue (the fleet keeps it as jobs come and go).
+	// Counts, when set, tells Queue's jobs by key: how many, what they
+	// weigh (JobView.weight) and where the first one is. A policy may then
+	// read each key's jobs from its first on, not the whole queue: the
+	// queue of a large run holds thousands of jobs, and a fleet decides at
+	// every job's end. Nil: a policy reads Queue itself. It must be
+	// Queue's (CountQueue); the fleet keeps it as jobs come and go.
 	Counts map[QueueKey]QueueCount
 }
 
@@ -94,10 +94,10 @@ type QueueKey struct {
 	Pinned  string
 }
 
-// QueueCount is the queued jobs of one key: how many, and their weight
-// (each at least one).
+// QueueCount is the queued jobs of one key: how many, their weight (each
+// at least one), and the index in the queue of the first.
 type QueueCount struct {
-	Jobs, Weight int
+	Jobs, Weight, First int
 }
 
 // KeyOf is j's key in FleetView.Counts.
@@ -105,18 +105,23 @@ func KeyOf(j *JobView) QueueKey {
 	return QueueKey{Model: j.Model, Purpose: j.Purpose, Pinned: j.Pinned}
 }
 
-// Count adds j to counts (n = 1) or takes it out (n = -1), dropping a key
-// whose jobs are all gone.
-func Count(counts map[QueueKey]QueueCount, j *JobView, n int) {
-	k := KeyOf(j)
-	c := counts[k]
-	c.Jobs += n
-	c.Weight += n * j.weight()
-	if c.Jobs <= 0 {
-		delete(counts, k)
-		return
+// Weight is what j counts as in QueueCount.Weight.
+func Weight(j *JobView) int { return j.weight() }
+
+// CountQueue is FleetView.Counts for queue q.
+func CountQueue(q []JobView) map[QueueKey]QueueCount {
+	counts := map[QueueKey]QueueCount{}
+	for i := range q {
+		k := KeyOf(&q[i])
+		c, ok := counts[k]
+		if !ok {
+			c.First = i
+		}
+		c.Jobs++
+		c.Weight += q[i].weight()
+		counts[k] = c
 	}
-	counts[k] = c
+	return counts
 }
 
 // Assignment places one queued job on one server, or, with Load set,
