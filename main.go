@@ -5,10 +5,12 @@ package main
 
 import (
 	"os"
+	"runtime"
 
 	"pitwall/cli"
 )
 
 func main() {
+	runtime.MemProfileRate = cli.MemProfileRate()
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

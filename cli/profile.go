@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"time"
@@ -19,6 +20,17 @@ const (
 	envCPUProfile  = "PITWALL_CPUPROFILE"
 	envHeapProfile = "PITWALL_HEAPPROFILE"
 )
+
+// MemProfileRate is what main sets runtime.MemProfileRate to, before
+// anything else: Go samples an allocation every 512 KiB for heap profiles,
+// with a walk of its stack, which nothing reads unless envHeapProfile asks
+// for the heap; then it stays Go's default.
+func MemProfileRate() int {
+	if os.Getenv(envHeapProfile) != "" {
+		return runtime.MemProfileRate
+	}
+	return 0
+}
 
 // startProfiles starts the profiles the environment asks for, if any;
 // stop writes them out. A profile that cannot be written is said on
