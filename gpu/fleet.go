@@ -169,6 +169,10 @@ type fleetJob struct {
 	// job; zero while one could (guarded by Fleet.mu).
 	stranded time.Time
 	done     atomic.Bool
+	// key and weight are what the job was counted as in Fleet.counts as it
+	// was queued (guarded by Fleet.mu).
+	key    placement.QueueKey
+	weight int
 }
 
 var errFleetClosed = errors.New("fleet closed")
@@ -295,14 +299,14 @@ func (f *Fleet) enqueueLocked(q *fleetJob) {
 	f.queue = append(f.queue, q)
 	f.views = append(f.views, q.view())
 	v := &f.views[len(f.views)-1]
-	k := placement.KeyOf(v)
-	c, ok := f.counts[k]
+	q.key, q.weight = placement.KeyOf(v), placement.Weight(v)
+	c, ok := f.counts[q.key]
 	if !ok {
 		c.First = len(f.views) - 1
 	}
 	c.Jobs++
-	c.Weight += placement.Weight(v)
-	f.counts[k] = c
+	c.Weight += q.weight
+	f.counts[q.key] = c
 	f.byID[q.id] = q
 	if q.job.Loop != "" {
 		f.releaseLoopLocked(q.job.Loop)
@@ -313,11 +317,11 @@ func (f *Fleet) enqueueLocked(q *fleetJob) {
 	f.expectedLocked(q.job)
 }
 
-// uncount takes q, gone from the queue, out of f.counts: a key's first
-// job, when it is q, becomes the next one of the key still queued.
+// uncount takes q, gone from the queue, out of f.counts, under the key and
+// weight it was counted with: a key's first job, when it is q, becomes the
+// next one of the key still queued.
 func (f *Fleet) uncount(q *fleetJob) {
-	v := q.view()
-	k := placement.KeyOf(&v)
+	k := q.key
 	c, ok := f.counts[k]
 	if !ok {
 		return
@@ -326,7 +330,7 @@ func (f *Fleet) uncount(q *fleetJob) {
 		delete(f.counts, k)
 		return
 	}
-	c.Weight -= placement.Weight(&v)
+	c.Weight -= q.weight
 	if c.First < len(f.queue) && f.queue[c.First] == q {
 		i := c.First + 1
 		for i < len(f.queue) && (f.queue[i].gone || placement.KeyOf(&f.views[i]) != k) {

@@ -115,6 +115,7 @@ type placeState struct {
 	sole, slots map[string]int
 	last        *jobList // the list of the job found last (listOf)
 	lastKey     QueueKey
+	scanned     int // queued jobs the lists have read in this decision (more)
 }
 
 // statePool keeps decisions' working state between decisions, maps and all.
@@ -394,20 +395,43 @@ func (st *placeState) listOf(j *JobView) *jobList {
 // more reads the queue on from where l's reading was left until l holds
 // one more job than it did, or the queue ends (and says which). Each list
 // reads from its first job on (FleetView.Counts), so that a decision reads
-// little more than the jobs it places.
+// little more than the jobs it places. Once the lists of a decision have
+// read more than the whole queue between them (lists whose next jobs are
+// far off), the rest is read once for all of them (readAll): a decision
+// never reads more than twice the queue.
 func (st *placeState) more(l *jobList) bool {
-	if len(l.kept) >= l.want {
+	n := len(l.kept)
+	if n >= l.want {
 		return false
+	}
+	if st.scanned > len(st.v.Queue) {
+		st.readAll()
+		return len(l.kept) > n
 	}
 	for l.read < len(st.v.Queue) {
 		j := &st.v.Queue[l.read]
 		l.read++
+		st.scanned++
 		if st.listOf(j) == l {
 			l.kept = append(l.kept, keptJob{l.read - 1, j.weight()})
 			return true
 		}
 	}
 	return false
+}
+
+// readAll reads the queue once for every list, each from where its own
+// reading was left (what a list keeps is its jobs up to there, in order).
+func (st *placeState) readAll() {
+	q := st.v.Queue
+	for i := range q {
+		if l := st.listOf(&q[i]); l != nil && i >= l.read && len(l.kept) < l.want {
+			l.kept = append(l.kept, keptJob{i, q[i].weight()})
+		}
+	}
+	for _, l := range st.lists[:st.used] {
+		l.read = len(q)
+	}
 }
 
 // takeFrom takes l's next job, reading more of the queue for it if need be.

@@ -15,8 +15,8 @@ import (
 // applies thousands of writes that make none.
 type opName struct {
 	what   string
-	id     int64 // a request's (withID)
-	withID bool
+	of     opOf
+	id     int64  // a request's
 	run    string // a cell's, with model, test, repeat (and judge: a verdict's)
 	model  string
 	test   string
@@ -24,20 +24,30 @@ type opName struct {
 	judge  string
 }
 
+// opOf is what an opName names besides its text.
+type opOf uint8
+
+const (
+	ofNothing opOf = iota
+	ofRequest      // "what id"
+	ofCell         // "what run/model/test#repeat"
+	ofVerdict      // "what run/model/test#repeat by judge"
+)
+
 // named is an opName that is its text alone.
 func named(what string) opName { return opName{what: what} }
 
 // requestOp names a write of request id.
-func requestOp(what string, id int64) opName { return opName{what: what, id: id, withID: true} }
+func requestOp(what string, id int64) opName { return opName{what: what, of: ofRequest, id: id} }
 
 func (o opName) String() string {
-	switch {
-	case o.withID:
+	switch o.of {
+	case ofRequest:
 		return fmt.Sprintf("%s %d", o.what, o.id)
-	case o.model != "" && o.judge != "":
-		return fmt.Sprintf("%s %s/%s/%s#%d by %s", o.what, o.run, o.model, o.test, o.repeat, o.judge)
-	case o.model != "":
+	case ofCell:
 		return fmt.Sprintf("%s %s/%s/%s#%d", o.what, o.run, o.model, o.test, o.repeat)
+	case ofVerdict:
+		return fmt.Sprintf("%s %s/%s/%s#%d by %s", o.what, o.run, o.model, o.test, o.repeat, o.judge)
 	}
 	return o.what
 }

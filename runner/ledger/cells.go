@@ -61,7 +61,7 @@ type cellOp struct{ c CellRow }
 
 func (o *cellOp) apply(b *batch) error {
 	c := &o.c
-	op := opName{what: "put cell", run: c.RunID, model: c.Model, test: c.Test, repeat: c.Repeat}
+	op := opName{what: "put cell", of: ofCell, run: c.RunID, model: c.Model, test: c.Test, repeat: c.Repeat}
 	var out, reasoning, calls, checks []byte
 	if err := b.refs([]*[]byte{&out, &reasoning, &calls, &checks}, c.Output, c.Reasoning, c.ToolCalls, c.Checks); err != nil {
 		return b.w.l.wrap(op.String(), err)
@@ -235,7 +235,7 @@ type verdictOp struct{ v VerdictRow }
 
 func (o verdictOp) apply(b *batch) error {
 	v := &o.v
-	op := opName{what: "put verdict", run: v.RunID, model: v.Model, test: v.Test, repeat: v.Repeat, judge: v.Judge}
+	op := opName{what: "put verdict", of: ofVerdict, run: v.RunID, model: v.Model, test: v.Test, repeat: v.Repeat, judge: v.Judge}
 	detail, err := b.ref(v.Detail)
 	if err != nil {
 		return b.w.l.wrap(op.String(), err)

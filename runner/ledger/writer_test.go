@@ -304,8 +304,10 @@ func TestOpNamesReadAsTheyDid(t *testing.T) {
 		{named("insert request"), "insert request"},
 		{requestOp("finish request", 12), "finish request 12"},
 		{requestOp("start request", 0), "start request 0"},
-		{opName{what: "put cell", run: "r1", model: "m", test: "t", repeat: 2}, "put cell r1/m/t#2"},
-		{opName{what: "put verdict", run: "r1", model: "m", test: "t", repeat: 0, judge: "j"}, "put verdict r1/m/t#0 by j"},
+		{opName{what: "put cell", of: ofCell, run: "r1", model: "m", test: "t", repeat: 2}, "put cell r1/m/t#2"},
+		{opName{what: "put cell", of: ofCell, run: "r1", test: "t"}, "put cell r1//t#0"},
+		{opName{what: "put verdict", of: ofVerdict, run: "r1", model: "m", test: "t", repeat: 0, judge: "j"}, "put verdict r1/m/t#0 by j"},
+		{opName{what: "put verdict", of: ofVerdict, run: "r1", model: "m", test: "t"}, "put verdict r1/m/t#0 by "},
 	} {
 		if got := tt.op.String(); got != tt.want {
 			t.Errorf("%+v reads %q, want %q", tt.op, got, tt.want)
