@@ -3,9 +3,7 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,14 +80,7 @@ func BenchmarkCompactScattered(b *testing.B) {
 // start, are cancelled queued, time out and are dropped by Close; and
 // nothing is left counted after Close.
 func TestFleetCountsAreItsQueue(t *testing.T) {
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		body := oaiDecode(r)
-		if strings.HasPrefix(body.Messages[0].Content, "hang") {
-			<-r.Context().Done()
-			return
-		}
-		oaiReply(w, body.Model, "ok")
-	})
+	srv := oaiHangingServer(t)
 	var mu sync.Mutex
 	var wrong []string
 	decisions := 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
 	"runtime"
@@ -186,6 +187,19 @@ func oaiHangServer(t *testing.T) (srvURL string, arrived chan string, count *ato
 	return srv.URL + "/v1", arrived, count
 }
 
+// oaiHangingServer answers "ok", except a request whose first message
+// starts with "hang", which it holds until the client gives up.
+func oaiHangingServer(t *testing.T) *httptest.Server {
+	return oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
+		body := oaiDecode(r)
+		if strings.HasPrefix(body.Messages[0].Content, "hang") {
+			<-r.Context().Done()
+			return
+		}
+		oaiReply(w, body.Model, "ok")
+	})
+}
+
 func TestFleetCancelWhileQueuedAndInFlight(t *testing.T) {
 	url, arrived, count := oaiHangServer(t)
 	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: url, Kind: "vllm", Slots: 1, Models: []string{"m"}}}, Options{})
@@ -255,14 +269,7 @@ func TestFleetCloseCancelsEverything(t *testing.T) {
 }
 
 func TestFleetCallsDoneExactlyOnce(t *testing.T) {
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		body := oaiDecode(r)
-		if strings.HasPrefix(body.Messages[0].Content, "hang") {
-			<-r.Context().Done()
-			return
-		}
-		oaiReply(w, body.Model, "ok")
-	})
+	srv := oaiHangingServer(t)
 	servers := []ServerConfig{
 		{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 2, Models: []string{"m"}},
 		{Name: "gpu1", URL: srv.URL + "/v1", Kind: "ollama", Slots: 2, Models: []string{"m", "n"}},
