@@ -333,7 +333,7 @@ func (f *Fleet) uncount(q *fleetJob) {
 	c.Weight -= q.weight
 	if c.First < len(f.queue) && f.queue[c.First] == q {
 		i := c.First + 1
-		for i < len(f.queue) && (f.queue[i].gone || placement.KeyOf(&f.views[i]) != k) {
+		for i < len(f.queue) && (f.queue[i].gone || f.queue[i].key != k) {
 			i++
 		}
 		c.First = i

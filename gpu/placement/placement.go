@@ -217,9 +217,8 @@ type placeServer struct {
 // It keeps the first few jobs only: one decision never takes more jobs than
 // there are free slots, so a long queue costs a count, not a copy. Given
 // the queue's counts, it keeps none at first and reads them as they are
-// taken (more). Its
-// work is counted in jobs by weight (JobView.Weight), so that an agent
-// loop's step counts as the steps its loop has left.
+// taken (more). Its work is counted in jobs by weight (JobView.Weight), so
+// that an agent loop's step counts as the steps its loop has left.
 type jobList struct {
 	kept  []keptJob
 	count int // the weight of every job in the list
@@ -320,7 +319,7 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 				continue
 			}
 			l := st.list(classOf(k.Purpose), k.Model, k.Pinned)
-			if l.count == 0 || n.First < l.read {
+			if l.count == 0 || n.First < l.read { // its first key, or one queued earlier
 				l.read = n.First
 			}
 			l.count += n.Weight
@@ -382,11 +381,10 @@ func (st *placeState) up(name string) bool {
 // server that is down. Queues often hold runs of one model: the list of
 // the job before is tried first.
 func (st *placeState) listOf(j *JobView) *jobList {
-	if k := KeyOf(j); st.last != nil && k == st.lastKey {
-		return st.last
-	} else if j.Pinned != "" && !st.up(j.Pinned) {
-		return nil // its server is down or unknown: it waits
-	} else {
+	if k := KeyOf(j); st.last == nil || k != st.lastKey {
+		if j.Pinned != "" && !st.up(j.Pinned) {
+			return nil // its server is down or unknown: it waits
+		}
 		st.last, st.lastKey = st.list(classOf(j.Purpose), j.Model, j.Pinned), k
 	}
 	return st.last
