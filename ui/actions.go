@@ -65,11 +65,10 @@ func (m *model) key(msg tea.KeyPressMsg) tea.Cmd {
 	if m.rejudging() && m.screen == screenGrid && key.Matches(msg, k.Grid.CancelJudging) {
 		// Cancelling a re-judge costs nothing: the earlier verdicts come back.
 		m.say("cancelling the re-judge: the earlier verdicts come back", false)
-		if m.handing && m.handedAt == 0 {
-			m.stopHanded = true // sent once the re-judge is taken
-			return nil
+		if m.hand.on(evCancel) {
+			return m.act.stop()
 		}
-		return m.act.stop()
+		return nil // sent once the re-judge is taken
 	}
 	if key.Matches(msg, k.Quit) {
 		if m.running() && m.ctrl != nil {
@@ -644,7 +643,7 @@ func (m *model) rejudgeNow() tea.Cmd {
 // rejudging reports whether judge work runs after the run's end: a
 // re-judge or a judge switch, which s cancels.
 func (m *model) rejudging() bool {
-	return m.run != nil && m.run.Final && m.ctrl != nil && (m.run.JudgeInFlight > 0 || m.handing)
+	return m.run != nil && m.run.Final && m.ctrl != nil && (m.run.JudgeInFlight > 0 || m.hand.pending())
 }
 
 func completedRefs(run *state.BatteryRun, t, mi int) []state.CellRef {

@@ -77,15 +77,11 @@ type model struct {
 	// in flight (judgeSeen) and then none, or it would outlive the work.
 	judgeNote bool
 	judgeSeen bool
-	// handing is judge work asked for after the run's end (a re-judge, a
-	// judge switch) that no snapshot shows yet. Until the controller has
-	// taken it (handedAt 0) a stop waits for it (stopHanded), so that it
-	// cannot overtake the work it cancels; then s still cancels it until
-	// the snapshot handedAt arrives.
-	handing    bool
-	handedAt   uint64
-	stopHanded bool
-	asked      int // re-judge questions asked, to match their estimates
+	// hand is judge work asked for after the run's end that no snapshot
+	// shows yet (handover.go); handedAt is the snapshot that will show it.
+	hand     handover
+	handedAt uint64
+	asked    int // re-judge questions asked, to match their estimates
 	// headerLines is the header's height at the last layout: headerH, and
 	// more while a question wraps.
 	headerLines int
@@ -228,22 +224,20 @@ func (m *model) say(s string, alert bool) {
 // controller has taken it and a snapshot shows it.
 func (m *model) handOver() {
 	if m.run != nil && m.run.Final {
-		m.handing, m.handedAt, m.stopHanded = true, 0, false
+		m.hand.on(evAsk)
+		m.handedAt = 0
 	}
 }
 
 // handed is the controller's word that it took the judge work, shown by
 // snapshot seq; a stop asked for meanwhile goes now.
 func (m *model) handed(seq uint64) tea.Cmd {
-	if !m.handing {
-		return nil
-	}
 	m.handedAt = seq
+	e := evTaken
 	if seq == 0 || m.run != nil && m.run.Seq >= seq {
-		m.handing = false
+		e = evTakenShown
 	}
-	if m.stopHanded {
-		m.stopHanded = false
+	if m.hand.on(e) {
 		return m.act.stop()
 	}
 	return nil
@@ -262,8 +256,8 @@ func (m *model) apply(run *state.BatteryRun) {
 		return
 	}
 	m.run = run
-	if m.handing && m.handedAt > 0 && run.Seq >= m.handedAt {
-		m.handing = false
+	if m.handedAt > 0 && run.Seq >= m.handedAt {
+		m.hand.on(evShown)
 	}
 	if m.judgeNote {
 		if run.JudgeInFlight > 0 {
