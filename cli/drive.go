@@ -33,9 +33,7 @@ func driveWith(run *runner.Run, a *app, cf *commonFlags, g *gates, continued boo
 	s := &session{run: run, app: a, strict: a.cfg.Run.Strict, gates: g}
 	opts := uiOptions(a, cf.ascii, s.exitCode)
 	opts.Continued = continued
-	opts.Whole = wholeCells(a.led, run.ID())
-	opts.Reply = func(ref state.CellRef) (state.Reply, error) { return history.LoadReply(a.led, run.ID(), ref) }
-	opts.OtherRuns, opts.LoadRun = otherRuns(a.led), loadRun(a.led)
+	opts.Ledger = screenLedger{cfg: a.cfg, led: a.led, runID: run.ID()}
 	if !cf.headless && isTerminal(stdout) && isTerminal(stdin) {
 		return s.live(opts, stdout, stderr)
 	}
@@ -45,8 +43,8 @@ func driveWith(run *runner.Run, a *app, cf *commonFlags, g *gates, continued boo
 // uiOptions are the grid's and the plain output's options for a run on a.
 func uiOptions(a *app, ascii bool, exitCode func(*state.BatteryRun) int) ui.Options {
 	return ui.Options{ASCII: ascii || os.Getenv("TERM") == "dumb", NoColor: os.Getenv("NO_COLOR") != "",
-		LogPath: a.logPath, LedgerPath: ledgerShown(a.cfg.DB), Logger: a.log, ExitCode: exitCode, Spend: spendOf(a.led),
-		Estimate: estimator(a.cfg, a.led, a.runID)}
+		LogPath: a.logPath, LedgerPath: ledgerShown(a.cfg.DB), Logger: a.log, ExitCode: exitCode,
+		Ledger: screenLedger{cfg: a.cfg, led: a.led, runID: a.runID}}
 }
 
 // otherRuns lists, for V, the other runs of a run's battery in the ledger,
@@ -70,10 +68,4 @@ func otherRuns(led *ledger.Ledger) func(*state.BatteryRun) ([]string, error) {
 // loadRun reads a run for V, under its own judge in view.
 func loadRun(led *ledger.Ledger) func(string) (*state.BatteryRun, error) {
 	return func(id string) (*state.BatteryRun, error) { return history.LoadSnapshot(led, id, "") }
-}
-
-// wholeCells reads cells of run id whole from the ledger, for the detail
-// view: a live run's snapshots keep previews of long texts.
-func wholeCells(led *ledger.Ledger, id string) func(state.CellRef) (*state.Cell, error) {
-	return func(ref state.CellRef) (*state.Cell, error) { return history.LoadCell(led, id, ref) }
 }

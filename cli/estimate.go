@@ -334,7 +334,7 @@ func readYes(r io.Reader) bool {
 	return a == "y" || a == "yes"
 }
 
-// estimator is the grid's re-judge estimate (ui.Options.Estimate) for run
+// estimator is the grid.s re-judge estimate (ui.Ledger.Estimate) for run
 // runID: the judge's requests read from the ledger when the question is
 // asked, the judge or jury expanded by the config's plan.
 func estimator(cfg *config.Config, led *ledger.Ledger, runID string) func([]state.CellRef, string, int) (int, float64, bool, bool) {

@@ -70,7 +70,7 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprint(stdout, ui.RenderGrid(b, b.Plan.InView, *ascii))
 		fmt.Fprintln(stdout)
-		fmt.Fprint(stdout, ui.Summary(b, b.Plan.InView, ui.Options{ASCII: *ascii, LedgerPath: ledgerShown(*db), ExitCode: exitCode, Spend: spendOf(led)}))
+		fmt.Fprint(stdout, ui.Summary(b, b.Plan.InView, ui.Options{ASCII: *ascii, LedgerPath: ledgerShown(*db), ExitCode: exitCode, Ledger: screenLedger{led: led, runID: b.ID}}))
 		printNotPassed(stdout, b, history.RunRecord(row), runStrict(row))
 		return exitCode(b)
 	}
@@ -94,9 +94,7 @@ func cmdShow(args []string, stdout, stderr io.Writer) int {
 			defer a.Close()
 			defer run.Close() // before the app's Close: the run writes to its ledger
 			opts.LogPath, opts.Logger, opts.LedgerPath = a.logPath, a.log, ledgerShown(*db)
-			opts.Estimate = estimator(a.cfg, a.led, b.ID)
-			opts.Whole = wholeCells(a.led, b.ID)
-			opts.OtherRuns, opts.LoadRun = otherRuns(a.led), loadRun(a.led)
+			opts.Ledger = screenLedger{cfg: a.cfg, led: a.led, runID: b.ID}
 			snaps, ctrl = run.Snapshots(), controller{run}
 		}
 	}

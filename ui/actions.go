@@ -341,7 +341,7 @@ func (m *model) whyNot(msg tea.KeyPressMsg) string {
 			return "an export is under way"
 		}
 		return "this run is only shown here; pitwall export RUN writes it"
-	case pressed(msg, k.Versus) && (m.c.opts.OtherRuns == nil || m.c.opts.LoadRun == nil):
+	case pressed(msg, k.Versus) && !m.c.opts.hasLedger():
 		return "no ledger at hand to find other runs in; pitwall show RUN --vs OTHER compares two runs"
 	case pressed(msg, k.Detail), pressed(msg, k.SideBySide), pressed(msg, k.Versus):
 		return "no cell under the cursor (the filters keep none)"
@@ -525,7 +525,7 @@ func (m *model) rejudgeCell(t, mi int) tea.Cmd {
 type asking struct {
 	refs []state.CellRef
 	all  bool // the whole run (R)
-	// What the calls should cost (Options.Estimate), worked out once, by
+	// What the calls should cost (Ledger.Estimate), worked out once, by
 	// a command (it reads the ledger), when the question is asked; id tells
 	// its answer from one to an earlier question.
 	id        int
@@ -546,10 +546,10 @@ func (m *model) askRejudge(refs []state.CellRef, all bool) tea.Cmd {
 	m.asked++
 	m.asking = asking{refs: refs, all: all, id: m.asked}
 	m.ask = askRejudge
-	est := m.c.opts.Estimate
-	if est == nil {
+	if !m.c.opts.hasLedger() {
 		return nil
 	}
+	est := m.c.opts.ledger().Estimate
 	id, judge, samples := m.asked, m.judge, m.rejudgeSamples()
 	return func() tea.Msg {
 		e := estimatedMsg{id: id}
@@ -684,7 +684,7 @@ func (m *model) refreshKeys() {
 	g.Compare.SetEnabled(compare)
 	g.Detail.SetEnabled(onCell)
 	g.SideBySide.SetEnabled(onCell && m.screen != screenDetail)
-	g.Versus.SetEnabled(onCell && m.screen != screenDetail && m.c.opts.OtherRuns != nil && m.c.opts.LoadRun != nil)
+	g.Versus.SetEnabled(onCell && m.screen != screenDetail && m.c.opts.hasLedger())
 	g.Stop.SetEnabled(ctrl && (m.running() && !m.stopping || m.rejudging()))
 	g.ClearFilter.SetEnabled(have && m.screen == screenGrid && m.grid.query != "")
 	g.Rejudge.SetEnabled(rejudge)

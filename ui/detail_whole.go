@@ -8,7 +8,7 @@ import (
 
 // A snapshot keeps little of a finished cell's texts (state.Cell.Clipped):
 // none of its reply and checks, a preview of its error. The detail view
-// reads the rest from the ledger, through Options.Whole, when it opens on
+// reads the rest from the ledger, through Ledger.Whole, when it opens on
 // such a cell, and shows what the snapshot has until it has them (side by
 // side and V read theirs through whole_cells.go).
 
@@ -22,8 +22,8 @@ type wholeMsg struct {
 // readWhole asks for the clipped repeats of the open cell; nil when there
 // are none, or nothing to read them with.
 func (d *detail) readWhole(run *state.BatteryRun) tea.Cmd {
-	load := d.c.opts.Whole
-	if load == nil || run == nil {
+	load := d.c.opts.ledger().Whole
+	if !d.c.opts.hasLedger() || run == nil {
 		return nil
 	}
 	var refs []state.CellRef
@@ -81,7 +81,7 @@ func (d *detail) previewNote() string {
 		return "(a preview: reading the whole text from the ledger…)"
 	case d.wholeErr != nil:
 		return "(a preview: the whole text could not be read: " + d.wholeErr.Error() + ")"
-	case d.c.opts.Whole == nil:
+	case !d.c.opts.hasLedger():
 		return "(a preview: the ledger has the whole text; pitwall show or export reads it)"
 	}
 	return ""

@@ -10,7 +10,7 @@ import (
 )
 
 // A clipped cell opens with its preview and a note, then shows the whole
-// text once Options.Whole has read it; an error says so in place of it.
+// text once Ledger.Whole has read it; an error says so in place of it.
 func TestDetailReadsAClippedCellWhole(t *testing.T) {
 	t.Parallel()
 	snap := sceneJudged()
@@ -28,7 +28,7 @@ func TestDetailReadsAClippedCellWhole(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var asked []state.CellRef
-			opts := Options{Whole: func(ref state.CellRef) (*state.Cell, error) {
+			opts := Options{Ledger: ledgerFuncs{whole: func(ref state.CellRef) (*state.Cell, error) {
 				asked = append(asked, ref)
 				if tc.err != nil {
 					return nil, tc.err
@@ -39,7 +39,7 @@ func TestDetailReadsAClippedCellWhole(t *testing.T) {
 				j.Samples = []scoring.Sample{{Pass: true, Score: j.Score, Raw: "the judge's whole reply"}}
 				state.SetJudgment(&c, &j)
 				return &c, nil
-			}}
+			}}}
 			m := testModel(100, 60, opts, newFakeCtrl(snap))
 			show(m, snap)
 			cmd := press(m, "enter")
@@ -88,13 +88,13 @@ func TestDetailShowsPassedChecksFromTheWholeCell(t *testing.T) {
 	t.Parallel()
 	snap := sceneJudged()
 	set(snap, 4, 1, 0, func(c *state.Cell) { c.Clipped = true }) // failed is-json, the rest cut
-	opts := Options{Whole: func(ref state.CellRef) (*state.Cell, error) {
+	opts := Options{Ledger: ledgerFuncs{whole: func(ref state.CellRef) (*state.Cell, error) {
 		c := *snap.Cell(4, 1, 0)
 		c.Clipped = false
 		c.EditReply().Checks = []scoring.CheckResult{{Name: "not-empty", Pass: true}, {Name: "is-json", Reason: "the reply is not JSON"},
 			{Name: "max-length", Pass: true}}
 		return &c, nil
-	}}
+	}}}
 	m := testModel(100, 16, opts, newFakeCtrl(snap))
 	show(m, snap)
 	cmd := press(m, "j", "j", "j", "j", "l", "enter")

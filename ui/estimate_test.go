@@ -31,10 +31,10 @@ func TestRejudgeQuestionShowsTheEstimate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls []asked
-			opts := Options{Estimate: func(refs []state.CellRef, judge string, samples int) (int, float64, bool, bool) {
+			opts := Options{Ledger: ledgerFuncs{estimate: func(refs []state.CellRef, judge string, samples int) (int, float64, bool, bool) {
 				calls = append(calls, asked{len(refs), judge, samples})
 				return tc.tokens, tc.cost, tc.priced, tc.ok
-			}}
+			}}}
 			snap := sceneJudged()
 			m := testModel(200, 30, opts, newFakeCtrl(snap))
 			show(m, snap)

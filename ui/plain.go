@@ -245,10 +245,10 @@ func (p *plain) outcome(c *state.Cell) string {
 	case state.Failed:
 		why := said.Error
 		checks := said.Checks
-		if c.Clipped && len(checks) == 0 && p.c.opts.Reply != nil {
+		if c.Clipped && len(checks) == 0 && p.c.opts.hasLedger() {
 			// The live state leaves a finished cell's checks to the ledger:
 			// the line says which one failed, so it reads them there.
-			if r, err := p.c.opts.Reply(state.CellRef{Test: c.Test, Model: c.Model, Repeat: c.Repeat}); err == nil {
+			if r, err := p.c.opts.ledger().Reply(state.CellRef{Test: c.Test, Model: c.Model, Repeat: c.Repeat}); err == nil {
 				checks = r.Checks
 			}
 		}
@@ -448,10 +448,8 @@ func Summary(run *state.BatteryRun, judge string, opts Options) string {
 		}
 		sb.WriteString("  " + c.fit(m, nameW) + "  " + c.fitRight(r, rateW) + "  " + counted + "\n")
 	}
-	if opts.Spend != nil {
-		if inf, jud, ok := opts.Spend(run); ok {
-			sb.WriteString(SpendLines(inf, jud, opts))
-		}
+	if inf, jud, ok := opts.ledger().Spend(run); ok {
+		sb.WriteString(SpendLines(inf, jud, opts))
 	}
 	if opts.LedgerPath != "" {
 		sb.WriteString("ledger   " + opts.LedgerPath + "\n")

@@ -44,10 +44,10 @@ func TestPlainLineNamesTheFailedCheckReadFromTheLedger(t *testing.T) {
 		t.Fatalf("the ledger's ❌ cell has no failed check: %+v", whole.Said().Checks)
 	}
 	reads := 0
-	opts := Options{Reply: func(ref state.CellRef) (state.Reply, error) {
+	opts := Options{Ledger: ledgerFuncs{reply: func(ref state.CellRef) (state.Reply, error) {
 		reads++
 		return history.LoadReply(led, run.ID(), ref)
-	}}
+	}}}
 	if got := newPlain(&strings.Builder{}, opts).outcome(failed); !strings.Contains(got, want) || reads != 1 {
 		t.Errorf("line %q after %d reads; want it to name the failed check %q, read once", got, reads, want)
 	}

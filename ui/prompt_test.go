@@ -35,7 +35,7 @@ func TestPromptsAreNeverCutOff(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				const h = 16
-				m := testModel(w, h, Options{Estimate: estimate}, newFakeCtrl(nil))
+				m := testModel(w, h, Options{Ledger: ledgerFuncs{estimate: estimate}}, newFakeCtrl(nil))
 				show(m, p.run())
 				cmd := press(m, p.keys...)
 				if p.name == "rejudge_all" || p.name == "rejudge_cell" {

@@ -78,7 +78,7 @@ mode = "deterministic"
 	if obs == "" {
 		t.Fatal("the loop read no file")
 	}
-	opts := Options{Whole: func(ref state.CellRef) (*state.Cell, error) { return history.LoadCell(led, r.ID(), ref) }}
+	opts := Options{Ledger: ledgerFuncs{whole: func(ref state.CellRef) (*state.Cell, error) { return history.LoadCell(led, r.ID(), ref) }}}
 	m := testModel(140, 400, opts, newFakeCtrl(snap))
 	show(m, snap)
 	run(m, press(m, "enter"))

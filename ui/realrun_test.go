@@ -320,10 +320,10 @@ func TestProgramDetailReadsTheLedgerWhole(t *testing.T) {
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
 	var reads atomic.Int32
-	opts := Options{Whole: func(ref state.CellRef) (*state.Cell, error) {
+	opts := Options{Ledger: ledgerFuncs{whole: func(ref state.CellRef) (*state.Cell, error) {
 		reads.Add(1)
 		return history.LoadCell(led, run.ID(), ref)
-	}}
+	}}}
 	w := watch(newModel(run.Snapshots(), runCtrl{run}, opts, done))
 	tm := teatest.NewTestModel(t, w, teatest.WithInitialTermSize(140, 80))
 	w.waitText(t, "Done")

@@ -40,35 +40,11 @@ type Options struct {
 	// package: the header's "q exits N" once the run is over, and the
 	// summary's exit line. Nil shows neither.
 	ExitCode func(last *state.BatteryRun) int
-	// Spend, when set, is what the run's inference and judging cost, apart,
-	// for the summary (the caller reads it from the ledger).
-	Spend func(last *state.BatteryRun) (inference, judging Spend, ok bool)
 	// LedgerPath is where the run's ledger is, for the plain summary.
 	LedgerPath string
-	// Whole, when set, reads a cell whole from the ledger, verdicts and
-	// all: a snapshot keeps no finished cell's texts and checks
-	// (state.Cell.Clipped), and the detail view, side by side and V ask
-	// for them. It is called from a command.
-	Whole func(ref state.CellRef) (*state.Cell, error)
-	// Reply, when set, reads what a cell said (texts, checks, error)
-	// without its verdicts: the headless line of a ❌ cell names the check
-	// that failed. A cell the run has just written is read from the
-	// ledger's memory, so it costs no query and does not wait on writes.
-	Reply func(ref state.CellRef) (state.Reply, error)
-	// OtherRuns and LoadRun, when both are set, let V show the cursor's
-	// cell beside the same cell in another run of the battery: OtherRuns
-	// lists the ids of the other runs of run's battery in the ledger,
-	// newest first; LoadRun reads one as a snapshot under its own judge.
-	// Both are called from commands.
-	OtherRuns func(run *state.BatteryRun) ([]string, error)
-	LoadRun   func(id string) (*state.BatteryRun, error)
-	// Estimate, when set, is what judging refs again with judge (a judge,
-	// or the jury: all of its judges) at samples calls per judge per cell
-	// should cost: tokens in all, and the cost when priced. ok false says
-	// nothing can be estimated. The re-judge question shows it as "~T
-	// tokens, ~$C". It is called once per question, when the question is
-	// asked, and should answer in a few milliseconds.
-	Estimate func(refs []state.CellRef, judge string, samples int) (tokens int, cost float64, priced, ok bool)
+	// Ledger answers what the screen reads from the run's ledger; nil
+	// reads nothing (the views say where the whole text is).
+	Ledger Ledger
 	// Logger receives what the user asked for (stop, re-judge, export);
 	// it should write to LogPath. Nil logs nothing: the UI never logs to
 	// the screen.

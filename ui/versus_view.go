@@ -91,10 +91,10 @@ func (v *versusView) View(run *state.BatteryRun, judge string) string {
 	return strings.Join(lines, "\n")
 }
 
-// openVersus asks the ledger, through Options.OtherRuns, for the runs that
+// openVersus asks the ledger, through its Ledger, for the runs that
 // V can compare the cell (t, mi) with; the list opens when they arrive.
 func (m *model) openVersus(t, mi int) tea.Cmd {
-	list, run := m.c.opts.OtherRuns, m.run
+	list, run := m.c.opts.ledger().OtherRuns, m.run
 	m.versus.open(t, mi, nil)
 	m.wholes.retry()
 	m.say("V: finding the other runs of "+run.Name+m.c.glyphs.ellipsis, false)
@@ -148,7 +148,7 @@ func (m *model) versusKey(msg tea.KeyPressMsg) tea.Cmd {
 		if len(v.runs) == 0 {
 			return nil
 		}
-		id, load := v.runs[v.pick], m.c.opts.LoadRun
+		id, load := v.runs[v.pick], m.c.opts.ledger().LoadRun
 		v.loading = id
 		return func() tea.Msg {
 			run, err := load(id)

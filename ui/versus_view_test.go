@@ -13,8 +13,8 @@ import (
 // would, and say which runs were listed and read.
 func versusOptions(runs ...*state.BatteryRun) (Options, *[]string) {
 	var asked []string
-	return Options{
-		OtherRuns: func(run *state.BatteryRun) ([]string, error) {
+	return Options{Ledger: ledgerFuncs{
+		otherRuns: func(run *state.BatteryRun) ([]string, error) {
 			asked = append(asked, "list "+run.ID)
 			var ids []string
 			for _, r := range runs {
@@ -24,7 +24,7 @@ func versusOptions(runs ...*state.BatteryRun) (Options, *[]string) {
 			}
 			return ids, nil
 		},
-		LoadRun: func(id string) (*state.BatteryRun, error) {
+		loadRun: func(id string) (*state.BatteryRun, error) {
 			asked = append(asked, "load "+id)
 			for _, r := range runs {
 				if r.ID == id {
@@ -33,7 +33,7 @@ func versusOptions(runs ...*state.BatteryRun) (Options, *[]string) {
 			}
 			return nil, errors.New("no run " + id)
 		},
-	}, &asked
+	}}, &asked
 }
 
 func TestVersusKeyShowsTheCellInAnotherRun(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 // A snapshot keeps none of a finished cell's texts and checks
 // (state.Cell.Clipped), so the views that show them beside other cells,
 // side by side (v) and V, read the cells on screen whole through
-// Options.Whole, from commands, as the detail view does for its one cell.
+// Ledger.Whole, from commands, as the detail view does for its one cell.
 // They keep the last few read, never the run: a run of 100,000 cells is
 // not held whole. A cell that changed since it was read (run again,
 // judged again) is read again, and until then shows what the snapshot
@@ -26,7 +26,7 @@ type cellPos struct{ t, m int }
 
 // wholeCells is the views' cache of grid cells read whole.
 type wholeCells struct {
-	c   *common      // its opts.Whole reads the ledger; nil, nothing can
+	c   *common      // its opts.Ledger reads the ledger; nil, nothing can
 	got []*wholeCell // the least recently asked first
 }
 
@@ -54,8 +54,8 @@ type cellWholeMsg struct {
 // the ledger has and are not read yet, or were read before they changed.
 // It keeps them and the last few others read.
 func (w *wholeCells) read(run *state.BatteryRun, at []cellPos) tea.Cmd {
-	load := w.c.opts.Whole
-	if load == nil || run == nil {
+	load := w.c.opts.ledger().Whole
+	if !w.c.opts.hasLedger() || run == nil {
 		return nil
 	}
 	var cmds []tea.Cmd
@@ -124,7 +124,7 @@ func (w *wholeCells) cells(run *state.BatteryRun, t, m int) ([]*state.Cell, stri
 	if !anyClipped(live) {
 		return live, ""
 	}
-	if w.c.opts.Whole == nil {
+	if !w.c.opts.hasLedger() {
 		return live, noteInLedger
 	}
 	e := w.find(cellPos{t, m})

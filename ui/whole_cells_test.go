@@ -27,7 +27,7 @@ func clipRow(run *state.BatteryRun, t int) {
 	}
 }
 
-// ledgerOf answers Options.Whole from whole, as the ledger would, and
+// ledgerOf answers Ledger.Whole from whole, as the ledger would, and
 // lists what it was asked; whole may change between reads.
 type ledgerOf struct {
 	mu    sync.Mutex
@@ -96,7 +96,7 @@ func TestSideBySideReadsTheCellsOnScreenWhole(t *testing.T) {
 	clipRow(live, 1)
 	led := &ledgerOf{whole: whole}
 	// 80 columns hold two models side by side.
-	m := testModel(80, 60, Options{Whole: led.read}, newFakeCtrl(nil))
+	m := testModel(80, 60, Options{Ledger: ledgerFuncs{whole: led.read}}, newFakeCtrl(nil))
 	show(m, live)
 	cmd := press(m, "j", "v")
 	got := drawn(m)
@@ -179,7 +179,7 @@ func TestSideBySideSaysWhyAClippedCellIsNotWhole(t *testing.T) {
 	}{
 		{"read failed", func(l *ledgerOf) Options {
 			l.err = errors.New("ledger locked")
-			return Options{Whole: l.read}
+			return Options{Ledger: ledgerFuncs{whole: l.read}}
 		}, []string{"(the whole reply could not be read:", "ledger locked)"}},
 		{"no ledger", func(*ledgerOf) Options { return Options{} }, []string{"(the ledger has the whole reply:", "pitwall show or export reads it)"}},
 	} {
@@ -226,10 +226,10 @@ func TestWholeCellsKeepTheCellsOnScreen(t *testing.T) {
 		set(run, 0, mi, 0, completed(time.Second, 10), func(c *state.Cell) { c.Clipped = true })
 	}
 	var reads atomic.Int32
-	c := newCommon(Options{Whole: func(ref state.CellRef) (*state.Cell, error) {
+	c := newCommon(Options{Ledger: ledgerFuncs{whole: func(ref state.CellRef) (*state.Cell, error) {
 		reads.Add(1)
 		return &state.Cell{Model: ref.Model, Test: ref.Test, Reply: &state.Reply{Output: "whole"}}, nil
-	}})
+	}}})
 	w := wholeCells{c: c}
 	var all []cellPos
 	for mi := range run.Models {
@@ -298,7 +298,9 @@ func TestVersusReadsTheLiveCellWhole(t *testing.T) {
 	clipRow(a, 1)
 	opts, _ := versusOptions(a, b)
 	led := &ledgerOf{whole: whole}
-	opts.Whole = led.read
+	l := opts.Ledger.(ledgerFuncs)
+	l.whole = led.read
+	opts.Ledger = l
 	m := testModel(120, 60, opts, newFakeCtrl(nil))
 	show(m, a)
 	press(m, "j", "l", "l")
@@ -353,10 +355,10 @@ func TestProgramSideBySideReadsTheLedgerWhole(t *testing.T) {
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
 	var reads atomic.Int32
-	opts := Options{Whole: func(ref state.CellRef) (*state.Cell, error) {
+	opts := Options{Ledger: ledgerFuncs{whole: func(ref state.CellRef) (*state.Cell, error) {
 		reads.Add(1)
 		return history.LoadCell(led, run.ID(), ref)
-	}}
+	}}}
 	w := watch(newModel(run.Snapshots(), runCtrl{run}, opts, done))
 	tm := teatest.NewTestModel(t, w, teatest.WithInitialTermSize(140, 60))
 	w.waitText(t, "Done")
