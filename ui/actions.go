@@ -115,20 +115,14 @@ func (m *model) filterKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Drop):
 		m.filtering = false
-		m.typed = ""
-	case key.Matches(msg, k.Erase):
-		if r := []rune(m.typed); len(r) > 0 {
-			m.typed = string(r[:len(r)-1])
-		}
-	case key.Matches(msg, k.EraseAll):
-		m.typed = ""
+		m.typed.Reset()
+	case msg.Text != "" && msg.Mod&^tea.ModShift != 0:
+		return nil // alt+letter and the like type nothing
 	default:
-		if msg.Text == "" || msg.Mod&^tea.ModShift != 0 {
-			return nil
-		}
-		m.typed += msg.Text
+		// Its cursor blinks in no frame: the header draws the text.
+		m.typed, _ = m.typed.Update(msg)
 	}
-	m.grid.setQuery(m.typed)
+	m.grid.setQuery(m.typed.Value())
 	return nil
 }
 
@@ -255,10 +249,11 @@ func (m *model) gridKey(msg tea.KeyPressMsg) tea.Cmd {
 		g.transpose()
 	case key.Matches(msg, k.Filter):
 		m.filtering = true
-		m.typed = g.query
+		m.typed.SetValue(g.query)
+		m.typed.CursorEnd()
 	case key.Matches(msg, k.ClearFilter):
 		if g.query != "" {
-			m.typed = ""
+			m.typed.Reset()
 			g.setQuery("")
 		}
 	case key.Matches(msg, k.StatusFilter):

@@ -3,6 +3,8 @@ package ui
 import (
 	"pitwall/runner/state"
 	"strings"
+
+	"charm.land/bubbles/v2/textinput"
 )
 
 // statusFilter is what `f` cycles through.
@@ -200,4 +202,15 @@ func anyFlag(b *board, t int, models []int, want cellFlag) bool {
 		}
 	}
 	return false
+}
+
+// newFilterInput is the / prompt's editor: textinput's keys (backspace,
+// ctrl+u, arrows, ctrl+w…) edit it, and it reads no clipboard of its own
+// (bracketed paste arrives as tea.PasteMsg).
+func newFilterInput() textinput.Model {
+	in := textinput.New()
+	in.KeyMap.Paste.SetEnabled(false)
+	in.KeyMap.AcceptSuggestion.SetEnabled(false)
+	in.Focus()
+	return in
 }

@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 	"testing"
+
+	tea "charm.land/bubbletea/v2"
 )
 
 func TestFilters(t *testing.T) {
@@ -30,6 +32,8 @@ func TestFilters(t *testing.T) {
 		{name: "esc from the detail view goes back and keeps the filter", keys: []string{"/", "q", "w", "e", "n", "enter", "enter", "esc"},
 			wantCols: []string{"qwen3-8b"}, wantRows: fakeTests[:8]},
 		{name: "backspace edits it", keys: []string{"/", "q", "x", "backspace", "enter"},
+			wantCols: []string{"qwen3-8b"}, wantRows: fakeTests[:8]},
+		{name: "left and right move the cursor to edit mid-word", keys: []string{"/", "q", "e", "n", "left", "left", "w", "right", "right", "enter"},
 			wantCols: []string{"qwen3-8b"}, wantRows: fakeTests[:8]},
 		{name: "failures keep tests with a failed cell", keys: []string{"f"},
 			wantCols: all, wantRows: []string{"json_schema_reply"}},
@@ -133,5 +137,21 @@ func TestCursorStaysOnScreen(t *testing.T) {
 				t.Fatalf("cursor row on screen = %q, want %q\n%s", cursorRow, tt.wantRow, drawn(m))
 			}
 		})
+	}
+}
+
+// TestFilterPromptDrawsItsCursorWhereItEdits holds the header to the
+// textinput's cursor: a letter typed after two lefts lands before them.
+func TestFilterPromptDrawsItsCursorWhereItEdits(t *testing.T) {
+	t.Parallel()
+	m := testModel(120, 30, Options{ASCII: true}, newFakeCtrl(nil))
+	show(m, sceneMidInference())
+	press(m, "/", "q", "e", "n", "left", "left")
+	if got := m.headerState().status; got != "/q_en" {
+		t.Errorf("status %q, want the cursor after q: %q", got, "/q_en")
+	}
+	m.Update(tea.KeyPressMsg{Code: 'x', Text: "x", Mod: tea.ModAlt})
+	if m.grid.query != "qen" {
+		t.Errorf("query %q after alt+x, want qen", m.grid.query)
 	}
 }

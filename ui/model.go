@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"charm.land/bubbles/v2/textinput"
 	"pitwall/runner/state"
 	"strings"
 
@@ -67,7 +68,7 @@ type model struct {
 	ask       question
 	asking    asking // what a pending askRejudge is about
 	filtering bool
-	typed     string // the filter being typed
+	typed     textinput.Model // the filter being typed; the header draws it
 
 	judge       string // the judge in view
 	judgeChosen bool   // the user chose it (none included); snapshots no longer move it
@@ -92,7 +93,7 @@ type model struct {
 
 func newModel(snaps <-chan *state.BatteryRun, ctrl Controller, opts Options, done <-chan struct{}) *model {
 	c := newCommon(opts)
-	m := &model{c: c, ctrl: ctrl, act: newActions(ctrl, opts), snaps: snaps, done: done}
+	m := &model{c: c, ctrl: ctrl, act: newActions(ctrl, opts), snaps: snaps, done: done, typed: newFilterInput()}
 	m.grid = newGrid(c, &m.board)
 	m.header = header{c: c}
 	m.fleet = fleet{c: c}
@@ -204,8 +205,8 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.key(msg)
 	case tea.PasteMsg:
 		if m.filtering {
-			m.typed += msg.Content
-			m.grid.setQuery(m.typed)
+			m.typed, _ = m.typed.Update(msg)
+			m.grid.setQuery(m.typed.Value())
 		}
 	}
 	m.refreshKeys()
@@ -435,8 +436,9 @@ func (m *model) headerState() headerState {
 		if m.c.opts.ASCII {
 			cursor = "_"
 		}
-		s.status = "/" + esc(m.typed) + cursor
-		if m.typed == "" {
+		typed, at := []rune(m.typed.Value()), m.typed.Position()
+		s.status = "/" + esc(string(typed[:at])) + cursor + esc(string(typed[at:]))
+		if len(typed) == 0 {
 			hint := " names to keep (m:model t:test) · enter keeps · esc clears"
 			if m.run != nil && anySeverity(m.run) {
 				hint = " names to keep (m:model t:test sev:critical) · enter keeps · esc clears"
