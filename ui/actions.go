@@ -125,12 +125,8 @@ func (m *model) filterKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // helpKey scrolls the key map with the keys that move in the grid.
 func (m *model) helpKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys.Help
-	switch {
-	case key.Matches(msg, k.Close, k.Back):
+	if m.help.key(msg) == navClose {
 		m.screen = m.back
-	default:
-		scrollKey(msg, k.scrollKeyMap, &m.help)
 	}
 	return nil
 }
@@ -216,34 +212,34 @@ func (m *model) detailKey(msg tea.KeyPressMsg) tea.Cmd {
 
 // compareKey scrolls the ranking; esc and c close it.
 func (m *model) compareKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys.Compare
-	switch {
-	case key.Matches(msg, k.Back, k.Compare):
-		m.screen = screenGrid
-	case key.Matches(msg, k.Help):
-		m.openHelp()
-	default:
-		scrollKey(msg, k.scrollKeyMap, &m.rank)
-	}
+	m.navigate(m.rank.key(msg))
 	return nil
 }
 
 // sideKey scrolls the side-by-side view; esc and v close it.
 func (m *model) sideKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.c.keys.Side
-	switch {
-	case key.Matches(msg, k.Back, k.Close):
-		m.screen = screenGrid
-	case key.Matches(msg, k.Help):
-		m.openHelp()
-	case key.Matches(msg, k.Left):
-		m.side.left()
-	case key.Matches(msg, k.Right):
-		m.side.right()
-	default:
-		scrollKey(msg, k.scrollKeyMap, &m.side)
-	}
+	m.navigate(m.side.key(msg))
 	return nil
+}
+
+// nav is what a component's own key asks of the root model, which alone
+// changes the screen.
+type nav uint8
+
+const (
+	navStay  nav = iota // the component handled it, or it was none of its keys
+	navClose            // back to the grid
+	navHelp             // the help, over the component
+)
+
+// navigate moves the screen as an overlay's key asked.
+func (m *model) navigate(n nav) {
+	switch n {
+	case navClose:
+		m.screen = screenGrid
+	case navHelp:
+		m.openHelp()
+	}
 }
 
 // openRanking opens the compare view on the run in view and asks for its

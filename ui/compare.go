@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"pitwall/judge/scoring"
@@ -319,4 +320,17 @@ func (r *ranking) categoryTable(rr *compare.RunReport) []string {
 		}
 	}
 	return table(r.c, cols, 1, r.width)
+}
+
+// key answers the ranking's own keys.
+func (r *ranking) key(msg tea.KeyPressMsg) nav {
+	k := r.c.keys.Compare
+	switch {
+	case key.Matches(msg, k.Back, k.Compare):
+		return navClose
+	case key.Matches(msg, k.Help):
+		return navHelp
+	}
+	scrollKey(msg, k.scrollKeyMap, r)
+	return navStay
 }

@@ -1,6 +1,11 @@
 package ui
 
-import "strings"
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
 
 // help draws the footer's short help and the full key map that `?` opens.
 // The footer lists the keys that can act now, as many as fit; the full key
@@ -243,4 +248,14 @@ func sideBySide(c *common, cols [][]string, widths []int) []string {
 		lines = append(lines, strings.TrimRight(sb.String(), " "))
 	}
 	return lines
+}
+
+// key answers the help's own keys.
+func (h *help) key(msg tea.KeyPressMsg) nav {
+	k := h.c.keys.Help
+	if key.Matches(msg, k.Close, k.Back) {
+		return navClose
+	}
+	scrollKey(msg, k.scrollKeyMap, h)
+	return navStay
 }

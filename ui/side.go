@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	"pitwall/runner/state"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 )
 
 // side is the side-by-side view (v): one test's replies from every model
@@ -188,4 +191,22 @@ func cellVerdict(c *common, cell *state.Cell, judge string) string {
 		return st.kind[k].Render(g.glyph(k, 0) + scoreText(k, j.Score))
 	}
 	return st.kind[k].Render(g.glyph(k, 0) + " " + word)
+}
+
+// key answers the side's own keys.
+func (s *side) key(msg tea.KeyPressMsg) nav {
+	k := s.c.keys.Side
+	switch {
+	case key.Matches(msg, k.Back, k.Close):
+		return navClose
+	case key.Matches(msg, k.Help):
+		return navHelp
+	case key.Matches(msg, k.Left):
+		s.left()
+	case key.Matches(msg, k.Right):
+		s.right()
+	default:
+		scrollKey(msg, k.scrollKeyMap, s)
+	}
+	return navStay
 }
