@@ -117,3 +117,24 @@ func exists(p string) bool {
 	_, err := os.Stat(filepath.Clean(p))
 	return err == nil
 }
+
+func TestAStepEndsAMinuteBeforeTheTestsDeadline(t *testing.T) {
+	ctx, cancel := Step(t, 24*time.Hour)
+	defer cancel()
+	end, ok := ctx.Deadline()
+	if !ok {
+		t.Fatal("a step has no deadline")
+	}
+	if d, has := t.Deadline(); has {
+		if !end.Before(d.Add(-59 * time.Second)) {
+			t.Errorf("the step ends at %v, the test at %v: want a minute before", end, d)
+		}
+	} else if time.Until(end) < 23*time.Hour {
+		t.Errorf("without a test deadline the step ends in %v, want the 24h asked for", time.Until(end))
+	}
+	short, cancel2 := Step(t, time.Second)
+	defer cancel2()
+	if e, _ := short.Deadline(); time.Until(e) > 2*time.Second {
+		t.Errorf("a step of 1s ends in %v", time.Until(e))
+	}
+}
