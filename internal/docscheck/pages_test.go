@@ -456,6 +456,7 @@ func configKeys(t reflect.Type, prefix string, out map[string]bool) {
 	}
 	if t.Kind() == reflect.Map && t.Elem().Kind() == reflect.Struct {
 		prefix += ".MODEL"
+		out[prefix] = false // a table whose keys are names (models)
 		t = t.Elem()
 	}
 	if t.Kind() != reflect.Struct || t.PkgPath() == "time" {
