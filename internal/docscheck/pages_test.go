@@ -163,17 +163,30 @@ func makeTargets(root string) map[string]bool {
 	return targets
 }
 
-// uiStrings are the string literals ui's production code passes to calls:
+// uiStrings are the string literals the production code of ui and its
+// subpackages passes to calls:
 // the keys its bindings name and the words its help shows for them.
 func uiStrings(t *testing.T, root string) map[string]bool {
 	t.Helper()
 	words := map[string]bool{}
-	files, _ := filepath.Glob(filepath.Join(root, "ui", "*.go"))
+	var files []string
+	err := filepath.WalkDir(filepath.Join(root, "ui"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	fset := token.NewFileSet()
 	for _, p := range files {
-		if strings.HasSuffix(p, "_test.go") {
-			continue
-		}
 		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
