@@ -74,3 +74,22 @@ func TestNoStatementInsertsOrReplaces(t *testing.T) {
 		})
 	}
 }
+
+// PostgreSQL's one change at run time: placeholders, outside quotes.
+func TestRebindNumbersPlaceholdersOutsideQuotes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, want string }{
+		{`SELECT 1`, `SELECT 1`},
+		{`UPDATE t SET a = ?, b = ? WHERE c = ?`, `UPDATE t SET a = $1, b = $2 WHERE c = $3`},
+		{`SELECT ?2 WHERE x = ?1 OR y = ?1`, `SELECT $2 WHERE x = $1 OR y = $1`},
+		{`SELECT '?' || ? FROM t WHERE s = 'a?b'`, `SELECT '?' || $1 FROM t WHERE s = 'a?b'`},
+		{`SELECT 'open`, `SELECT 'open`},
+	} {
+		if got := rebind(tt.in); got != tt.want {
+			t.Errorf("rebind(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if got := sqliteDialect.sql(tt.in); got != tt.in {
+			t.Errorf("SQLite's text of %q changed: %q", tt.in, got)
+		}
+	}
+}

@@ -179,3 +179,22 @@ func TestALedgerOfEveryEarlierSchemaMigratesToTheFreshSchema(t *testing.T) {
 		})
 	}
 }
+
+// The two engines' files end at one version, and PostgreSQL's, which
+// begin at its base, leave no version out after it.
+func TestBothEnginesMigrateToOneVersion(t *testing.T) {
+	t.Parallel()
+	last := func(ms migrationList) int { return ms[len(ms)-1].version }
+	if sq, pg := last(sqliteMigrations), last(postgresMigrations); sq != pg {
+		t.Errorf("SQLite's migrations end at %d, PostgreSQL's at %d", sq, pg)
+	}
+	if sqliteMigrations[0].version != 1 || postgresMigrations[0].name != "base" {
+		t.Errorf("first migrations: SQLite's %d_%s, PostgreSQL's %d_%s; want SQLite's 1, PostgreSQL's a base",
+			sqliteMigrations[0].version, sqliteMigrations[0].name, postgresMigrations[0].version, postgresMigrations[0].name)
+	}
+	for _, m := range postgresMigrations[1:] {
+		if s := sqliteMigrations.after(m.version - 1); len(s) == 0 || s[0].name != m.name {
+			t.Errorf("PostgreSQL's %04d_%s has no SQLite file of that version and name beside it", m.version, m.name)
+		}
+	}
+}
