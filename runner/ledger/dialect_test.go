@@ -38,10 +38,11 @@ func TestPgTextKeepsWhatTEXTHoldsAndMapsTheRest(t *testing.T) {
 	}
 }
 
-// INSERT OR REPLACE has no rewrite for PostgreSQL (and on SQLite would
+// INSERT OR REPLACE has no counterpart on PostgreSQL (and on SQLite would
 // move a row to the end of its table's order): the ledger says upserts
 // (INSERT ... ON CONFLICT DO UPDATE) instead, and no statement of the
-// package says it.
+// package says it; nor any other form only one engine reads as meant,
+// outside dialect.go.
 func TestNoStatementInsertsOrReplaces(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("*.go")
@@ -69,6 +70,19 @@ func TestNoStatementInsertsOrReplaces(t *testing.T) {
 			u := strings.Join(strings.Fields(strings.ToUpper(s)), " ")
 			if strings.Contains(u, "OR REPLACE") || strings.Contains(u, "REPLACE INTO") {
 				t.Errorf("%s: a statement says INSERT OR REPLACE: write an upsert (ON CONFLICT ... DO UPDATE)", fset.Position(lit.Pos()))
+			}
+			// Said alike by both engines only when written out: SQLite
+			// sorts NULL last under DESC, PostgreSQL first.
+			if strings.Count(u, " DESC") != strings.Count(u, " DESC NULLS LAST") {
+				t.Errorf("%s: a statement orders by DESC without NULLS LAST, which the engines read apart", fset.Position(lit.Pos()))
+			}
+			// SQLite's own words belong in dialect.go, beside PostgreSQL's.
+			if name != "dialect.go" {
+				for _, w := range []string{"OR IGNORE", "JSON_EACH", "TYPEOF(", "GREATEST("} {
+					if strings.Contains(u, w) {
+						t.Errorf("%s: a statement says %s, which one engine only knows: write it for each in dialect.go", fset.Position(lit.Pos()), w)
+					}
+				}
 			}
 			return true
 		})

@@ -85,11 +85,11 @@ const (
 	cachedJudgeSQL = `SELECT output, output_ref FROM requests
 		WHERE cache_key = ? AND cache_key <> '' AND status = 'completed' AND purpose = 'judge'
 		AND verdict <> 'error'
-		ORDER BY ended_ms DESC NULLS LAST, id DESC LIMIT 1`
+		ORDER BY ended_ms DESC NULLS LAST, id DESC NULLS LAST LIMIT 1`
 
 	cachedInferenceSQL = `SELECT ` + requestColumns + ` FROM requests
 		WHERE cache_key = ? AND cache_key <> '' AND status = 'completed' AND purpose = 'inference'
-		ORDER BY ended_ms DESC NULLS LAST, id DESC LIMIT 1`
+		ORDER BY ended_ms DESC NULLS LAST, id DESC NULLS LAST LIMIT 1`
 )
 
 // A cache key that is a SHA-256 in lower-case hex (as the runner's are) is
@@ -365,7 +365,7 @@ SELECT k.i, r.output, r.output_ref FROM k JOIN requests r ON r.id = (
 	SELECT id FROM requests
 	WHERE cache_key = k.key AND cache_key <> '' AND status = 'completed' AND purpose = 'judge'
 		AND verdict <> 'error'
-	ORDER BY ended_ms DESC NULLS LAST, id DESC LIMIT 1)`
+	ORDER BY ended_ms DESC NULLS LAST, id DESC NULLS LAST LIMIT 1)`
 
 // CachedInference returns the newest completed inference request (the one
 // that ended last) with this cache key, from any run: the row an inference
