@@ -408,7 +408,7 @@ func TestSimServesTheFleetToOtherClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startServer(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
