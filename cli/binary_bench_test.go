@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,37 +31,39 @@ const binBenchModels = 100
 //	ledger-B/judged-cell the ledger's bytes (file and WAL) per judged cell
 //	judged               cells with a verdict
 //
-// The size is the sub-benchmark's name; CI and a plain -bench run only the
-// smallest unless PITWALL_BINBENCH=all (or a size, e.g. 100000) says more:
+//	wall-s               its wall time
 //
-//	go test -run '^$' -bench 'BinaryJudged' -benchtime 1x ./cli/
-//	PITWALL_BINBENCH=all go test -run '^$' -bench 'BinaryJudged' -benchtime 1x -timeout 1h ./cli/
+// The size is the sub-benchmark's name; -short runs only the smallest. At
+// 100,000 cells it fails past guardPeakMB100k:
+//
+//	go test -run '^$' -bench 'BinaryJudged' -benchtime 1x -timeout 1h ./cli/
+//	go test -run '^$' -bench 'BinaryJudged/cells=4000$' -benchtime 1x ./cli/
 //
 // PITWALL_BINBENCH_PROFILES=DIR writes each run's CPU profile and its heap
 // at its peak under DIR (through the binary's PITWALL_CPUPROFILE and
 // PITWALL_HEAPPROFILE), and its stderr.
 func BenchmarkBinaryJudged(b *testing.B) {
-	want := os.Getenv("PITWALL_BINBENCH")
 	for _, cells := range []int{4000, 40000, 100000} {
-		name := fmt.Sprintf("cells=%d", cells)
-		b.Run(name, func(b *testing.B) {
-			if cells != 4000 && want != "all" && want != strconv.Itoa(cells) {
-				b.Skipf("PITWALL_BINBENCH=all or =%d runs this size (minutes on 2 cores)", cells)
+		b.Run(fmt.Sprintf("cells=%d", cells), func(b *testing.B) {
+			skipBig(b, cells)
+			peak := benchBinary(b, cells/binBenchModels, binBenchModels)
+			if cells == 100000 {
+				guard(b, atMost("peak-RSS-MB", peak, guardPeakMB100k))
 			}
-			benchBinary(b, cells/binBenchModels, binBenchModels)
 		})
 	}
 }
 
-func benchBinary(b *testing.B, tests, models int) {
+// benchBinary runs the grid b.N times and returns its peak RSS in MB.
+func benchBinary(b *testing.B, tests, models int) float64 {
 	g := newBinGrid(b, tests, models)
 	defer g.stop()
 	var peak int64
-	var cpu time.Duration
+	var cpu, wall time.Duration
 	var judged, size int64
 	for i := 0; b.Loop(); i++ {
 		r := g.run(b, i)
-		peak, cpu = max(peak, r.peak), cpu+r.cpu
+		peak, cpu, wall = max(peak, r.peak), cpu+r.cpu, wall+r.wall
 		judged, size = judged+r.judged, size+r.size
 	}
 	runs := float64(b.N)
@@ -71,6 +72,8 @@ func benchBinary(b *testing.B, tests, models int) {
 	b.ReportMetric(float64(cpu.Microseconds())/cells, "cpu-µs/cell")
 	b.ReportMetric(float64(size)/float64(judged), "ledger-B/judged-cell")
 	b.ReportMetric(float64(judged)/runs, "judged")
+	b.ReportMetric(wall.Seconds()/runs, "wall-s")
+	return float64(peak) / (1 << 20)
 }
 
 // BenchmarkBinaryFlat holds the CPU per cell of 100,000 judged cells to
@@ -79,19 +82,18 @@ func benchBinary(b *testing.B, tests, models int) {
 // 100,000-cell grid once, one after the other, and takes the ratio of
 // their CPU per cell; the median round is reported (x-cpu-100k/4k), and
 // the ratio of each grid's median CPU per cell over every round
-// (x-cpu-pooled), with those medians and the larger grid's peak RSS.
-// Issue 20 asks for at most 1.2.
+// (x-cpu-pooled), with those medians, the larger grid's peak RSS and
+// its wall time. It fails past guardFlat (the median round) and
+// guardPeakMB100k; -short skips it.
 //
-//	PITWALL_BINBENCH=flat go test -run '^$' -bench BinaryFlat -benchtime 3x -timeout 1h ./cli/
+//	go test -run '^$' -bench BinaryFlat -benchtime 3x -timeout 1h ./cli/
 func BenchmarkBinaryFlat(b *testing.B) {
-	if w := os.Getenv("PITWALL_BINBENCH"); w != "all" && w != "flat" {
-		b.Skip("PITWALL_BINBENCH=flat (or all) runs it (minutes on 2 cores)")
-	}
+	skipBig(b, 100000)
 	small := newBinGrid(b, 4000/binBenchModels, binBenchModels)
 	defer small.stop()
 	large := newBinGrid(b, 100000/binBenchModels, binBenchModels)
 	defer large.stop()
-	var ratios, smalls, larges []float64
+	var ratios, smalls, larges, walls []float64
 	var peak int64
 	for i := 0; b.Loop(); i++ {
 		var cpu time.Duration
@@ -103,6 +105,7 @@ func BenchmarkBinaryFlat(b *testing.B) {
 		l := float64(r.cpu.Microseconds()) / float64(large.cells)
 		peak = max(peak, r.peak)
 		ratios, smalls, larges = append(ratios, l/s), append(smalls, s), append(larges, l)
+		walls = append(walls, r.wall.Seconds())
 	}
 	// Two readings of the same runs: each round's ratio (a slow minute
 	// under one 100,000-cell run moves it whole), and the ratio of the
@@ -112,6 +115,13 @@ func BenchmarkBinaryFlat(b *testing.B) {
 	b.ReportMetric(median(smalls), "cpu-µs/cell-4k")
 	b.ReportMetric(median(larges), "cpu-µs/cell-100k")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB-100k")
+	b.ReportMetric(median(walls), "wall-s-100k")
+	// The figures again, as value-name pairs, for scripts/bench-binary.sh
+	// to read where a guard's failure leaves no result line.
+	b.Logf("figures: %.3f x-cpu-100k/4k %.1f cpu-µs/cell-4k %.1f cpu-µs/cell-100k %.1f peak-RSS-MB-100k %.2f wall-s-100k",
+		median(ratios), median(smalls), median(larges), float64(peak)/(1<<20), median(walls))
+	guard(b, atMost("x-cpu-100k/4k", median(ratios), guardFlat))
+	guard(b, atMost("peak-RSS-MB-100k", float64(peak)/(1<<20), guardPeakMB100k))
 	b.Logf("x-cpu-100k/4k %s, of the medians %.3f; 4,000 cells %s µs/cell; 100,000 cells %s µs/cell",
 		spreadIn("%.3f", ratios), median(larges)/median(smalls), spread(smalls), spread(larges))
 }
@@ -141,7 +151,7 @@ func newBinGrid(b *testing.B, tests, models int) *binGrid {
 
 // binRun is what one run of the binary used and left.
 type binRun struct {
-	cpu                time.Duration
+	cpu, wall          time.Duration
 	peak, judged, size int64
 }
 
@@ -151,7 +161,7 @@ type binRun struct {
 // its peak and its stderr under DIR.
 func (g *binGrid) run(b *testing.B, i int) binRun {
 	db := filepath.Join(g.dir, fmt.Sprintf("ledger-%d.db", i))
-	cmd := exec.Command(bin, "run", g.conf, "--headless", "--db", db)
+	cmd := exec.Command(underTest(), "run", g.conf, "--headless", "--db", db)
 	cmd.Dir = g.dir
 	cmd.Env = os.Environ()
 	profDir := os.Getenv("PITWALL_BINBENCH_PROFILES")
@@ -161,7 +171,9 @@ func (g *binGrid) run(b *testing.B, i int) binRun {
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	start := time.Now()
 	err := cmd.Run()
+	wall := time.Since(start)
 	if profDir != "" {
 		// Its stderr beside its profile: GODEBUG=gctrace=1 says what the collector did.
 		_ = os.WriteFile(filepath.Join(profDir, fmt.Sprintf("stderr-%d-%d.txt", g.cells, i)), []byte(stderr.String()), 0o644)
@@ -170,7 +182,7 @@ func (g *binGrid) run(b *testing.B, i int) binRun {
 		b.Fatalf("pitwall run: %v\n%s", err, tail(stderr.String(), 2000))
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	r := binRun{cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), peak: ru.Maxrss << 10} // kilobytes on Linux
+	r := binRun{cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), wall: wall, peak: ru.Maxrss << 10} // kilobytes on Linux
 	r.judged, r.size = binBenchLedger(b, db, g.cells)
 	for _, p := range []string{db, db + "-wal", db + "-shm"} {
 		os.Remove(p)

@@ -313,8 +313,8 @@ func tomlList(items []string) string {
 // that a run says something with or without a judge.
 const starterBattery = `# A starter battery written by ` + "`pitwall init`" + `: five short tests, each with
 # deterministic checks (they decide without a judge) and criteria (what a
-# judge checks). Add your own tests in the same shape; README.md,
-# "Battery format", lists every field and check.
+# judge checks). Add your own tests in the same shape; pitwall's
+# docs/batteries.md lists every field and docs/checks.md every check.
 
 [[tests]]
 id = "arithmetic"

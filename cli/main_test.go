@@ -341,27 +341,6 @@ func TestValidateNamesTheFileLineAndField(t *testing.T) {
 	}
 }
 
-func TestEveryExampleValidates(t *testing.T) {
-	t.Parallel()
-	files, err := filepath.Glob("../examples/*.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if strings.Contains(f, "battery") {
-			continue
-		}
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			t.Parallel()
-			abs, _ := filepath.Abs(f)
-			code, out, stderr := pitwall(t, t.TempDir(), []string{"OPENAI_API_KEY=x"}, "validate", abs)
-			if code != 0 {
-				t.Fatalf("exit %d:\n%s%s", code, out, stderr)
-			}
-		})
-	}
-}
-
 func TestUsageAndUnknownCommand(t *testing.T) {
 	t.Parallel()
 	code, _, stderr := pitwall(t, t.TempDir(), nil, "frobnicate")
@@ -429,7 +408,7 @@ func TestSimServesTheFleetToOtherClients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startServer(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {

@@ -34,7 +34,8 @@ import (
 //
 // It needs promptfoo as scripts/install-promptfoo.sh installs it, under
 // $PITWALL_PROMPTFOO_DIR; PITWALL_PROMPTFOO_CELLS sets the cells (default
-// 2,000) and -benchtime Nx the pairs:
+// 2,000) and -benchtime Nx the pairs. It fails when promptfoo's CPU per
+// cell is less than guardVsPromptfoo times pitwall's (the median pair):
 //
 //	PITWALL_PROMPTFOO_DIR=~/.cache/pitwall/promptfoo go test -run '^$' -bench AgainstPromptfoo -benchtime 7x -timeout 30m ./cli/
 func BenchmarkAgainstPromptfoo(b *testing.B) {
@@ -99,6 +100,8 @@ func BenchmarkAgainstPromptfoo(b *testing.B) {
 		theirs = append(theirs, float64(node.Microseconds())/n)
 		ratios = append(ratios, float64(node)/float64(pw))
 	}
+	b.Logf("figures: %.2f x-cpu %.1f pitwall-µs/cell %.1f promptfoo-µs/cell", median(ratios), median(ours), median(theirs))
+	guard(b, atLeast("x-cpu", median(ratios), guardVsPromptfoo))
 	b.ReportMetric(median(ratios), "x-cpu")
 	b.ReportMetric(median(ours), "pitwall-µs/cell")
 	b.ReportMetric(median(theirs), "promptfoo-µs/cell")
@@ -181,7 +184,7 @@ func chatReply(w http.ResponseWriter, r *http.Request, distinct bool) {
 // judged.
 func pfBenchPitwall(b *testing.B, work, cfg string, i, cells int) time.Duration {
 	db := filepath.Join(work, fmt.Sprintf("ledger-%d.db", i))
-	cmd := exec.Command(bin, "run", cfg, "--headless", "--db", db)
+	cmd := exec.Command(underTest(), "run", cfg, "--headless", "--db", db)
 	cmd.Dir = work
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

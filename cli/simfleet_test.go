@@ -37,7 +37,7 @@ func startSimFleet(t *testing.T, dir, config, timeScale string) *simFleet {
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	if err := startServer(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

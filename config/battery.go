@@ -197,7 +197,7 @@ func loadJSON(path string, data []byte, n *Notes) ([]Test, error) {
 		default:
 			return nil, &Error{File: path, Line: 1,
 				Msg:  "not a battery: expected {\"tests\": [...]}, a bare array of tests, or prompt-prix's {\"prompts\": [...]}; this object has " + keyList(t),
-				Hint: "see README.md, Battery format"}
+				Hint: "see docs/batteries.md, A test"}
 		}
 	default:
 		return nil, &Error{File: path, Line: 1, Msg: "not a battery: the file holds " + Describe(top, "json") + ", not tests",

@@ -229,7 +229,7 @@ func JSONDecodeError(file string, data []byte, base int, err error) *Error {
 	line := base + newLineIndex(data).line(max(0, int(te.Offset)-1))
 	field := te.Field
 	msg := fmt.Sprintf("%s where %s belongs", jsonWord(te.Value), jsonTypeWord(te.Type))
-	return &Error{File: file, Line: line, Field: field, Msg: msg, Hint: "check the value's type against README.md, Battery format"}
+	return &Error{File: file, Line: line, Field: field, Msg: msg, Hint: "check the value's type against docs/batteries.md, A test"}
 }
 
 func jsonWord(v string) string {

@@ -11,6 +11,10 @@
 # stderr. Exits non-zero with a message when it cannot install. Safe to run again and again.
 set -euo pipefail
 
+# One apt-get at a time across these scripts (.ci/run runs Ollama's install beside the others).
+APT_LOCK=(env)
+if command -v flock >/dev/null 2>&1; then APT_LOCK=(flock /tmp/pitwall-apt.lock); fi
+
 log() { printf 'install-chromium: %s\n' "$*" >&2; }
 die() { printf 'install-chromium: error: %s\n' "$*" >&2; exit 1; }
 
@@ -46,8 +50,8 @@ fi
 
 log "installing Debian's chromium and fonts-noto-color-emoji packages (apt-get)…"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq >&2
-$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core fonts-noto-color-emoji >&2
+"${APT_LOCK[@]}" $SUDO apt-get update -qq >&2
+"${APT_LOCK[@]}" $SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core fonts-noto-color-emoji >&2
 
 bin="$(found)" || die "apt-get installed chromium but it does not run: try \`chromium --version\`"
 log "installed: $("$bin" --version 2>/dev/null)"

@@ -18,6 +18,10 @@
 # than one. Exits non-zero with a message on stderr when it cannot build.
 set -euo pipefail
 
+# One apt-get at a time across these scripts (.ci/run runs Ollama's install beside the others).
+APT_LOCK=(env)
+if command -v flock >/dev/null 2>&1; then APT_LOCK=(flock /tmp/pitwall-apt.lock); fi
+
 VERSION="${PITWALL_OLLAMA_VERSION:-v0.17.4}"
 MALGO_VERSION="${PITWALL_MALGO_VERSION:-v0.11.24}"
 DIR="${PITWALL_OLLAMA_DIR:-${HOME:-/root}/.cache/pitwall/ollama}"
@@ -76,8 +80,8 @@ if [ "${#need[@]}" -gt 0 ]; then
 		SUDO=(sudo -n)
 	fi
 	log "installing ${need[*]} with apt-get"
-	"${SUDO[@]}" apt-get update -qq >&2 || die "apt-get update failed"
-	DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends \
+	"${APT_LOCK[@]}" "${SUDO[@]}" apt-get update -qq >&2 || die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive "${APT_LOCK[@]}" "${SUDO[@]}" apt-get install -y -qq --no-install-recommends \
 		"${need[@]}" >&2 || die "apt-get install ${need[*]} failed"
 fi
 

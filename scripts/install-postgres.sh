@@ -12,6 +12,10 @@
 # run again and again.
 set -euo pipefail
 
+# One apt-get at a time across these scripts (.ci/run runs Ollama's install beside the others).
+APT_LOCK=(env)
+if command -v flock >/dev/null 2>&1; then APT_LOCK=(flock /tmp/pitwall-apt.lock); fi
+
 log() { printf 'install-postgres: %s\n' "$*" >&2; }
 die() { printf 'install-postgres: error: %s\n' "$*" >&2; exit 1; }
 
@@ -49,14 +53,14 @@ fi
 
 log "installing Debian's postgresql package (apt-get)…"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq >&2
+"${APT_LOCK[@]}" $SUDO apt-get update -qq >&2
 # policy-rc.d: the package's own service is not started (the tests start their own clusters).
 if [ ! -e /usr/sbin/policy-rc.d ]; then
 	printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
 	$SUDO chmod +x /usr/sbin/policy-rc.d
 	trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
 fi
-$SUDO apt-get install -y -qq --no-install-recommends postgresql >&2
+"${APT_LOCK[@]}" $SUDO apt-get install -y -qq --no-install-recommends postgresql >&2
 
 dir="$(found)" || die "apt-get installed postgresql but no initdb was found under /usr/lib/postgresql"
 log "installed: $("$dir/postgres" --version 2>/dev/null)"

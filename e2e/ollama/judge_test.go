@@ -1,7 +1,6 @@
 package ollama
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -62,7 +61,7 @@ func TestRunJudged(t *testing.T) {
 	const judgeModel = "tiny-b:latest"
 	f := newFixture(t, configOpts{models: modelNames(), kind: "ollama", retries: 1,
 		battery: judgedBattery, judge: judgeModel, judgeMaxTokens: judgeMaxTokens})
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := stepContext(t, 4*time.Minute)
 	defer cancel()
 	logStart := logSize()
 	r := pitwall(ctx, t, f.dir, "run", f.config, "--headless", "--db", f.db) // fails the test if it hangs

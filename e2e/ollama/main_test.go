@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"pitwall/internal/reap"
 )
 
 // The suite's shared state, set up once by TestMain.
@@ -75,9 +77,29 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e/ollama:", err)
 		return 1
 	}
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if testing.Short() {
+		skipReason = "go test -short: the end-to-end suite against a real Ollama runs without -short"
+		fmt.Fprintln(os.Stderr, "e2e/ollama: every test that needs Ollama skips:", skipReason)
+		return m.Run()
+	}
 	if why := optedOut(); why != "" {
 		return withoutOllama(m, why)
 	}
+	// However this binary ends (go test's -timeout panics past every
+	// defer), the watchdog removes the work folder.
+	releaseDir, err := reap.Group(0, workDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e/ollama:", err)
+		return 1
+	}
+	defer func() {
+		if os.Getenv("PITWALL_E2E_KEEP") != "" {
+			releaseDir()
+		}
+	}()
 	if b := os.Getenv("PITWALL_BIN"); b != "" {
 		// A pitwall built elsewhere (another checkout, a release).
 		pitwallBin = b
@@ -158,6 +180,11 @@ func requireOllama(t *testing.T) {
 	if skipReason != "" {
 		t.Skip(skipReason)
 	}
+}
+
+// stepContext bounds one step by want and by the test's deadline (reap.Step).
+func stepContext(t *testing.T, want time.Duration) (context.Context, context.CancelFunc) {
+	return reap.Step(t, want)
 }
 
 func repoRoot() (string, error) {
@@ -277,6 +304,8 @@ type ollamaServer struct {
 	pgid   int
 	exited chan struct{}
 	pgids  []int // every process group started, to check for leftovers
+	// release stands down the watchdog of the running group (internal/reap).
+	release func()
 }
 
 func newOllamaServer(bin, dir string) (*ollamaServer, error) {
@@ -355,6 +384,12 @@ func (s *ollamaServer) start() error {
 	}
 	s.cmd, s.pgid, s.exited = cmd, cmd.Process.Pid, make(chan struct{})
 	s.pgids = append(s.pgids, s.pgid)
+	// Its runners are in its group: the watchdog kills them all if this
+	// binary dies before stop.
+	if s.release, err = reap.Group(s.pgid); err != nil {
+		syscall.Kill(-s.pgid, syscall.SIGKILL)
+		return err
+	}
 	exited := s.exited
 	go func() {
 		cmd.Wait()
@@ -399,6 +434,7 @@ func (s *ollamaServer) signal(sig syscall.Signal, grace time.Duration) bool {
 		case <-s.exited:
 			if !groupAlive(s.pgid) {
 				s.cmd = nil
+				s.release()
 				return true
 			}
 		default:
@@ -554,7 +590,7 @@ func resident(ctx context.Context) ([]string, error) {
 // waits until /api/ps is empty.
 func unloadAll(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := stepContext(t, 30*time.Second)
 	defer cancel()
 	for ctx.Err() == nil {
 		res, err := resident(ctx)

@@ -254,7 +254,7 @@ type export struct {
 // exportLast reads the last run of the fixture's ledger.
 func exportLast(t *testing.T, f fixture) export {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := stepContext(t, 30*time.Second)
 	defer cancel()
 	r := pitwall(ctx, t, f.dir, "export", "last", "--format", "json", "--db", f.db)
 	if r.code != 0 {

@@ -2,7 +2,6 @@ package promptfoo
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"iter"
@@ -13,8 +12,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"pitwall/internal/reap"
 )
 
 // expectedDifferences are the (output, assertion) pairs where pitwall
@@ -76,11 +78,16 @@ type verdict struct {
 // fails the suite unless allowErrors).
 func runPromptfoo(t *testing.T, dir, cfg string, cells map[string]verdict, allowErrors bool) map[string]map[string]verdict {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := reap.Step(t, 5*time.Minute)
 	defer cancel()
 	out := filepath.Join(dir, "promptfoo.json")
 	cmd := exec.CommandContext(ctx, promptfooBin, "eval", "-c", cfg, "-o", out, "--no-cache", "--no-progress-bar", "--no-write", "--no-table", "-j", "4")
 	cmd.Dir = dir
+	// node and whatever it starts are one group: ended together on the
+	// step's deadline, and by the watchdog if this binary dies first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Env = append(os.Environ(),
 		"HOME="+dir, "PROMPTFOO_CONFIG_DIR="+filepath.Join(dir, ".promptfoo"),
 		"PROMPTFOO_DISABLE_TELEMETRY=1", "PROMPTFOO_DISABLE_UPDATE=1", "PROMPTFOO_DISABLE_REMOTE_GENERATION=1",
@@ -88,7 +95,16 @@ func runPromptfoo(t *testing.T, dir, cfg string, cells map[string]verdict, allow
 		"PROMPTFOO_DISABLE_WAL_MODE=1", "OPENAI_API_KEY=suite", "NO_COLOR=1", "CI=true")
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	err := cmd.Run()
+	var err error
+	if err = cmd.Start(); err == nil {
+		release, rerr := reap.Group(cmd.Process.Pid)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		err = cmd.Wait()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what node left running
+		release()
+	}
 	data, rerr := os.ReadFile(out)
 	if rerr != nil {
 		t.Fatalf("promptfoo eval wrote no results (%v, %v):\n%s", err, rerr, tail(stderr.String(), 4000))
@@ -218,7 +234,7 @@ type cmdResult struct {
 
 func pitwall(t *testing.T, dir string, args ...string) cmdResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := reap.Step(t, 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, pitwallBin, args...)
 	cmd.Dir = dir

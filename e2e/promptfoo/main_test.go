@@ -2,6 +2,7 @@ package promptfoo
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"pitwall/internal/reap"
 )
 
 // The suite's shared state, set up once by TestMain.
@@ -27,6 +30,14 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e/promptfoo:", err)
 		return 1
 	}
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if testing.Short() {
+		skipReason = "go test -short: the differential suite against promptfoo runs without -short"
+		fmt.Fprintln(os.Stderr, "e2e/promptfoo: every test skips:", skipReason)
+		return m.Run()
+	}
 	dir := os.Getenv("PITWALL_PROMPTFOO_DIR")
 	if dir == "" {
 		return without(m, "the promptfoo differential suite is opt-in: set PITWALL_PROMPTFOO_DIR (scripts/install-promptfoo.sh installs node and promptfoo there, a minute or two cold)")
@@ -41,6 +52,11 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(work)
+	// However this binary ends, the watchdog removes the work folder.
+	if _, err := reap.Group(0, work); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e/promptfoo:", err)
+		return 1
+	}
 	if b := os.Getenv("PITWALL_BIN"); b != "" {
 		pitwallBin = b
 	} else {

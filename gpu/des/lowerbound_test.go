@@ -253,7 +253,14 @@ func TestLowerBoundWithLonelyLoadsHolds(t *testing.T) {
 // given its last jobs in the same decision (seed 3085).
 func TestPlacementMakesValidAssignmentsOnRandomFleets(t *testing.T) {
 	t.Parallel()
+	seeds := make([]uint64, 0, 4000)
 	for seed := range uint64(4000) {
+		// -short runs a tenth of the fleets, and the one that found the bug.
+		if !testing.Short() || seed < 400 || seed == 3085 {
+			seeds = append(seeds, seed)
+		}
+	}
+	for _, seed := range seeds {
 		sc := desLonelyScenario(seed)
 		for _, judging := range []string{JudgingTwoPhase, JudgingPipelined} {
 			if _, err := Simulate(sc, placement.Default, judging); err != nil {

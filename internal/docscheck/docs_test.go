@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-// TestDocsCiteOnlyWhatExists reads README.md, docs/*.md and every doc.go,
+// TestDocsCiteOnlyWhatExists reads README.md, CONTRIBUTING.md, docs/*.md and every doc.go,
 // and reports, as file:line, each citation that names nothing in the tree.
 //
 // What counts as a citation:
@@ -48,11 +48,7 @@ import (
 func TestDocsCiteOnlyWhatExists(t *testing.T) {
 	root := repoRoot(t)
 	tr := loadTree(t, root)
-	var docs []string
-	docs = append(docs, filepath.Join(root, "README.md"))
-	md, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
-	docs = append(docs, md...)
-	for _, p := range docs {
+	for _, p := range pages(root) {
 		for _, e := range tr.checkMarkdown(p) {
 			t.Error(e)
 		}

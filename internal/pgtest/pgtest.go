@@ -20,6 +20,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
+
+	"pitwall/internal/reap"
 )
 
 // Password is the superuser's password: the server asks for it over TCP
@@ -43,6 +45,9 @@ type Cluster struct {
 	log  string
 	cred *syscall.Credential
 	n    atomic.Int64
+	// release stands down the watchdog that kills the server and removes
+	// its folder if this test binary dies before Stop (internal/reap).
+	release func()
 
 	mu    sync.Mutex
 	admin *sql.DB
@@ -133,6 +138,10 @@ func Start() (*Cluster, error) {
 		c.Stop()
 		return nil, fmt.Errorf("%w: postgres: %v", ErrNoServer, err)
 	}
+	if c.release, err = reap.Group(c.cmd.Process.Pid, c.dir); err != nil {
+		c.Stop()
+		return nil, err
+	}
 	if err := c.waitUp(30 * time.Second); err != nil {
 		c.Stop()
 		return nil, err
@@ -143,7 +152,7 @@ func Start() (*Cluster, error) {
 func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(c.bin, name), args...)
 	cmd.Dir = c.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Setpgid: true}
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	return cmd
 }
@@ -240,6 +249,10 @@ func sanitize(s string) string {
 func (c *Cluster) Stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.release != nil {
+		c.release()
+		c.release = nil
+	}
 	if c.admin != nil {
 		c.admin.Close()
 		c.admin = nil

@@ -9,28 +9,12 @@ import (
 	"unicode/utf8"
 )
 
-// One SQL text per statement, written in SQLite's words, and one place
-// that says it in PostgreSQL's: every statement the ledger runs goes
-// through a db or tx below, which hands it to its dialect's sql first.
-// SQLite's is the text as written; PostgreSQL's is the text rewritten
-// once (and cached) by the rules of pgRewrite:
-//
-//   - placeholders: ? and ?N become $N;
-//   - max(a, b, ...) and min(a, b, ...) with more than one argument (SQLite's
-//     scalar forms) become greatest and least;
-//   - DESC becomes DESC NULLS LAST (SQLite sorts NULL first, PostgreSQL last);
-//   - INSERT OR IGNORE becomes INSERT ... ON CONFLICT DO NOTHING;
-//   - a few whole fragments with no counterpart (pgFragments) are replaced.
-//
-// INSERT OR REPLACE has no rule: write an upsert (INSERT ... ON CONFLICT
-// DO UPDATE), which both say alike (TestNoStatementInsertsOrReplaces).
-// String arguments are mapped by pgText on PostgreSQL.
-//
-// A statement that needs more than that is written twice, next to each
-// other, and picked with Ledger.dialect (pg): the schema, which PostgreSQL
-// creates at pgBaseVersion in one piece, is the one such place (pg.go).
-// A new migration's DDL is rewritten by pgDDL (INTEGER → BIGINT, REAL →
-// DOUBLE PRECISION, BLOB → BYTEA) unless pgMigrations gives its own text.
+// Every statement the ledger runs is written once where both engines say
+// it alike (ON CONFLICT, DESC NULLS LAST, which is SQLite's own order),
+// and twice, side by side in a dialect below, where they do not. The one
+// change made at run time is PostgreSQL's placeholders: ? and ?N become $N
+// (rebind). String arguments are mapped by pgText on PostgreSQL. The
+// schema is the migration files, one per engine (schema.go).
 
 // dialect is how one backend says SQL.
 type dialect struct {
@@ -40,15 +24,43 @@ type dialect struct {
 	// backend locks rows (PostgreSQL); SQLite's write transaction already
 	// holds the whole database.
 	forUpdate, forShare string
-	cache               sync.Map // SQLite text → this dialect's
+	// activity is the latest time any request of run ?1 was queued,
+	// started or ended: its last sign of life besides the heartbeat.
+	activity string
+	// interruptEnd is the end a reconcile gives run ?1: its heartbeat or
+	// its last activity, whichever is later.
+	interruptEnd string
+	// textsByID reads the bodies of a JSON array of ids, each by its
+	// primary key.
+	textsByID string
+	cache     sync.Map // text as written → rebound
 }
 
 var (
-	sqliteDialect = &dialect{name: "sqlite"}
-	pgDialect     = &dialect{name: "postgres", pg: true, forUpdate: " FOR UPDATE", forShare: " FOR SHARE"}
+	sqliteDialect = &dialect{
+		name:         "sqlite",
+		activity:     sqliteActivity,
+		interruptEnd: `max(heartbeat_ms, (` + sqliteActivity + `))`,
+		textsByID:    `SELECT id, body FROM texts WHERE id IN (SELECT value FROM json_each(?))`,
+	}
+	pgDialect = &dialect{
+		name: "postgres", pg: true, forUpdate: " FOR UPDATE", forShare: " FOR SHARE",
+		activity:     pgActivity,
+		interruptEnd: `greatest(heartbeat_ms, (` + pgActivity + `))`,
+		textsByID:    `SELECT id, body FROM texts WHERE id IN (SELECT jsonb_array_elements_text(?::jsonb)::bigint)`,
+	}
 )
 
-// sql is q in this dialect's words.
+// SQLite's scalar max is PostgreSQL's greatest.
+const (
+	sqliteActivity = `SELECT coalesce(max(max(coalesce(queued_ms, 0), coalesce(started_ms, 0),
+	coalesce(ended_ms, 0))), 0) FROM requests WHERE run_id = ?1`
+	pgActivity = `SELECT coalesce(max(greatest(coalesce(queued_ms, 0), coalesce(started_ms, 0),
+	coalesce(ended_ms, 0))), 0) FROM requests WHERE run_id = ?1`
+)
+
+// sql is q in this dialect's words: as written on SQLite, its
+// placeholders rebound on PostgreSQL (once, cached).
 func (d *dialect) sql(q string) string {
 	if !d.pg {
 		return q
@@ -56,35 +68,20 @@ func (d *dialect) sql(q string) string {
 	if v, ok := d.cache.Load(q); ok {
 		return v.(string)
 	}
-	out := pgRewrite(q)
+	out := rebind(q)
 	d.cache.Store(q, out)
 	return out
 }
 
-// pgFragments are SQLite fragments without a rule, and what PostgreSQL
-// says for them.
-var pgFragments = []struct{ sqlite, pg string }{
-	// Cache keys are TEXT in PostgreSQL (keyArg): read as stored.
-	{cacheKeyColumn, "cache_key"},
-	{"SELECT value FROM json_each(?)", "SELECT jsonb_array_elements_text(?::jsonb)::bigint"},
-}
-
-// pgRewrite says q in PostgreSQL's words (see the rules above).
-func pgRewrite(q string) string {
-	for _, f := range pgFragments {
-		q = strings.ReplaceAll(q, f.sqlite, f.pg)
-	}
-	if rest, ok := cutPrefixFold(strings.TrimSpace(q), "INSERT OR IGNORE"); ok {
-		q = "INSERT" + rest + " ON CONFLICT DO NOTHING"
-	}
-	q = scalarMinMax(q)
+// rebind says q's placeholders as PostgreSQL does: ? as the next $N, ?N
+// as $N; quoted strings are left as they are.
+func rebind(q string) string {
 	var b strings.Builder
 	b.Grow(len(q) + 16)
 	n := 0
 	for i := 0; i < len(q); i++ {
-		c := q[i]
-		switch {
-		case c == '\'':
+		switch c := q[i]; c {
+		case '\'':
 			j := strings.IndexByte(q[i+1:], '\'')
 			if j < 0 {
 				b.WriteString(q[i:])
@@ -92,7 +89,7 @@ func pgRewrite(q string) string {
 			}
 			b.WriteString(q[i : i+j+2])
 			i += j + 1
-		case c == '?':
+		case '?':
 			j := i + 1
 			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
 				j++
@@ -105,96 +102,8 @@ func pgRewrite(q string) string {
 				b.WriteString(strconv.Itoa(n))
 			}
 			i = j - 1
-		case (c == 'D' || c == 'd') && word(q, i, "DESC"):
-			b.WriteString(q[i:i+4] + " NULLS LAST")
-			i += 3
 		default:
 			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// word says whether q holds the keyword w at i, standing alone.
-func word(q string, i int, w string) bool {
-	if i+len(w) > len(q) || !strings.EqualFold(q[i:i+len(w)], w) {
-		return false
-	}
-	return (i == 0 || !identByte(q[i-1])) && (i+len(w) == len(q) || !identByte(q[i+len(w)]))
-}
-
-func identByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
-
-func cutPrefixFold(s, prefix string) (string, bool) {
-	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
-		return "", false
-	}
-	return s[len(prefix):], true
-}
-
-// scalarMinMax turns SQLite's max(a, b) and min(a, b) (more than one
-// argument: the scalar forms) into greatest and least.
-func scalarMinMax(q string) string {
-	for _, f := range []struct{ from, to string }{{"max", "greatest"}, {"min", "least"}} {
-		var b strings.Builder
-		for i := 0; i < len(q); i++ {
-			if word(q, i, f.from) && i+len(f.from) < len(q) && q[i+len(f.from)] == '(' {
-				if commas(q[i+len(f.from):]) > 0 {
-					b.WriteString(f.to)
-					i += len(f.from) - 1
-					continue
-				}
-			}
-			b.WriteByte(q[i])
-		}
-		q = b.String()
-	}
-	return q
-}
-
-// commas counts the top-level commas inside the parenthesis s opens.
-func commas(s string) int {
-	depth, n := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth == 0 {
-				return n
-			}
-		case ',':
-			if depth == 1 {
-				n++
-			}
-		case '\'':
-			if j := strings.IndexByte(s[i+1:], '\''); j >= 0 {
-				i += j + 1
-			}
-		}
-	}
-	return n
-}
-
-// pgDDL says a migration written for SQLite in PostgreSQL's types.
-func pgDDL(q string) string {
-	var b strings.Builder
-	for i := 0; i < len(q); i++ {
-		switch {
-		case word(q, i, "INTEGER"):
-			b.WriteString("BIGINT")
-			i += len("INTEGER") - 1
-		case word(q, i, "REAL"):
-			b.WriteString("DOUBLE PRECISION")
-			i += len("REAL") - 1
-		case word(q, i, "BLOB"):
-			b.WriteString("BYTEA")
-			i += len("BLOB") - 1
-		default:
-			b.WriteByte(q[i])
 		}
 	}
 	return b.String()

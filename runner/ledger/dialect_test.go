@@ -38,10 +38,11 @@ func TestPgTextKeepsWhatTEXTHoldsAndMapsTheRest(t *testing.T) {
 	}
 }
 
-// INSERT OR REPLACE has no rewrite for PostgreSQL (and on SQLite would
+// INSERT OR REPLACE has no counterpart on PostgreSQL (and on SQLite would
 // move a row to the end of its table's order): the ledger says upserts
 // (INSERT ... ON CONFLICT DO UPDATE) instead, and no statement of the
-// package says it.
+// package says it; nor any other form only one engine reads as meant,
+// outside dialect.go.
 func TestNoStatementInsertsOrReplaces(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("*.go")
@@ -70,7 +71,39 @@ func TestNoStatementInsertsOrReplaces(t *testing.T) {
 			if strings.Contains(u, "OR REPLACE") || strings.Contains(u, "REPLACE INTO") {
 				t.Errorf("%s: a statement says INSERT OR REPLACE: write an upsert (ON CONFLICT ... DO UPDATE)", fset.Position(lit.Pos()))
 			}
+			// Said alike by both engines only when written out: SQLite
+			// sorts NULL last under DESC, PostgreSQL first.
+			if strings.Count(u, " DESC") != strings.Count(u, " DESC NULLS LAST") {
+				t.Errorf("%s: a statement orders by DESC without NULLS LAST, which the engines read apart", fset.Position(lit.Pos()))
+			}
+			// SQLite's own words belong in dialect.go, beside PostgreSQL's.
+			if name != "dialect.go" {
+				for _, w := range []string{"OR IGNORE", "JSON_EACH", "TYPEOF(", "GREATEST("} {
+					if strings.Contains(u, w) {
+						t.Errorf("%s: a statement says %s, which one engine only knows: write it for each in dialect.go", fset.Position(lit.Pos()), w)
+					}
+				}
+			}
 			return true
 		})
+	}
+}
+
+// PostgreSQL's one change at run time: placeholders, outside quotes.
+func TestRebindNumbersPlaceholdersOutsideQuotes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, want string }{
+		{`SELECT 1`, `SELECT 1`},
+		{`UPDATE t SET a = ?, b = ? WHERE c = ?`, `UPDATE t SET a = $1, b = $2 WHERE c = $3`},
+		{`SELECT ?2 WHERE x = ?1 OR y = ?1`, `SELECT $2 WHERE x = $1 OR y = $1`},
+		{`SELECT '?' || ? FROM t WHERE s = 'a?b'`, `SELECT '?' || $1 FROM t WHERE s = 'a?b'`},
+		{`SELECT 'open`, `SELECT 'open`},
+	} {
+		if got := rebind(tt.in); got != tt.want {
+			t.Errorf("rebind(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if got := sqliteDialect.sql(tt.in); got != tt.in {
+			t.Errorf("SQLite's text of %q changed: %q", tt.in, got)
+		}
 	}
 }

@@ -73,8 +73,8 @@ func TestExitCodeOfARunOfAnEarlierSchemaIsUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range migrations[:6] {
-		if _, err := db.Exec(m); err != nil {
+	for _, m := range sqliteMigrations[:6] {
+		if _, err := db.Exec(m.sql); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -187,3 +187,68 @@ func TestAnOwnerThatWakesAfterItsLeaseTakesItsRunBackOnItsFirstWrite(t *testing.
 		t.Errorf("request statuses after a took the run back: %v; want none interrupted, two running", got)
 	}
 }
+
+// An owner that reads the same as the one before it (a container's pid 1
+// on the same host name, say) is still fenced: by the generation alone,
+// since every owner field compares equal. Catches the mutation that drops
+// `cur.Generation != h.gen` from fence's check.
+func TestATakeOverByAnOwnerThatReadsTheSameIsFencedByTheGeneration(t *testing.T) {
+	t.Parallel()
+	base := ms("2026-11-23T12:00:00Z")
+	same := Owner{PID: 1, Host: "box", Start: "boot/7", User: "ci"}
+	o := newOwners(t)
+	a := o.as(same, base, false)
+	if err := a.CreateRun(RunRow{ID: "r", Status: RunRunning, StartedAt: base, Owner: a.Self(), Heartbeat: base}); err != nil {
+		t.Fatal(err)
+	}
+	if err := seedRequests(a, "r", base); err != nil {
+		t.Fatal(err)
+	}
+	open, err := a.OpenRequests("r")
+	if err != nil || len(open) == 0 {
+		t.Fatalf("open requests: %v, %v", open, err)
+	}
+	// a's process ends (as pid 1 of a container that stops), and the
+	// container's next pid 1, reading the same, resumes the run. The held
+	// tokens are this process's, shared here by a and b: b starts holding
+	// nothing, as its own process would.
+	at := base.Add(Lease + time.Second)
+	b := o.as(same, at, false)
+	b.gone = func(Owner) (string, bool) { return "has exited", true }
+	a.release("r")
+	run, err := b.ResumeRun("r", at)
+	if err != nil || run.Generation != 1 || run.Owner != a.Self() {
+		t.Fatalf("the take-over: %+v, %v; want generation 1 under the same owner", run, err)
+	}
+	before := dump(t, b.r, "r")
+
+	// a's process still holds the token it had: generation 0.
+	a.hold("r", 0)
+	req := open[0]
+	req.Status, req.Output, req.EndedAt = StatusCompleted, "late", at
+	for _, w := range []struct {
+		name  string
+		write func() error
+	}{
+		{"Heartbeat", func() error { return a.Heartbeat("r", at) }},
+		{"StartRequest", func() error { return a.StartRequest(open[0].ID, "gpu1", at) }},
+		{"FinishRequest", func() error { r := req; return a.FinishRequest(&r) }},
+		{"PutCell", func() error {
+			return a.PutCell(CellRow{RunID: "r", Model: "m", Test: "t1", Status: "completed", Output: "late"})
+		}},
+		{"FinishRun", func() error { return a.FinishRun("r", "completed", "", at) }},
+	} {
+		if err := w.write(); !errors.Is(err, ErrTakenOver) {
+			t.Errorf("%s of the owner before, after a take-over by one that reads the same: %v; want ErrTakenOver", w.name, err)
+		}
+	}
+	if after := dump(t, b.r, "r"); after != before {
+		t.Errorf("the owner before changed the run:\nbefore\n%s\nafter\n%s", before, after)
+	}
+
+	// The new owner, at generation 1, writes as usual.
+	b.hold("r", 1)
+	if err := b.PutCell(CellRow{RunID: "r", Model: "m", Test: "t1", Status: "completed"}); err != nil {
+		t.Errorf("the new owner's cell: %v", err)
+	}
+}

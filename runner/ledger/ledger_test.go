@@ -279,7 +279,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		{"judge cache, keys at once", "WITH k(i, key) AS (VALUES (0, ?), (1, ?))" + cachedJudgesSQL, "requests_by_cache_key", []any{"k", "l"}},
 		{"open requests of a run", openRequestsSQL, "requests_by_run", []any{"r"}},
 		{"completed requests of a run", completedSQL, "requests_by_run", []any{"r", PurposeJudge}},
-		{"a run's last sign of life", activitySQL, "requests_by_run", []any{"r"}},
+		{"a run's last sign of life", sqliteDialect.activity, "requests_by_run", []any{"r"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

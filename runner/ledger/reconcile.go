@@ -24,11 +24,6 @@ type querier interface {
 	QueryRow(query string, args ...any) *sql.Row
 }
 
-// activitySQL is the latest time any request of a run was queued, started
-// or ended: its last sign of life besides the heartbeat.
-const activitySQL = `SELECT coalesce(max(max(coalesce(queued_ms, 0), coalesce(started_ms, 0),
-	coalesce(ended_ms, 0))), 0) FROM requests WHERE run_id = ?1`
-
 const openStatuses = `('queued', 'submitted', 'running')`
 
 // settle returns r as it stands once reconciled: interrupted if its
@@ -56,7 +51,7 @@ func (l *Ledger) diagnose(q querier, r RunRow) (why string, last time.Time, err 
 	var activity time.Time
 	noOwner := r.Owner.none()
 	if noOwner && r.Status == RunRunning {
-		if activity, err = lastActivity(q, r.ID); err != nil {
+		if activity, err = l.lastActivity(q, r.ID); err != nil {
 			return "", time.Time{}, l.wrap("run "+r.ID, err)
 		}
 	}
@@ -65,7 +60,7 @@ func (l *Ledger) diagnose(q querier, r RunRow) (why string, last time.Time, err 
 		return "", time.Time{}, nil
 	}
 	if !noOwner {
-		if activity, err = lastActivity(q, r.ID); err != nil {
+		if activity, err = l.lastActivity(q, r.ID); err != nil {
 			return "", time.Time{}, l.wrap("run "+r.ID, err)
 		}
 	}
@@ -76,9 +71,9 @@ func (l *Ledger) diagnose(q querier, r RunRow) (why string, last time.Time, err 
 	return why, last, nil
 }
 
-func lastActivity(q querier, runID string) (time.Time, error) {
+func (l *Ledger) lastActivity(q querier, runID string) (time.Time, error) {
 	var ms int64
-	if err := q.QueryRow(activitySQL, runID).Scan(&ms); err != nil {
+	if err := q.QueryRow(l.d.activity, runID).Scan(&ms); err != nil {
 		return time.Time{}, err
 	}
 	if ms == 0 {
@@ -135,7 +130,7 @@ func (l *Ledger) writeInterrupt(tx tx, seen RunRow, why string) (RunRow, error) 
 	// The end is computed under the write lock, so no request row of the
 	// run can begin after it.
 	res, err := tx.Exec(`UPDATE runs SET status = 'interrupted', message = ?2,
-		ended_ms = max(heartbeat_ms, (`+activitySQL+`))
+		ended_ms = `+l.d.interruptEnd+`
 		WHERE id = ?1 AND status = 'running' AND pid = ?3 AND host = ?4 AND heartbeat_ms = ?5 AND generation = ?6`,
 		seen.ID, interruptedMessage(seen.ID, why), seen.Owner.PID, seen.Owner.Host, seen.Heartbeat.UnixMilli(), seen.Generation)
 	if err != nil {

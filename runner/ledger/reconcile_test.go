@@ -391,8 +391,8 @@ func TestMigrationGivesRunsFromBeforeHeartbeatsTheirLastSignOfLife(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range migrations[:2] {
-		if _, err := db.Exec(m); err != nil {
+	for _, m := range sqliteMigrations[:2] {
+		if _, err := db.Exec(m.sql); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 const requestColumns = `id, run_id, purpose, server, model, test, repeat, judge, sample,
-	attempt, input, params, ` + cacheKeyColumn + `, batch_id, status, output, reasoning, tool_calls,
+	attempt, input, params, cache_key, batch_id, status, output, reasoning, tool_calls,
 	verdict, error_class, error, prompt_tokens, completion_tokens, ttft_us, latency_us,
 	queued_ms, started_ms, ended_ms, candidate_model, round,
 	input_ref, params_ref, output_ref, reasoning_ref, tool_calls_ref`
@@ -73,7 +73,7 @@ const (
 	// usageOfRunSQL is requestsOfRunSQL without the texts (input, params,
 	// output, reasoning, tool calls): what a run spent needs none of them.
 	usageOfRunSQL = `SELECT id, run_id, purpose, server, model, test, repeat, judge, sample,
-	attempt, '', '', ` + cacheKeyColumn + `, batch_id, status, '', '', '',
+	attempt, '', '', cache_key, batch_id, status, '', '', '',
 	verdict, error_class, error, prompt_tokens, completion_tokens, ttft_us, latency_us,
 	queued_ms, started_ms, ended_ms, candidate_model, round,
 	NULL, NULL, NULL, NULL, NULL FROM requests WHERE run_id = ? ORDER BY id`
@@ -85,17 +85,33 @@ const (
 	cachedJudgeSQL = `SELECT output, output_ref FROM requests
 		WHERE cache_key = ? AND cache_key <> '' AND status = 'completed' AND purpose = 'judge'
 		AND verdict <> 'error'
-		ORDER BY ended_ms DESC, id DESC LIMIT 1`
+		ORDER BY ended_ms DESC NULLS LAST, id DESC NULLS LAST LIMIT 1`
 
 	cachedInferenceSQL = `SELECT ` + requestColumns + ` FROM requests
 		WHERE cache_key = ? AND cache_key <> '' AND status = 'completed' AND purpose = 'inference'
-		ORDER BY ended_ms DESC, id DESC LIMIT 1`
+		ORDER BY ended_ms DESC NULLS LAST, id DESC NULLS LAST LIMIT 1`
 )
 
 // A cache key that is a SHA-256 in lower-case hex (as the runner's are) is
 // stored as its 32 bytes, half the size in the row and in the cache key
-// index; any other key is stored as given. Reads give it back in hex.
-const cacheKeyColumn = `CASE WHEN typeof(cache_key) = 'blob' THEN lower(hex(cache_key)) ELSE cache_key END`
+// index; any other key is stored as given. Reads give it back in hex
+// (keyColumn).
+
+// keyColumn scans a cache_key column: a key stored as bytes reads as their
+// lower-case hex, a key stored as text as it is.
+type keyColumn string
+
+func (k *keyColumn) Scan(v any) error {
+	switch v := v.(type) {
+	case []byte:
+		*k = keyColumn(hex.EncodeToString(v))
+	case string:
+		*k = keyColumn(v)
+	default:
+		return fmt.Errorf("cache key of type %T", v)
+	}
+	return nil
+}
 
 // PostgreSQL keeps every key as TEXT, as given.
 func (l *Ledger) keyArg(k string) any {
@@ -349,7 +365,7 @@ SELECT k.i, r.output, r.output_ref FROM k JOIN requests r ON r.id = (
 	SELECT id FROM requests
 	WHERE cache_key = k.key AND cache_key <> '' AND status = 'completed' AND purpose = 'judge'
 		AND verdict <> 'error'
-	ORDER BY ended_ms DESC, id DESC LIMIT 1)`
+	ORDER BY ended_ms DESC NULLS LAST, id DESC NULLS LAST LIMIT 1)`
 
 // CachedInference returns the newest completed inference request (the one
 // that ended last) with this cache key, from any run: the row an inference
@@ -392,7 +408,7 @@ func scanRequest(s scanner) (Request, [5][]byte, error) {
 		queued, started, closed sql.NullInt64
 	)
 	err := s.Scan(&r.ID, &r.RunID, &r.Purpose, &r.Server, &r.Model, &r.Test, &r.Repeat,
-		&r.Judge, &r.Sample, &r.Attempt, &r.Input, &r.Params, &r.CacheKey, &r.BatchID,
+		&r.Judge, &r.Sample, &r.Attempt, &r.Input, &r.Params, (*keyColumn)(&r.CacheKey), &r.BatchID,
 		&r.Status, &r.Output, &r.Reasoning, &r.ToolCalls, &r.Verdict, &r.ErrorClass, &r.Error,
 		&r.PromptTokens, &r.CompletionTokens, &ttft, &latency, &queued, &started, &closed,
 		&r.CandidateModel, &r.Round, &ref[0], &ref[1], &ref[2], &ref[3], &ref[4])

@@ -117,7 +117,7 @@ func (l *Ledger) listRuns(limit int) ([]RunRow, error) {
 		limit = math.MaxInt64 // no limit, in words both backends take
 	}
 	rows, err := l.r.Query(`SELECT `+runRead+` FROM runs
-		ORDER BY started_ms DESC, id DESC LIMIT ?`, limit)
+		ORDER BY started_ms DESC NULLS LAST, id DESC NULLS LAST LIMIT ?`, limit)
 	if err != nil {
 		return nil, l.wrap("list runs", err)
 	}

@@ -1,200 +1,88 @@
 package ledger
 
-import "fmt"
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+)
 
-// schemaVersion is the version this build writes: one per migration.
-func schemaVersion() int { return len(migrations) }
+// The schema is its migrations, one SQL file each per engine, side by side
+// under migrations/ (soft-serve's pkg/db/migrate is the model):
+//
+//	migrations/sqlite/NNNN_name.sql    moves a SQLite ledger from NNNN-1 to NNNN
+//	migrations/postgres/NNNN_name.sql  the same for PostgreSQL
+//
+// Each engine's file says its statements in its own words; the only thing
+// done to them at run time is PostgreSQL's placeholders (? → $n, dialect.go).
+// PostgreSQL ledgers begin at 0008_base.sql, schema 8 in one piece: a
+// fresh database runs it and the files after it, one of an earlier build
+// the files after its version. Append only: a released migration is never
+// edited, since ledgers in the field ran it; a migration that must
+// transform data in ways SQL cannot say goes in Go beside the files.
+//
+//go:embed migrations
+var migrationFiles embed.FS
 
-// migrations[i] moves the schema from version i to i+1. Append only: a
-// released migration is never edited, since ledgers in the field ran it.
-var migrations = []string{
-	// 1: runs, requests, cells, verdicts.
-	`
-CREATE TABLE runs (
-	id           TEXT PRIMARY KEY,
-	name         TEXT NOT NULL DEFAULT '',
-	status       TEXT NOT NULL,
-	scoring_mode TEXT NOT NULL DEFAULT '',
-	config_json  TEXT NOT NULL DEFAULT '',
-	scoring_json TEXT NOT NULL DEFAULT '',
-	models_json  TEXT NOT NULL DEFAULT 'null',
-	tests_json   TEXT NOT NULL DEFAULT 'null',
-	repeat       INTEGER NOT NULL DEFAULT 0,
-	started_ms   INTEGER,
-	ended_ms     INTEGER
-);
-CREATE INDEX runs_by_start ON runs (started_ms, id);
+// migration is one file: the version it moves the schema to, and its text.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
 
-CREATE TABLE requests (
-	id                INTEGER PRIMARY KEY,
-	run_id            TEXT NOT NULL,
-	purpose           TEXT NOT NULL,
-	server            TEXT NOT NULL DEFAULT '',
-	model             TEXT NOT NULL DEFAULT '',
-	test              TEXT NOT NULL DEFAULT '',
-	repeat            INTEGER NOT NULL DEFAULT 0,
-	judge             TEXT NOT NULL DEFAULT '',
-	sample            INTEGER NOT NULL DEFAULT 0,
-	attempt           INTEGER NOT NULL DEFAULT 0,
-	input             TEXT NOT NULL DEFAULT '',
-	params            TEXT NOT NULL DEFAULT '',
-	cache_key         TEXT NOT NULL DEFAULT '',
-	batch_id          TEXT NOT NULL DEFAULT '',
-	status            TEXT NOT NULL,
-	output            TEXT NOT NULL DEFAULT '',
-	reasoning         TEXT NOT NULL DEFAULT '',
-	tool_calls        TEXT NOT NULL DEFAULT '',
-	verdict           TEXT NOT NULL DEFAULT '',
-	error_class       TEXT NOT NULL DEFAULT '',
-	error             TEXT NOT NULL DEFAULT '',
-	prompt_tokens     INTEGER NOT NULL DEFAULT 0,
-	completion_tokens INTEGER NOT NULL DEFAULT 0,
-	ttft_us           INTEGER NOT NULL DEFAULT 0,
-	latency_us        INTEGER NOT NULL DEFAULT 0,
-	queued_ms         INTEGER,
-	started_ms        INTEGER,
-	ended_ms          INTEGER
-);
-CREATE INDEX requests_by_run ON requests (run_id);
--- Partial: most requests (inference, probes) carry no cache key.
-CREATE INDEX requests_by_cache_key ON requests (cache_key, status) WHERE cache_key <> '';
+// migrationList is an engine's migrations in version order.
+type migrationList []migration
 
-CREATE TABLE cells (
-	run_id            TEXT NOT NULL,
-	model             TEXT NOT NULL,
-	test              TEXT NOT NULL,
-	repeat            INTEGER NOT NULL,
-	status            TEXT NOT NULL DEFAULT '',
-	server            TEXT NOT NULL DEFAULT '',
-	output            TEXT NOT NULL DEFAULT '',
-	reasoning         TEXT NOT NULL DEFAULT '',
-	tool_calls        TEXT NOT NULL DEFAULT '',
-	checks            TEXT NOT NULL DEFAULT '',
-	error_class       TEXT NOT NULL DEFAULT '',
-	error             TEXT NOT NULL DEFAULT '',
-	attempts          INTEGER NOT NULL DEFAULT 0,
-	prompt_tokens     INTEGER NOT NULL DEFAULT 0,
-	completion_tokens INTEGER NOT NULL DEFAULT 0,
-	ttft_us           INTEGER NOT NULL DEFAULT 0,
-	latency_us        INTEGER NOT NULL DEFAULT 0,
-	tokens_per_sec    REAL NOT NULL DEFAULT 0,
-	PRIMARY KEY (run_id, model, test, repeat)
-);
+var (
+	sqliteMigrations   = loadMigrations("sqlite")
+	postgresMigrations = loadMigrations("postgres")
+)
 
-CREATE TABLE verdicts (
-	run_id     TEXT NOT NULL,
-	model      TEXT NOT NULL,
-	test       TEXT NOT NULL,
-	repeat     INTEGER NOT NULL,
-	judge      TEXT NOT NULL,
-	verdict    TEXT NOT NULL DEFAULT '',
-	score      REAL NOT NULL DEFAULT 0,
-	agreement  REAL NOT NULL DEFAULT 0,
-	detail     TEXT NOT NULL DEFAULT '',
-	error      TEXT NOT NULL DEFAULT '',
-	source     TEXT NOT NULL DEFAULT '',
-	latency_ms INTEGER NOT NULL DEFAULT 0,
-	at_ms      INTEGER,
-	PRIMARY KEY (run_id, model, test, repeat, judge)
-);
-`,
-	// 2: why a run ended as it did (a failed run's reason).
-	`ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT '';`,
-	// 3: the process running a run and its heartbeat, so a run whose
-	// process died can be told from one still running (liveness.go).
-	`
-ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
-ALTER TABLE runs ADD COLUMN heartbeat_ms INTEGER;
--- Runs left running by earlier builds get their last sign of life as a
--- heartbeat and no owner, so rule 3 of goneWhy can close the dead ones.
-UPDATE runs SET heartbeat_ms = nullif(max(coalesce(started_ms, 0), coalesce((
-	SELECT max(max(coalesce(q.queued_ms, 0), coalesce(q.started_ms, 0), coalesce(q.ended_ms, 0)))
-	FROM requests q WHERE q.run_id = runs.id), 0)), 0)
-WHERE status = 'running';
-`,
-	// 4: a judge request names the cell it judges: the tested model beside
-	// test and repeat (model is the judge's), and the judging round.
-	`
-ALTER TABLE requests ADD COLUMN candidate_model TEXT NOT NULL DEFAULT '';
-ALTER TABLE requests ADD COLUMN round INTEGER NOT NULL DEFAULT 0;
-`,
-	// 5: the caches answer with the newest output, so the cache key index
-	// orders by end time.
-	`
-DROP INDEX requests_by_cache_key;
-CREATE INDEX requests_by_cache_key ON requests (cache_key, status, ended_ms) WHERE cache_key <> '';
-`,
-	// 6: texts stored once (texts.go). A row written from now on keeps each
-	// long text as a list of references into texts (the _ref columns) and
-	// its text column empty; rows written before keep their text inline and
-	// a NULL reference, and read as they always did.
-	`
-CREATE TABLE texts (
-	id   INTEGER PRIMARY KEY,
-	hash INTEGER NOT NULL, -- the first 8 bytes of the body's SHA-256, big-endian
-	body TEXT NOT NULL
-);
+// schemaVersion is the version this build writes: SQLite's last migration,
+// which PostgreSQL's last must equal (TestBothEnginesMigrateToOneVersion).
+func schemaVersion() int { return sqliteMigrations[len(sqliteMigrations)-1].version }
 
-ALTER TABLE requests ADD COLUMN input_ref BLOB;
-ALTER TABLE requests ADD COLUMN params_ref BLOB;
-ALTER TABLE requests ADD COLUMN output_ref BLOB;
-ALTER TABLE requests ADD COLUMN reasoning_ref BLOB;
-ALTER TABLE requests ADD COLUMN tool_calls_ref BLOB;
-ALTER TABLE cells ADD COLUMN output_ref BLOB;
-ALTER TABLE cells ADD COLUMN reasoning_ref BLOB;
-ALTER TABLE cells ADD COLUMN tool_calls_ref BLOB;
-ALTER TABLE cells ADD COLUMN checks_ref BLOB;
-ALTER TABLE verdicts ADD COLUMN detail_ref BLOB;
--- Cache keys that are SHA-256s in lower-case hex become their 32 bytes
--- (keyArg in requests.go).
-UPDATE requests SET cache_key = unhex(cache_key)
-	WHERE length(cache_key) = 64 AND cache_key NOT GLOB '*[^0-9a-f]*';
-`,
-	// 7: the exit code the process that ran a run returned (exitcode.go);
-	// NULL for runs of earlier builds, and for a run whose end it was not:
-	// a run that starts or ends again (resume, retry, reconciling) loses
-	// the code its earlier end was given, until its new end is given one.
-	`
-ALTER TABLE runs ADD COLUMN exit_code INTEGER;
-CREATE TRIGGER runs_exit_code_of_its_end AFTER UPDATE OF status, ended_ms ON runs
-WHEN NEW.exit_code IS NOT NULL
-BEGIN
-	UPDATE runs SET exit_code = NULL WHERE id = NEW.id;
-END;
-`,
-	// 8: run ownership as a lease with fencing (liveness.go, fence.go): when
-	// the owner's process started, so that a reused pid is not taken for
-	// it, and the generation, one more at every take-over, that each of the
-	// owner's writes is checked against.
-	`
-ALTER TABLE runs ADD COLUMN owner_start TEXT NOT NULL DEFAULT '';
-ALTER TABLE runs ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
-`,
-	// 9: the user the owner's process runs as, so that `runs` on a ledger
-	// a team shares says whose each run is; '' for runs of earlier builds.
-	`ALTER TABLE runs ADD COLUMN owner_user TEXT NOT NULL DEFAULT '';`,
-	// 10: the cache key index leaves the status out. With it, a request's
-	// start moved its entry too (a delete and an insert at a random place,
-	// the keys being hashes, in a later commit than the insert's). The end
-	// time stays, so a cache read still walks a key's rows newest first
-	// and stops at the first completed one, however many runs have
-	// reused the key.
-	`
-DROP INDEX requests_by_cache_key;
-CREATE INDEX requests_by_cache_key ON requests (cache_key, ended_ms) WHERE cache_key <> '';
-`,
-	// 11: the cache key index holds completed requests only, the rows a
-	// cache read can take. A request's row is written before it is sent
-	// and its end after: with every keyed row indexed, it put an entry at
-	// a random place (the keys are hashes) as it was queued, then moved it
-	// when its end time came, three writes of a page of an index that a
-	// large ledger does not keep in its cache; now one, at its end. The
-	// cache reads name both terms (requests.go), so they use it.
-	`
-DROP INDEX requests_by_cache_key;
-CREATE INDEX requests_by_cache_key ON requests (cache_key, ended_ms) WHERE cache_key <> '' AND status = 'completed';
-`,
+// after is the migrations past version v, in order.
+func (ms migrationList) after(v int) migrationList {
+	for i, m := range ms {
+		if m.version > v {
+			return ms[i:]
+		}
+	}
+	return nil
+}
+
+// loadMigrations reads migrations/<engine>: names NNNN_name.sql, versions
+// rising by one from the first.
+func loadMigrations(engine string) migrationList {
+	dir := path.Join("migrations", engine)
+	entries, err := fs.ReadDir(migrationFiles, dir)
+	if err != nil {
+		panic(err)
+	}
+	var ms migrationList
+	for _, e := range entries {
+		num, name, ok := strings.Cut(strings.TrimSuffix(e.Name(), ".sql"), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".sql") {
+			panic(fmt.Sprintf("migration %s/%s: want NNNN_name.sql", dir, e.Name()))
+		}
+		if len(ms) > 0 && v != ms[len(ms)-1].version+1 {
+			panic(fmt.Sprintf("migration %s/%s: version %d after %d", dir, e.Name(), v, ms[len(ms)-1].version))
+		}
+		b, err := migrationFiles.ReadFile(path.Join(dir, e.Name()))
+		if err != nil {
+			panic(err)
+		}
+		ms = append(ms, migration{version: v, name: name, sql: string(b)})
+	}
+	if len(ms) == 0 {
+		panic("no migrations in " + dir)
+	}
+	return ms
 }
 
 // migrate brings the schema to schemaVersion in one transaction, so a crash
@@ -221,9 +109,9 @@ func (l *Ledger) migrate() error {
 	if v == schemaVersion() {
 		return nil
 	}
-	for i := v; i < schemaVersion(); i++ {
-		if _, err := tx.Exec(migrations[i]); err != nil {
-			return l.wrap(fmt.Sprintf("migrate to schema version %d", i+1), err)
+	for _, m := range sqliteMigrations.after(v) {
+		if _, err := tx.Exec(m.sql); err != nil {
+			return l.wrap(fmt.Sprintf("migrate to schema version %d", m.version), err)
 		}
 	}
 	// user_version lives in the database header, which the transaction

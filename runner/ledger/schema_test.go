@@ -19,8 +19,8 @@ func TestALedgerOfSchema5ReadsTheSameAfterMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range migrations[:5] {
-		if _, err := db.Exec(m); err != nil {
+	for _, m := range sqliteMigrations[:5] {
+		if _, err := db.Exec(m.sql); err != nil {
 			t.Fatal(err)
 		}
 	}

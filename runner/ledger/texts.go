@@ -279,10 +279,7 @@ func (w *writer) remember(staged map[textKey]int64) {
 	}
 }
 
-// textsByIDSQL reads the bodies of a JSON array of ids, each by its primary key.
-const textsByIDSQL = `SELECT id, body FROM texts WHERE id IN (SELECT value FROM json_each(?))`
-
-// textChunk bounds the ids one textsByIDSQL reads.
+// textChunk bounds the ids one read of dialect.textsByID takes.
 const textChunk = 500
 
 // texts fills text columns read back: each add names where a column's

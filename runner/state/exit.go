@@ -1,6 +1,6 @@
 package state
 
-// Exit codes of a run, as README's table gives them.
+// Exit codes of a run, as docs/cli.md's table gives them.
 const (
 	ExitOK    = 0 // every cell passed
 	ExitFail  = 1 // a test failed or errored (WARN too under strict), or the run was stopped

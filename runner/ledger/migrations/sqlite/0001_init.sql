@@ -1,0 +1,89 @@
+-- 1: runs, requests, cells, verdicts.
+
+CREATE TABLE runs (
+	id           TEXT PRIMARY KEY,
+	name         TEXT NOT NULL DEFAULT '',
+	status       TEXT NOT NULL,
+	scoring_mode TEXT NOT NULL DEFAULT '',
+	config_json  TEXT NOT NULL DEFAULT '',
+	scoring_json TEXT NOT NULL DEFAULT '',
+	models_json  TEXT NOT NULL DEFAULT 'null',
+	tests_json   TEXT NOT NULL DEFAULT 'null',
+	repeat       INTEGER NOT NULL DEFAULT 0,
+	started_ms   INTEGER,
+	ended_ms     INTEGER
+);
+CREATE INDEX runs_by_start ON runs (started_ms, id);
+
+CREATE TABLE requests (
+	id                INTEGER PRIMARY KEY,
+	run_id            TEXT NOT NULL,
+	purpose           TEXT NOT NULL,
+	server            TEXT NOT NULL DEFAULT '',
+	model             TEXT NOT NULL DEFAULT '',
+	test              TEXT NOT NULL DEFAULT '',
+	repeat            INTEGER NOT NULL DEFAULT 0,
+	judge             TEXT NOT NULL DEFAULT '',
+	sample            INTEGER NOT NULL DEFAULT 0,
+	attempt           INTEGER NOT NULL DEFAULT 0,
+	input             TEXT NOT NULL DEFAULT '',
+	params            TEXT NOT NULL DEFAULT '',
+	cache_key         TEXT NOT NULL DEFAULT '',
+	batch_id          TEXT NOT NULL DEFAULT '',
+	status            TEXT NOT NULL,
+	output            TEXT NOT NULL DEFAULT '',
+	reasoning         TEXT NOT NULL DEFAULT '',
+	tool_calls        TEXT NOT NULL DEFAULT '',
+	verdict           TEXT NOT NULL DEFAULT '',
+	error_class       TEXT NOT NULL DEFAULT '',
+	error             TEXT NOT NULL DEFAULT '',
+	prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+	completion_tokens INTEGER NOT NULL DEFAULT 0,
+	ttft_us           INTEGER NOT NULL DEFAULT 0,
+	latency_us        INTEGER NOT NULL DEFAULT 0,
+	queued_ms         INTEGER,
+	started_ms        INTEGER,
+	ended_ms          INTEGER
+);
+CREATE INDEX requests_by_run ON requests (run_id);
+-- Partial: most requests (inference, probes) carry no cache key.
+CREATE INDEX requests_by_cache_key ON requests (cache_key, status) WHERE cache_key <> '';
+
+CREATE TABLE cells (
+	run_id            TEXT NOT NULL,
+	model             TEXT NOT NULL,
+	test              TEXT NOT NULL,
+	repeat            INTEGER NOT NULL,
+	status            TEXT NOT NULL DEFAULT '',
+	server            TEXT NOT NULL DEFAULT '',
+	output            TEXT NOT NULL DEFAULT '',
+	reasoning         TEXT NOT NULL DEFAULT '',
+	tool_calls        TEXT NOT NULL DEFAULT '',
+	checks            TEXT NOT NULL DEFAULT '',
+	error_class       TEXT NOT NULL DEFAULT '',
+	error             TEXT NOT NULL DEFAULT '',
+	attempts          INTEGER NOT NULL DEFAULT 0,
+	prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+	completion_tokens INTEGER NOT NULL DEFAULT 0,
+	ttft_us           INTEGER NOT NULL DEFAULT 0,
+	latency_us        INTEGER NOT NULL DEFAULT 0,
+	tokens_per_sec    REAL NOT NULL DEFAULT 0,
+	PRIMARY KEY (run_id, model, test, repeat)
+);
+
+CREATE TABLE verdicts (
+	run_id     TEXT NOT NULL,
+	model      TEXT NOT NULL,
+	test       TEXT NOT NULL,
+	repeat     INTEGER NOT NULL,
+	judge      TEXT NOT NULL,
+	verdict    TEXT NOT NULL DEFAULT '',
+	score      REAL NOT NULL DEFAULT 0,
+	agreement  REAL NOT NULL DEFAULT 0,
+	detail     TEXT NOT NULL DEFAULT '',
+	error      TEXT NOT NULL DEFAULT '',
+	source     TEXT NOT NULL DEFAULT '',
+	latency_ms INTEGER NOT NULL DEFAULT 0,
+	at_ms      INTEGER,
+	PRIMARY KEY (run_id, model, test, repeat, judge)
+);
