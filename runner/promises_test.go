@@ -29,7 +29,9 @@ type ledgerFirst struct {
 	missing []string
 }
 
-func requestKey(purpose, model, input string) string { return purpose + "\x00" + model + "\x00" + input }
+func requestKey(purpose, model, input string) string {
+	return purpose + "\x00" + model + "\x00" + input
+}
 
 func (f *ledgerFirst) SubmitAll(ctx context.Context, jobs []*gpu.Job) {
 	for _, j := range jobs {
