@@ -2,16 +2,11 @@ package promptfoo
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"pitwall/config"
 	"pitwall/edges/jsassert"
@@ -256,158 +251,6 @@ func varCombinations(vars map[string]any) ([]map[string]any, error) {
 		combos = next
 	}
 	return combos, nil
-}
-
-// readVarFiles replaces file:// var values with the file's content: text as
-// it is, .json and .yaml parsed, as promptfoo loads them.
-func (b *pfBase) readVarFiles(vars map[string]any, at string) {
-	for _, k := range slices.Sorted(maps.Keys(vars)) {
-		s, ok := vars[k].(string)
-		ref, isFile := strings.CutPrefix(strings.TrimSpace(s), "file://")
-		if !ok || !isFile {
-			continue
-		}
-		v, err := pfDataFile(b.path, ref)
-		if err != nil {
-			b.col.Add(config.JoinPath(config.JoinPath(at, "vars"), k), "the path is relative to the promptfoo config", "%v", err)
-			continue
-		}
-		vars[k] = v
-	}
-}
-
-// maxScriptBytes caps what pitwall reads from a file:// reference: a
-// prompt, a var, a script. These are written by hand; a larger file is not
-// one of them.
-const maxScriptBytes = 1 << 20
-
-// pfFile reads a file:// reference relative to the config.
-func pfFile(cfgPath, ref string) ([]byte, string, error) {
-	p := ref
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(filepath.Dir(cfgPath), ref)
-	}
-	if strings.ContainsAny(ref, "*?[") {
-		return nil, p, fmt.Errorf("file://%s: globs are not read; name one file", ref)
-	}
-	data, err := config.ReadInput(p)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, p, fmt.Errorf("file://%s: no such file (looked for %s)", ref, p)
-	case err != nil:
-		return nil, p, fmt.Errorf("file://%s: %v", ref, err)
-	case len(data) > maxScriptBytes:
-		return nil, p, fmt.Errorf("file://%s is more than %d KiB", ref, maxScriptBytes>>10)
-	}
-	return data, p, nil
-}
-
-// pfDataFile reads a var's file: text, or parsed JSON or YAML.
-func pfDataFile(cfgPath, ref string) (any, error) {
-	data, p, err := pfFile(cfgPath, ref)
-	if err != nil {
-		return nil, err
-	}
-	syntax := map[string]string{".json": "json", ".yaml": "yaml", ".yml": "yaml"}[strings.ToLower(filepath.Ext(p))]
-	if err := config.CheckNesting(p, data, syntax); err != nil {
-		return nil, fmt.Errorf("file://%s: %w", ref, err)
-	}
-	switch strings.ToLower(filepath.Ext(p)) {
-	case ".json":
-		var v any
-		if err := json.Unmarshal(data, &v); err != nil {
-			return nil, fmt.Errorf("file://%s is not JSON: %s", ref, config.JSONDecodeError(p, data, 0, err).Msg)
-		}
-		return v, nil
-	case ".yaml", ".yml":
-		var v any
-		if err := yaml.Unmarshal(data, &v); err != nil {
-			return nil, fmt.Errorf("file://%s: YAML: %s", ref, yamlMessage(err))
-		}
-		return config.JSONNormalize(v), nil
-	case ".js", ".cjs", ".mjs", ".py", ".rb":
-		return nil, fmt.Errorf("file://%s: vars computed by scripts are not run; write the value, or its file's text", ref)
-	}
-	return string(data), nil
-}
-
-// pfPromptFile reads a prompt file: text, or a JSON chat (kept as its text,
-// which the renderer reads as messages).
-func pfPromptFile(cfgPath, ref string) (string, error) {
-	data, p, err := pfFile(cfgPath, ref)
-	if err != nil {
-		return "", err
-	}
-	switch strings.ToLower(filepath.Ext(p)) {
-	case ".txt", ".md", ".json", ".j2", ".prompt", "":
-		return string(data), nil
-	}
-	return "", fmt.Errorf("file://%s: only text, Markdown and JSON chat prompts are read (not scripts or YAML)", ref)
-}
-
-// The templates promptfoo renders are Nunjucks. pitwall renders the part
-// batteries use: {{ name }}, {{ name.field }} and the filters dump, safe,
-// trim, upper and lower; anything else ({% if %}, other filters) is left
-// as written and noted.
-var (
-	pfVar      = regexp.MustCompile(`\{\{\s*([A-Za-z_][\w.]*)\s*((?:\|\s*\w+\s*)*)\}\}`)
-	pfTemplate = regexp.MustCompile(`\{%|\{\{`)
-)
-
-// render fills placeholders; unknown names are left as they are.
-func (b *pfBase) render(s string, vars map[string]any, id string) string {
-	out := pfRender(s, vars)
-	if pfTemplate.MatchString(out) && pfTemplate.MatchString(s) {
-		b.n.Add("template syntax pitwall does not render ({% … %}, a filter, or an unknown var) is sent as written", id)
-	}
-	return out
-}
-
-func pfRender(s string, vars map[string]any) string {
-	return pfVar.ReplaceAllStringFunc(s, func(m string) string {
-		sm := pfVar.FindStringSubmatch(m)
-		v, ok := lookupVar(vars, sm[1])
-		if !ok {
-			return m
-		}
-		text := config.ValueText(v)
-		for _, f := range strings.Split(sm[2], "|") {
-			switch strings.TrimSpace(f) {
-			case "":
-			case "dump":
-				b, err := json.Marshal(config.JSONNormalize(v))
-				if err != nil {
-					return m
-				}
-				text = string(b)
-			case "safe":
-			case "trim":
-				text = strings.TrimSpace(text)
-			case "upper":
-				text = strings.ToUpper(text)
-			case "lower":
-				text = strings.ToLower(text)
-			default:
-				return m
-			}
-		}
-		return text
-	})
-}
-
-// lookupVar finds a dotted name in vars.
-func lookupVar(vars map[string]any, name string) (any, bool) {
-	var cur any = vars
-	for part := range strings.SplitSeq(name, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[part]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 // providersRequest reads the request fields of the config's providers: the
