@@ -200,18 +200,15 @@ type streamAcc struct {
 	last               time.Duration // when the last token-bearing chunk came
 	usage              bool
 	prompt, completion int
-	scratch            streamChunk // the chunk being decoded, its slice reused
+	scratch            streamChunk // the chunk being decoded
 }
 
 // add decodes one chunk; at is the time since the call began.
 func (a *streamAcc) add(raw []byte, at time.Duration) error {
 	ch := &a.scratch
-	*ch = streamChunk{Model: ch.Model, Choices: ch.Choices[:0]} // the model's name read once (sameString)
-	if !decodeChunk(raw, ch) {
-		*ch = streamChunk{} // encoding/json merges into what is there
-		if err := json.Unmarshal(raw, ch); err != nil {
-			return fmt.Errorf("chunk %d: %w", a.chunks+1, err)
-		}
+	*ch = streamChunk{} // encoding/json merges into what is there
+	if err := json.Unmarshal(raw, ch); err != nil {
+		return fmt.Errorf("chunk %d: %w", a.chunks+1, err)
 	}
 	a.chunks++
 	if a.model == "" {

@@ -15,7 +15,7 @@ import (
 // postChat sends r as a streamed chat completion as go-openai's
 // CreateChatCompletionStream would (its reasoning-model checks, its URL and
 // headers, its errors for a non-2xx reply), but with the body encoded by
-// appendChatBody, which puts temp on the wire, 0 included (go-openai drops
+// encodeChatBody, which puts temp on the wire, 0 included (go-openai drops
 // it). Two things differ: a model named as one of OpenAI's retired
 // completion models (davinci, ada, text-davinci-003...) is sent, where
 // go-openai refused it unsent (a local server may call a model anything),
@@ -23,16 +23,14 @@ import (
 // its body, as the hook transport wraps it, is cl.body. The caller closes
 // it.
 //
-// go-openai is not asked to send it: it would encode the body by
-// reflection and open a buffered reader that Chat never reads (sseLines
-// reads the body itself), about a tenth of what a live request cost this
-// process.
+// go-openai is not asked to send it: its request type cannot carry a
+// temperature of 0, and sseLines reads the stream itself.
 func (c *Client) postChat(ctx context.Context, cl *callInfo, r *openai.ChatCompletionRequest, temp *float64) (*http.Response, error) {
 	r.Stream = true
 	if err := openai.NewReasoningValidator().Validate(*r); err != nil {
 		return nil, err
 	}
-	body, err := appendChatBody(make([]byte, 0, chatBodySize(r)), r, temp)
+	body, err := encodeChatBody(r, temp)
 	if err != nil {
 		return nil, err
 	}
@@ -59,17 +57,6 @@ func (c *Client) postChat(ctx context.Context, cl *callInfo, r *openai.ChatCompl
 		return nil, errorReply(resp)
 	}
 	return resp, nil
-}
-
-// chatBodySize guesses the length of r's body, so that it is built without
-// growing: its texts and some room for the keys around them.
-func chatBodySize(r *openai.ChatCompletionRequest) int {
-	n := 256 + len(r.Model)
-	for i := range r.Messages {
-		m := &r.Messages[i]
-		n += 64 + len(m.Role) + len(m.Content) + len(m.Content)/16 + len(m.Name) + len(m.ToolCallID)
-	}
-	return n
 }
 
 // errorReply is the error of a non-2xx reply, as go-openai makes it: an

@@ -10,8 +10,8 @@ import (
 )
 
 // toOpenAI translates a chat.Request into go-openai's request. Temperature is left
-// out on purpose: go-openai drops 0 (omitempty), so appendChatBody writes it
-// onto the wire instead (wire_body.go).
+// out on purpose: go-openai drops 0 (omitempty), so encodeChatBody writes it
+// onto the wire instead (chatBody, wire_body.go).
 func toOpenAI(r chat.Request) (openai.ChatCompletionRequest, error) {
 	if r.Model == "" {
 		return openai.ChatCompletionRequest{}, errors.New("request names no model")

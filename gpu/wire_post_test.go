@@ -1,17 +1,13 @@
 package gpu
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,185 +16,6 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 )
-
-// goOpenAIBody is the body go-openai sent for r before pitwall encoded it
-// itself: its json.Marshal, with "temperature" put after the opening brace
-// when one was asked for (go-openai drops 0).
-func goOpenAIBody(t *testing.T, r openai.ChatCompletionRequest, temp *float64) []byte {
-	t.Helper()
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if temp == nil {
-		return b
-	}
-	field := `"temperature":` + strconv.FormatFloat(*temp, 'g', -1, 64)
-	if len(b) > 2 {
-		field += ","
-	}
-	return append([]byte("{"+field), b[1:]...)
-}
-
-// Texts of every escape encoding/json makes (HTML characters, control
-// characters, invalid UTF-8, U+2028, the warning sign's selector): the
-// quoting itself is chat's, fuzzed there; here they only need to appear
-// in every field.
-var awkwardTexts = []string{
-	"", "plain", `quote " and \ backslash`, "<b>&amp;</b>", "tab\tnew\nline\rcarriage",
-	"\x00\x01\x08\x0c\x1f\x7f", "bad \xff\xfe utf-8 \xc3", "sep \u2028 and \u2029", "⚠️ ✓ ❌ 日本語",
-}
-
-// randText is two of awkwardTexts, end to end.
-func randText(rng *rand.Rand) string {
-	return awkwardTexts[rng.IntN(len(awkwardTexts))] + awkwardTexts[rng.IntN(len(awkwardTexts))]
-}
-
-// randRequest is a chat request with every field toOpenAI translates set
-// or left out at random.
-func randRequest(rng *rand.Rand) chat.Request {
-	models := []string{"m", "qwen3:0.6b", "o3-mini", "gpt-5", "o1", "llama <3> & co"}
-	r := chat.Request{Model: models[rng.IntN(len(models))]}
-	for range rng.IntN(4) {
-		m := chat.Message{Role: []string{"system", "user", "assistant", "tool"}[rng.IntN(4)], Content: randText(rng)}
-		if rng.IntN(4) == 0 {
-			m.Name = randText(rng)
-		}
-		if rng.IntN(4) == 0 {
-			m.ToolCallID = randText(rng)
-		}
-		for range rng.IntN(3) {
-			m.ToolCalls = append(m.ToolCalls, chat.ToolCall{ID: randText(rng), Name: randText(rng), Arguments: randText(rng)})
-		}
-		r.Messages = append(r.Messages, m)
-	}
-	for range rng.IntN(3) {
-		tool := chat.Tool{Function: chat.FunctionDef{Name: randText(rng), Description: randText(rng)}}
-		if rng.IntN(2) == 0 {
-			tool.Type = "function"
-		}
-		if rng.IntN(2) == 0 {
-			tool.Function.Parameters = map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "string", "description": randText(rng)}}}
-		}
-		r.Tools = append(r.Tools, tool)
-	}
-	switch rng.IntN(4) {
-	case 1:
-		r.ToolChoice = "auto"
-	case 2:
-		r.ToolChoice = map[string]any{"type": "function", "function": map[string]any{"name": randText(rng)}}
-	}
-	switch rng.IntN(5) {
-	case 1:
-		r.ResponseFormat = &chat.ResponseFormat{Type: "json_object"}
-	case 2:
-		r.ResponseFormat = &chat.ResponseFormat{Type: "json_schema", Name: randText(rng), Strict: rng.IntN(2) == 0,
-			Schema: map[string]any{"type": "object", "required": []any{"pass"}}}
-	case 3:
-		r.ResponseFormat = &chat.ResponseFormat{Type: "text"}
-	}
-	if rng.IntN(2) == 0 {
-		temp := []float64{0, 0.7, 1, 1e-7, 2}[rng.IntN(5)]
-		r.Temperature = &temp
-	}
-	if rng.IntN(2) == 0 {
-		seed := rng.IntN(1<<40) - 1<<39
-		r.Seed = &seed
-	}
-	if rng.IntN(2) == 0 {
-		r.MaxTokens = rng.IntN(100000)
-	}
-	return r
-}
-
-// The body pitwall writes is, byte for byte, the one go-openai wrote with
-// temperature put on the wire: every field toOpenAI sets, in every shape.
-func TestChatBodyIsGoOpenAIs(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range 5000 {
-		r := randRequest(rng)
-		oreq, err := toOpenAI(r)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		got, err := appendChatBody(nil, &oreq, r.Temperature)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		if want := goOpenAIBody(t, oreq, r.Temperature); !bytes.Equal(got, want) {
-			t.Fatalf("request %d (%+v):\n got %s\nwant %s", i, r, got, want)
-		}
-		if !json.Valid(got) {
-			t.Fatalf("request %d: not JSON: %s", i, got)
-		}
-		// toOpenAI sets no field appendChatBody leaves to go-openai.
-		rest := oreq
-		rest.Model, rest.Messages, rest.Stream, rest.StreamOptions = "", nil, false, nil
-		//lint:ignore SA1019 the field appendChatBody writes for local servers
-		rest.MaxTokens = 0
-		rest.MaxCompletionTokens, rest.Seed, rest.Tools, rest.ToolChoice, rest.ResponseFormat = 0, nil, nil, nil, nil
-		if v := reflect.ValueOf(rest); !v.IsZero() {
-			t.Fatalf("request %d: toOpenAI set a field appendChatBody does not write: %+v", i, rest)
-		}
-	}
-}
-
-// A message with a field toOpenAI never sets (parts, a refusal, reasoning,
-// a function call) is go-openai's to write, refusal of parts beside content
-// included.
-func TestChatBodyLeavesOtherMessagesToGoOpenAI(t *testing.T) {
-	parts := []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText, Text: "hi <there>"}}
-	r := openai.ChatCompletionRequest{Model: "m", Stream: true, Messages: []openai.ChatCompletionMessage{
-		{Role: "user", MultiContent: parts},
-		{Role: "assistant", Content: "a", Refusal: "no", Name: "n", ReasoningContent: "hmm"},
-		{Role: "assistant", FunctionCall: &openai.FunctionCall{Name: "f", Arguments: "{}"}, ToolCallID: "t"},
-	}}
-	got, err := appendChatBody(nil, &r, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := goOpenAIBody(t, r, nil); !bytes.Equal(got, want) {
-		t.Fatalf("got %s\nwant %s", got, want)
-	}
-	r.Messages[0].Content = "both"
-	if _, err := appendChatBody(nil, &r, nil); err == nil {
-		t.Fatal("a message with content and parts both was encoded; go-openai refuses it")
-	}
-}
-
-// Building a judge-sized request body: by hand against go-openai's
-// json.Marshal and the copy that put temperature in front.
-func BenchmarkChatBody(b *testing.B) {
-	temp, seed := 0.0, 7
-	r := chat.Request{Model: "judge", Temperature: &temp, Seed: &seed, MaxTokens: 512, Messages: []chat.Message{
-		{Role: "system", Content: "You grade answers. Reply with JSON: {\"reason\": ..., \"pass\": true|false}."},
-		{Role: "user", Content: string(bytes.Repeat([]byte("The question, the criteria and the reply to grade. "), 40))},
-	}}
-	oreq, err := toOpenAI(r)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("by-hand", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := appendChatBody(make([]byte, 0, chatBodySize(&oreq)), &oreq, &temp); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("go-openai", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			body, err := json.Marshal(oreq)
-			if err != nil {
-				b.Fatal(err)
-			}
-			out := make([]byte, 0, len(body)+16)
-			out = append(append(append(out, '{'), `"temperature":0,`...), body[1:]...)
-			_ = out
-		}
-	})
-}
 
 // What a server receives of a chat completion pitwall posts itself is
 // what it received when go-openai posted it: method, path, query, every
