@@ -11,6 +11,7 @@ package cli
 import (
 	// javascript checks, run in goja (judge/check's ScriptEngine)
 	_ "pitwall/edges/jsassert"
+	"pitwall/gpu/client"
 	// other tools' batteries (config's Format): BFCL's question files,
 	// inspect's datasets, prompt-prix's JSON and JSONL, promptfoo's YAML
 	// batteries and judge batteries
@@ -23,12 +24,11 @@ import (
 	"pitwall/edges/batchapi"
 	// the simulated fleet of kind = "sim" servers (runner/setup's Simulator)
 	"pitwall/edges/sim"
-	"pitwall/gpu"
 	"pitwall/runner"
 	"pitwall/runner/setup"
 )
 
 func init() {
 	setup.RegisterSimulator(sim.Simulator)
-	runner.RegisterBatchAPI(func(c *gpu.Client) runner.BatchTransport { return batchapi.New(c) })
+	runner.RegisterBatchAPI(func(c *client.Client) runner.BatchTransport { return batchapi.New(c) })
 }

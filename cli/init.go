@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/probe"
 	"pitwall/internal/outfile"
 	"pitwall/internal/redact"
 	"pitwall/runner/state"
@@ -194,10 +194,12 @@ func probeTargets(targets []probeTarget, timeout time.Duration) ([]starterServer
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	hc := &http.Client{Timeout: timeout}
-	results := make([]gpu.ProbeResult, len(targets))
+	results := make([]probe.Result, len(targets))
 	var wg sync.WaitGroup
 	for i, t := range targets {
-		wg.Go(func() { results[i] = gpu.Probe(ctx, hc, gpu.ServerConfig{Name: t.label, URL: t.url}) })
+		wg.Go(func() {
+			results[i] = probe.Probe(ctx, hc, probe.Server{Name: t.label, URL: t.url})
+		})
 	}
 	wg.Wait()
 
@@ -252,7 +254,7 @@ func probeTargets(targets []probeTarget, timeout time.Duration) ([]starterServer
 // simBackend is the backend a pitwall simulator imitates, from its
 // /sim/state; openai when it does not say or imitates none.
 func simBackend(ctx context.Context, hc *http.Client, baseURL string) chat.Kind {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, gpu.BackendURL(baseURL, "/sim/state"), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, probe.BackendURL(baseURL, "/sim/state"), nil)
 	if err != nil {
 		return chat.KindOpenAI
 	}

@@ -7,15 +7,17 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"pitwall/gpu"
-	"pitwall/gpu/telemetry"
-	"pitwall/runner/setup"
-	"pitwall/runner/state"
 	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	"pitwall/gpu"
+	"pitwall/gpu/probe"
+	"pitwall/gpu/telemetry"
+	"pitwall/runner/setup"
+	"pitwall/runner/state"
 )
 
 func cmdServers(args []string, stdout, stderr io.Writer) int {
@@ -56,16 +58,16 @@ func cmdServers(args []string, stdout, stderr io.Writer) int {
 }
 
 // probeAll probes every server at once.
-func probeAll(ctx context.Context, servers []gpu.ServerConfig) []gpu.ProbeResult {
+func probeAll(ctx context.Context, servers []gpu.ServerConfig) []probe.Result {
 	return probeAllWith(ctx, &http.Client{Timeout: 5 * time.Second}, servers)
 }
 
 // probeAllWith probes every server at once with hc.
-func probeAllWith(ctx context.Context, hc *http.Client, servers []gpu.ServerConfig) []gpu.ProbeResult {
-	results := make([]gpu.ProbeResult, len(servers))
+func probeAllWith(ctx context.Context, hc *http.Client, servers []gpu.ServerConfig) []probe.Result {
+	results := make([]probe.Result, len(servers))
 	var wg sync.WaitGroup
 	for i, s := range servers {
-		wg.Go(func() { results[i] = gpu.Probe(ctx, hc, s) })
+		wg.Go(func() { results[i] = probe.Probe(ctx, hc, s.ProbeTarget()) })
 	}
 	wg.Wait()
 	for i := range results {
@@ -82,7 +84,7 @@ func probeAllWith(ctx context.Context, hc *http.Client, servers []gpu.ServerConf
 	return results
 }
 
-func printProbes(w io.Writer, results []gpu.ProbeResult, tel *telemetry.Watcher) {
+func printProbes(w io.Writer, results []probe.Result, tel *telemetry.Watcher) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tKIND\tSTATUS\tSLOTS\tRUN/WAIT\tMODELS\tRESIDENT\tGPUS")
 	for _, r := range results {
@@ -146,7 +148,7 @@ func gpusJSON(gs []telemetry.GPUState) []gpuJSON {
 
 // probeJSON is `servers --json`: snake_case names and units in the names,
 // as the export has them.
-func probeJSON(results []gpu.ProbeResult, tel *telemetry.Watcher) any {
+func probeJSON(results []probe.Result, tel *telemetry.Watcher) any {
 	servers := make([]serverJSON, 0, len(results))
 	for _, r := range results {
 		servers = append(servers, serverJSON{Server: r.Server, URL: serverWhere(r.Kind, r.URL), Reachable: r.Reachable, Error: r.Error,

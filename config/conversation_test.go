@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 // The same conversation (system, user, an assistant turn that calls a tool,
@@ -127,7 +127,7 @@ func sendToServer(t *testing.T, test Test) map[string]any {
 	temp, seed := 0.0, 42
 	req := chat.Request{Model: "m", Messages: test.Conversation(), Tools: test.Tools, ToolChoice: test.ToolChoice,
 		ResponseFormat: test.ResponseFormat, Temperature: &temp, Seed: &seed, MaxTokens: 64}
-	c := gpu.NewClient(gpu.ServerConfig{Name: "s", URL: srv.URL + "/v1", Slots: 1}, nil)
+	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 	defer c.CloseIdleConnections()
 	if _, err := c.Chat(context.Background(), req); err != nil {
 		t.Fatalf("Chat: %v", err)

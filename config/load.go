@@ -6,9 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"pitwall/judge/scoring"
 	"reflect"
 	"time"
+
+	"pitwall/judge/scoring"
 
 	"github.com/BurntSushi/toml"
 )
@@ -102,7 +103,7 @@ func defaults() *Config {
 			Repeat:    1,
 			Retries:   2,
 			Judging:   scoring.TwoPhase,
-			// Fits any honest reply to max_tokens; see gpu.DefaultMaxReplyBytes.
+			// Fits any honest reply to max_tokens; see client.DefaultMaxReplyBytes.
 			MaxReplyBytes: 8 << 20,
 		},
 		Scoring: Scoring{

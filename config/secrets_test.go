@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"pitwall/config"
-	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/runner/ledger"
 )
 
@@ -160,7 +160,7 @@ func TestSecretsStayOutOfTheLedger(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	j := c.Scoring.Judges[0]
-	client := gpu.NewClient(gpu.ServerConfig{Name: j.Name, URL: j.URL, APIKey: getenv(j.APIKeyEnv)}, nil)
+	client := client.New(client.Config{Name: j.Name, URL: j.URL, APIKey: getenv(j.APIKeyEnv)}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, callErr := client.Chat(ctx, chat.Request{Model: j.Model, Messages: []chat.Message{{Role: "user", Content: "judge this"}}})

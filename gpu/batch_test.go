@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 func TestAChatBodyCarriesTheTemperatureAndDoesNotStream(t *testing.T) {
@@ -21,10 +22,10 @@ func TestAChatBodyCarriesTheTemperatureAndDoesNotStream(t *testing.T) {
 
 func TestOnlyServersThatMayHaveABatchAPIGetABatchClient(t *testing.T) {
 	f := NewFleet([]ServerConfig{
-		{Name: "hosted", URL: deadURL(t), Kind: chat.KindOpenAI, Models: []string{"m"}},
-		{Name: "sim", URL: deadURL(t), Kind: chat.KindSim, Models: []string{"m"}},
-		{Name: "lms", URL: deadURL(t), Kind: chat.KindLMStudio, Models: []string{"m"}},
-		{Name: "ollama", URL: deadURL(t), Kind: chat.KindOllama, Models: []string{"m"}},
+		{Config: client.Config{Name: "hosted", URL: deadURL(t), Kind: chat.KindOpenAI}, Models: []string{"m"}},
+		{Config: client.Config{Name: "sim", URL: deadURL(t), Kind: chat.KindSim}, Models: []string{"m"}},
+		{Config: client.Config{Name: "lms", URL: deadURL(t), Kind: chat.KindLMStudio}, Models: []string{"m"}},
+		{Config: client.Config{Name: "ollama", URL: deadURL(t), Kind: chat.KindOllama}, Models: []string{"m"}},
 	}, Options{ProbeInterval: -1})
 	t.Cleanup(f.Close)
 	for name, want := range map[string]bool{"hosted": true, "sim": true, "lms": false, "ollama": false, "nobody": false} {

@@ -7,10 +7,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"pitwall/gpu/chat"
 	"strings"
 	"testing"
 	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 // oaiError answers with status and body as the content type says.
@@ -198,7 +200,7 @@ func TestChatClassifiesFailures(t *testing.T) {
 			} else {
 				url = oaiServer(t, tt.handler).URL + "/v1"
 			}
-			c := NewClient(ServerConfig{Name: "gpu0", URL: url}, nil)
+			c := client.New(client.Config{Name: "gpu0", URL: url}, nil)
 			defer c.CloseIdleConnections()
 			ctx := context.Background()
 			if tt.timeout > 0 {
@@ -243,7 +245,7 @@ func TestChatCancelledByTheCallerIsCancelledNotTimeout(t *testing.T) {
 		close(arrived)
 		oaiHang(r)
 	})
-	c := NewClient(ServerConfig{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
+	c := client.New(client.Config{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
 	defer c.CloseIdleConnections()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -280,7 +282,7 @@ func TestModelsClassifiesFailures(t *testing.T) {
 				t.Cleanup(srv.Close)
 				url = srv.URL + "/v1"
 			}
-			c := NewClient(ServerConfig{Name: "gpu0", URL: url}, nil)
+			c := client.New(client.Config{Name: "gpu0", URL: url}, nil)
 			defer c.CloseIdleConnections()
 			_, err := c.Models(context.Background())
 			var e *chat.Error

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"pitwall/gpu/chat"
 	"strings"
 	"testing"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 // oaiBenchStream is one streamed completion of about 50 chunks, as a local
@@ -29,7 +31,7 @@ func BenchmarkClientChat(b *testing.B) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = w.Write([]byte(body))
 	})
-	c := NewClient(ServerConfig{Name: "bench", URL: srv.URL + "/v1"}, nil)
+	c := client.New(client.Config{Name: "bench", URL: srv.URL + "/v1"}, nil)
 	defer c.CloseIdleConnections()
 	req := chat.Request{Model: "bench-model", Messages: []chat.Message{{Role: "user", Content: "Count."}},
 		Temperature: valuePtr(0.0), Seed: valuePtr(1), MaxTokens: 64}
@@ -52,7 +54,7 @@ func BenchmarkFleetJob(b *testing.B) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = w.Write([]byte(body))
 	})
-	f := NewFleet([]ServerConfig{{Name: "bench", URL: srv.URL + "/v1", Kind: "vllm", Slots: 4, Models: []string{"bench-model"}}}, Options{})
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "bench", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 4, Models: []string{"bench-model"}}}, Options{})
 	defer f.Close()
 	done := make(chan error, 64)
 	job := func() *Job {

@@ -8,10 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"pitwall/gpu/chat"
 	"reflect"
 	"testing"
 	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 func valuePtr[T any](v T) *T { return &v }
@@ -99,7 +101,7 @@ func TestChatPutsRequestOnTheWireAsAsked(t *testing.T) {
 					got <- sentRequest{body: b, auth: r.Header.Get("Authorization")}
 					oaiReply(w, "qwen3-8b", "Hello")
 				})
-				c := NewClient(ServerConfig{Name: "gpu0", URL: srv.URL + "/v1", APIKey: key}, nil)
+				c := client.New(client.Config{Name: "gpu0", URL: srv.URL + "/v1", APIKey: key}, nil)
 				defer c.CloseIdleConnections()
 				if _, err := c.Chat(context.Background(), tt.req); err != nil {
 					t.Fatalf("Chat: %v", err)
@@ -235,7 +237,7 @@ func TestChatAssemblesTheStream(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) { oaiStream(w, tt.done, tt.events...) })
-			c := NewClient(ServerConfig{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
+			c := client.New(client.Config{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
 			defer c.CloseIdleConnections()
 			got, err := c.Chat(context.Background(), chat.Request{Model: "qwen3-8b", Messages: []chat.Message{{Role: "user", Content: "2+2?"}}})
 			if err != nil {
@@ -255,7 +257,7 @@ func TestChatAssemblesTheStream(t *testing.T) {
 
 func TestModelsListsWhatTheServerOffers(t *testing.T) {
 	srv := oaiServer(t, nil, "qwen3-8b", "gemma-3-12b")
-	c := NewClient(ServerConfig{Name: "gpu0", URL: srv.URL + "/v1/"}, nil)
+	c := client.New(client.Config{Name: "gpu0", URL: srv.URL + "/v1/"}, nil)
 	defer c.CloseIdleConnections()
 	got, err := c.Models(context.Background())
 	if err != nil {
@@ -326,7 +328,7 @@ func TestTokensPerSecIsMeasuredOnlyOverADecode(t *testing.T) {
 			t.Parallel()
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
-			c := NewClient(ServerConfig{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
+			c := client.New(client.Config{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
 			defer c.CloseIdleConnections()
 			res, err := c.Chat(context.Background(), hiRequest("m"))
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -106,32 +107,32 @@ func TestEveryEndpointKeepsTheBaseURLsQuery(t *testing.T) {
 		paths []string // each must be asked, with the base's query
 	}{
 		{"chat completions", func(ctx context.Context, t *testing.T, base string) {
-			c := NewClient(ServerConfig{Name: "s", URL: base}, nil)
+			c := client.New(client.Config{Name: "s", URL: base}, nil)
 			defer c.CloseIdleConnections()
 			if _, err := c.Chat(ctx, chat.Request{Model: "m1", Messages: []chat.Message{{Role: "user", Content: "hi"}}}); err != nil {
 				t.Fatalf("Chat: %v", err)
 			}
 		}, []string{"POST /v1/chat/completions"}},
 		{"the model list and every backend probe", func(ctx context.Context, t *testing.T, base string) {
-			if r := Probe(ctx, nil, ServerConfig{Name: "s", URL: base}); !r.Reachable || r.Error != "" {
+			if r := Probe(ctx, nil, ServerConfig{Config: client.Config{Name: "s", URL: base}}); !r.Reachable || r.Error != "" {
 				t.Fatalf("probe: reachable %v, error %q", r.Reachable, r.Error)
 			}
 		}, []string{"GET /v1/models", "GET /sim/gpus", "GET /api/v0/models", "GET /api/v1/models", "GET /api/ps",
 			"GET /api/version", "GET /slots", "GET /health", "GET /metrics"}},
 		{"a known backend's endpoints", func(ctx context.Context, t *testing.T, base string) {
 			for _, k := range []chat.Kind{chat.KindLlamaCpp, chat.KindSim} {
-				Probe(ctx, nil, ServerConfig{Name: "s", URL: base, Kind: k})
+				Probe(ctx, nil, ServerConfig{Config: client.Config{Name: "s", URL: base, Kind: k}})
 			}
 		}, []string{"GET /models", "GET /sim/state"}},
 		{"the fleet's health check", func(ctx context.Context, t *testing.T, base string) {
-			f := NewFleet([]ServerConfig{{Name: "s", URL: base, Kind: chat.KindOpenAI, Slots: 1, Models: []string{"m1"}}}, Options{})
+			f := NewFleet([]ServerConfig{{Config: client.Config{Name: "s", URL: base, Kind: chat.KindOpenAI}, Slots: 1, Models: []string{"m1"}}}, Options{})
 			defer f.Close()
 			if down, why := f.confirmDown(f.byName["s"]); down {
 				t.Fatalf("confirmDown: down (%s)", why)
 			}
 		}, []string{"GET /v1/models"}},
 		{"files and batches", func(ctx context.Context, t *testing.T, base string) {
-			c := NewClient(ServerConfig{Name: "s", URL: base}, nil)
+			c := client.New(client.Config{Name: "s", URL: base}, nil)
 			defer c.CloseIdleConnections()
 			if _, err := c.api.CreateFileBytes(ctx, openai.FileBytesRequest{Name: "b.jsonl", Bytes: []byte("{}\n"), Purpose: openai.PurposeBatch}); err != nil {
 				t.Fatalf("upload: %v", err)
@@ -180,7 +181,7 @@ func TestEveryEndpointKeepsTheBaseURLsQuery(t *testing.T) {
 // temperature 0 on the wire, which go-openai would drop.
 func TestTemperatureZeroIsSentWhenTheBaseURLHasAQuery(t *testing.T) {
 	srv, seen := recordingServer(t)
-	c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1?api-version=2024-10-21"}, nil)
+	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1?api-version=2024-10-21"}, nil)
 	defer c.CloseIdleConnections()
 	zero := 0.0
 	if _, err := c.Chat(context.Background(), chat.Request{Model: "m1", Temperature: &zero,

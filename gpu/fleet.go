@@ -7,13 +7,15 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"pitwall/gpu/chat"
-	"pitwall/gpu/placement"
-	"pitwall/gpu/telemetry"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
+	"pitwall/gpu/placement"
+	"pitwall/gpu/telemetry"
 )
 
 // Options configure a Fleet. Every field may be left zero.
@@ -220,7 +222,7 @@ func NewFleet(servers []ServerConfig, opts Options) *Fleet {
 	}
 	f.hc = hc
 	for _, sc := range servers {
-		s := newServer(sc, NewClient(sc, hc))
+		s := newServer(sc, client.New(sc.Config, hc))
 		f.servers = append(f.servers, s)
 		f.byName[sc.Name] = s
 	}

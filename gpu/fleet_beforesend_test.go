@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 // TestARefusedBeforeSendKeepsEveryRequestOfTheJobFromTheServer: the gate
@@ -27,7 +28,7 @@ func TestARefusedBeforeSendKeepsEveryRequestOfTheJobFromTheServer(t *testing.T) 
 		t.Run(tc.name, func(t *testing.T) {
 			fk := &oaiJITServer{}
 			srv := oaiServer(t, fk.handler)
-			f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "lmstudio", Slots: 1, Models: []string{"a"}}}, Options{})
+			f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "lmstudio"}, Slots: 1, Models: []string{"a"}}}, Options{})
 			defer f.Close()
 			var asked atomic.Int32
 			tj := trackJob("a", "q")

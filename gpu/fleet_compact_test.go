@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/gpu/placement"
 )
 
@@ -95,8 +96,8 @@ func TestFleetCountsAreItsQueue(t *testing.T) {
 		return placement.Default.Place(v)
 	})
 	servers := []ServerConfig{
-		{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 2, Models: []string{"m", "j"}},
-		{Name: "gpu1", URL: srv.URL + "/v1", Kind: "vllm", Slots: 2, Models: []string{"m", "n"}},
+		{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 2, Models: []string{"m", "j"}},
+		{Config: client.Config{Name: "gpu1", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 2, Models: []string{"m", "n"}},
 	}
 	f := NewFleet(servers, Options{Policy: checking})
 	var jobs []*trackedJob

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
 	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
-	"time"
 )
 
 var errJobTimeout = errors.New("job timeout (counted from dispatch)")

@@ -14,6 +14,7 @@ import (
 
 	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"
@@ -41,7 +42,7 @@ func startSim(t *testing.T, name string, slots int, models []string, preload []s
 }
 
 func simConfig(s *sim.Server, slots int, models []string) ServerConfig {
-	return ServerConfig{Name: s.Name(), URL: s.URL(), Kind: "sim", Slots: slots, Models: models}
+	return ServerConfig{Config: client.Config{Name: s.Name(), URL: s.URL(), Kind: "sim"}, Slots: slots, Models: models}
 }
 
 // waitFleet waits for cond on the fleet's state, failing the test if it
@@ -250,7 +251,7 @@ func TestFleetMarksAServerThatStopsAnsweringDownAndEndsItsJobs(t *testing.T) {
 	t.Cleanup(srv.Close)
 	opts := fastProbes(Options{})
 	opts.ProbeTimeout = 30 * time.Millisecond
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 1, Models: []string{"m"}}}, opts)
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1, Models: []string{"m"}}}, opts)
 	defer f.Close()
 
 	tj := trackJob("m", "hangs")

@@ -5,17 +5,19 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"pitwall/gpu/chat"
 	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 func TestFleetRejectsJobsNoServerCanRun(t *testing.T) {
 	srv := oaiServer(t, nil, "a")
-	known := ServerConfig{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 1, Models: []string{"a"}}
+	known := ServerConfig{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1, Models: []string{"a"}}
 	tests := []struct {
 		name, model, pin, want string
 	}{
@@ -45,7 +47,7 @@ func TestFleetRejectsJobsNoServerCanRun(t *testing.T) {
 
 func TestFleetJobForAnUnlistedModelWaitsForDiscover(t *testing.T) {
 	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) { oaiReply(w, oaiDecode(r).Model, "ok") }, "a", "b")
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 1}}, Options{})
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1}}, Options{})
 	defer f.Close()
 	known, unknown := trackJob("a", "1"), trackJob("zzz", "2")
 	f.Submit(context.Background(), known.job)
@@ -90,7 +92,7 @@ func TestFleetMarksAServerDownAndBringsItBack(t *testing.T) {
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 1, Models: []string{"m"}}}, Options{})
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1, Models: []string{"m"}}}, Options{})
 	defer f.Close()
 
 	for i := range downAfter {
@@ -135,10 +137,10 @@ func TestFleetDiscoverReportsEachServer(t *testing.T) {
 	noList := httptest.NewServer(http.NotFoundHandler()) // a hosted API that lists no models
 	t.Cleanup(noList.Close)
 	f := NewFleet([]ServerConfig{
-		{Name: "up", URL: srv.URL + "/v1", Kind: "lmstudio", Slots: 2},
-		{Name: "gone", URL: oaiClosedURL(t), Kind: "ollama", Slots: 1},
-		{Name: "hosted", URL: noList.URL + "/v1", Kind: "openai", Slots: 4, Models: []string{"gpt-judge"}},
-		{Name: "unlisted", URL: noList.URL + "/v1", Kind: "vllm", Slots: 1},
+		{Config: client.Config{Name: "up", URL: srv.URL + "/v1", Kind: "lmstudio"}, Slots: 2},
+		{Config: client.Config{Name: "gone", URL: oaiClosedURL(t), Kind: "ollama"}, Slots: 1},
+		{Config: client.Config{Name: "hosted", URL: noList.URL + "/v1", Kind: "openai"}, Slots: 4, Models: []string{"gpt-judge"}},
+		{Config: client.Config{Name: "unlisted", URL: noList.URL + "/v1", Kind: "vllm"}, Slots: 1},
 	}, Options{})
 	defer f.Close()
 	errs := f.Discover(context.Background())
@@ -160,7 +162,7 @@ func TestFleetDiscoverReportsEachServer(t *testing.T) {
 
 func TestFleetDiscoverCancelledLeavesServersAlone(t *testing.T) {
 	srv := oaiServer(t, nil, "a")
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 1}}, Options{})
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1}}, Options{})
 	defer f.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -188,7 +190,7 @@ func TestServerHealth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(ServerConfig{Name: "gpu0", Slots: 1}, nil)
+			s := newServer(ServerConfig{Config: client.Config{Name: "gpu0"}, Slots: 1}, nil)
 			var changed bool
 			for _, err := range tt.errs {
 				changed = s.observe(err)
@@ -211,7 +213,7 @@ func TestMovingAverage(t *testing.T) {
 }
 
 func TestSlotChoiceKeepsTheResidentSetStable(t *testing.T) {
-	s := newServer(ServerConfig{Name: "gpu0", Kind: "lmstudio", Slots: 3}, nil)
+	s := newServer(ServerConfig{Config: client.Config{Name: "gpu0", Kind: "lmstudio"}, Slots: 3}, nil)
 	s.slots[0].served, s.slots[1].served, s.slots[2].served = "a", "b", "b"
 	if i := s.acquire("b"); s.slots[i].served != "b" {
 		t.Errorf("a job for b took slot %d (served %q), want a slot that served b", i, s.slots[i].served)

@@ -1,8 +1,9 @@
 package gpu
 
 import (
-	"pitwall/gpu/chat"
 	"time"
+
+	"pitwall/gpu/chat"
 )
 
 // Agent loops: a loop's steps reach the fleet one at a time, each once the

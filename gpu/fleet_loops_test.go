@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/gpu/placement"
 )
 
@@ -51,7 +52,7 @@ func TestFleetKeepsALoopsModelForItsNextStep(t *testing.T) {
 		return placement.Default.Place(v)
 	})
 	const hold = 50 * time.Millisecond
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "lmstudio", Slots: 1, Models: []string{"a", "b"}}},
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "lmstudio"}, Slots: 1, Models: []string{"a", "b"}}},
 		Options{Policy: policy, ProbeInterval: -1, Now: now, LoopHold: hold, Warmup: warmup,
 			Models: map[string]placement.ModelView{"a": {SizeGB: 16}, "b": {SizeGB: 16}}})
 	defer f.Close()

@@ -3,8 +3,9 @@ package gpu
 import (
 	"cmp"
 	"maps"
-	"pitwall/gpu/chat"
 	"slices"
+
+	"pitwall/gpu/chat"
 )
 
 // Names. The fleet speaks of a model by the name its jobs give it (the

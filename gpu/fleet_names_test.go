@@ -12,6 +12,7 @@ import (
 
 	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/simspec"
 )
@@ -57,7 +58,7 @@ func spelledFleet(t *testing.T, opts Options, backends map[*sim.Server]string) *
 	for _, s := range slices.SortedFunc(maps.Keys(backends), func(a, b *sim.Server) int {
 		return cmp.Compare(a.Name(), b.Name())
 	}) {
-		cfgs = append(cfgs, ServerConfig{Name: s.Name(), URL: s.URL(), Kind: chat.Kind(backends[s]), Slots: 1})
+		cfgs = append(cfgs, ServerConfig{Config: client.Config{Name: s.Name(), URL: s.URL(), Kind: chat.Kind(backends[s])}, Slots: 1})
 	}
 	f := NewFleet(cfgs, opts)
 	t.Cleanup(f.Close)
@@ -170,7 +171,7 @@ func TestFleetCountsAModelHeldUnderTheServersSpellingAsResident(t *testing.T) {
 // the name sent, and its reports read back, made again when its list
 // changes.
 func TestServerNamesFollowTheList(t *testing.T) {
-	s := newServer(ServerConfig{Name: "gpu0", Kind: "ollama", Slots: 1}, nil)
+	s := newServer(ServerConfig{Config: client.Config{Name: "gpu0", Kind: "ollama"}, Slots: 1}, nil)
 	for _, m := range []string{"m", "Other", "gone"} {
 		s.learn(m)
 	}
@@ -201,7 +202,7 @@ func TestServerNamesFollowTheList(t *testing.T) {
 // A probe's report of what the server holds, in its spelling, is read in
 // the fleet's names once the fleet knows them.
 func TestFleetReadsAProbesResidencyInItsNames(t *testing.T) {
-	s := newServer(ServerConfig{Name: "gpu0", Kind: "ollama", Slots: 1, Models: []string{"m:latest", "x:latest"}}, nil)
+	s := newServer(ServerConfig{Config: client.Config{Name: "gpu0", Kind: "ollama"}, Slots: 1, Models: []string{"m:latest", "x:latest"}}, nil)
 	s.learn("m")
 	f := &Fleet{}
 	f.adoptLocked(s, ProbeResult{Resident: []string{"m:latest", "x:latest"}}, s.res.ver, false)
@@ -217,8 +218,8 @@ func TestFleetReadsAProbesResidencyInItsNames(t *testing.T) {
 // simulator's catalogue) holds for the fleet's name of it.
 func TestFleetKnowsAModelByTheCataloguesSpelling(t *testing.T) {
 	f := NewFleet([]ServerConfig{
-		{Name: "b", URL: "http://127.0.0.1:1/v1", Kind: "lmstudio", Models: []string{"pub/m"}},
-		{Name: "a", URL: "http://127.0.0.1:1/v1", Kind: "ollama", Models: []string{"m:latest"}},
+		{Config: client.Config{Name: "b", URL: "http://127.0.0.1:1/v1", Kind: "lmstudio"}, Models: []string{"pub/m"}},
+		{Config: client.Config{Name: "a", URL: "http://127.0.0.1:1/v1", Kind: "ollama"}, Models: []string{"m:latest"}},
 	}, Options{ProbeInterval: -1, JudgeModels: map[string]bool{"m": true},
 		Models: map[string]placement.ModelView{"m:latest": {SizeGB: 7}, "pub/m": {SizeGB: 9}}})
 	defer f.Close()
@@ -232,8 +233,8 @@ func TestFleetKnowsAModelByTheCataloguesSpelling(t *testing.T) {
 
 func TestFleetSendAsNamesTheModelAsTheServerListsIt(t *testing.T) {
 	f := NewFleet([]ServerConfig{
-		{Name: "api", URL: "http://127.0.0.1:1/v1", Kind: "openai", Models: []string{"gpt-x-mini"}},
-		{Name: "unknown", URL: "http://127.0.0.1:1/v1", Kind: "openai"},
+		{Config: client.Config{Name: "api", URL: "http://127.0.0.1:1/v1", Kind: "openai"}, Models: []string{"gpt-x-mini"}},
+		{Config: client.Config{Name: "unknown", URL: "http://127.0.0.1:1/v1", Kind: "openai"}},
 	}, Options{ProbeInterval: -1})
 	defer f.Close()
 	for _, tc := range []struct{ server, model, want string }{

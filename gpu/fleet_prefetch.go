@@ -2,9 +2,10 @@ package gpu
 
 import (
 	"context"
+	"time"
+
 	"pitwall/gpu/chat"
 	"pitwall/gpu/placement"
-	"time"
 )
 
 // Loads ahead of their jobs: the models a run will need once jobs not

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"
@@ -89,7 +90,7 @@ func TestFleetLoadsAnExpectedJudgeModelBeforeItsJobs(t *testing.T) {
 // policy is shown only the judging still to come.
 func TestFleetCountsSubmittedJudgeJobsOffWhatWasExpected(t *testing.T) {
 	srv := oaiServer(t, (&oaiJITServer{}).handler)
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 1, Models: []string{"j", "a"}}},
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1, Models: []string{"j", "a"}}},
 		Options{ProbeInterval: -1})
 	defer f.Close()
 	f.Expect(map[string]int{"j": 2, "none": 0})

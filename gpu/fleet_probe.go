@@ -2,9 +2,12 @@ package gpu
 
 import (
 	"context"
-	"pitwall/gpu/chat"
-	"pitwall/gpu/telemetry"
+	"net/http"
 	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/probe"
+	"pitwall/gpu/telemetry"
 )
 
 // Probing: the fleet's monitor reads each server's state (Probe) about once
@@ -51,7 +54,7 @@ func (p *probeSched) rejoined() { p.backoff, p.fails = 0, 0 }
 // probeDone is one probe's result, for the monitor.
 type probeDone struct {
 	s     *fleetServer
-	r     ProbeResult
+	r     probe.Result
 	ver   uint64
 	epoch uint64
 }
@@ -138,7 +141,7 @@ func (f *Fleet) startProbes(results chan<- probeDone) time.Duration {
 		go func() {
 			defer f.wg.Done()
 			ctx, cancel := context.WithTimeout(f.ctx, f.probes.timeout)
-			d.r = Probe(ctx, f.hc, cfg)
+			d.r = probe.Probe(ctx, f.hc, cfg.ProbeTarget())
 			cancel()
 			results <- d
 		}()
@@ -210,11 +213,11 @@ func (f *Fleet) scheduleLocked(s *fleetServer) {
 // adoptLocked takes in a probe's reading of an answering server: its kind
 // when it was left to detect, GPUs, VRAM (else from telemetry), and
 // residency (see adoptResidency).
-func (f *Fleet) adoptLocked(s *fleetServer, r ProbeResult, ver uint64, force bool) {
+func (f *Fleet) adoptLocked(s *fleetServer, r probe.Result, ver uint64, force bool) {
 	fresh := false
 	if s.cfg.Kind == "" && r.Kind != "" {
 		s.kind = r.Kind
-		s.client.ctx.detected(r.Kind)
+		s.client.Detected(r.Kind)
 		if s.jit != s.kind.JIT() && s.busy == 0 && len(s.loads) == 0 {
 			// Only while idle: a job under way was placed as the other kind.
 			// The fleet followed no load of a server it took for static, so
@@ -242,14 +245,14 @@ func (f *Fleet) adoptLocked(s *fleetServer, r ProbeResult, ver uint64, force boo
 // rejoinable reports whether a down server's probe shows it serving again:
 // /models answered 2xx, or, for a server whose models are configured (a
 // hosted API may not list them), with any answer but unavailable.
-func rejoinable(cfg ServerConfig, r ProbeResult) bool {
+func rejoinable(cfg ServerConfig, r probe.Result) bool {
 	switch {
 	case !r.Reachable || r.Status == 0:
 		return false
 	case r.Status >= 200 && r.Status < 300:
 		return true
 	}
-	return cfg.Models != nil && answered(&chat.Error{Class: statusClass(r.Status)})
+	return cfg.Models != nil && r.Status != http.StatusServiceUnavailable
 }
 
 // suspect reports whether a failure of class c may mean the server died:
@@ -281,17 +284,16 @@ func (f *Fleet) confirmDown(s *fleetServer) (bool, string) {
 	epoch := s.probe.epoch
 	f.mu.Unlock()
 
-	url := parseEndpoint(s.cfg.URL).url("/models")
 	ctx, cancel := context.WithTimeout(f.ctx, f.probes.timeout)
-	_, err := newProbeClient(f.hc, s.cfg.APIKey).get(ctx, url)
+	err := probe.Ping(ctx, f.hc, s.cfg.URL, s.cfg.APIKey)
 	cancel()
 
 	var h healthChange
 	f.mu.Lock()
 	s.check = nil
 	close(ch)
-	if probeUnreachable(err) && f.ctx.Err() == nil && s.up && epoch == s.probe.epoch {
-		why := probeDescribe(url, err)
+	if err != nil && f.ctx.Err() == nil && s.up && epoch == s.probe.epoch {
+		why := err.Error()
 		h = healthChange{changed: s.setDown(why), reason: why}
 		f.notifyLocked()
 	}

@@ -5,11 +5,13 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"pitwall/gpu/client"
 )
 
 func TestFleetProbesADownServerWithDoublingBackoff(t *testing.T) {
 	f := &Fleet{probes: newProbeTimes(Options{})}
-	s := newServer(ServerConfig{Name: "gpu0", Slots: 1}, nil)
+	s := newServer(ServerConfig{Config: client.Config{Name: "gpu0"}, Slots: 1}, nil)
 	s.setDown("connection refused")
 	if !s.probe.next.IsZero() {
 		t.Fatalf("a server just marked down waits %v for its first probe, want none", time.Until(s.probe.next))
@@ -35,7 +37,7 @@ func TestFleetProbesADownServerWithDoublingBackoff(t *testing.T) {
 }
 
 func TestFleetRejoinsAServerWhenItsModelsAnswer(t *testing.T) {
-	listed := ServerConfig{Name: "hosted", Models: []string{"m"}}
+	listed := ServerConfig{Config: client.Config{Name: "hosted"}, Models: []string{"m"}}
 	tests := []struct {
 		name string
 		cfg  ServerConfig
@@ -68,12 +70,12 @@ func TestProbeReportsTheStatusOfTheModelsList(t *testing.T) {
 			w.WriteHeader(status)
 		}))
 		t.Cleanup(srv.Close)
-		r := Probe(t.Context(), srv.Client(), ServerConfig{Name: "s", URL: srv.URL + "/v1", Kind: "openai"})
+		r := Probe(t.Context(), srv.Client(), ServerConfig{Config: client.Config{Name: "s", URL: srv.URL + "/v1", Kind: "openai"}})
 		if !r.Reachable || r.Status != status {
 			t.Errorf("server answering %d: reachable %v, status %d", status, r.Reachable, r.Status)
 		}
 	}
-	r := Probe(t.Context(), nil, ServerConfig{Name: "gone", URL: oaiClosedURL(t), Kind: "openai"})
+	r := Probe(t.Context(), nil, ServerConfig{Config: client.Config{Name: "gone", URL: oaiClosedURL(t), Kind: "openai"}})
 	if r.Reachable || r.Status != 0 {
 		t.Errorf("nothing listening: reachable %v, status %d; want false, 0", r.Reachable, r.Status)
 	}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"pitwall/gpu/chat"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 // fakeClock is a clock a test moves by hand.
@@ -48,8 +50,8 @@ func TestFleetHoldsARateLimitedServerUntilItsRetryAfter(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	clock := &fakeClock{now: t0}
 	f := NewFleet([]ServerConfig{
-		{Name: "limited", URL: limited.URL + "/v1", Kind: "vllm", Slots: 2, Models: []string{"m"}},
-		{Name: "fine", URL: fine.URL + "/v1", Kind: "vllm", Slots: 2, Models: []string{"m"}},
+		{Config: client.Config{Name: "limited", URL: limited.URL + "/v1", Kind: "vllm"}, Slots: 2, Models: []string{"m"}},
+		{Config: client.Config{Name: "fine", URL: fine.URL + "/v1", Kind: "vllm"}, Slots: 2, Models: []string{"m"}},
 	}, Options{Now: clock.Now})
 	defer f.Close()
 

@@ -3,8 +3,9 @@ package gpu
 import (
 	"cmp"
 	"maps"
-	"pitwall/gpu/placement"
 	"slices"
+
+	"pitwall/gpu/placement"
 )
 
 // Residency: which models a JIT server holds in VRAM, as the fleet knows it.

@@ -2,16 +2,18 @@ package gpu
 
 import (
 	"maps"
-	"pitwall/gpu/chat"
-	"pitwall/gpu/placement"
 	"slices"
 	"testing"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
+	"pitwall/gpu/placement"
 )
 
 // resServer is a JIT server of 24 GB holding models in LRU order (first is
 // least recently used), some of them streaming.
 func resServer(vram float64, held []string, streaming ...string) *fleetServer {
-	s := newServer(ServerConfig{Name: "gpu0", Kind: "sim", Slots: 4}, nil)
+	s := newServer(ServerConfig{Config: client.Config{Name: "gpu0", Kind: "sim"}, Slots: 4}, nil)
 	s.seen.vramTotalGB = vram
 	for _, m := range held {
 		s.res.add(m)
@@ -109,8 +111,8 @@ func TestFleetKnowsWhatADetectedServerHoldsFromTheProbeThatDetectsIt(t *testing.
 		{"detected as vllm: holds everything it offers", "vllm", []string{"a", "b", "c"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := ServerConfig{Name: "gpu0", Slots: 2, Models: []string{"a", "b", "c"}}
-			s := newServer(cfg, NewClient(cfg, nil)) // detecting the kind tells the client too
+			cfg := ServerConfig{Config: client.Config{Name: "gpu0"}, Slots: 2, Models: []string{"a", "b", "c"}}
+			s := newServer(cfg, client.New(cfg.Config, nil)) // detecting the kind tells the client too
 			for _, m := range []string{"a", "b", "c"} {
 				s.learn(m)
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 // limitedServer answers its first `limited` chat requests 429 with the
@@ -49,7 +50,7 @@ func TestARetryAfterBeyondTheJobsLimitsEndsItRateLimited(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			url, chats := limitedServer(t, tc.retryAfter, 1<<30)
-			f := NewFleet([]ServerConfig{{Name: "limited", URL: url, Kind: "vllm", Slots: 1, Models: []string{"m"}}},
+			f := NewFleet([]ServerConfig{{Config: client.Config{Name: "limited", URL: url, Kind: "vllm"}, Slots: 1, Models: []string{"m"}}},
 				Options{MaxWait: tc.maxWait})
 			defer f.Close()
 
@@ -88,7 +89,7 @@ func TestAShortRetryAfterIsHonouredAndTheServerThenServes(t *testing.T) {
 	url, chats := limitedServer(t, func() string { return "2" }, 1)
 	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	clock := &fakeClock{now: t0}
-	f := NewFleet([]ServerConfig{{Name: "limited", URL: url, Kind: "vllm", Slots: 1, Models: []string{"m"}}},
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "limited", URL: url, Kind: "vllm"}, Slots: 1, Models: []string{"m"}}},
 		Options{Now: clock.Now, MaxWait: time.Minute})
 	defer f.Close()
 

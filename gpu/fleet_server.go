@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"pitwall/gpu/chat"
-	"pitwall/gpu/placement"
-	"pitwall/gpu/telemetry"
 	"slices"
 	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
+	"pitwall/gpu/placement"
+	"pitwall/gpu/telemetry"
 )
 
 // downAfter is how many unavailable answers in a row mark a server down.
@@ -26,7 +28,7 @@ var errServerDown = errors.New("the server went down")
 // guarded by Fleet.mu.
 type fleetServer struct {
 	cfg    ServerConfig
-	client *Client
+	client *client.Client
 
 	jit  bool
 	kind chat.Kind // cfg.Kind, or what a probe detected when it is ""
@@ -79,7 +81,7 @@ type serverReport struct {
 	gpus                    []telemetry.GPUState
 }
 
-func newServer(cfg ServerConfig, c *Client) *fleetServer {
+func newServer(cfg ServerConfig, c *client.Client) *fleetServer {
 	n := cfg.Slots
 	if n <= 0 {
 		n = 1

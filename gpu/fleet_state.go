@@ -2,8 +2,9 @@ package gpu
 
 import (
 	"context"
-	"pitwall/gpu/telemetry"
 	"time"
+
+	"pitwall/gpu/telemetry"
 )
 
 // State returns each server's state, in configuration order, for the fleet

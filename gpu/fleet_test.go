@@ -5,14 +5,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"pitwall/gpu/chat"
-	"pitwall/gpu/placement"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
+	"pitwall/gpu/placement"
 )
 
 // jobOutcome is one call of a job's Done.
@@ -113,7 +115,7 @@ func TestFleetNeverExceedsAServersSlots(t *testing.T) {
 				inflight.Add(-1)
 				oaiReply(w, body.Model, "ok")
 			})
-			f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 2, Models: []string{"m"}}},
+			f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 2, Models: []string{"m"}}},
 				Options{Policy: tc.policy})
 			defer f.Close()
 
@@ -151,7 +153,7 @@ func TestFleetCountsTheTimeoutFromDispatchNotEnqueue(t *testing.T) {
 		}
 		oaiReply(w, body.Model, "ok")
 	})
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 1, Models: []string{"m"}}}, Options{})
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1, Models: []string{"m"}}}, Options{})
 	defer f.Close()
 
 	// Each job may take 300ms from dispatch. The first holds the only slot
@@ -202,7 +204,7 @@ func oaiHangingServer(t *testing.T) *httptest.Server {
 
 func TestFleetCancelWhileQueuedAndInFlight(t *testing.T) {
 	url, arrived, count := oaiHangServer(t)
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: url, Kind: "vllm", Slots: 1, Models: []string{"m"}}}, Options{})
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: url, Kind: "vllm"}, Slots: 1, Models: []string{"m"}}}, Options{})
 
 	ctxA, cancelA := context.WithCancel(context.Background())
 	ctxB, cancelB := context.WithCancel(context.Background())
@@ -243,7 +245,7 @@ func TestFleetCancelWhileQueuedAndInFlight(t *testing.T) {
 
 func TestFleetCloseCancelsEverything(t *testing.T) {
 	url, arrived, _ := oaiHangServer(t)
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: url, Kind: "lmstudio", Slots: 1, Models: []string{"m"}}}, Options{})
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: url, Kind: "lmstudio"}, Slots: 1, Models: []string{"m"}}}, Options{})
 	var jobs []*trackedJob
 	for i := range 3 {
 		tj := trackJob("m", fmt.Sprint(i))
@@ -271,8 +273,8 @@ func TestFleetCloseCancelsEverything(t *testing.T) {
 func TestFleetCallsDoneExactlyOnce(t *testing.T) {
 	srv := oaiHangingServer(t)
 	servers := []ServerConfig{
-		{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 2, Models: []string{"m"}},
-		{Name: "gpu1", URL: srv.URL + "/v1", Kind: "ollama", Slots: 2, Models: []string{"m", "n"}},
+		{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 2, Models: []string{"m"}},
+		{Config: client.Config{Name: "gpu1", URL: srv.URL + "/v1", Kind: "ollama"}, Slots: 2, Models: []string{"m", "n"}},
 	}
 	f := NewFleet(servers, Options{})
 	var jobs []*trackedJob
@@ -327,7 +329,7 @@ func TestFleetRunsJobsOnWorkersThatEndWithIt(t *testing.T) {
 	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
 		oaiReply(w, oaiDecode(r).Model, "ok")
 	})
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 2, Models: []string{"m"}}}, Options{})
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 2, Models: []string{"m"}}}, Options{})
 	f.workerIdle = time.Hour // no worker ends on its own during the test
 	for i := range 20 {
 		if i > 0 {

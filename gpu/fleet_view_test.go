@@ -13,6 +13,7 @@ import (
 
 	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"
@@ -115,9 +116,9 @@ func TestFleetStateShowsTheGPUsOfEachServer(t *testing.T) {
 	real := oaiServer(t, nil, "m")
 
 	f := NewFleet([]ServerConfig{
-		{Name: "sim0", URL: simServer.URL(), Kind: "sim", Slots: 1},
-		{Name: "real", URL: real.URL + "/v1", Kind: "vllm", Slots: 1, GPUs: []int{1}},
-		{Name: "nogpus", URL: real.URL + "/v1", Kind: "vllm", Slots: 1},
+		{Config: client.Config{Name: "sim0", URL: simServer.URL(), Kind: "sim"}, Slots: 1},
+		{Config: client.Config{Name: "real", URL: real.URL + "/v1", Kind: "vllm"}, Slots: 1, GPUs: []int{1}},
+		{Config: client.Config{Name: "nogpus", URL: real.URL + "/v1", Kind: "vllm"}, Slots: 1},
 	}, fastProbes(Options{Telemetry: tel}))
 	defer f.Close()
 	f.Discover(context.Background())
@@ -184,7 +185,7 @@ func TestFleetProbesFollowResidencyChangesMadeOutsideIt(t *testing.T) {
 		t.Run("kind="+string(kind), func(t *testing.T) {
 			url, setLoaded := fakeLMStudio(t, "a", "b")
 			setLoaded("a")
-			f := NewFleet([]ServerConfig{{Name: "lms", URL: url, Kind: kind, Slots: 1, Models: []string{"a", "b"}}}, fastProbes(Options{}))
+			f := NewFleet([]ServerConfig{{Config: client.Config{Name: "lms", URL: url, Kind: kind}, Slots: 1, Models: []string{"a", "b"}}}, fastProbes(Options{}))
 			defer f.Close()
 			st := waitFleet(t, f, "a resident", func(st map[string]telemetry.ServerState) bool { return slices.Equal(st["lms"].Resident, []string{"a"}) })
 			if st["lms"].Kind != "lmstudio" {
@@ -201,7 +202,7 @@ func TestFleetProbesFollowResidencyChangesMadeOutsideIt(t *testing.T) {
 func TestFleetSubmitAllShowsThePolicyTheWholeBatch(t *testing.T) {
 	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) { oaiReply(w, oaiDecode(r).Model, "ok") }, "a", "b")
 	rec := &recordingPolicy{}
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm", Slots: 1, Models: []string{"a", "b"}}},
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1, Models: []string{"a", "b"}}},
 		Options{Policy: rec, ProbeInterval: -1})
 	defer f.Close()
 	var jobs []*trackedJob

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"pitwall/gpu/chat"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 // oaiJITServer is a JIT server that counts warm-ups (max_tokens 1) and answers
@@ -42,8 +44,11 @@ func TestFleetPrefersTheServerWhereTheModelIsResident(t *testing.T) {
 	var cfgs []ServerConfig
 	for i, fk := range fakes {
 		srv := oaiServer(t, fk.handler)
-		cfgs = append(cfgs, ServerConfig{Name: fmt.Sprint("gpu", i), URL: srv.URL + "/v1", Kind: "lmstudio", Slots: 1,
-			Models: []string{"a", "b"}})
+		cfgs = append(cfgs, ServerConfig{
+			Config: client.Config{Name: fmt.Sprint("gpu", i), URL: srv.URL + "/v1", Kind: "lmstudio"},
+			Slots:  1,
+			Models: []string{"a", "b"},
+		})
 	}
 	var mu sync.Mutex
 	var reported []string
@@ -101,7 +106,7 @@ func TestFleetWarmsUpOnlyServersThatLoadOnDemand(t *testing.T) {
 		t.Run("kind="+string(tc.kind), func(t *testing.T) {
 			fk := &oaiJITServer{}
 			srv := oaiServer(t, fk.handler)
-			f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: tc.kind, Slots: 1, Models: []string{"a"}}}, Options{})
+			f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: tc.kind}, Slots: 1, Models: []string{"a"}}}, Options{})
 			defer f.Close()
 			for i := range 2 {
 				tj := trackJob("a", fmt.Sprint(i))
@@ -127,7 +132,7 @@ func TestFleetModelServedAfterAFailedWarmupIsResident(t *testing.T) {
 		oaiReply(w, body.Model, "ok")
 	})
 	var reported atomic.Value
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "llamacpp", Slots: 1, Models: []string{"a"}}},
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "llamacpp"}, Slots: 1, Models: []string{"a"}}},
 		Options{Warmup: func(server, model string) func(chat.Result, error) {
 			return func(_ chat.Result, err error) { reported.Store(chat.ClassOf(err)) }
 		}})
@@ -161,7 +166,7 @@ func TestFleetJobsWaitForALoadInProgress(t *testing.T) {
 		}
 		oaiReply(w, body.Model, "ok")
 	})
-	f := NewFleet([]ServerConfig{{Name: "gpu0", URL: srv.URL + "/v1", Kind: "ollama", Slots: 2, Models: []string{"a"}}}, Options{})
+	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "ollama"}, Slots: 2, Models: []string{"a"}}}, Options{})
 	defer f.Close()
 	j1, j2 := trackJob("a", "1"), trackJob("a", "2")
 	f.Submit(context.Background(), j1.job)

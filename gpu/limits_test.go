@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"pitwall/gpu/chat"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 func hiRequest(model string) chat.Request {
@@ -67,7 +69,7 @@ func TestReplyPastTheCapEndsTooLargeKeepingWhatCameBefore(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := oaiServer(t, tt.handler)
-			c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1", MaxReplyBytes: capBytes}, nil)
+			c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1", MaxReplyBytes: capBytes}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			res, err := c.Chat(ctx, hiRequest("m"))
@@ -95,7 +97,7 @@ func TestModelsListPastTheCapEndsTooLarge(t *testing.T) {
 	mux.HandleFunc("GET /v1/models", bigBody("application/json", `{"object":"list","data":[`, 50<<20, `{"id":"m","object":"model"},`, `{"id":"z"}]}`))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1", MaxReplyBytes: 1 << 20}, nil)
+	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1", MaxReplyBytes: 1 << 20}, nil)
 	_, err := c.Models(context.Background())
 	if got := chat.ClassOf(err); got != chat.ClassTooLarge {
 		t.Fatalf("class = %q (%v), want too_large", got, err)
@@ -113,7 +115,7 @@ func TestAnEndlessErrorBodyIsCutAndKeepsItsStatus(t *testing.T) {
 			}
 		}
 	})
-	c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1"}, nil)
+	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := c.Chat(ctx, hiRequest("m"))
@@ -169,7 +171,7 @@ func TestANonStreamAnswerIsAnHTTPErrorThatQuotesIt(t *testing.T) {
 				oaiDecode(r)
 				tt.handler(w, r)
 			})
-			c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1"}, nil)
+			c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 			_, err := c.Chat(context.Background(), hiRequest("m"))
 			var e *chat.Error
 			if !errors.As(err, &e) || e.Class != tt.wantClass {
@@ -204,17 +206,17 @@ func TestStallsAndSlowFirstBytesEndAsTimeouts(t *testing.T) {
 		wantContent string
 	}{
 		{"a stream that stops after its first token",
-			ServerConfig{StallTimeout: limit},
+			ServerConfig{Config: client.Config{StallTimeout: limit}},
 			func(w http.ResponseWriter, r *http.Request) {
 				oaiStream(w, false, oaiContent("m", "Hel"))
 				oaiHang(r)
 			}, chat.ClassTimeout, "stalled: nothing for 150ms", "Hel"},
 		{"a server that never answers, with a first-byte limit",
-			ServerConfig{FirstByteTimeout: limit},
+			ServerConfig{Config: client.Config{FirstByteTimeout: limit}},
 			func(w http.ResponseWriter, r *http.Request) { oaiHang(r) },
 			chat.ClassTimeout, "no reply within 150ms", ""},
 		{"headers, then nothing, with a first-byte limit",
-			ServerConfig{FirstByteTimeout: limit},
+			ServerConfig{Config: client.Config{FirstByteTimeout: limit}},
 			func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				w.WriteHeader(http.StatusOK)
@@ -222,7 +224,7 @@ func TestStallsAndSlowFirstBytesEndAsTimeouts(t *testing.T) {
 				oaiHang(r)
 			}, chat.ClassTimeout, "no reply within 150ms", ""},
 		{"a long prefill is not a stall: the limit starts with the first token",
-			ServerConfig{StallTimeout: limit},
+			ServerConfig{Config: client.Config{StallTimeout: limit}},
 			func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				w.WriteHeader(http.StatusOK)
@@ -236,7 +238,7 @@ func TestStallsAndSlowFirstBytesEndAsTimeouts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := oaiServer(t, tt.handler)
 			tt.cfg.Name, tt.cfg.URL = "s", srv.URL+"/v1"
-			c := NewClient(tt.cfg, nil)
+			c := client.New(tt.cfg.Config, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			res, err := c.Chat(ctx, hiRequest("m"))
@@ -261,7 +263,7 @@ func TestTheCallersCancelIsNotATimeout(t *testing.T) {
 		close(sent)
 		oaiHang(r)
 	})
-	c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1", StallTimeout: time.Hour, FirstByteTimeout: time.Hour}, nil)
+	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1", StallTimeout: time.Hour, FirstByteTimeout: time.Hour}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-sent; cancel() }()
 	_, err := c.Chat(ctx, hiRequest("m"))

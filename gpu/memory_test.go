@@ -7,13 +7,15 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"pitwall/gpu/chat"
-	"pitwall/internal/textutil"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
+	"pitwall/internal/textutil"
 )
 
 // memoryChildEnv names the flood a child process of
@@ -78,7 +80,7 @@ func floodChild(t *testing.T, name string) {
 		t.Fatalf("no flood %q", name)
 	}
 	srv := oaiServer(t, handler)
-	c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1"}, nil)
+	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

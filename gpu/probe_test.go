@@ -8,13 +8,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"pitwall/gpu/chat"
-	"pitwall/gpu/telemetry"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
+	"pitwall/gpu/telemetry"
 )
 
 // route is one canned answer of a fake backend: a testdata file, or a body.
@@ -214,7 +216,7 @@ func TestProbeReadsEachBackend(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.backend+"/kind="+string(tt.kind), func(t *testing.T) {
 			fb := newFakeBackend(t, backendRoutes[tt.backend])
-			cfg := ServerConfig{Name: "gpu0", URL: fb.URL + "/v1", Kind: tt.kind}
+			cfg := ServerConfig{Config: client.Config{Name: "gpu0", URL: fb.URL + "/v1", Kind: tt.kind}}
 			got := Probe(t.Context(), fb.Client(), cfg)
 
 			if !got.Reachable || got.Error != "" {
@@ -318,11 +320,11 @@ func TestProbeFailures(t *testing.T) {
 		wantErr       string
 		wantModels    []string
 	}{
-		{"nothing listening", ServerConfig{URL: closed, Kind: "openai"}, false, "connection refused", nil},
-		{"key missing", ServerConfig{URL: keyed.URL + "/v1", Kind: "openai"}, true, "HTTP 401", nil},
-		{"key given", ServerConfig{URL: keyed.URL + "/v1", Kind: "openai", APIKey: "sekrit"}, true, "", []string{"m1"}},
-		{"not an API", ServerConfig{URL: page.URL + "/v1", Kind: "openai"}, true, "not the JSON expected", nil},
-		{"configured models stand in", ServerConfig{URL: page.URL + "/v1", Kind: "openai", Models: []string{"a", "b"}}, true, "not the JSON expected", []string{"a", "b"}},
+		{"nothing listening", ServerConfig{Config: client.Config{URL: closed, Kind: "openai"}}, false, "connection refused", nil},
+		{"key missing", ServerConfig{Config: client.Config{URL: keyed.URL + "/v1", Kind: "openai"}}, true, "HTTP 401", nil},
+		{"key given", ServerConfig{Config: client.Config{URL: keyed.URL + "/v1", Kind: "openai", APIKey: "sekrit"}}, true, "", []string{"m1"}},
+		{"not an API", ServerConfig{Config: client.Config{URL: page.URL + "/v1", Kind: "openai"}}, true, "not the JSON expected", nil},
+		{"configured models stand in", ServerConfig{Config: client.Config{URL: page.URL + "/v1", Kind: "openai"}, Models: []string{"a", "b"}}, true, "not the JSON expected", []string{"a", "b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -347,7 +349,7 @@ func TestProbeHonoursContext(t *testing.T) {
 	fb := newFakeBackend(t, backendRoutes["openai"])
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	got := Probe(ctx, fb.Client(), ServerConfig{URL: fb.URL + "/v1"})
+	got := Probe(ctx, fb.Client(), ServerConfig{Config: client.Config{URL: fb.URL + "/v1"}})
 	if got.Reachable || !strings.Contains(got.Error, "cancelled") {
 		t.Errorf("Reachable = %v, chat.Error = %q; want a cancelled probe", got.Reachable, got.Error)
 	}

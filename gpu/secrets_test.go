@@ -7,10 +7,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"pitwall/gpu/chat"
 	"strings"
 	"testing"
 	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 // Distinctive secrets, planted where a user might write them; none may
@@ -105,8 +107,8 @@ func TestClientErrorsCarryNoCredentials(t *testing.T) {
 				t.Cleanup(srv.Close)
 				base = srv.URL + "/v1"
 			}
-			cfg := ServerConfig{Name: "s", URL: secretURL(t, base), APIKey: plantedAPIKey}
-			c := NewClient(cfg, nil)
+			cfg := ServerConfig{Config: client.Config{Name: "s", URL: secretURL(t, base), APIKey: plantedAPIKey}}
+			c := client.New(cfg.Config, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			_, chatErr := c.Chat(ctx, hiRequest("m"))
@@ -144,7 +146,7 @@ func TestProbeResultsCarryNoCredentials(t *testing.T) {
 				t.Cleanup(srv.Close)
 				base = srv.URL + "/v1"
 			}
-			cfg := ServerConfig{Name: "s", URL: secretURL(t, base), APIKey: plantedAPIKey}
+			cfg := ServerConfig{Config: client.Config{Name: "s", URL: secretURL(t, base), APIKey: plantedAPIKey}}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			r := Probe(ctx, nil, cfg)

@@ -1,30 +1,22 @@
 package gpu
 
 import (
-	"pitwall/gpu/chat"
-	"time"
+	"pitwall/gpu/client"
+	"pitwall/gpu/probe"
 )
 
-// ServerConfig is what the fleet needs to know of one server.
+// ServerConfig is what the fleet needs to know of one server: how to reach
+// and talk to it (the client's Config), and what it schedules there.
 type ServerConfig struct {
-	Name   string
-	URL    string    // base URL including /v1
-	Kind   chat.Kind // openai | lmstudio | ollama | llamacpp | vllm | sim ("" = detect)
-	Slots  int
-	GPUs   []int
-	APIKey string // resolved from api_key_env; never logged or stored
+	client.Config
+	Slots int
+	GPUs  []int
 	// Models, when set, is the list of models the server offers, and the
 	// fleet does not need to ask /v1/models.
 	Models []string
-	// MaxReplyBytes caps one response body as it arrives, SSE framing
-	// included: a reply past it ends chat.ClassTooLarge, keeping what came
-	// before. 0 means DefaultMaxReplyBytes.
-	MaxReplyBytes int64
-	// FirstByteTimeout bounds the wait from sending a chat request to the
-	// first byte of its reply; 0 leaves it to the call's deadline.
-	FirstByteTimeout time.Duration
-	// StallTimeout ends a reply whose tokens have begun and that then sends
-	// nothing for this long (chat.ClassTimeout). 0 means
-	// DefaultStallTimeout; negative, no stall limit.
-	StallTimeout time.Duration
+}
+
+// ProbeTarget is what a probe of s needs to know of it.
+func (s ServerConfig) ProbeTarget() probe.Server {
+	return probe.Server{Name: s.Name, URL: s.URL, Kind: s.Kind, APIKey: s.APIKey, Models: s.Models}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -42,7 +43,7 @@ func TestChatIsPostedAsGoOpenAIPostedIt(t *testing.T) {
 	for _, key := range []string{"", "sk-test"} {
 		for _, base := range []string{srv.URL + "/v1", srv.URL + "/v1/", srv.URL + "/v1?api-version=1"} {
 			got = nil
-			c := NewClient(ServerConfig{Name: "s", URL: base, APIKey: key}, nil)
+			c := client.New(client.Config{Name: "s", URL: base, APIKey: key}, nil)
 			if _, err := c.Chat(context.Background(), req); err != nil {
 				t.Fatalf("%s: Chat: %v", base, err)
 			}
@@ -98,7 +99,7 @@ func TestChatErrorRepliesAreGoOpenAIs(t *testing.T) {
 			w.WriteHeader(tt.status)
 			fmt.Fprint(w, tt.body)
 		}))
-		c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1"}, nil)
+		c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 		oreq, err := toOpenAI(hiRequest("m1"))
 		if err != nil {
 			t.Fatal(err)
@@ -127,7 +128,7 @@ func TestAThreeHundredReplyIsAnError(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(status)
 		}))
-		c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1"}, nil)
+		c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 		_, err := c.Chat(context.Background(), hiRequest("m1"))
 		var ce *chat.Error
 		if !errors.As(err, &ce) || ce.Status != status || ce.Class != chat.ClassHTTP4xx {
@@ -146,7 +147,7 @@ func TestAThreeHundredReplyIsAnError(t *testing.T) {
 		oaiReply(w, "m1", "Hello")
 	}))
 	defer srv.Close()
-	c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1"}, nil)
+	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 	defer c.CloseIdleConnections()
 	if res, err := c.Chat(context.Background(), hiRequest("m1")); err != nil || res.Content != "Hello" {
 		t.Errorf("a redirect with a Location: %q, %v; want it followed to Hello", res.Content, err)
@@ -159,7 +160,7 @@ func TestAThreeHundredReplyIsAnError(t *testing.T) {
 // refused, before anything is sent.
 func TestChatChecksTheRequestAsGoOpenAIDidButForModelNames(t *testing.T) {
 	srv, seen := recordingServer(t)
-	c := NewClient(ServerConfig{Name: "s", URL: srv.URL + "/v1"}, nil)
+	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 	defer c.CloseIdleConnections()
 	for _, model := range []string{"davinci", "text-davinci-003"} {
 		if _, err := c.Chat(context.Background(), hiRequest(model)); err != nil {

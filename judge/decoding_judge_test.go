@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
 // decodingJudge is a scripted judge over real HTTP: it decodes the HTML
@@ -71,7 +71,7 @@ func TestADecodingJudgeIsNotFlipped(t *testing.T) {
 	tpl, _ := LookupTemplate("rubric-v1")
 	for _, st := range styles {
 		srv := decodingJudge(t, st.write)
-		c := gpu.NewClient(gpu.ServerConfig{Name: "judge", URL: srv.URL + "/v1"}, nil)
+		c := client.New(client.Config{Name: "judge", URL: srv.URL + "/v1"}, nil)
 		for _, a := range attacks {
 			if len(a.reply) > 10000 {
 				continue // the very long one: the same lines as the first

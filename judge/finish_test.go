@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/judge/scoring"
 )
 
@@ -57,7 +57,7 @@ func askJudge(t *testing.T, body string, drop bool) scoring.Sample {
 		_ = buf.Flush()
 	}))
 	defer srv.Close()
-	c := gpu.NewClient(gpu.ServerConfig{Name: "judge", URL: srv.URL + "/v1"}, nil)
+	c := client.New(client.Config{Name: "judge", URL: srv.URL + "/v1"}, nil)
 	defer c.CloseIdleConnections()
 	res, err := c.Chat(context.Background(), chat.Request{Model: "judge", MaxTokens: 64,
 		Messages: []chat.Message{{Role: "user", Content: "grade this"}}})

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/runner/ledger"
 )
 
@@ -46,7 +46,7 @@ import (
 //     with no Batch API registered (RegisterBatchAPI).
 
 // batchPoll paces the polling of a batch: a batch takes minutes to hours.
-var batchPoll = gpu.BatchPoll{Min: 2 * time.Second, Max: time.Minute}
+var batchPoll = client.BatchPoll{Min: 2 * time.Second, Max: time.Minute}
 
 // batchTries is how many batches a request goes through before it is sent
 // live.
@@ -64,24 +64,24 @@ type BatchTransport interface {
 	BatchesOffered(ctx context.Context) (bool, error)
 	// CreateBatch sends lines as one batch ("" window: the provider's
 	// default) carrying meta.
-	CreateBatch(ctx context.Context, lines []gpu.BatchLine, window string, meta map[string]string) (gpu.Batch, error)
+	CreateBatch(ctx context.Context, lines []client.BatchLine, window string, meta map[string]string) (client.Batch, error)
 	// FindBatches lists the batches created since then whose metadata
 	// holds meta, newest first.
-	FindBatches(ctx context.Context, meta map[string]string, since time.Time) ([]gpu.Batch, error)
+	FindBatches(ctx context.Context, meta map[string]string, since time.Time) ([]client.Batch, error)
 	// BatchInput is the custom ids a batch holds, in order.
-	BatchInput(ctx context.Context, b gpu.Batch) ([]string, error)
+	BatchInput(ctx context.Context, b client.Batch) ([]string, error)
 	// WaitBatch polls a batch until it ends or ctx does, calling seen
 	// each time its status moves, and returns it as last seen.
-	WaitBatch(ctx context.Context, id string, poll gpu.BatchPoll, seen func(gpu.Batch)) (gpu.Batch, error)
+	WaitBatch(ctx context.Context, id string, poll client.BatchPoll, seen func(client.Batch)) (client.Batch, error)
 	// BatchResults is an ended batch's answers; a request with none was
 	// never run, and is sent again.
-	BatchResults(ctx context.Context, b gpu.Batch) ([]gpu.BatchResult, error)
+	BatchResults(ctx context.Context, b client.Batch) ([]client.BatchResult, error)
 }
 
 // A BatchAPI gives the Batch API of the server c talks to. It is an edge
 // (edges/batchapi) that cli registers: a build without one sends every
 // judge's requests live.
-type BatchAPI func(c *gpu.Client) BatchTransport
+type BatchAPI func(c *client.Client) BatchTransport
 
 var (
 	batchAPIMu sync.Mutex
@@ -104,7 +104,7 @@ func registeredBatchAPI() BatchAPI {
 
 // batchFleet is what the batch path needs of the fleet (gpu.Fleet has it).
 type batchFleet interface {
-	BatchClient(server string) (*gpu.Client, bool)
+	BatchClient(server string) (*client.Client, bool)
 	// SendAs is the name server knows model by (chat.MatchModel): a batch
 	// line goes to the provider as it is, not through the fleet.
 	SendAs(server, model string) string
@@ -145,25 +145,25 @@ func (e *engine) batchJudging(ctx context.Context, jobs []*readyJudge) []*readyJ
 	}
 	for _, name := range slices.Sorted(maps.Keys(byJudge)) {
 		c, _ := bf.BatchClient(byJudge[name][0].pin)
-		client := api(c)
+		bt := api(c)
 		if e.life == inferring {
-			e.gatherBatch(ctx, client, name, byJudge[name]) // pipelined: cell by cell
+			e.gatherBatch(ctx, bt, name, byJudge[name]) // pipelined: cell by cell
 			continue
 		}
-		e.startBatch(ctx, client, name, byJudge[name], 1)
+		e.startBatch(ctx, bt, name, byJudge[name], 1)
 	}
 	return live
 }
 
-func newJudgeBatch(ctx context.Context, client BatchTransport, name string, try int) *judgeBatch {
-	return &judgeBatch{judge: name, client: client, ctx: ctx, try: try, waiting: map[string][]*readyJudge{}}
+func newJudgeBatch(ctx context.Context, bt BatchTransport, name string, try int) *judgeBatch {
+	return &judgeBatch{judge: name, client: bt, ctx: ctx, try: try, waiting: map[string][]*readyJudge{}}
 }
 
 // startBatch hands requests of one judge to a goroutine that finds or
 // creates their batch; what it did arrives as batchPlanned.
-func (e *engine) startBatch(ctx context.Context, client BatchTransport, name string, rjs []*readyJudge, try int) {
-	jb := newJudgeBatch(ctx, client, name, try)
-	var lines []gpu.BatchLine
+func (e *engine) startBatch(ctx context.Context, bt BatchTransport, name string, rjs []*readyJudge, try int) {
+	jb := newJudgeBatch(ctx, bt, name, try)
+	var lines []client.BatchLine
 	for _, rj := range rjs {
 		id := rj.a.key
 		if jb.waiting[id] == nil {
@@ -171,7 +171,7 @@ func (e *engine) startBatch(ctx context.Context, client BatchTransport, name str
 			if bf, ok := e.r.fleet.(batchFleet); ok {
 				req.Model = bf.SendAs(rj.pin, req.Model)
 			}
-			lines = append(lines, gpu.BatchLine{CustomID: id, Request: req})
+			lines = append(lines, client.BatchLine{CustomID: id, Request: req})
 		}
 		jb.waiting[id] = append(jb.waiting[id], rj)
 	}
@@ -185,7 +185,7 @@ func (e *engine) startBatch(ctx context.Context, client BatchTransport, name str
 	}
 	meta := map[string]string{"pitwall_run": e.r.id, "pitwall_judge": name}
 	e.spawn(func() func(*engine) {
-		p, err := planBatch(ctx, client, lines, meta, look, e.r.beforeSend)
+		p, err := planBatch(ctx, bt, lines, meta, look, e.r.beforeSend)
 		return func(e *engine) { e.batchPlanned(jb, p, err) }
 	})
 }
@@ -254,7 +254,7 @@ type batchPlan struct {
 }
 
 type batchPart struct {
-	batch gpu.Batch
+	batch client.Batch
 	ids   []string
 	found bool
 }
@@ -262,7 +262,7 @@ type batchPart struct {
 // planBatch runs on the batch's goroutine: it asks whether the server has
 // a Batch API, takes the batches of this run and judge it finds for the
 // requests they hold, and creates one for the rest.
-func planBatch(ctx context.Context, c BatchTransport, lines []gpu.BatchLine, meta map[string]string, look batchLook, gate func(context.Context) error) (batchPlan, error) {
+func planBatch(ctx context.Context, c BatchTransport, lines []client.BatchLine, meta map[string]string, look batchLook, gate func(context.Context) error) (batchPlan, error) {
 	var p batchPlan
 	ok, err := c.BatchesOffered(ctx)
 	if err != nil || !ok {
@@ -278,7 +278,7 @@ func planBatch(ctx context.Context, c BatchTransport, lines []gpu.BatchLine, met
 		}
 		for _, b := range found {
 			switch b.Status {
-			case gpu.BatchFailed, gpu.BatchExpired, gpu.BatchCancelled, gpu.BatchCancelling:
+			case client.BatchFailed, client.BatchExpired, client.BatchCancelled, client.BatchCancelling:
 				continue
 			}
 			if look.read[b.ID] || len(rest) == 0 {
@@ -293,7 +293,7 @@ func planBatch(ctx context.Context, c BatchTransport, lines []gpu.BatchLine, met
 				in[id] = true
 			}
 			part := batchPart{batch: b, found: true}
-			rest = slices.DeleteFunc(slices.Clone(rest), func(l gpu.BatchLine) bool {
+			rest = slices.DeleteFunc(slices.Clone(rest), func(l client.BatchLine) bool {
 				if in[l.CustomID] {
 					part.ids = append(part.ids, l.CustomID)
 					return true
@@ -376,10 +376,10 @@ func (jb *judgeBatch) all() []*readyJudge {
 func (e *engine) pollBatch(jb *judgeBatch) {
 	log := e.r.log
 	e.spawn(func() func(*engine) {
-		b, err := jb.client.WaitBatch(jb.ctx, jb.id, batchPoll, func(b gpu.Batch) {
+		b, err := jb.client.WaitBatch(jb.ctx, jb.id, batchPoll, func(b client.Batch) {
 			log.Info("judge batch", "batch", b.ID, "status", b.Status, "done", b.Completed, "failed", b.Failed, "of", b.Total)
 		})
-		var res []gpu.BatchResult
+		var res []client.BatchResult
 		if err == nil {
 			res, err = jb.client.BatchResults(jb.ctx, b)
 		}
@@ -388,7 +388,7 @@ func (e *engine) pollBatch(jb *judgeBatch) {
 }
 
 // batchEnded settles what a batch answered and puts back what it did not.
-func (e *engine) batchEnded(jb *judgeBatch, b gpu.Batch, res []gpu.BatchResult, err error) {
+func (e *engine) batchEnded(jb *judgeBatch, b client.Batch, res []client.BatchResult, err error) {
 	if jb.ctx.Err() != nil {
 		e.batchCancelled(jb)
 		return
@@ -411,8 +411,8 @@ func (e *engine) batchEnded(jb *judgeBatch, b gpu.Batch, res []gpu.BatchResult, 
 	switch {
 	case err != nil:
 		why = fmt.Sprintf("batch %s: %s", jb.id, chat.MessageOf(err))
-	case b.Status == gpu.BatchExpired:
-		why = fmt.Sprintf("batch %s expired before answering it (completion window %s)", jb.id, cmp.Or(b.Window, gpu.DefaultBatchWindow))
+	case b.Status == client.BatchExpired:
+		why = fmt.Sprintf("batch %s expired before answering it (completion window %s)", jb.id, cmp.Or(b.Window, client.DefaultBatchWindow))
 	case len(b.Errors) > 0:
 		why = fmt.Sprintf("batch %s failed: %s", jb.id, strings.Join(b.Errors, "; "))
 	}

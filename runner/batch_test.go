@@ -8,8 +8,8 @@ import (
 
 	"pitwall/edges/batchapi"
 	"pitwall/edges/sim"
-	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/gpu/simspec"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
@@ -18,9 +18,9 @@ import (
 func init() {
 	// Set once, before any test runs: the simulator's batches take
 	// milliseconds, not the hours polling is paced for.
-	batchPoll = gpu.BatchPoll{Min: time.Millisecond, Max: 5 * time.Millisecond}
+	batchPoll = client.BatchPoll{Min: time.Millisecond, Max: 5 * time.Millisecond}
 	// As cli wires it.
-	RegisterBatchAPI(func(c *gpu.Client) BatchTransport { return batchapi.New(c) })
+	RegisterBatchAPI(func(c *client.Client) BatchTransport { return batchapi.New(c) })
 }
 
 // batchFleet is the candidates on gpu0 and the judge on api, a simulated

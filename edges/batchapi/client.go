@@ -4,30 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
+	"io"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
-	"pitwall/gpu"
 	"pitwall/gpu/chat"
-
-	openai "github.com/sashabaranov/go-openai"
+	"pitwall/gpu/client"
 )
 
 // This file holds the calls; lines.go the JSONL going in and out.
 
-// Client speaks the Batch API to one server, through the plumbing of its
-// gpu.Client: the same go-openai client and transport as its chat
+// Client speaks the Batch API to one server over the Batch API calls of its
+// client.Client (the same go-openai client and transport as its chat
 // requests, so replies are capped and errors classified and scrubbed the
-// same way. It is safe for concurrent use.
+// same way): the JSONL going in and out, finding a batch again, waiting for
+// one. It is safe for concurrent use.
 type Client struct {
-	c *gpu.Client
+	c *client.Client
 }
 
 // New returns the Batch API client of the server c talks to.
-func New(c *gpu.Client) *Client { return &Client{c: c} }
+func New(c *client.Client) *Client { return &Client{c: c} }
 
 // Server returns the name of the server the client talks to.
 func (c *Client) Server() string { return c.c.Server() }
@@ -35,13 +32,14 @@ func (c *Client) Server() string { return c.c.Server() }
 // BatchesOffered asks whether the server has a Batch API (GET /v1/batches):
 // a 404, 405 or 501 says it has none; any other failure is an error.
 func (c *Client) BatchesOffered(ctx context.Context) (bool, error) {
-	limit := 1
-	k := c.c.Call(ctx, 0)
-	_, err := c.c.OpenAI().ListBatch(k.Context(), nil, &limit)
+	_, _, err := c.c.ListBatches(ctx, "", 1)
 	if err == nil {
 		return true, nil
 	}
-	e := k.Fail(err)
+	var e *chat.Error
+	if !errors.As(err, &e) {
+		return false, err
+	}
 	switch e.Status {
 	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
 		return false, nil
@@ -51,55 +49,29 @@ func (c *Client) BatchesOffered(ctx context.Context) (bool, error) {
 
 // CreateBatch uploads lines as a JSONL file (purpose batch) and creates a
 // batch of chat completions from it, with the given completion window (""
-// = gpu.DefaultBatchWindow) and metadata. Nothing runs before the batch
+// = client.DefaultBatchWindow) and metadata. Nothing runs before the batch
 // exists: an error after the upload leaves only an unused file.
-func (c *Client) CreateBatch(ctx context.Context, lines []gpu.BatchLine, window string, meta map[string]string) (gpu.Batch, error) {
+func (c *Client) CreateBatch(ctx context.Context, lines []client.BatchLine, window string, meta map[string]string) (client.Batch, error) {
 	data, err := encodeBatch(lines)
 	if err != nil {
-		return gpu.Batch{}, &chat.Error{Class: chat.ClassHTTP4xx, Server: c.Server(),
+		return client.Batch{}, &chat.Error{Class: chat.ClassHTTP4xx, Server: c.Server(),
 			Message: "request not sent: " + err.Error(), Err: err}
 	}
 	if window == "" {
-		window = gpu.DefaultBatchWindow
+		window = client.DefaultBatchWindow
 	}
-	k := c.c.Call(ctx, 0)
-	f, err := c.c.OpenAI().CreateFileBytes(k.Context(), openai.FileBytesRequest{
-		Name: "pitwall-batch.jsonl", Bytes: data, Purpose: openai.PurposeBatch})
-	if err != nil {
-		return gpu.Batch{}, fail(k, "uploading the batch input", err)
-	}
-	md := make(map[string]any, len(meta))
-	for k, v := range meta {
-		md[k] = v
-	}
-	k = c.c.Call(ctx, 0)
-	b, err := c.c.OpenAI().CreateBatch(k.Context(), openai.CreateBatchRequest{InputFileID: f.ID,
-		Endpoint: openai.BatchEndpointChatCompletions, CompletionWindow: window, Metadata: md})
-	if err != nil {
-		return gpu.Batch{}, fail(k, "creating the batch of file "+f.ID, err)
-	}
-	return c.fromOpenAI(b.Batch), nil
+	return c.c.CreateBatch(ctx, data, window, meta)
 }
 
 // Batch retrieves a batch by id.
-func (c *Client) Batch(ctx context.Context, id string) (gpu.Batch, error) {
-	k := c.c.Call(ctx, 0)
-	b, err := c.c.OpenAI().RetrieveBatch(k.Context(), id)
-	if err != nil {
-		return gpu.Batch{}, fail(k, "batch "+id, err)
-	}
-	return c.fromOpenAI(b.Batch), nil
+func (c *Client) Batch(ctx context.Context, id string) (client.Batch, error) {
+	return c.c.RetrieveBatch(ctx, id)
 }
 
 // CancelBatch asks the provider to cancel a batch; it answers cancelling,
 // and cancelled once the requests running have ended.
-func (c *Client) CancelBatch(ctx context.Context, id string) (gpu.Batch, error) {
-	k := c.c.Call(ctx, 0)
-	b, err := c.c.OpenAI().CancelBatch(k.Context(), id)
-	if err != nil {
-		return gpu.Batch{}, fail(k, "cancelling batch "+id, err)
-	}
-	return c.fromOpenAI(b.Batch), nil
+func (c *Client) CancelBatch(ctx context.Context, id string) (client.Batch, error) {
+	return c.c.CancelBatch(ctx, id)
 }
 
 // maxBatchPages bounds FindBatches: a hundred batches a page.
@@ -109,18 +81,15 @@ const maxBatchPages = 20
 // metadata holds every pair of meta, newest first. The provider lists an
 // organisation's batches newest first, so the listing stops at the first
 // one older than since (or after maxBatchPages pages).
-func (c *Client) FindBatches(ctx context.Context, meta map[string]string, since time.Time) ([]gpu.Batch, error) {
-	limit := 100
-	var after *string
-	var out []gpu.Batch
+func (c *Client) FindBatches(ctx context.Context, meta map[string]string, since time.Time) ([]client.Batch, error) {
+	var after string
+	var out []client.Batch
 	for range maxBatchPages {
-		k := c.c.Call(ctx, 0)
-		page, err := c.c.OpenAI().ListBatch(k.Context(), after, &limit)
+		page, more, err := c.c.ListBatches(ctx, after, 100)
 		if err != nil {
-			return out, fail(k, "listing batches", err)
+			return out, err
 		}
-		for _, ob := range page.Data {
-			b := c.fromOpenAI(ob)
+		for _, b := range page {
 			if b.CreatedAt.Before(since) {
 				return out, nil
 			}
@@ -128,11 +97,10 @@ func (c *Client) FindBatches(ctx context.Context, meta map[string]string, since 
 				out = append(out, b)
 			}
 		}
-		if !page.HasMore || len(page.Data) == 0 {
+		if !more || len(page) == 0 {
 			return out, nil
 		}
-		last := page.Data[len(page.Data)-1].ID
-		after = &last
+		after = page[len(page)-1].ID
 	}
 	return out, nil
 }
@@ -152,10 +120,10 @@ func metaHolds(have, want map[string]string) bool {
 // (timeouts, 429s, 5xx) are retried after the poll's wait, or a 429's
 // Retry-After when longer; poll.Failures of them in a row, or any other
 // failure, end the wait with that error. The batch itself goes on.
-func (c *Client) WaitBatch(ctx context.Context, id string, poll gpu.BatchPoll, seen func(gpu.Batch)) (gpu.Batch, error) {
+func (c *Client) WaitBatch(ctx context.Context, id string, poll client.BatchPoll, seen func(client.Batch)) (client.Batch, error) {
 	poll = withDefaults(poll)
 	wait := poll.Min
-	var last gpu.Batch
+	var last client.Batch
 	failures := 0
 	for {
 		b, err := c.Batch(ctx, id)
@@ -188,14 +156,14 @@ func (c *Client) WaitBatch(ctx context.Context, id string, poll gpu.BatchPoll, s
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return last, c.c.Call(ctx, 0).Fail(ctx.Err())
+			return last, c.c.Classify(ctx, ctx.Err())
 		case <-t.C:
 		}
 		wait = min(2*wait, poll.Max)
 	}
 }
 
-func withDefaults(p gpu.BatchPoll) gpu.BatchPoll {
+func withDefaults(p client.BatchPoll) client.BatchPoll {
 	if p.Min <= 0 {
 		p.Min = time.Second
 	}
@@ -213,8 +181,8 @@ func withDefaults(p gpu.BatchPoll) gpu.BatchPoll {
 // the batch never ran (an error line with code batch_expired or
 // batch_cancelled) is left out, as is one with no line at all: the caller
 // finds it missing and sends it again.
-func (c *Client) BatchResults(ctx context.Context, b gpu.Batch) ([]gpu.BatchResult, error) {
-	var out []gpu.BatchResult
+func (c *Client) BatchResults(ctx context.Context, b client.Batch) ([]client.BatchResult, error) {
+	var out []client.BatchResult
 	for _, id := range []string{b.OutputFileID, b.ErrorFileID} {
 		if id == "" {
 			continue
@@ -238,7 +206,7 @@ func (c *Client) BatchResults(ctx context.Context, b gpu.Batch) ([]gpu.BatchResu
 
 // BatchInput returns the custom ids of a batch's input file, in order:
 // what a batch found again (after a restart) is answering.
-func (c *Client) BatchInput(ctx context.Context, b gpu.Batch) ([]string, error) {
+func (c *Client) BatchInput(ctx context.Context, b client.Batch) ([]string, error) {
 	var ids []string
 	err := c.readFile(ctx, b.InputFileID, func(n int, line []byte) error {
 		id, err := inputID(line)
@@ -251,58 +219,8 @@ func (c *Client) BatchInput(ctx context.Context, b gpu.Batch) ([]string, error) 
 	return ids, err
 }
 
-// maxBatchFile caps one downloaded file: OpenAI takes input files up to
-// 200 MB, and the answers to them are about as large.
-const maxBatchFile = 1 << 30
-
 // readFile downloads a file and hands each non-blank line to fn, numbered
 // from 1.
 func (c *Client) readFile(ctx context.Context, id string, fn func(int, []byte) error) error {
-	k := c.c.Call(ctx, maxBatchFile)
-	raw, err := c.c.OpenAI().GetFileContent(k.Context(), id)
-	if err != nil {
-		return fail(k, "downloading file "+id, err)
-	}
-	defer raw.Close()
-	if err := eachLine(raw, c.c.MaxReplyBytes(), fn); err != nil {
-		return fail(k, "reading file "+id, err)
-	}
-	return nil
-}
-
-// fail classifies a failed Batch API call and says what it was doing.
-func fail(k gpu.Call, doing string, err error) *chat.Error {
-	e := k.Fail(err)
-	e.Message = doing + ": " + e.Message
-	return e
-}
-
-func (c *Client) fromOpenAI(ob openai.Batch) gpu.Batch {
-	b := gpu.Batch{ID: ob.ID, Status: gpu.BatchStatus(ob.Status), InputFileID: ob.InputFileID, Window: ob.CompletionWindow,
-		Total: ob.RequestCounts.Total, Completed: ob.RequestCounts.Completed, Failed: ob.RequestCounts.Failed,
-		CreatedAt: time.Unix(int64(ob.CreatedAt), 0)}
-	if ob.OutputFileID != nil {
-		b.OutputFileID = *ob.OutputFileID
-	}
-	if ob.ErrorFileID != nil {
-		b.ErrorFileID = *ob.ErrorFileID
-	}
-	if len(ob.Metadata) > 0 {
-		b.Metadata = make(map[string]string, len(ob.Metadata))
-		for _, k := range slices.Sorted(maps.Keys(ob.Metadata)) {
-			if s, ok := ob.Metadata[k].(string); ok {
-				b.Metadata[k] = s
-			}
-		}
-	}
-	if ob.Errors != nil {
-		for _, d := range ob.Errors.Data {
-			msg := strings.TrimSpace(d.Code + ": " + d.Message)
-			if d.Line != nil {
-				msg = fmt.Sprintf("line %d: %s", *d.Line, msg)
-			}
-			b.Errors = append(b.Errors, c.c.Scrub(msg))
-		}
-	}
-	return b
+	return c.c.ReadFile(ctx, id, func(r io.Reader) error { return eachLine(r, c.c.MaxReplyBytes(), fn) })
 }

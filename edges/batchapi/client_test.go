@@ -15,6 +15,7 @@ import (
 	"pitwall/edges/sim"
 	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/gpu/simspec"
 )
 
@@ -30,21 +31,21 @@ func batchSim(t *testing.T, faults simspec.Faults) *sim.Server {
 	return s
 }
 
-func batchLines(n int) []gpu.BatchLine {
-	var out []gpu.BatchLine
+func batchLines(n int) []client.BatchLine {
+	var out []client.BatchLine
 	for i := range n {
 		zero, seed := 0.0, 7
-		out = append(out, gpu.BatchLine{CustomID: fmt.Sprintf("k%d", i), Request: chat.Request{Model: "m",
+		out = append(out, client.BatchLine{CustomID: fmt.Sprintf("k%d", i), Request: chat.Request{Model: "m",
 			Messages: []chat.Message{{Role: "user", Content: fmt.Sprintf("Say %d.", i)}}, Temperature: &zero, Seed: &seed, MaxTokens: 64}})
 	}
 	return out
 }
 
-var fastPoll = gpu.BatchPoll{Min: time.Millisecond, Max: 5 * time.Millisecond}
+var fastPoll = client.BatchPoll{Min: time.Millisecond, Max: 5 * time.Millisecond}
 
 func TestABatchRoundTripsThroughTheSimulator(t *testing.T) {
 	s := batchSim(t, simspec.Faults{})
-	gc := gpu.NewClient(gpu.ServerConfig{Name: "api", URL: s.URL(), Kind: chat.KindOpenAI}, nil)
+	gc := client.New(client.Config{Name: "api", URL: s.URL(), Kind: chat.KindOpenAI}, nil)
 	c := New(gc)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -57,22 +58,22 @@ func TestABatchRoundTripsThroughTheSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.ID == "" || b.Status != gpu.BatchValidating || b.Window != gpu.DefaultBatchWindow || b.Metadata["pitwall_run"] != "r1" {
+	if b.ID == "" || b.Status != client.BatchValidating || b.Window != client.DefaultBatchWindow || b.Metadata["pitwall_run"] != "r1" {
 		t.Fatalf("created %+v", b)
 	}
-	var seen []gpu.BatchStatus
-	done, err := c.WaitBatch(ctx, b.ID, fastPoll, func(b gpu.Batch) { seen = append(seen, b.Status) })
-	if err != nil || done.Status != gpu.BatchCompleted || done.Total != 3 || done.Completed != 2 || done.Failed != 1 {
+	var seen []client.BatchStatus
+	done, err := c.WaitBatch(ctx, b.ID, fastPoll, func(b client.Batch) { seen = append(seen, b.Status) })
+	if err != nil || done.Status != client.BatchCompleted || done.Total != 3 || done.Completed != 2 || done.Failed != 1 {
 		t.Fatalf("WaitBatch = %+v, %v", done, err)
 	}
-	if len(seen) == 0 || seen[len(seen)-1] != gpu.BatchCompleted {
+	if len(seen) == 0 || seen[len(seen)-1] != client.BatchCompleted {
 		t.Errorf("seen %v, want the moves up to completed", seen)
 	}
 	res, err := c.BatchResults(ctx, done)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]gpu.BatchResult{}
+	byID := map[string]client.BatchResult{}
 	for _, r := range res {
 		byID[r.CustomID] = r
 	}
@@ -98,7 +99,7 @@ func TestABatchRoundTripsThroughTheSimulator(t *testing.T) {
 
 func TestFindBatchesMatchesMetadataSinceATime(t *testing.T) {
 	s := batchSim(t, simspec.Faults{BatchHold: true})
-	c := newClient(gpu.ServerConfig{Name: "api", URL: s.URL()}, nil)
+	c := newClient(gpu.ServerConfig{Config: client.Config{Name: "api", URL: s.URL()}}, nil)
 	ctx := context.Background()
 	before := time.Now().Add(-time.Minute)
 	var mine []string
@@ -122,14 +123,14 @@ func TestFindBatchesMatchesMetadataSinceATime(t *testing.T) {
 
 func TestAnExpiredBatchLeavesOutWhatItNeverRan(t *testing.T) {
 	s := batchSim(t, simspec.Faults{BatchExpire: 1})
-	c := newClient(gpu.ServerConfig{Name: "api", URL: s.URL()}, nil)
+	c := newClient(gpu.ServerConfig{Config: client.Config{Name: "api", URL: s.URL()}}, nil)
 	ctx := context.Background()
 	b, err := c.CreateBatch(ctx, batchLines(4), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	done, err := c.WaitBatch(ctx, b.ID, fastPoll, nil)
-	if err != nil || done.Status != gpu.BatchExpired {
+	if err != nil || done.Status != client.BatchExpired {
 		t.Fatalf("WaitBatch = %+v, %v; want expired", done, err)
 	}
 	res, err := c.BatchResults(ctx, done)
@@ -172,7 +173,7 @@ func TestBatchesOffered(t *testing.T) {
 				t.Cleanup(func() { _ = s.Close() })
 				url = s.URL()
 			}
-			ok, err := newClient(gpu.ServerConfig{Name: "s", URL: url}, nil).BatchesOffered(context.Background())
+			ok, err := newClient(gpu.ServerConfig{Config: client.Config{Name: "s", URL: url}}, nil).BatchesOffered(context.Background())
 			if ok != tc.want || chat.ClassOf(err) != tc.class {
 				t.Errorf("BatchesOffered = %v, %v; want %v and class %q", ok, err, tc.want, tc.class)
 			}
@@ -190,7 +191,7 @@ func scripted(t *testing.T, replies ...func(w http.ResponseWriter)) (*Client, *a
 		replies[min(i, len(replies)-1)](w)
 	}))
 	t.Cleanup(srv.Close)
-	return newClient(gpu.ServerConfig{Name: "api", URL: srv.URL + "/v1"}, nil), &n
+	return newClient(gpu.ServerConfig{Config: client.Config{Name: "api", URL: srv.URL + "/v1"}}, nil), &n
 }
 
 func batchIs(status string) func(w http.ResponseWriter) {
@@ -211,20 +212,20 @@ func TestWaitBatch(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		replies []func(http.ResponseWriter)
-		poll    gpu.BatchPoll
-		want    gpu.BatchStatus // the batch as last seen
-		class   chat.ErrorClass // of the error; "" for none
+		poll    client.BatchPoll
+		want    client.BatchStatus // the batch as last seen
+		class   chat.ErrorClass    // of the error; "" for none
 		looks   int32
 	}{
 		{name: "polls through the states to the end",
 			replies: []func(http.ResponseWriter){batchIs("validating"), batchIs("in_progress"), batchIs("in_progress"), batchIs("finalizing"), batchIs("completed")},
-			want:    gpu.BatchCompleted, looks: 5},
+			want:    client.BatchCompleted, looks: 5},
 		{name: "a transient failure to look is retried",
 			replies: []func(http.ResponseWriter){batchIs("in_progress"), httpStatus(503), httpStatus(429), batchIs("expired")},
-			want:    gpu.BatchExpired, looks: 4},
+			want:    client.BatchExpired, looks: 4},
 		{name: "transient failures in a row give up",
 			replies: []func(http.ResponseWriter){batchIs("in_progress"), httpStatus(502)},
-			poll:    gpu.BatchPoll{Failures: 3}, want: gpu.BatchInProgress, class: chat.ClassHTTP5xx, looks: 4},
+			poll:    client.BatchPoll{Failures: 3}, want: client.BatchInProgress, class: chat.ClassHTTP5xx, looks: 4},
 		{name: "a batch that is not there ends the wait",
 			replies: []func(http.ResponseWriter){httpStatus(404)}, class: chat.ClassHTTP4xx, looks: 1},
 	} {
@@ -233,11 +234,11 @@ func TestWaitBatch(t *testing.T) {
 			poll := tc.poll
 			poll.Min, poll.Max = time.Millisecond, 2*time.Millisecond
 			var moves int
-			b, err := c.WaitBatch(context.Background(), "b1", poll, func(gpu.Batch) { moves++ })
+			b, err := c.WaitBatch(context.Background(), "b1", poll, func(client.Batch) { moves++ })
 			if b.Status != tc.want || chat.ClassOf(err) != tc.class || looks.Load() != tc.looks {
 				t.Errorf("WaitBatch = %s, %v after %d looks; want %s, class %q, %d looks", b.Status, err, looks.Load(), tc.want, tc.class, tc.looks)
 			}
-			if tc.want == gpu.BatchCompleted && moves != 4 {
+			if tc.want == client.BatchCompleted && moves != 4 {
 				t.Errorf("seen called %d times, want once per status (4)", moves)
 			}
 		})
@@ -249,7 +250,7 @@ func TestWaitBatchEndsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.WaitBatch(ctx, "b1", gpu.BatchPoll{Min: time.Hour}, func(gpu.Batch) { cancel() })
+		_, err := c.WaitBatch(ctx, "b1", client.BatchPoll{Min: time.Hour}, func(client.Batch) { cancel() })
 		done <- err
 	}()
 	select {
@@ -263,7 +264,7 @@ func TestWaitBatchEndsWithItsContext(t *testing.T) {
 }
 
 func TestBatchResultLinesAreDecoded(t *testing.T) {
-	c := newClient(gpu.ServerConfig{Name: "api", URL: "http://x/v1", APIKey: plantedAPIKey}, nil)
+	c := newClient(gpu.ServerConfig{Config: client.Config{Name: "api", URL: "http://x/v1", APIKey: plantedAPIKey}}, nil)
 	for _, tc := range []struct {
 		name, line string
 		ok         bool
@@ -304,8 +305,8 @@ func TestBatchResultLinesAreDecoded(t *testing.T) {
 }
 
 func TestABatchNeedsUniqueCustomIDs(t *testing.T) {
-	c := newClient(gpu.ServerConfig{Name: "api", URL: deadURL(t)}, nil)
-	for _, lines := range [][]gpu.BatchLine{nil, {{CustomID: ""}}, {batchLines(1)[0], batchLines(1)[0]}} {
+	c := newClient(gpu.ServerConfig{Config: client.Config{Name: "api", URL: deadURL(t)}}, nil)
+	for _, lines := range [][]client.BatchLine{nil, {{CustomID: ""}}, {batchLines(1)[0], batchLines(1)[0]}} {
 		_, err := c.CreateBatch(context.Background(), lines, "", nil)
 		if chat.ClassOf(err) != chat.ClassHTTP4xx || !strings.Contains(chat.MessageOf(err), "not sent") {
 			t.Errorf("CreateBatch(%d lines) = %v, want it refused before sending", len(lines), err)
@@ -332,13 +333,13 @@ func TestBatchErrorsCarryNoCredentials(t *testing.T) {
 				t.Cleanup(srv.Close)
 				base = srv.URL + "/v1"
 			}
-			c := newClient(gpu.ServerConfig{Name: "s", URL: secretURL(t, base), APIKey: plantedAPIKey}, nil)
+			c := newClient(gpu.ServerConfig{Config: client.Config{Name: "s", URL: secretURL(t, base), APIKey: plantedAPIKey}}, nil)
 			ctx := context.Background()
 			_, createErr := c.CreateBatch(ctx, batchLines(1), "", nil)
 			_, getErr := c.Batch(ctx, "b1")
 			_, offeredErr := c.BatchesOffered(ctx)
 			_, findErr := c.FindBatches(ctx, nil, time.Time{})
-			_, resErr := c.BatchResults(ctx, gpu.Batch{OutputFileID: "f1"})
+			_, resErr := c.BatchResults(ctx, client.Batch{OutputFileID: "f1"})
 			for _, err := range []error{createErr, getErr, offeredErr, findErr, resErr} {
 				if err == nil {
 					t.Fatal("a call succeeded: nothing was tested")
@@ -353,18 +354,18 @@ func TestBatchErrorsCarryNoCredentials(t *testing.T) {
 
 func TestACancelledBatchEndsCancelledWithNothingToRead(t *testing.T) {
 	s := batchSim(t, simspec.Faults{BatchHold: true})
-	c := newClient(gpu.ServerConfig{Name: "api", URL: s.URL()}, nil)
+	c := newClient(gpu.ServerConfig{Config: client.Config{Name: "api", URL: s.URL()}}, nil)
 	ctx := context.Background()
 	b, err := c.CreateBatch(ctx, batchLines(2), "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := c.CancelBatch(ctx, b.ID)
-	if err != nil || (got.Status != gpu.BatchCancelling && got.Status != gpu.BatchCancelled) {
+	if err != nil || (got.Status != client.BatchCancelling && got.Status != client.BatchCancelled) {
 		t.Fatalf("CancelBatch = %+v, %v", got, err)
 	}
 	done, err := c.WaitBatch(ctx, b.ID, fastPoll, nil)
-	if err != nil || done.Status != gpu.BatchCancelled {
+	if err != nil || done.Status != client.BatchCancelled {
 		t.Fatalf("WaitBatch = %+v, %v; want cancelled", done, err)
 	}
 	if res, err := c.BatchResults(ctx, done); err != nil || len(res) != 0 {

@@ -10,10 +10,11 @@ import (
 
 	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 )
 
-// newClient is the Batch API client of a gpu.Client for cfg.
-func newClient(cfg gpu.ServerConfig, hc *http.Client) *Client { return New(gpu.NewClient(cfg, hc)) }
+// newClient is the Batch API client of a client.Client for cfg.
+func newClient(cfg gpu.ServerConfig, hc *http.Client) *Client { return New(client.New(cfg.Config, hc)) }
 
 // Distinctive secrets, planted where a user might write them; none may
 // come back in anything a caller can print or store.

@@ -9,8 +9,8 @@ import (
 	"io"
 	"net/http"
 
-	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/internal/textutil"
 )
 
@@ -32,7 +32,7 @@ type inputLine struct {
 
 // encodeBatch renders lines as the JSONL of a batch input file. Custom ids
 // must be set and unique: they are all that ties an answer to its request.
-func encodeBatch(lines []gpu.BatchLine) ([]byte, error) {
+func encodeBatch(lines []client.BatchLine) ([]byte, error) {
 	if len(lines) == 0 {
 		return nil, errors.New("a batch needs at least one request")
 	}
@@ -46,7 +46,7 @@ func encodeBatch(lines []gpu.BatchLine) ([]byte, error) {
 			return nil, fmt.Errorf("custom_id %q is used twice", l.CustomID)
 		}
 		seen[l.CustomID] = true
-		body, err := gpu.ChatBody(l.Request)
+		body, err := client.ChatBody(l.Request)
 		if err != nil {
 			return nil, fmt.Errorf("request %s: %w", l.CustomID, err)
 		}
@@ -65,10 +65,10 @@ func encodeBatch(lines []gpu.BatchLine) ([]byte, error) {
 const chatEndpoint = "/v1/chat/completions"
 
 // eachLine hands each non-blank line of r to fn, numbered from 1. A line
-// may be as long as a whole reply (maxLine, gpu.DefaultMaxReplyBytes when 0).
+// may be as long as a whole reply (maxLine, client.DefaultMaxReplyBytes when 0).
 func eachLine(r io.Reader, maxLine int64, fn func(int, []byte) error) error {
 	if maxLine <= 0 {
-		maxLine = gpu.DefaultMaxReplyBytes
+		maxLine = client.DefaultMaxReplyBytes
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), int(maxLine))
@@ -117,15 +117,15 @@ var notRun = map[string]bool{"batch_expired": true, "batch_cancelled": true}
 
 // decodeResult reads one line of an output or error file. ok is false for
 // a request the batch never ran; err is set when the line is not one.
-func (c *Client) decodeResult(line []byte) (gpu.BatchResult, bool, error) {
+func (c *Client) decodeResult(line []byte) (client.BatchResult, bool, error) {
 	var l resultLine
 	if err := json.Unmarshal(line, &l); err != nil {
-		return gpu.BatchResult{}, false, fmt.Errorf("not a batch result: %w", err)
+		return client.BatchResult{}, false, fmt.Errorf("not a batch result: %w", err)
 	}
 	if l.CustomID == "" {
-		return gpu.BatchResult{}, false, errors.New("a batch result with no custom_id")
+		return client.BatchResult{}, false, errors.New("a batch result with no custom_id")
 	}
-	r := gpu.BatchResult{CustomID: l.CustomID, Result: chat.Result{Server: c.Server()}}
+	r := client.BatchResult{CustomID: l.CustomID, Result: chat.Result{Server: c.Server()}}
 	switch {
 	case l.Error != nil && notRun[l.Error.Code]:
 		return r, false, nil

@@ -9,8 +9,8 @@ import (
 	"pitwall/config"
 	"pitwall/edges/qualify"
 	"pitwall/edges/sim"
-	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/gpu/simspec"
 	"pitwall/judge"
 	"pitwall/judge/scoring"
@@ -30,7 +30,7 @@ func qualifyOnSim(t *testing.T, path string, ov config.Overrides) (*config.Confi
 	for _, m := range cfg.Sim.Models {
 		catalog[m.Name] = m
 	}
-	clients := map[string]*gpu.Client{}
+	clients := map[string]*client.Client{}
 	for _, s := range cfg.Servers {
 		srv, err := sim.Start(sim.Config{Name: s.Name, Models: s.Models, Slots: s.Slots, Catalog: catalog,
 			Instant: true, Seed: int64(cfg.Run.Seed)})
@@ -38,7 +38,7 @@ func qualifyOnSim(t *testing.T, path string, ov config.Overrides) (*config.Confi
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = srv.Close() })
-		cl := gpu.NewClient(gpu.ServerConfig{Name: s.Name, URL: srv.URL(), Slots: s.Slots}, nil)
+		cl := client.New(client.Config{Name: s.Name, URL: srv.URL()}, nil)
 		t.Cleanup(cl.CloseIdleConnections)
 		clients[s.Name] = cl
 	}

@@ -90,3 +90,12 @@ func ServerOf(err error) string {
 	}
 	return ""
 }
+
+// Answered reports whether err came with an HTTP answer from the server.
+func Answered(err error) bool {
+	switch ClassOf(err) {
+	case ClassHTTP4xx, ClassHTTP5xx, ClassRateLimit, ClassMalformed, ClassCut:
+		return true
+	}
+	return false
+}

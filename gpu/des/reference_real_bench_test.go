@@ -11,6 +11,7 @@ import (
 	"pitwall/edges/sim"
 	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/gpu/internal/refgen"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/simspec"
@@ -170,7 +171,7 @@ func startReferenceFleet(ref refgen.Fleet) (*sim.Fleet, *gpu.Fleet, error) {
 	}
 	var servers []gpu.ServerConfig
 	for _, s := range sims.Servers() {
-		servers = append(servers, gpu.ServerConfig{Name: s.Name(), URL: s.URL(), Kind: "sim", Slots: ref.Slots, Models: names})
+		servers = append(servers, gpu.ServerConfig{Config: client.Config{Name: s.Name(), URL: s.URL(), Kind: "sim"}, Slots: ref.Slots, Models: names})
 	}
 	judges := map[string]bool{}
 	for _, j := range ref.Judges {

@@ -11,6 +11,7 @@ import (
 	"pitwall/config"
 	"pitwall/gpu"
 	"pitwall/gpu/chat"
+	"pitwall/gpu/client"
 	"pitwall/runner/ledger"
 )
 
@@ -30,8 +31,12 @@ func FleetServers(cfg *config.Config, getenv func(string) string) ([]gpu.ServerC
 				return nil, fmt.Errorf("%s: servers %q: api_key_env names %s, which is not set (export it, or remove api_key_env)", cfg.Path, s.Name, s.APIKeyEnv)
 			}
 		}
-		out = append(out, gpu.ServerConfig{Name: s.Name, URL: s.URL, Kind: s.Kind, Slots: s.Slots, GPUs: s.GPUs, APIKey: key,
-			Models: s.Models, MaxReplyBytes: cfg.Run.MaxReplyBytes})
+		out = append(out, gpu.ServerConfig{
+			Config: client.Config{Name: s.Name, URL: s.URL, Kind: s.Kind, APIKey: key, MaxReplyBytes: cfg.Run.MaxReplyBytes},
+			Slots:  s.Slots,
+			GPUs:   s.GPUs,
+			Models: s.Models,
+		})
 	}
 	for _, j := range cfg.Scoring.Judges {
 		if j.Server != "" || j.URL == "" {
@@ -44,8 +49,11 @@ func FleetServers(cfg *config.Config, getenv func(string) string) ([]gpu.ServerC
 				return nil, fmt.Errorf("%s: scoring.judges %q: api_key_env names %s, which is not set (export it, or remove api_key_env)", cfg.Path, j.Name, j.APIKeyEnv)
 			}
 		}
-		out = append(out, gpu.ServerConfig{Name: j.FleetServer(), URL: j.URL, Kind: chat.KindOpenAI, Slots: 4, APIKey: key,
-			Models: []string{j.Model}, MaxReplyBytes: cfg.Run.MaxReplyBytes})
+		out = append(out, gpu.ServerConfig{
+			Config: client.Config{Name: j.FleetServer(), URL: j.URL, Kind: chat.KindOpenAI, APIKey: key, MaxReplyBytes: cfg.Run.MaxReplyBytes},
+			Slots:  4,
+			Models: []string{j.Model},
+		})
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package gpu
+package client
 
 import (
 	"time"
@@ -8,9 +8,10 @@ import (
 
 // The vocabulary of a provider's Batch API: a provider runs many chat
 // requests within a completion window, at a lower price, and answers them
-// in files. The protocol itself is an edge (edges/batchapi), which speaks it
-// through a Client's plumbing (plumbing.go); the run engine reads these
-// types and the fleet says which servers may offer one (BatchClient).
+// in files. A Client makes the Batch API's calls (batches.go); the protocol
+// over them (the JSONL going in and out, polling, finding a batch again) is
+// an edge (edges/batchapi); the run engine reads these types and the fleet
+// says which servers may offer one (gpu.Fleet.BatchClient).
 
 // BatchStatus is where a batch stands, as the provider names it.
 type BatchStatus string
@@ -82,23 +83,4 @@ type BatchResult struct {
 type BatchPoll struct {
 	Min, Max time.Duration
 	Failures int
-}
-
-// BatchClient returns the client of server when its kind may offer a Batch
-// API: a hosted API (openai), the simulator, or a server whose kind is not
-// known yet. Local servers (LM Studio, Ollama, llama.cpp, vLLM) have none.
-// Whether it really does is the Batch API's to say (GET /v1/batches).
-func (f *Fleet) BatchClient(server string) (*Client, bool) {
-	s := f.byName[server] // fixed by NewFleet
-	if s == nil {
-		return nil, false
-	}
-	f.mu.Lock()
-	kind := s.kind
-	f.mu.Unlock()
-	switch kind {
-	case chat.KindOpenAI, chat.KindSim, "":
-		return s.client, true
-	}
-	return nil, false
 }

@@ -2,8 +2,10 @@ package gpu
 
 import (
 	"context"
-	"pitwall/gpu/chat"
 	"sync"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/probe"
 )
 
 // Discover asks every server for its models (GET /v1/models). A server
@@ -19,7 +21,7 @@ import (
 func (f *Fleet) Discover(ctx context.Context) map[string]error {
 	out := make([]error, len(f.servers))
 	lists := make([][]string, len(f.servers))
-	probes := make([]*ProbeResult, len(f.servers))
+	probes := make([]*probe.Result, len(f.servers))
 	vers := make([]uint64, len(f.servers))
 	f.mu.Lock()
 	for i, s := range f.servers {
@@ -30,9 +32,9 @@ func (f *Fleet) Discover(ctx context.Context) map[string]error {
 	for i, s := range f.servers {
 		wg.Go(func() {
 			lists[i], out[i] = s.client.Models(ctx)
-			if out[i] == nil || answered(out[i]) {
+			if out[i] == nil || chat.Answered(out[i]) {
 				pctx, cancel := context.WithTimeout(ctx, f.probes.timeout)
-				r := Probe(pctx, f.hc, s.cfg)
+				r := probe.Probe(pctx, f.hc, s.cfg.ProbeTarget())
 				cancel()
 				if r.Reachable {
 					probes[i] = &r
@@ -57,7 +59,7 @@ func (f *Fleet) Discover(ctx context.Context) map[string]error {
 		case chat.ClassOf(err) == chat.ClassCanceled:
 			errs[s.cfg.Name] = err // our own stop says nothing of the server
 			continue
-		case s.cfg.Models != nil && answered(err):
+		case s.cfg.Models != nil && chat.Answered(err):
 			changes[i] = s.observeHealth(nil)
 			f.adoptProbeLocked(s, probes[i], vers[i])
 			err = nil
@@ -81,19 +83,10 @@ func (f *Fleet) Discover(ctx context.Context) map[string]error {
 }
 
 // adoptProbeLocked takes in what Discover's probe of s saw, if it answered.
-func (f *Fleet) adoptProbeLocked(s *fleetServer, r *ProbeResult, ver uint64) {
+func (f *Fleet) adoptProbeLocked(s *fleetServer, r *probe.Result, ver uint64) {
 	if r != nil && s.up {
 		f.adoptLocked(s, *r, ver, false)
 	}
-}
-
-// answered reports whether err came with an HTTP answer from the server.
-func answered(err error) bool {
-	switch chat.ClassOf(err) {
-	case chat.ClassHTTP4xx, chat.ClassHTTP5xx, chat.ClassRateLimit, chat.ClassMalformed, chat.ClassCut:
-		return true
-	}
-	return false
 }
 
 type droppedJob struct {

@@ -1,4 +1,4 @@
-package gpu
+package client
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"pitwall/gpu/chat"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"pitwall/gpu/chat"
 
 	openai "github.com/sashabaranov/go-openai"
 )

@@ -1,4 +1,4 @@
-package gpu
+package client
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"pitwall/gpu/probe"
 )
 
 // callInfo carries what one request needs from the hook transport and what the
@@ -47,14 +49,14 @@ const maxErrorBody = 64 << 10
 // request, which go-openai, joining paths to the base as text, cannot.
 type hookTransport struct {
 	base http.RoundTripper
-	ep   endpoint
+	ep   probe.Endpoint
 }
 
 func (t *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c, _ := req.Context().Value(callKey{}).(*callInfo)
-	if t.ep.query != "" {
+	if t.ep.Query() != "" {
 		req = req.Clone(req.Context())
-		t.ep.addQuery(req.URL)
+		t.ep.AddQuery(req.URL)
 	}
 	// The path alone: a base URL's query (?api-version=) must not hide a chat.
 	chat := req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/chat/completions")

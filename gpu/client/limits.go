@@ -1,4 +1,4 @@
-package gpu
+package client
 
 import (
 	"context"
@@ -10,14 +10,14 @@ import (
 	"pitwall/internal/textutil"
 )
 
-// DefaultMaxReplyBytes caps one response body when ServerConfig leaves
+// DefaultMaxReplyBytes caps one response body when Config leaves
 // MaxReplyBytes zero. A streamed token costs 150 to 300 bytes of SSE on the
 // wire, so 8 MiB holds about 30,000 of them: any honest reply to a
 // max_tokens of 16k, with room.
 const DefaultMaxReplyBytes = 8 << 20
 
 // DefaultStallTimeout ends a reply that has begun streaming tokens and then
-// sends nothing for this long, when ServerConfig leaves StallTimeout zero.
+// sends nothing for this long, when Config leaves StallTimeout zero.
 // Prefill, a model load and a hosted model's hidden reasoning all come
 // before the first token, so they are bounded by the first-byte limit and
 // the call's deadline, never by this.

@@ -1,4 +1,4 @@
-package gpu
+package client
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"pitwall/gpu/chat"
-	"pitwall/internal/redact"
 	"strings"
 	"time"
+
+	"pitwall/gpu/chat"
+	"pitwall/gpu/probe"
+	"pitwall/internal/redact"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -30,20 +32,40 @@ const minDecode = 50 * time.Millisecond
 // URLs and the server's API key masked (internal/redact): errors end up on
 // screens, in logs and in the ledger.
 type Client struct {
-	cfg     ServerConfig
+	cfg     Config
 	api     *openai.Client
 	hc      *http.Client
 	chatURL string   // where chat completions are posted (postChat)
 	ctx     contexts // each model's context, to see a prompt the server cut
 }
 
-// NewClient returns a client for cfg. hc may be nil for a client of its own
-// (no overall timeout: deadlines come from the context of each call). The
+// Config is what a client needs to know of the server it talks to.
+type Config struct {
+	Name   string
+	URL    string    // base URL including /v1
+	Kind   chat.Kind // openai | lmstudio | ollama | llamacpp | vllm | sim ("" = detect)
+	APIKey string    // resolved from api_key_env; never logged or stored
+	// MaxReplyBytes caps one response body as it arrives, SSE framing
+	// included: a reply past it ends chat.ClassTooLarge, keeping what came
+	// before. 0 means DefaultMaxReplyBytes.
+	MaxReplyBytes int64
+	// FirstByteTimeout bounds the wait from sending a chat request to the
+	// first byte of its reply; 0 leaves it to the call's deadline.
+	FirstByteTimeout time.Duration
+	// StallTimeout ends a reply whose tokens have begun and that then sends
+	// nothing for this long (chat.ClassTimeout). 0 means
+	// DefaultStallTimeout; negative, no stall limit.
+	StallTimeout time.Duration
+}
+
+// New returns a client for cfg. hc may be nil for a client of its own (no
+// overall timeout: deadlines come from the context of each call; 32 idle
+// connections kept; the fleet shares one sized for its slots). The
 // client wraps hc's transport; hc itself is not changed.
-func NewClient(cfg ServerConfig, hc *http.Client) *Client {
+func New(cfg Config, hc *http.Client) *Client {
 	if hc == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = max(32, 2*cfg.Slots)
+		t.MaxIdleConnsPerHost = 32
 		hc = &http.Client{Transport: t}
 	}
 	wrapped := *hc
@@ -51,11 +73,11 @@ func NewClient(cfg ServerConfig, hc *http.Client) *Client {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	ep := parseEndpoint(cfg.URL)
+	ep := probe.ParseEndpoint(cfg.URL)
 	wrapped.Transport = &hookTransport{base: base, ep: ep}
 
 	oc := openai.DefaultConfig(cfg.APIKey) // Bearer only when the key is not empty
-	oc.BaseURL = ep.base                   // the transport adds the base URL's query
+	oc.BaseURL = ep.Base()                 // the transport adds the base URL's query
 	oc.HTTPClient = &wrapped
 	if cfg.MaxReplyBytes <= 0 {
 		cfg.MaxReplyBytes = DefaultMaxReplyBytes
@@ -63,8 +85,8 @@ func NewClient(cfg ServerConfig, hc *http.Client) *Client {
 	if cfg.StallTimeout == 0 {
 		cfg.StallTimeout = DefaultStallTimeout
 	}
-	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), hc: &wrapped, chatURL: chatURL(ep.base),
-		ctx: contexts{get: newProbeClient(hc, cfg.APIKey), root: ep.root(), kind: cfg.Kind}}
+	return &Client{cfg: cfg, api: openai.NewClientWithConfig(oc), hc: &wrapped, chatURL: chatURL(ep.Base()),
+		ctx: contexts{get: probe.NewGetter(hc, cfg.APIKey), root: ep.Root(), kind: cfg.Kind}}
 }
 
 // emptyLinesLimit is the most lines in a row a stream may send that are

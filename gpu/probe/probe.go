@@ -1,16 +1,28 @@
-package gpu
+package probe
 
 import (
 	"context"
 	"net/http"
+	"time"
+
 	"pitwall/gpu/chat"
 	"pitwall/gpu/telemetry"
 	"pitwall/internal/redact"
-	"time"
 )
 
-// ProbeResult is what one probe of one server found.
-type ProbeResult struct {
+// Server is what a probe needs to know of a server.
+type Server struct {
+	Name   string
+	URL    string    // base URL including /v1
+	Kind   chat.Kind // "" to detect
+	APIKey string    // never logged or shown
+	// Models, when set, is the list configured for a server that may not
+	// list its models (a hosted API).
+	Models []string
+}
+
+// Result is what one probe of one server found.
+type Result struct {
 	Server    string
 	URL       string // as configured, with its credentials masked: for showing
 	Reachable bool
@@ -45,18 +57,18 @@ type ProbeResult struct {
 // with chat.Error saying why; the backend's own endpoints failing is not an error,
 // it only leaves their fields unknown. A nil hc means http.DefaultClient;
 // ctx bounds the whole probe.
-func Probe(ctx context.Context, hc *http.Client, cfg ServerConfig) ProbeResult {
-	r := ProbeResult{Server: cfg.Name, URL: redact.URL(cfg.URL), Kind: cfg.Kind}
-	c := newProbeClient(hc, cfg.APIKey)
-	ep := parseEndpoint(cfg.URL)
-	modelsURL := ep.url("/models")
+func Probe(ctx context.Context, hc *http.Client, cfg Server) Result {
+	r := Result{Server: cfg.Name, URL: redact.URL(cfg.URL), Kind: cfg.Kind}
+	c := NewGetter(hc, cfg.APIKey)
+	ep := ParseEndpoint(cfg.URL)
+	modelsURL := ep.URL("/models")
 
 	start := time.Now()
 	var models openAIModels
-	err := c.getJSON(ctx, modelsURL, &models)
+	err := c.GetJSON(ctx, modelsURL, &models)
 	r.Latency = time.Since(start)
 	r.Status = probeStatus(err)
-	if probeUnreachable(err) {
+	if Unreachable(err) {
 		r.Error = probeDescribe(modelsURL, err)
 		return r
 	}
@@ -71,7 +83,7 @@ func Probe(ctx context.Context, hc *http.Client, cfg ServerConfig) ProbeResult {
 		r.Models = append([]string{}, cfg.Models...)
 	}
 
-	root := ep.root()
+	root := ep.Root()
 	if r.Kind == "" {
 		r.Kind = detectKind(ctx, c, root)
 	}

@@ -1,8 +1,10 @@
-package gpu
+package probe
 
 import (
 	"context"
 	"encoding/json"
+	"strings"
+
 	"pitwall/gpu/chat"
 	"pitwall/gpu/telemetry"
 )
@@ -41,8 +43,9 @@ type lmstudioV1Models struct {
 // ollamaPS is Ollama's GET /api/ps.
 type ollamaPS struct {
 	Models *[]struct {
-		Name  string `json:"name"`
-		Model string `json:"model"`
+		Name          string `json:"name"`
+		Model         string `json:"model"`
+		ContextLength int    `json:"context_length"`
 	} `json:"models"`
 }
 
@@ -78,9 +81,9 @@ type simState struct {
 }
 
 // readLMStudio fills Resident from the models LM Studio says are loaded.
-func readLMStudio(ctx context.Context, c probeClient, root endpoint, r *ProbeResult) {
+func readLMStudio(ctx context.Context, c Getter, root Endpoint, r *Result) {
 	var v0 lmstudioV0Models
-	if err := c.getJSON(ctx, root.url("/api/v0/models"), &v0); err == nil && v0.Data != nil {
+	if err := c.GetJSON(ctx, root.URL("/api/v0/models"), &v0); err == nil && v0.Data != nil {
 		r.Resident = []string{}
 		for _, m := range *v0.Data {
 			if m.State != nil && *m.State == "loaded" {
@@ -90,7 +93,7 @@ func readLMStudio(ctx context.Context, c probeClient, root endpoint, r *ProbeRes
 		return
 	}
 	var v1 lmstudioV1Models
-	if err := c.getJSON(ctx, root.url("/api/v1/models"), &v1); err == nil && v1.Models != nil {
+	if err := c.GetJSON(ctx, root.URL("/api/v1/models"), &v1); err == nil && v1.Models != nil {
 		r.Resident = []string{}
 		for _, m := range *v1.Models {
 			if len(m.LoadedInstance) > 0 {
@@ -101,9 +104,9 @@ func readLMStudio(ctx context.Context, c probeClient, root endpoint, r *ProbeRes
 }
 
 // readOllama fills Resident from the models Ollama has in memory.
-func readOllama(ctx context.Context, c probeClient, root endpoint, r *ProbeResult) {
+func readOllama(ctx context.Context, c Getter, root Endpoint, r *Result) {
 	var ps ollamaPS
-	if err := c.getJSON(ctx, root.url("/api/ps"), &ps); err != nil || ps.Models == nil {
+	if err := c.GetJSON(ctx, root.URL("/api/ps"), &ps); err != nil || ps.Models == nil {
 		return
 	}
 	r.Resident = []string{}
@@ -116,11 +119,35 @@ func readOllama(ctx context.Context, c probeClient, root endpoint, r *ProbeResul
 	}
 }
 
+// ContextLengths reads Ollama's /api/ps under root: the context length of
+// each loaded model, under its name, its model and its name without
+// ":latest". ollama is false when the server answered as something else (no
+// such endpoint, or another shape); err is set when it did not answer.
+func ContextLengths(ctx context.Context, c Getter, root Endpoint) (lengths map[string]int, ollama bool, err error) {
+	var ps ollamaPS
+	err = c.GetJSON(ctx, root.URL("/api/ps"), &ps)
+	switch {
+	case Unreachable(err):
+		return nil, false, err
+	case err != nil || ps.Models == nil:
+		return nil, false, nil
+	}
+	lengths = map[string]int{}
+	for _, m := range *ps.Models {
+		for _, name := range []string{m.Name, m.Model, strings.TrimSuffix(m.Name, ":latest")} {
+			if name != "" && m.ContextLength > 0 {
+				lengths[name] = m.ContextLength
+			}
+		}
+	}
+	return lengths, true, nil
+}
+
 // readLlamaCpp fills Slots and Running from /slots, Running and Waiting from
 // /metrics when the server runs with --metrics, and Resident from /models.
-func readLlamaCpp(ctx context.Context, c probeClient, root endpoint, r *ProbeResult) {
+func readLlamaCpp(ctx context.Context, c Getter, root Endpoint, r *Result) {
 	var slots []llamacppSlot
-	if err := c.getJSON(ctx, root.url("/slots"), &slots); err == nil {
+	if err := c.GetJSON(ctx, root.URL("/slots"), &slots); err == nil {
 		r.Slots = len(slots)
 		for _, s := range slots {
 			if s.IsProcessing != nil && *s.IsProcessing {
@@ -128,7 +155,7 @@ func readLlamaCpp(ctx context.Context, c probeClient, root endpoint, r *ProbeRes
 			}
 		}
 	}
-	if m, err := c.getMetrics(ctx, root.url("/metrics")); err == nil {
+	if m, err := c.getMetrics(ctx, root.URL("/metrics")); err == nil {
 		if v, ok := promSum(m, "llamacpp:requests_processing"); ok {
 			r.Running = int(v)
 		}
@@ -139,7 +166,7 @@ func readLlamaCpp(ctx context.Context, c probeClient, root endpoint, r *ProbeRes
 	// Router mode lists every model with its load state; a single-model
 	// server lists its one model, which is loaded whenever it answers.
 	var models openAIModels
-	if err := c.getJSON(ctx, root.url("/models"), &models); err != nil {
+	if err := c.GetJSON(ctx, root.URL("/models"), &models); err != nil {
 		return
 	}
 	router := false
@@ -161,9 +188,9 @@ func readLlamaCpp(ctx context.Context, c probeClient, root endpoint, r *ProbeRes
 
 // readVLLM fills Running, Waiting and KVCachePct from /metrics. vLLM's
 // models are fixed at start, so every offered model is resident.
-func readVLLM(ctx context.Context, c probeClient, root endpoint, r *ProbeResult) {
+func readVLLM(ctx context.Context, c Getter, root Endpoint, r *Result) {
 	r.Resident = append([]string{}, r.Models...)
-	m, err := c.getMetrics(ctx, root.url("/metrics"))
+	m, err := c.getMetrics(ctx, root.URL("/metrics"))
 	if err != nil {
 		return
 	}
@@ -185,15 +212,15 @@ func readVLLM(ctx context.Context, c probeClient, root endpoint, r *ProbeResult)
 
 // readSim fills GPUs from the simulator's /sim/gpus, reads the state of the
 // backend it imitates, and lets /sim/state, when served, have the last word.
-func readSim(ctx context.Context, c probeClient, root endpoint, r *ProbeResult) {
-	if gpus, err := telemetry.PollSim(ctx, c.hc, root.url("/sim/gpus")); err == nil {
+func readSim(ctx context.Context, c Getter, root Endpoint, r *Result) {
+	if gpus, err := telemetry.PollSim(ctx, c.hc, root.URL("/sim/gpus")); err == nil {
 		r.GPUs = gpus
 	}
 	if kind := detectBackend(ctx, c, root); kind != "openai" {
 		readBackend(ctx, c, kind, root, r)
 	}
 	var st simState
-	if err := c.getJSON(ctx, root.url("/sim/state"), &st); err != nil {
+	if err := c.GetJSON(ctx, root.URL("/sim/state"), &st); err != nil {
 		return
 	}
 	if st.Resident != nil {
@@ -217,7 +244,7 @@ func readSim(ctx context.Context, c probeClient, root endpoint, r *ProbeResult) 
 }
 
 // readBackend reads the state endpoints of one kind of backend into r.
-func readBackend(ctx context.Context, c probeClient, kind chat.Kind, root endpoint, r *ProbeResult) {
+func readBackend(ctx context.Context, c Getter, kind chat.Kind, root Endpoint, r *Result) {
 	switch kind {
 	case chat.KindLMStudio:
 		readLMStudio(ctx, c, root, r)

@@ -1,9 +1,10 @@
-package gpu
+package client
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"pitwall/gpu/chat"
 
 	openai "github.com/sashabaranov/go-openai"

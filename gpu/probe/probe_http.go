@@ -1,4 +1,4 @@
-package gpu
+package probe
 
 import (
 	"context"
@@ -9,26 +9,29 @@ import (
 	"net"
 	"net/http"
 	neturl "net/url"
-	"pitwall/internal/redact"
 	"strings"
 	"syscall"
+
+	"pitwall/internal/redact"
 )
 
 // probeBodyLimit bounds what a probe reads from one endpoint; /metrics of a
 // busy vLLM with histograms is the largest at a few hundred KiB.
 const probeBodyLimit = 8 << 20
 
-// probeClient carries what every request of one probe shares.
-type probeClient struct {
+// Getter makes a probe's GET requests: with the server's API key, a bounded
+// body, and errors that tell an answer from no answer (Unreachable).
+type Getter struct {
 	hc  *http.Client
 	key string
 }
 
-func newProbeClient(hc *http.Client, key string) probeClient {
+// NewGetter returns a Getter on hc (nil for http.DefaultClient) with key.
+func NewGetter(hc *http.Client, key string) Getter {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return probeClient{hc: hc, key: key}
+	return Getter{hc: hc, key: key}
 }
 
 // probeStatusError is a response that arrived with a non-2xx status.
@@ -41,9 +44,9 @@ func (e *probeStatusError) Error() string {
 	return fmt.Sprintf("GET %s: HTTP %d", redact.URL(e.URL), e.Status)
 }
 
-// get fetches url and returns its body; a non-2xx status is a
+// Get fetches url and returns its body; a non-2xx status is a
 // *probeStatusError.
-func (c probeClient) get(ctx context.Context, url string) ([]byte, error) {
+func (c Getter) Get(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", redact.URL(url), err)
@@ -66,9 +69,9 @@ func (c probeClient) get(ctx context.Context, url string) ([]byte, error) {
 	return body, nil
 }
 
-// getJSON fetches url and decodes its JSON body into v.
-func (c probeClient) getJSON(ctx context.Context, url string, v any) error {
-	body, err := c.get(ctx, url)
+// GetJSON fetches url and decodes its JSON body into v.
+func (c Getter) GetJSON(ctx context.Context, url string, v any) error {
+	body, err := c.Get(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -92,8 +95,8 @@ func (e *probeShapeError) Error() string {
 func (e *probeShapeError) Unwrap() error { return e.Err }
 
 // getMetrics fetches and parses a Prometheus /metrics page.
-func (c probeClient) getMetrics(ctx context.Context, url string) (map[string][]PromSample, error) {
-	body, err := c.get(ctx, url)
+func (c Getter) getMetrics(ctx context.Context, url string) (map[string][]PromSample, error) {
+	body, err := c.Get(ctx, url)
 	if err != nil {
 		return nil, err
 	}
@@ -104,9 +107,20 @@ func (c probeClient) getMetrics(ctx context.Context, url string) (map[string][]P
 	return m, nil
 }
 
-// probeUnreachable reports whether err means the server did not answer at
+// Ping asks GET {baseURL}/models and reports nil when the server answered
+// at all (any status will do), or an error saying in words, with the
+// credentials masked, why nothing answered.
+func Ping(ctx context.Context, hc *http.Client, baseURL, apiKey string) error {
+	url := ParseEndpoint(baseURL).URL("/models")
+	if _, err := NewGetter(hc, apiKey).Get(ctx, url); Unreachable(err) {
+		return errors.New(probeDescribe(url, err))
+	}
+	return nil
+}
+
+// Unreachable reports whether err means the server did not answer at
 // all, as opposed to answering with an error or an unexpected body.
-func probeUnreachable(err error) bool {
+func Unreachable(err error) bool {
 	var (
 		se    *probeStatusError
 		shape *probeShapeError
@@ -124,7 +138,7 @@ func probeStatus(err error) int {
 		return http.StatusOK
 	case errors.As(err, &se):
 		return se.Status
-	case !probeUnreachable(err):
+	case !Unreachable(err):
 		return http.StatusOK
 	}
 	return 0

@@ -1,10 +1,11 @@
-package gpu
+package probe
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
+
 	"pitwall/gpu/chat"
 )
 
@@ -22,49 +23,49 @@ import (
 // Each answer must have its backend's shape, not just a 200, because some
 // servers answer every path. A nil hc means http.DefaultClient.
 func DetectKind(ctx context.Context, hc *http.Client, baseURL string) chat.Kind {
-	return detectKind(ctx, newProbeClient(hc, ""), parseEndpoint(baseURL).root())
+	return detectKind(ctx, NewGetter(hc, ""), ParseEndpoint(baseURL).Root())
 }
 
 // detectKind is DetectKind with the probe's client, which carries the
 // server's API key.
-func detectKind(ctx context.Context, c probeClient, root endpoint) chat.Kind {
+func detectKind(ctx context.Context, c Getter, root Endpoint) chat.Kind {
 	var gpus []json.RawMessage // any array: the simulator is the only server with this path
-	if err := c.getJSON(ctx, root.url("/sim/gpus"), &gpus); err == nil && gpus != nil {
+	if err := c.GetJSON(ctx, root.URL("/sim/gpus"), &gpus); err == nil && gpus != nil {
 		return chat.KindSim
 	}
 	return detectBackend(ctx, c, root)
 }
 
 // detectBackend is DetectKind without the simulator.
-func detectBackend(ctx context.Context, c probeClient, root endpoint) chat.Kind {
+func detectBackend(ctx context.Context, c Getter, root Endpoint) chat.Kind {
 	var v0 lmstudioV0Models
-	if err := c.getJSON(ctx, root.url("/api/v0/models"), &v0); err == nil && v0.Data != nil {
+	if err := c.GetJSON(ctx, root.URL("/api/v0/models"), &v0); err == nil && v0.Data != nil {
 		return "lmstudio"
 	}
 	var v1 lmstudioV1Models
-	if err := c.getJSON(ctx, root.url("/api/v1/models"), &v1); err == nil && v1.Models != nil {
+	if err := c.GetJSON(ctx, root.URL("/api/v1/models"), &v1); err == nil && v1.Models != nil {
 		return "lmstudio"
 	}
 	var ps ollamaPS
-	if err := c.getJSON(ctx, root.url("/api/ps"), &ps); err == nil && ps.Models != nil {
+	if err := c.GetJSON(ctx, root.URL("/api/ps"), &ps); err == nil && ps.Models != nil {
 		return "ollama"
 	}
 	var ver ollamaVersion
-	if err := c.getJSON(ctx, root.url("/api/version"), &ver); err == nil && ver.Version != "" {
+	if err := c.GetJSON(ctx, root.URL("/api/version"), &ver); err == nil && ver.Version != "" {
 		return "ollama"
 	}
 	var slots []llamacppSlot
-	if err := c.getJSON(ctx, root.url("/slots"), &slots); err == nil && len(slots) > 0 && slots[0].ID != nil {
+	if err := c.GetJSON(ctx, root.URL("/slots"), &slots); err == nil && len(slots) > 0 && slots[0].ID != nil {
 		return "llamacpp"
 	}
-	if _, err := c.get(ctx, root.url("/health")); err == nil {
+	if _, err := c.Get(ctx, root.URL("/health")); err == nil {
 		var props llamacppProps
-		if err := c.getJSON(ctx, root.url("/props"), &props); err == nil &&
+		if err := c.GetJSON(ctx, root.URL("/props"), &props); err == nil &&
 			(props.TotalSlots != nil || len(props.Defaults) > 0 || props.BuildInfo != "") {
 			return "llamacpp"
 		}
 	}
-	if body, err := c.get(ctx, root.url("/metrics")); err == nil && bytes.Contains(body, []byte("vllm:")) {
+	if body, err := c.Get(ctx, root.URL("/metrics")); err == nil && bytes.Contains(body, []byte("vllm:")) {
 		return "vllm"
 	}
 	return "openai"

@@ -1,12 +1,12 @@
-package gpu
+package client
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
 	"pitwall/gpu/chat"
+	"pitwall/gpu/probe"
 )
 
 // contexts learns the context length of each model a server holds, from
@@ -14,8 +14,8 @@ import (
 // told cut: Ollama drops a prompt's start past num_ctx and says nothing
 // else. A server without /api/ps is asked once.
 type contexts struct {
-	get  probeClient
-	root endpoint
+	get  probe.Getter
+	root probe.Endpoint
 
 	mu      sync.Mutex
 	kind    chat.Kind // as configured, or as a probe detected it
@@ -55,31 +55,20 @@ func (c *contexts) lengthOf(ctx context.Context, model string) int {
 	if ok && time.Since(c.at) < contextsFresh {
 		return n
 	}
-	var ps struct {
-		Models *[]struct {
-			Name          string `json:"name"`
-			Model         string `json:"model"`
-			ContextLength int    `json:"context_length"`
-		} `json:"models"`
-	}
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if err := c.get.getJSON(rctx, c.root.url("/api/ps"), &ps); err != nil || ps.Models == nil {
-		if _, status := err.(*probeStatusError); status || err == nil {
-			c.none = true // answered, but not as Ollama
-		}
+	lengths, ollama, err := probe.ContextLengths(rctx, c.get, c.root)
+	if !ollama {
+		c.none = err == nil // answered, but not as Ollama
 		return 0
 	}
-	c.at, c.lengths = time.Now(), map[string]int{}
-	for _, m := range *ps.Models {
-		for _, name := range []string{m.Name, m.Model, strings.TrimSuffix(m.Name, ":latest")} {
-			if name != "" && m.ContextLength > 0 {
-				c.lengths[name] = m.ContextLength
-			}
-		}
-	}
+	c.at, c.lengths = time.Now(), lengths
 	return c.lengths[model]
 }
+
+// Detected tells c the kind a probe found for a server configured without
+// one: an Ollama may cut a prompt silently, and c then looks for it.
+func (c *Client) Detected(k chat.Kind) { c.ctx.detected(k) }
 
 // markCut sets res.PromptCut when the prompt filled the model's context.
 // Only servers that cut silently are asked (contexts.cuts).
