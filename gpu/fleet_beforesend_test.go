@@ -9,6 +9,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 )
 
 // TestARefusedBeforeSendKeepsEveryRequestOfTheJobFromTheServer: the gate
@@ -27,7 +28,7 @@ func TestARefusedBeforeSendKeepsEveryRequestOfTheJobFromTheServer(t *testing.T) 
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fk := &oaiJITServer{}
-			srv := oaiServer(t, fk.handler)
+			srv := oaitest.Server(t, fk.handler)
 			f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "lmstudio"}, Slots: 1, Models: []string{"a"}}}, Options{})
 			defer f.Close()
 			var asked atomic.Int32

@@ -15,6 +15,7 @@ import (
 	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"
@@ -236,7 +237,7 @@ func TestFleetMarksAServerThatStopsAnsweringDownAndEndsItsJobs(t *testing.T) {
 	arrived := make(chan struct{}, 1)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		oaiDecode(r)
+		oaitest.Decode(r)
 		arrived <- struct{}{}
 		<-r.Context().Done() // hangs, as a wedged server does
 	})
@@ -245,7 +246,7 @@ func TestFleetMarksAServerThatStopsAnsweringDownAndEndsItsJobs(t *testing.T) {
 			<-r.Context().Done() // no answer in time
 			return
 		}
-		oaiModels(w, "m")
+		oaitest.Models(w, "m")
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

@@ -13,10 +13,11 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 )
 
 func TestFleetRejectsJobsNoServerCanRun(t *testing.T) {
-	srv := oaiServer(t, nil, "a")
+	srv := oaitest.Server(t, nil, "a")
 	known := ServerConfig{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1, Models: []string{"a"}}
 	tests := []struct {
 		name, model, pin, want string
@@ -46,7 +47,7 @@ func TestFleetRejectsJobsNoServerCanRun(t *testing.T) {
 }
 
 func TestFleetJobForAnUnlistedModelWaitsForDiscover(t *testing.T) {
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) { oaiReply(w, oaiDecode(r).Model, "ok") }, "a", "b")
+	srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) { oaitest.Reply(w, oaitest.Decode(r).Model, "ok") }, "a", "b")
 	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1}}, Options{})
 	defer f.Close()
 	known, unknown := trackJob("a", "1"), trackJob("zzz", "2")
@@ -73,22 +74,22 @@ func TestFleetMarksAServerDownAndBringsItBack(t *testing.T) {
 	listing.Store(true)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
-		body := oaiDecode(r)
+		body := oaitest.Decode(r)
 		if n := requests.Add(1); n >= downAfter {
 			listing.Store(false) // from the third strike on, nothing answers
 		}
 		if !healthy.Load() {
-			oaiError(503, "application/json", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`)(w, r)
+			oaitest.Error(503, "application/json", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`)(w, r)
 			return
 		}
-		oaiReply(w, body.Model, "ok")
+		oaitest.Reply(w, body.Model, "ok")
 	})
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
 		if !listing.Load() {
-			oaiError(503, "application/json", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`)(w, r)
+			oaitest.Error(503, "application/json", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`)(w, r)
 			return
 		}
-		oaiModels(w, "m")
+		oaitest.Models(w, "m")
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -133,12 +134,12 @@ func TestFleetMarksAServerDownAndBringsItBack(t *testing.T) {
 }
 
 func TestFleetDiscoverReportsEachServer(t *testing.T) {
-	srv := oaiServer(t, nil, "qwen3-8b")
+	srv := oaitest.Server(t, nil, "qwen3-8b")
 	noList := httptest.NewServer(http.NotFoundHandler()) // a hosted API that lists no models
 	t.Cleanup(noList.Close)
 	f := NewFleet([]ServerConfig{
 		{Config: client.Config{Name: "up", URL: srv.URL + "/v1", Kind: "lmstudio"}, Slots: 2},
-		{Config: client.Config{Name: "gone", URL: oaiClosedURL(t), Kind: "ollama"}, Slots: 1},
+		{Config: client.Config{Name: "gone", URL: oaitest.ClosedURL(t), Kind: "ollama"}, Slots: 1},
 		{Config: client.Config{Name: "hosted", URL: noList.URL + "/v1", Kind: "openai"}, Slots: 4, Models: []string{"gpt-judge"}},
 		{Config: client.Config{Name: "unlisted", URL: noList.URL + "/v1", Kind: "vllm"}, Slots: 1},
 	}, Options{})
@@ -161,7 +162,7 @@ func TestFleetDiscoverReportsEachServer(t *testing.T) {
 }
 
 func TestFleetDiscoverCancelledLeavesServersAlone(t *testing.T) {
-	srv := oaiServer(t, nil, "a")
+	srv := oaitest.Server(t, nil, "a")
 	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1}}, Options{})
 	defer f.Close()
 	ctx, cancel := context.WithCancel(context.Background())

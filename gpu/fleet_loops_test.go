@@ -11,6 +11,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 	"pitwall/gpu/placement"
 )
 
@@ -20,14 +21,14 @@ import (
 // rather than load b over it, runs the step on a as it comes, and loads b
 // once the hold ends with no step left to come.
 func TestFleetKeepsALoopsModelForItsNextStep(t *testing.T) {
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		b := oaiDecode(r)
+	srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+		b := oaitest.Decode(r)
 		if b.Model == "a" && b.MaxTokens != 1 {
 			call := `{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read","arguments":"{}"}}]}`
-			oaiStream(w, true, oaiDelta(b.Model, call), oaiFinish(b.Model, "tool_calls"), oaiUsage(b.Model, 10, 3))
+			oaitest.Stream(w, true, oaitest.Delta(b.Model, call), oaitest.Finish(b.Model, "tool_calls"), oaitest.Usage(b.Model, 10, 3))
 			return
 		}
-		oaiReply(w, b.Model, "ok")
+		oaitest.Reply(w, b.Model, "ok")
 	}, "a", "b")
 
 	var mu sync.Mutex

@@ -14,6 +14,7 @@ import (
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
 	"pitwall/gpu/placement"
+	"pitwall/gpu/probe"
 	"pitwall/gpu/simspec"
 )
 
@@ -205,7 +206,7 @@ func TestFleetReadsAProbesResidencyInItsNames(t *testing.T) {
 	s := newServer(ServerConfig{Config: client.Config{Name: "gpu0", Kind: "ollama"}, Slots: 1, Models: []string{"m:latest", "x:latest"}}, nil)
 	s.learn("m")
 	f := &Fleet{}
-	f.adoptLocked(s, ProbeResult{Resident: []string{"m:latest", "x:latest"}}, s.res.ver, false)
+	f.adoptLocked(s, probe.Result{Resident: []string{"m:latest", "x:latest"}}, s.res.ver, false)
 	if got := heldModels(s); !slices.Equal(got, []string{"m", "x:latest"}) {
 		t.Errorf("held %v, want [m x:latest]", got)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"
@@ -89,7 +90,7 @@ func TestFleetLoadsAnExpectedJudgeModelBeforeItsJobs(t *testing.T) {
 // Each judge job submitted counts one off what Expect announced, so the
 // policy is shown only the judging still to come.
 func TestFleetCountsSubmittedJudgeJobsOffWhatWasExpected(t *testing.T) {
-	srv := oaiServer(t, (&oaiJITServer{}).handler)
+	srv := oaitest.Server(t, (&oaiJITServer{}).handler)
 	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1, Models: []string{"j", "a"}}},
 		Options{ProbeInterval: -1})
 	defer f.Close()

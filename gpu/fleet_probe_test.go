@@ -2,11 +2,11 @@ package gpu
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"pitwall/gpu/client"
+	"pitwall/gpu/probe"
 )
 
 func TestFleetProbesADownServerWithDoublingBackoff(t *testing.T) {
@@ -41,15 +41,15 @@ func TestFleetRejoinsAServerWhenItsModelsAnswer(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  ServerConfig
-		r    ProbeResult
+		r    probe.Result
 		want bool
 	}{
-		{"models listed", ServerConfig{}, ProbeResult{Reachable: true, Status: http.StatusOK}, true},
-		{"still unreachable", ServerConfig{}, ProbeResult{}, false},
-		{"503: up but not serving", listed, ProbeResult{Reachable: true, Status: http.StatusServiceUnavailable}, false},
-		{"404 from a server that must list its models", ServerConfig{}, ProbeResult{Reachable: true, Status: http.StatusNotFound}, false},
-		{"404 from a hosted API with configured models", listed, ProbeResult{Reachable: true, Status: http.StatusNotFound}, true},
-		{"500 from a hosted API with configured models", listed, ProbeResult{Reachable: true, Status: http.StatusInternalServerError}, true},
+		{"models listed", ServerConfig{}, probe.Result{Reachable: true, Status: http.StatusOK}, true},
+		{"still unreachable", ServerConfig{}, probe.Result{}, false},
+		{"503: up but not serving", listed, probe.Result{Reachable: true, Status: http.StatusServiceUnavailable}, false},
+		{"404 from a server that must list its models", ServerConfig{}, probe.Result{Reachable: true, Status: http.StatusNotFound}, false},
+		{"404 from a hosted API with configured models", listed, probe.Result{Reachable: true, Status: http.StatusNotFound}, true},
+		{"500 from a hosted API with configured models", listed, probe.Result{Reachable: true, Status: http.StatusInternalServerError}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,26 +57,5 @@ func TestFleetRejoinsAServerWhenItsModelsAnswer(t *testing.T) {
 				t.Errorf("rejoinable = %v, want %v", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestProbeReportsTheStatusOfTheModelsList(t *testing.T) {
-	for _, status := range []int{http.StatusOK, http.StatusNotFound, http.StatusServiceUnavailable} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if status == http.StatusOK {
-				oaiModels(w, "m")
-				return
-			}
-			w.WriteHeader(status)
-		}))
-		t.Cleanup(srv.Close)
-		r := Probe(t.Context(), srv.Client(), ServerConfig{Config: client.Config{Name: "s", URL: srv.URL + "/v1", Kind: "openai"}})
-		if !r.Reachable || r.Status != status {
-			t.Errorf("server answering %d: reachable %v, status %d", status, r.Reachable, r.Status)
-		}
-	}
-	r := Probe(t.Context(), nil, ServerConfig{Config: client.Config{Name: "gone", URL: oaiClosedURL(t), Kind: "openai"}})
-	if r.Reachable || r.Status != 0 {
-		t.Errorf("nothing listening: reachable %v, status %d; want false, 0", r.Reachable, r.Status)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 )
 
 // fakeClock is a clock a test moves by hand.
@@ -34,18 +35,18 @@ func (c *fakeClock) Set(t time.Time) {
 
 func TestFleetHoldsARateLimitedServerUntilItsRetryAfter(t *testing.T) {
 	var limitedChats, okChats atomic.Int32
-	limited := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		body := oaiDecode(r)
+	limited := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+		body := oaitest.Decode(r)
 		if limitedChats.Add(1) == 1 {
 			w.Header().Set("Retry-After", "30")
-			oaiError(429, "application/json", `{"error":{"message":"Rate limit reached","type":"requests"}}`)(w, r)
+			oaitest.Error(429, "application/json", `{"error":{"message":"Rate limit reached","type":"requests"}}`)(w, r)
 			return
 		}
-		oaiReply(w, body.Model, "ok")
+		oaitest.Reply(w, body.Model, "ok")
 	}, "m")
-	fine := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
+	fine := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
 		okChats.Add(1)
-		oaiReply(w, oaiDecode(r).Model, "ok")
+		oaitest.Reply(w, oaitest.Decode(r).Model, "ok")
 	}, "m")
 	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	clock := &fakeClock{now: t0}

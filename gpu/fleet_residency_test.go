@@ -8,6 +8,7 @@ import (
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
 	"pitwall/gpu/placement"
+	"pitwall/gpu/probe"
 )
 
 // resServer is a JIT server of 24 GB holding models in LRU order (first is
@@ -118,8 +119,8 @@ func TestFleetKnowsWhatADetectedServerHoldsFromTheProbeThatDetectsIt(t *testing.
 			}
 			f := &Fleet{}
 			first, second := s.res.ver, s.res.ver // two probes in flight: Discover's and the monitor's
-			f.adoptLocked(s, ProbeResult{Kind: chat.Kind(tt.kind), Resident: []string{"c"}}, first, false)
-			f.adoptLocked(s, ProbeResult{Kind: chat.Kind(tt.kind), Resident: []string{"c"}}, second, false)
+			f.adoptLocked(s, probe.Result{Kind: chat.Kind(tt.kind), Resident: []string{"c"}}, first, false)
+			f.adoptLocked(s, probe.Result{Kind: chat.Kind(tt.kind), Resident: []string{"c"}}, second, false)
 			if got := slices.Sorted(maps.Keys(s.resident())); !slices.Equal(got, tt.want) {
 				t.Errorf("resident %v, want %v", got, tt.want)
 			}

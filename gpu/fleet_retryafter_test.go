@@ -10,20 +10,21 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 )
 
 // limitedServer answers its first `limited` chat requests 429 with the
 // given Retry-After, the rest "ok", and counts them.
 func limitedServer(t *testing.T, retryAfter func() string, limited int32) (url string, chats *atomic.Int32) {
 	chats = new(atomic.Int32)
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		body := oaiDecode(r)
+	srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+		body := oaitest.Decode(r)
 		if chats.Add(1) <= limited {
 			w.Header().Set("Retry-After", retryAfter())
-			oaiError(429, "application/json", `{"error":{"message":"Rate limit reached","type":"requests"}}`)(w, r)
+			oaitest.Error(429, "application/json", `{"error":{"message":"Rate limit reached","type":"requests"}}`)(w, r)
 			return
 		}
-		oaiReply(w, body.Model, "ok")
+		oaitest.Reply(w, body.Model, "ok")
 	}, "m")
 	return srv.URL + "/v1", chats
 }

@@ -14,6 +14,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 	"pitwall/gpu/placement"
 )
 
@@ -104,8 +105,8 @@ func TestFleetNeverExceedsAServersSlots(t *testing.T) {
 			var inflight, peak atomic.Int32
 			arrived := make(chan struct{}, 16)
 			release := make(chan struct{})
-			srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-				body := oaiDecode(r)
+			srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+				body := oaitest.Decode(r)
 				n := inflight.Add(1)
 				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 				}
@@ -113,7 +114,7 @@ func TestFleetNeverExceedsAServersSlots(t *testing.T) {
 				<-release
 				// Down before the reply: the fleet frees the slot only after it.
 				inflight.Add(-1)
-				oaiReply(w, body.Model, "ok")
+				oaitest.Reply(w, body.Model, "ok")
 			})
 			f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 2, Models: []string{"m"}}},
 				Options{Policy: tc.policy})
@@ -145,13 +146,13 @@ func TestFleetNeverExceedsAServersSlots(t *testing.T) {
 }
 
 func TestFleetCountsTheTimeoutFromDispatchNotEnqueue(t *testing.T) {
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		body := oaiDecode(r)
+	srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+		body := oaitest.Decode(r)
 		if body.Messages[0].Content == "hang" {
 			<-r.Context().Done() // the body is read: the server notices the client leave
 			return
 		}
-		oaiReply(w, body.Model, "ok")
+		oaitest.Reply(w, body.Model, "ok")
 	})
 	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1, Models: []string{"m"}}}, Options{})
 	defer f.Close()
@@ -180,8 +181,8 @@ func TestFleetCountsTheTimeoutFromDispatchNotEnqueue(t *testing.T) {
 func oaiHangServer(t *testing.T) (srvURL string, arrived chan string, count *atomic.Int32) {
 	arrived = make(chan string, 16)
 	count = &atomic.Int32{}
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		body := oaiDecode(r)
+	srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+		body := oaitest.Decode(r)
 		count.Add(1)
 		arrived <- body.Messages[0].Content
 		<-r.Context().Done()
@@ -192,13 +193,13 @@ func oaiHangServer(t *testing.T) (srvURL string, arrived chan string, count *ato
 // oaiHangingServer answers "ok", except a request whose first message
 // starts with "hang", which it holds until the client gives up.
 func oaiHangingServer(t *testing.T) *httptest.Server {
-	return oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		body := oaiDecode(r)
+	return oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+		body := oaitest.Decode(r)
 		if strings.HasPrefix(body.Messages[0].Content, "hang") {
 			<-r.Context().Done()
 			return
 		}
-		oaiReply(w, body.Model, "ok")
+		oaitest.Reply(w, body.Model, "ok")
 	})
 }
 
@@ -240,7 +241,7 @@ func TestFleetCancelWhileQueuedAndInFlight(t *testing.T) {
 	if a.calls.Load() != 1 || b.calls.Load() != 1 {
 		t.Errorf("Done calls: A %d, B %d; want 1 each", a.calls.Load(), b.calls.Load())
 	}
-	noLeakedGoroutines(t)
+	oaitest.NoLeakedGoroutines(t)
 }
 
 func TestFleetCloseCancelsEverything(t *testing.T) {
@@ -267,7 +268,7 @@ func TestFleetCloseCancelsEverything(t *testing.T) {
 	}
 	wantClass(t, late.wait(t), chat.ClassCanceled)
 	f.Close() // twice is fine
-	noLeakedGoroutines(t)
+	oaitest.NoLeakedGoroutines(t)
 }
 
 func TestFleetCallsDoneExactlyOnce(t *testing.T) {
@@ -319,15 +320,15 @@ func TestFleetCallsDoneExactlyOnce(t *testing.T) {
 	for _, c := range cancels {
 		c()
 	}
-	noLeakedGoroutines(t)
+	oaitest.NoLeakedGoroutines(t)
 }
 
 // TestFleetRunsJobsOnWorkersThatEndWithIt: a job placed while a worker
 // waits runs on that worker (its stack already grown), not on a new
 // goroutine, and Close ends the workers that wait.
 func TestFleetRunsJobsOnWorkersThatEndWithIt(t *testing.T) {
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		oaiReply(w, oaiDecode(r).Model, "ok")
+	srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+		oaitest.Reply(w, oaitest.Decode(r).Model, "ok")
 	})
 	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 2, Models: []string{"m"}}}, Options{})
 	f.workerIdle = time.Hour // no worker ends on its own during the test
@@ -343,7 +344,7 @@ func TestFleetRunsJobsOnWorkersThatEndWithIt(t *testing.T) {
 		t.Errorf("%d workers after 20 jobs, each placed while one waited; want 1", n)
 	}
 	f.Close()
-	noLeakedGoroutines(t)
+	oaitest.NoLeakedGoroutines(t)
 }
 
 // workerStacks are the stacks of the fleet's worker goroutines.

@@ -14,6 +14,7 @@ import (
 	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"
@@ -113,7 +114,7 @@ func TestFleetStateShowsTheGPUsOfEachServer(t *testing.T) {
 	tel := telemetry.Start(context.Background(), telemetry.Options{Source: "url:http://" + telSrc.Addr() + "/sim/gpus", Interval: 10 * time.Millisecond})
 	t.Cleanup(tel.Close)
 	<-tel.Updated()
-	real := oaiServer(t, nil, "m")
+	real := oaitest.Server(t, nil, "m")
 
 	f := NewFleet([]ServerConfig{
 		{Config: client.Config{Name: "sim0", URL: simServer.URL(), Kind: "sim"}, Slots: 1},
@@ -149,8 +150,8 @@ func fakeLMStudio(t *testing.T, models ...string) (url string, setLoaded func(..
 	var mu sync.Mutex
 	loaded := map[string]bool{}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) { oaiModels(w, models...) })
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { oaiReply(w, oaiDecode(r).Model, "ok") })
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) { oaitest.Models(w, models...) })
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { oaitest.Reply(w, oaitest.Decode(r).Model, "ok") })
 	mux.HandleFunc("GET /api/v0/models", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -200,7 +201,7 @@ func TestFleetProbesFollowResidencyChangesMadeOutsideIt(t *testing.T) {
 }
 
 func TestFleetSubmitAllShowsThePolicyTheWholeBatch(t *testing.T) {
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) { oaiReply(w, oaiDecode(r).Model, "ok") }, "a", "b")
+	srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) { oaitest.Reply(w, oaitest.Decode(r).Model, "ok") }, "a", "b")
 	rec := &recordingPolicy{}
 	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "vllm"}, Slots: 1, Models: []string{"a", "b"}}},
 		Options{Policy: rec, ProbeInterval: -1})

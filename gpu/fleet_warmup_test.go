@@ -11,6 +11,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 )
 
 // oaiJITServer is a JIT server that counts warm-ups (max_tokens 1) and answers
@@ -22,7 +23,7 @@ type oaiJITServer struct {
 }
 
 func (j *oaiJITServer) handler(w http.ResponseWriter, r *http.Request) {
-	body := oaiDecode(r)
+	body := oaitest.Decode(r)
 	j.mu.Lock()
 	if body.MaxTokens == 1 {
 		j.warmups = append(j.warmups, body.Model)
@@ -30,7 +31,7 @@ func (j *oaiJITServer) handler(w http.ResponseWriter, r *http.Request) {
 		j.jobs = append(j.jobs, body.Model)
 	}
 	j.mu.Unlock()
-	oaiReply(w, body.Model, "ok")
+	oaitest.Reply(w, body.Model, "ok")
 }
 
 func (j *oaiJITServer) counts() (warmups, jobs []string) {
@@ -43,7 +44,7 @@ func TestFleetPrefersTheServerWhereTheModelIsResident(t *testing.T) {
 	fakes := []*oaiJITServer{{}, {}}
 	var cfgs []ServerConfig
 	for i, fk := range fakes {
-		srv := oaiServer(t, fk.handler)
+		srv := oaitest.Server(t, fk.handler)
 		cfgs = append(cfgs, ServerConfig{
 			Config: client.Config{Name: fmt.Sprint("gpu", i), URL: srv.URL + "/v1", Kind: "lmstudio"},
 			Slots:  1,
@@ -105,7 +106,7 @@ func TestFleetWarmsUpOnlyServersThatLoadOnDemand(t *testing.T) {
 	}{{"lmstudio", 1}, {"ollama", 1}, {"llamacpp", 1}, {"sim", 1}, {"vllm", 0}, {"openai", 0}, {"", 0}} {
 		t.Run("kind="+string(tc.kind), func(t *testing.T) {
 			fk := &oaiJITServer{}
-			srv := oaiServer(t, fk.handler)
+			srv := oaitest.Server(t, fk.handler)
 			f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: tc.kind}, Slots: 1, Models: []string{"a"}}}, Options{})
 			defer f.Close()
 			for i := range 2 {
@@ -122,14 +123,14 @@ func TestFleetWarmsUpOnlyServersThatLoadOnDemand(t *testing.T) {
 
 func TestFleetModelServedAfterAFailedWarmupIsResident(t *testing.T) {
 	var warmups atomic.Int32
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		body := oaiDecode(r)
+	srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+		body := oaitest.Decode(r)
 		if body.MaxTokens == 1 {
 			warmups.Add(1)
-			oaiError(500, "application/json", `{"error":{"message":"warm-up refused"}}`)(w, r)
+			oaitest.Error(500, "application/json", `{"error":{"message":"warm-up refused"}}`)(w, r)
 			return
 		}
-		oaiReply(w, body.Model, "ok")
+		oaitest.Reply(w, body.Model, "ok")
 	})
 	var reported atomic.Value
 	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "llamacpp"}, Slots: 1, Models: []string{"a"}}},
@@ -154,8 +155,8 @@ func TestFleetJobsWaitForALoadInProgress(t *testing.T) {
 	warmArrived, warmRelease := make(chan struct{}), make(chan struct{})
 	var loaded atomic.Bool
 	var warmups, early atomic.Int32
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		body := oaiDecode(r)
+	srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+		body := oaitest.Decode(r)
 		if body.MaxTokens == 1 {
 			warmups.Add(1)
 			close(warmArrived)
@@ -164,7 +165,7 @@ func TestFleetJobsWaitForALoadInProgress(t *testing.T) {
 		} else if !loaded.Load() {
 			early.Add(1)
 		}
-		oaiReply(w, body.Model, "ok")
+		oaitest.Reply(w, body.Model, "ok")
 	})
 	f := NewFleet([]ServerConfig{{Config: client.Config{Name: "gpu0", URL: srv.URL + "/v1", Kind: "ollama"}, Slots: 2, Models: []string{"a"}}}, Options{})
 	defer f.Close()

@@ -4,8 +4,8 @@
 // out of their output and error files. A request the batch never ran is
 // left out of the answers, for the caller to send again.
 //
-// It is an edge: it imports the core (gpu's batch vocabulary and a
-// Client's plumbing: the go-openai client, reply caps, error
+// It is an edge: it imports the core (gpu/client's Batch API calls and
+// vocabulary, whose requests share the chat client's reply caps, error
 // classification and scrubbing) and nothing of the core imports it. Its
 // Client has the methods of the run engine's runner.BatchTransport; cli
 // registers it (runner.RegisterBatchAPI), and judges with batch = true

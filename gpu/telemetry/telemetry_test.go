@@ -70,7 +70,7 @@ func TestTelemetryWithoutSourceReportsNoGPUs(t *testing.T) {
 }
 
 func TestTelemetryPollsSimulatorURL(t *testing.T) {
-	body, err := os.ReadFile(filepath.Join("..", "testdata", "backends", "sim-gpus.json"))
+	body, err := os.ReadFile(filepath.Join("..", "probe", "testdata", "backends", "sim-gpus.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package layers
 import (
 	"bytes"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,6 +143,30 @@ func TestUIAndConfigLinkOnlyWhatTheyMay(t *testing.T) {
 			}
 			if p == "./config" && (strings.HasPrefix(d, module+"/gpu") || strings.HasPrefix(d, module+"/judge")) && !slices.Contains(vocabulary, d) {
 				t.Errorf("config links %s; of gpu and judge it may link only the vocabulary %v", d, vocabulary)
+			}
+		}
+	}
+}
+
+// The fleet stands on its client and its probes, never the other way: the
+// client speaks to one server and the probe reads one, neither knowing of
+// slots, placement or any other server; the probe knows nothing of the
+// chat wire either.
+func TestTheClientAndTheProbesKnowNoFleet(t *testing.T) {
+	t.Parallel()
+	rules := map[string][]string{
+		"./gpu/client": {module + "/gpu", module + "/gpu/placement", module + "/gpu/des"},
+		"./gpu/probe":  {module + "/gpu", module + "/gpu/placement", module + "/gpu/des", module + "/gpu/client", "github.com/sashabaranov/go-openai"},
+	}
+	pkgs := slices.Sorted(maps.Keys(rules))
+	all := deps(t, pkgs...)
+	for _, p := range pkgs {
+		if !slices.Contains(all[p], module+"/gpu/chat") {
+			t.Fatalf("%s does not link gpu/chat: is the package list right? %v", p, all[p])
+		}
+		for _, d := range all[p] {
+			if slices.Contains(rules[p], d) {
+				t.Errorf("%s links %s", p, d)
 			}
 		}
 	}

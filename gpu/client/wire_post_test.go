@@ -1,4 +1,4 @@
-package gpu
+package client
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -35,7 +35,7 @@ func TestChatIsPostedAsGoOpenAIPostedIt(t *testing.T) {
 		mu.Lock()
 		got = append(got, seen{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Clone(), body})
 		mu.Unlock()
-		oaiReply(w, "m1", "Hello")
+		oaitest.Reply(w, "m1", "Hello")
 	}))
 	defer srv.Close()
 	seed := 3
@@ -43,7 +43,7 @@ func TestChatIsPostedAsGoOpenAIPostedIt(t *testing.T) {
 	for _, key := range []string{"", "sk-test"} {
 		for _, base := range []string{srv.URL + "/v1", srv.URL + "/v1/", srv.URL + "/v1?api-version=1"} {
 			got = nil
-			c := client.New(client.Config{Name: "s", URL: base, APIKey: key}, nil)
+			c := New(Config{Name: "s", URL: base, APIKey: key}, nil)
 			if _, err := c.Chat(context.Background(), req); err != nil {
 				t.Fatalf("%s: Chat: %v", base, err)
 			}
@@ -99,7 +99,7 @@ func TestChatErrorRepliesAreGoOpenAIs(t *testing.T) {
 			w.WriteHeader(tt.status)
 			fmt.Fprint(w, tt.body)
 		}))
-		c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
+		c := New(Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 		oreq, err := toOpenAI(hiRequest("m1"))
 		if err != nil {
 			t.Fatal(err)
@@ -128,7 +128,7 @@ func TestAThreeHundredReplyIsAnError(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(status)
 		}))
-		c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
+		c := New(Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 		_, err := c.Chat(context.Background(), hiRequest("m1"))
 		var ce *chat.Error
 		if !errors.As(err, &ce) || ce.Status != status || ce.Class != chat.ClassHTTP4xx {
@@ -144,10 +144,10 @@ func TestAThreeHundredReplyIsAnError(t *testing.T) {
 			http.Redirect(w, r, "/v2/chat/completions", http.StatusTemporaryRedirect)
 			return
 		}
-		oaiReply(w, "m1", "Hello")
+		oaitest.Reply(w, "m1", "Hello")
 	}))
 	defer srv.Close()
-	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
+	c := New(Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 	defer c.CloseIdleConnections()
 	if res, err := c.Chat(context.Background(), hiRequest("m1")); err != nil || res.Content != "Hello" {
 		t.Errorf("a redirect with a Location: %q, %v; want it followed to Hello", res.Content, err)
@@ -159,8 +159,8 @@ func TestAThreeHundredReplyIsAnError(t *testing.T) {
 // unsent; go-openai's reasoning-model checks still refuse what they
 // refused, before anything is sent.
 func TestChatChecksTheRequestAsGoOpenAIDidButForModelNames(t *testing.T) {
-	srv, seen := recordingServer(t)
-	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
+	srv, seen := oaitest.RecordingServer(t)
+	c := New(Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 	defer c.CloseIdleConnections()
 	for _, model := range []string{"davinci", "text-davinci-003"} {
 		if _, err := c.Chat(context.Background(), hiRequest(model)); err != nil {

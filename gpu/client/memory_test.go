@@ -1,4 +1,4 @@
-package gpu
+package client
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 	"pitwall/internal/textutil"
 )
 
@@ -39,7 +39,7 @@ const floodRSSBound = 96 << 20
 var floods = map[string]http.HandlerFunc{
 	"an endless stream": endlessSSE(strings.Repeat("tok ", 64)),
 	"a 50 MB reply in many chunks": bigBody("text/event-stream", "", 50<<20,
-		"data: "+oaiContent("m", strings.Repeat("x", 200))+"\n\n", "data: [DONE]\n\n"),
+		"data: "+oaitest.Content("m", strings.Repeat("x", 200))+"\n\n", "data: [DONE]\n\n"),
 	"a 50 MB reply in one chunk": bigBody("text/event-stream",
 		`data: {"model":"m","choices":[{"index":0,"delta":{"content":"`, 50<<20, "y", `"}}]}`+"\n\n"),
 }
@@ -79,8 +79,8 @@ func floodChild(t *testing.T, name string) {
 	if !ok {
 		t.Fatalf("no flood %q", name)
 	}
-	srv := oaiServer(t, handler)
-	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
+	srv := oaitest.Server(t, handler)
+	c := New(Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

@@ -1,4 +1,4 @@
-package gpu
+package client
 
 import (
 	"context"
@@ -12,17 +12,8 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 )
-
-// oaiError answers with status and body as the content type says.
-func oaiError(status int, contentType, body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		w.WriteHeader(status)
-		fmt.Fprint(w, body)
-	}
-}
 
 // oaiHijack takes the raw connection from the server and hands it to do.
 func oaiHijack(do func(c net.Conn)) http.HandlerFunc {
@@ -33,18 +24,6 @@ func oaiHijack(do func(c net.Conn)) http.HandlerFunc {
 		}
 		do(c)
 	}
-}
-
-// oaiClosedURL is the URL of a listener that has been closed: nothing answers.
-func oaiClosedURL(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr + "/v1"
 }
 
 const oaiSSEHead = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -67,30 +46,30 @@ func TestChatClassifiesFailures(t *testing.T) {
 	}{
 		{
 			name: "400 with an OpenAI error body",
-			handler: oaiError(400, "application/json",
+			handler: oaitest.Error(400, "application/json",
 				`{"error":{"message":"max_tokens is too large","type":"invalid_request_error","param":"max_tokens","code":"invalid_value"}}`),
 			want: chat.Error{Class: chat.ClassHTTP4xx, Status: 400, Message: "max_tokens is too large"},
 		},
 		{
 			name:    "404 with Ollama's body",
-			handler: oaiError(404, "application/json", `{"error":"model \"x\" not found, try pulling it first"}`),
+			handler: oaitest.Error(404, "application/json", `{"error":"model \"x\" not found, try pulling it first"}`),
 			want:    chat.Error{Class: chat.ClassHTTP4xx, Status: 404, Message: `model "x" not found, try pulling it first`},
 		},
 		{
 			name: "404 with vLLM's body and an integer code",
-			handler: oaiError(404, "application/json",
+			handler: oaitest.Error(404, "application/json",
 				`{"error":{"message":"The model `+"`x`"+` does not exist.","type":"NotFoundError","param":null,"code":404}}`),
 			want: chat.Error{Class: chat.ClassHTTP4xx, Status: 404, Message: "The model `x` does not exist."},
 		},
 		{
 			name: "404 with older vLLM's top-level body",
-			handler: oaiError(404, "application/json",
+			handler: oaitest.Error(404, "application/json",
 				`{"object":"error","message":"The model `+"`x`"+` does not exist.","type":"NotFoundError","param":null,"code":404}`),
 			want: chat.Error{Class: chat.ClassHTTP4xx, Status: 404, Message: "The model `x` does not exist."},
 		},
 		{
 			name: "404 with LM Studio's model_not_found",
-			handler: oaiError(404, "application/json",
+			handler: oaitest.Error(404, "application/json",
 				`{"error":{"message":"Model not found: x","type":"invalid_request_error","code":"model_not_found"}}`),
 			want: chat.Error{Class: chat.ClassHTTP4xx, Status: 404, Message: "Model not found: x"},
 		},
@@ -98,33 +77,33 @@ func TestChatClassifiesFailures(t *testing.T) {
 			name: "429 with Retry-After in seconds",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Retry-After", "7")
-				oaiError(429, "application/json", `{"error":{"message":"slow down","type":"rate_limit_error"}}`)(w, r)
+				oaitest.Error(429, "application/json", `{"error":{"message":"slow down","type":"rate_limit_error"}}`)(w, r)
 			},
 			want: chat.Error{Class: chat.ClassRateLimit, Status: 429, Message: "slow down", RetryAfter: 7 * time.Second},
 		},
 		{
 			name:    "500",
-			handler: oaiError(500, "application/json", `{"error":{"message":"CUDA error: out of memory","type":"server_error"}}`),
+			handler: oaitest.Error(500, "application/json", `{"error":{"message":"CUDA error: out of memory","type":"server_error"}}`),
 			want:    chat.Error{Class: chat.ClassHTTP5xx, Status: 500, Message: "CUDA error: out of memory"},
 		},
 		{
 			name:    "500 whose error has a type but no message",
-			handler: oaiError(500, "application/json", `{"error":{"type":"overloaded_error"}}`),
+			handler: oaitest.Error(500, "application/json", `{"error":{"type":"overloaded_error"}}`),
 			want:    chat.Error{Class: chat.ClassHTTP5xx, Status: 500, Message: "overloaded_error"},
 		},
 		{
 			name:    "502 in plain text",
-			handler: oaiError(502, "text/plain", "Bad Gateway\n"),
+			handler: oaitest.Error(502, "text/plain", "Bad Gateway\n"),
 			want:    chat.Error{Class: chat.ClassHTTP5xx, Status: 502, Message: "Bad Gateway"},
 		},
 		{
 			name:    "503 while llama.cpp loads its model",
-			handler: oaiError(503, "application/json", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`),
+			handler: oaitest.Error(503, "application/json", `{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}`),
 			want:    chat.Error{Class: chat.ClassUnavailable, Status: 503, Message: "Loading model"},
 		},
 		{
 			name: "connection refused",
-			url:  oaiClosedURL,
+			url:  oaitest.ClosedURL,
 			want: chat.Error{Class: chat.ClassUnavailable, Message: "refused"},
 		},
 		{
@@ -135,7 +114,7 @@ func TestChatClassifiesFailures(t *testing.T) {
 		{
 			name: "connection reset mid-stream",
 			handler: oaiHijack(func(c net.Conn) {
-				fmt.Fprint(c, oaiSSEHead+oaiSSEChunk(oaiContent(m, "Hel")))
+				fmt.Fprint(c, oaiSSEHead+oaiSSEChunk(oaitest.Content(m, "Hel")))
 				_ = c.(*net.TCPConn).SetLinger(0) // close with RST
 				c.Close()
 			}),
@@ -144,7 +123,7 @@ func TestChatClassifiesFailures(t *testing.T) {
 		{
 			name: "chunked body cut mid-stream",
 			handler: oaiHijack(func(c net.Conn) {
-				fmt.Fprint(c, oaiSSEHead+oaiSSEChunk(oaiContent(m, "Hel")))
+				fmt.Fprint(c, oaiSSEHead+oaiSSEChunk(oaitest.Content(m, "Hel")))
 				c.Close()
 			}),
 			want: chat.Error{Class: chat.ClassCut, Message: "cut"},
@@ -152,7 +131,7 @@ func TestChatClassifiesFailures(t *testing.T) {
 		{
 			name: "stream ends without [DONE] or finish_reason",
 			handler: func(w http.ResponseWriter, r *http.Request) {
-				oaiStream(w, false, oaiContent(m, "Hel"), oaiContent(m, "lo"))
+				oaitest.Stream(w, false, oaitest.Content(m, "Hel"), oaitest.Content(m, "lo"))
 			},
 			want:    chat.Error{Class: chat.ClassCut, Message: "without a finish_reason"},
 			content: "Hello",
@@ -160,33 +139,33 @@ func TestChatClassifiesFailures(t *testing.T) {
 		{
 			name: "a chunk that is not JSON",
 			handler: func(w http.ResponseWriter, r *http.Request) {
-				oaiStream(w, true, oaiContent(m, "Hel"), `{"choices":[{"delta":{"content":"lo"`)
+				oaitest.Stream(w, true, oaitest.Content(m, "Hel"), `{"choices":[{"delta":{"content":"lo"`)
 			},
 			want: chat.Error{Class: chat.ClassMalformed, Message: "invalid JSON"},
 		},
 		{
 			name:    "an empty 200 body",
-			handler: oaiError(200, "text/event-stream", ""),
+			handler: oaitest.Error(200, "text/event-stream", ""),
 			want:    chat.Error{Class: chat.ClassMalformed, Message: "empty"},
 		},
 		{
 			name: "an error event inside the stream",
 			handler: func(w http.ResponseWriter, r *http.Request) {
-				oaiStream(w, false, oaiContent(m, "Hel"), `{"error":{"message":"KV cache full","type":"server_error","code":500}}`)
+				oaitest.Stream(w, false, oaitest.Content(m, "Hel"), `{"error":{"message":"KV cache full","type":"server_error","code":500}}`)
 			},
 			want: chat.Error{Class: chat.ClassHTTP5xx, Status: 500, Message: "KV cache full"},
 		},
 		{
 			name:    "a hang that hits the timeout",
-			handler: func(w http.ResponseWriter, r *http.Request) { oaiHang(r) },
+			handler: func(w http.ResponseWriter, r *http.Request) { oaitest.Hang(r) },
 			timeout: 50 * time.Millisecond,
 			want:    chat.Error{Class: chat.ClassTimeout},
 		},
 		{
 			name: "a stream that stalls until the timeout",
 			handler: func(w http.ResponseWriter, r *http.Request) {
-				oaiStream(w, false, oaiContent(m, "Hel"))
-				oaiHang(r)
+				oaitest.Stream(w, false, oaitest.Content(m, "Hel"))
+				oaitest.Hang(r)
 			},
 			timeout: 50 * time.Millisecond,
 			want:    chat.Error{Class: chat.ClassTimeout},
@@ -198,9 +177,9 @@ func TestChatClassifiesFailures(t *testing.T) {
 			if tt.url != nil {
 				url = tt.url(t)
 			} else {
-				url = oaiServer(t, tt.handler).URL + "/v1"
+				url = oaitest.Server(t, tt.handler).URL + "/v1"
 			}
-			c := client.New(client.Config{Name: "gpu0", URL: url}, nil)
+			c := New(Config{Name: "gpu0", URL: url}, nil)
 			defer c.CloseIdleConnections()
 			ctx := context.Background()
 			if tt.timeout > 0 {
@@ -240,12 +219,12 @@ func checkClassified(t *testing.T, err error, want chat.Error, model string) {
 
 func TestChatCancelledByTheCallerIsCancelledNotTimeout(t *testing.T) {
 	arrived := make(chan struct{})
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		oaiStream(w, false, oaiContent("m", "Hel"))
+	srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+		oaitest.Stream(w, false, oaitest.Content("m", "Hel"))
 		close(arrived)
-		oaiHang(r)
+		oaitest.Hang(r)
 	})
-	c := client.New(client.Config{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
+	c := New(Config{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
 	defer c.CloseIdleConnections()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -263,12 +242,12 @@ func TestModelsClassifiesFailures(t *testing.T) {
 		url     func(t *testing.T) string
 		want    chat.Error
 	}{
-		{"401 with an OpenAI body", oaiError(401, "application/json",
+		{"401 with an OpenAI body", oaitest.Error(401, "application/json",
 			`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`),
 			nil, chat.Error{Class: chat.ClassHTTP4xx, Status: 401, Message: "Incorrect API key"}},
-		{"connection refused", nil, oaiClosedURL, chat.Error{Class: chat.ClassUnavailable}},
-		{"a body that is not JSON", oaiError(200, "application/json", "<html>"), nil, chat.Error{Class: chat.ClassMalformed}},
-		{"an empty 200 body", oaiError(200, "application/json", ""), nil, chat.Error{Class: chat.ClassMalformed}},
+		{"connection refused", nil, oaitest.ClosedURL, chat.Error{Class: chat.ClassUnavailable}},
+		{"a body that is not JSON", oaitest.Error(200, "application/json", "<html>"), nil, chat.Error{Class: chat.ClassMalformed}},
+		{"an empty 200 body", oaitest.Error(200, "application/json", ""), nil, chat.Error{Class: chat.ClassMalformed}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,7 +261,7 @@ func TestModelsClassifiesFailures(t *testing.T) {
 				t.Cleanup(srv.Close)
 				url = srv.URL + "/v1"
 			}
-			c := client.New(client.Config{Name: "gpu0", URL: url}, nil)
+			c := New(Config{Name: "gpu0", URL: url}, nil)
 			defer c.CloseIdleConnections()
 			_, err := c.Models(context.Background())
 			var e *chat.Error

@@ -1,4 +1,4 @@
-package gpu
+package client
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 )
 
 func hiRequest(model string) chat.Request {
@@ -22,9 +22,9 @@ func hiRequest(model string) chat.Request {
 // endlessSSE streams content chunks of word until the client goes away.
 func endlessSSE(word string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		oaiDecode(r)
+		oaitest.Decode(r)
 		w.Header().Set("Content-Type", "text/event-stream")
-		event := []byte("data: " + oaiContent("m", word) + "\n\n")
+		event := []byte("data: " + oaitest.Content("m", word) + "\n\n")
 		for r.Context().Err() == nil {
 			if _, err := w.Write(event); err != nil {
 				return
@@ -37,7 +37,7 @@ func endlessSSE(word string) http.HandlerFunc {
 // response with the given content type.
 func bigBody(contentType, prefix string, n int, unit, suffix string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		oaiDecode(r)
+		oaitest.Decode(r)
 		w.Header().Set("Content-Type", contentType)
 		_, _ = w.Write([]byte(prefix))
 		block := []byte(strings.Repeat(unit, 64<<10/len(unit)))
@@ -60,16 +60,16 @@ func TestReplyPastTheCapEndsTooLargeKeepingWhatCameBefore(t *testing.T) {
 	}{
 		{"an endless stream", endlessSSE("tok "), true},
 		{"a 50 MB reply in many chunks",
-			bigBody("text/event-stream", "", fifty, "data: "+oaiContent("m", strings.Repeat("x", 200))+"\n\n", "data: [DONE]\n\n"), true},
+			bigBody("text/event-stream", "", fifty, "data: "+oaitest.Content("m", strings.Repeat("x", 200))+"\n\n", "data: [DONE]\n\n"), true},
 		{"a 50 MB reply in one chunk",
 			bigBody("text/event-stream", `data: {"model":"m","choices":[{"index":0,"delta":{"content":"`, fifty, "y", `"}}]}`+"\n\n"), false},
 		{"50 MB of lines that are not data (go-openai buffers them)",
-			bigBody("text/event-stream", "data: "+oaiContent("m", "first ")+"\n\n", fifty, "event: ping\n", ""), true},
+			bigBody("text/event-stream", "data: "+oaitest.Content("m", "first ")+"\n\n", fifty, "event: ping\n", ""), true},
 		{"50 MB of comments before anything", bigBody("text/event-stream", "", fifty, ": keep-alive\n", ""), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := oaiServer(t, tt.handler)
-			c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1", MaxReplyBytes: capBytes}, nil)
+			srv := oaitest.Server(t, tt.handler)
+			c := New(Config{Name: "s", URL: srv.URL + "/v1", MaxReplyBytes: capBytes}, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			res, err := c.Chat(ctx, hiRequest("m"))
@@ -97,7 +97,7 @@ func TestModelsListPastTheCapEndsTooLarge(t *testing.T) {
 	mux.HandleFunc("GET /v1/models", bigBody("application/json", `{"object":"list","data":[`, 50<<20, `{"id":"m","object":"model"},`, `{"id":"z"}]}`))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1", MaxReplyBytes: 1 << 20}, nil)
+	c := New(Config{Name: "s", URL: srv.URL + "/v1", MaxReplyBytes: 1 << 20}, nil)
 	_, err := c.Models(context.Background())
 	if got := chat.ClassOf(err); got != chat.ClassTooLarge {
 		t.Fatalf("class = %q (%v), want too_large", got, err)
@@ -105,8 +105,8 @@ func TestModelsListPastTheCapEndsTooLarge(t *testing.T) {
 }
 
 func TestAnEndlessErrorBodyIsCutAndKeepsItsStatus(t *testing.T) {
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		oaiDecode(r)
+	srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+		oaitest.Decode(r)
 		w.WriteHeader(http.StatusInternalServerError)
 		block := []byte(strings.Repeat("internal error ", 4096))
 		for r.Context().Err() == nil {
@@ -115,7 +115,7 @@ func TestAnEndlessErrorBodyIsCutAndKeepsItsStatus(t *testing.T) {
 			}
 		}
 	})
-	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
+	c := New(Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := c.Chat(ctx, hiRequest("m"))
@@ -166,12 +166,12 @@ func TestANonStreamAnswerIsAnHTTPErrorThatQuotesIt(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var hits atomic.Int32
-			srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
+			srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
 				hits.Add(1)
-				oaiDecode(r)
+				oaitest.Decode(r)
 				tt.handler(w, r)
 			})
-			c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1"}, nil)
+			c := New(Config{Name: "s", URL: srv.URL + "/v1"}, nil)
 			_, err := c.Chat(context.Background(), hiRequest("m"))
 			var e *chat.Error
 			if !errors.As(err, &e) || e.Class != tt.wantClass {
@@ -199,46 +199,46 @@ func TestStallsAndSlowFirstBytesEndAsTimeouts(t *testing.T) {
 	const limit = 150 * time.Millisecond
 	for _, tt := range []struct {
 		name        string
-		cfg         ServerConfig
+		cfg         Config
 		handler     http.HandlerFunc
 		wantClass   chat.ErrorClass
 		wantMessage string
 		wantContent string
 	}{
 		{"a stream that stops after its first token",
-			ServerConfig{Config: client.Config{StallTimeout: limit}},
+			Config{StallTimeout: limit},
 			func(w http.ResponseWriter, r *http.Request) {
-				oaiStream(w, false, oaiContent("m", "Hel"))
-				oaiHang(r)
+				oaitest.Stream(w, false, oaitest.Content("m", "Hel"))
+				oaitest.Hang(r)
 			}, chat.ClassTimeout, "stalled: nothing for 150ms", "Hel"},
 		{"a server that never answers, with a first-byte limit",
-			ServerConfig{Config: client.Config{FirstByteTimeout: limit}},
-			func(w http.ResponseWriter, r *http.Request) { oaiHang(r) },
+			Config{FirstByteTimeout: limit},
+			func(w http.ResponseWriter, r *http.Request) { oaitest.Hang(r) },
 			chat.ClassTimeout, "no reply within 150ms", ""},
 		{"headers, then nothing, with a first-byte limit",
-			ServerConfig{Config: client.Config{FirstByteTimeout: limit}},
+			Config{FirstByteTimeout: limit},
 			func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				w.WriteHeader(http.StatusOK)
 				w.(http.Flusher).Flush()
-				oaiHang(r)
+				oaitest.Hang(r)
 			}, chat.ClassTimeout, "no reply within 150ms", ""},
 		{"a long prefill is not a stall: the limit starts with the first token",
-			ServerConfig{Config: client.Config{StallTimeout: limit}},
+			Config{StallTimeout: limit},
 			func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				w.WriteHeader(http.StatusOK)
 				w.(http.Flusher).Flush()
 				time.Sleep(4 * limit)
-				for _, e := range []string{oaiContent("m", "late but whole"), oaiFinish("m", "stop"), "[DONE]"} {
+				for _, e := range []string{oaitest.Content("m", "late but whole"), oaitest.Finish("m", "stop"), "[DONE]"} {
 					fmt.Fprintf(w, "data: %s\n\n", e)
 				}
 			}, "", "", "late but whole"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := oaiServer(t, tt.handler)
+			srv := oaitest.Server(t, tt.handler)
 			tt.cfg.Name, tt.cfg.URL = "s", srv.URL+"/v1"
-			c := client.New(tt.cfg.Config, nil)
+			c := New(tt.cfg, nil)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			res, err := c.Chat(ctx, hiRequest("m"))
@@ -253,17 +253,17 @@ func TestStallsAndSlowFirstBytesEndAsTimeouts(t *testing.T) {
 			}
 		})
 	}
-	noLeakedGoroutines(t)
+	oaitest.NoLeakedGoroutines(t)
 }
 
 func TestTheCallersCancelIsNotATimeout(t *testing.T) {
 	sent := make(chan struct{})
-	srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
-		oaiStream(w, false, oaiContent("m", "Hel"))
+	srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
+		oaitest.Stream(w, false, oaitest.Content("m", "Hel"))
 		close(sent)
-		oaiHang(r)
+		oaitest.Hang(r)
 	})
-	c := client.New(client.Config{Name: "s", URL: srv.URL + "/v1", StallTimeout: time.Hour, FirstByteTimeout: time.Hour}, nil)
+	c := New(Config{Name: "s", URL: srv.URL + "/v1", StallTimeout: time.Hour, FirstByteTimeout: time.Hour}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-sent; cancel() }()
 	_, err := c.Chat(ctx, hiRequest("m"))

@@ -1,7 +1,7 @@
-//go:build !race
+//go:build race
 
-package gpu
+package client
 
 // raceBuild is set when the tests run under -race, whose shadow memory
 // counts in the resident set.
-const raceBuild = false
+const raceBuild = true

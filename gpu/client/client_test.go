@@ -1,4 +1,4 @@
-package gpu
+package client
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 )
 
 func valuePtr[T any](v T) *T { return &v }
@@ -96,12 +96,12 @@ func TestChatPutsRequestOnTheWireAsAsked(t *testing.T) {
 		for _, key := range []string{"", "sk-test"} {
 			t.Run(tt.name+"/key="+key, func(t *testing.T) {
 				got := make(chan sentRequest, 1)
-				srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) {
+				srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) {
 					b, _ := io.ReadAll(r.Body)
 					got <- sentRequest{body: b, auth: r.Header.Get("Authorization")}
-					oaiReply(w, "qwen3-8b", "Hello")
+					oaitest.Reply(w, "qwen3-8b", "Hello")
 				})
-				c := client.New(client.Config{Name: "gpu0", URL: srv.URL + "/v1", APIKey: key}, nil)
+				c := New(Config{Name: "gpu0", URL: srv.URL + "/v1", APIKey: key}, nil)
 				defer c.CloseIdleConnections()
 				if _, err := c.Chat(context.Background(), tt.req); err != nil {
 					t.Fatalf("Chat: %v", err)
@@ -164,11 +164,11 @@ func TestChatAssemblesTheStream(t *testing.T) {
 		{
 			name: "content, reasoning_content and usage",
 			events: []string{
-				oaiDelta(model, `{"role":"assistant","content":""}`),
-				oaiDelta(model, `{"reasoning_content":"Think "}`),
-				oaiDelta(model, `{"reasoning_content":"hard."}`),
-				oaiContent(model, "The answer "), oaiContent(model, "is 4."),
-				oaiFinish(model, "stop"), oaiUsage(model, 21, 7),
+				oaitest.Delta(model, `{"role":"assistant","content":""}`),
+				oaitest.Delta(model, `{"reasoning_content":"Think "}`),
+				oaitest.Delta(model, `{"reasoning_content":"hard."}`),
+				oaitest.Content(model, "The answer "), oaitest.Content(model, "is 4."),
+				oaitest.Finish(model, "stop"), oaitest.Usage(model, 21, 7),
 			},
 			done: true,
 			want: chat.Result{Model: model, Content: "The answer is 4.", Reasoning: "Think hard.", FinishReason: "stop",
@@ -177,7 +177,7 @@ func TestChatAssemblesTheStream(t *testing.T) {
 		{
 			name: "the reasoning field some servers use instead",
 			events: []string{
-				oaiDelta(model, `{"reasoning":"Hmm."}`), oaiContent(model, "Yes."), oaiFinish(model, "stop"), oaiUsage(model, 5, 2),
+				oaitest.Delta(model, `{"reasoning":"Hmm."}`), oaitest.Content(model, "Yes."), oaitest.Finish(model, "stop"), oaitest.Usage(model, 5, 2),
 			},
 			done: true,
 			want: chat.Result{Model: model, Content: "Yes.", Reasoning: "Hmm.", FinishReason: "stop", PromptTokens: 5, CompletionTokens: 2},
@@ -185,12 +185,12 @@ func TestChatAssemblesTheStream(t *testing.T) {
 		{
 			name: "two tool calls interleaved by index",
 			events: []string{
-				oaiDelta(model, `{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]}`),
-				oaiDelta(model, `{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{\"tz\":"}}]}`),
-				oaiDelta(model, `{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}`),
-				oaiDelta(model, `{"tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]}`),
-				oaiDelta(model, `{"tool_calls":[{"index":1,"function":{"arguments":"\"UTC\"}"}}]}`),
-				oaiFinish(model, "tool_calls"), oaiUsage(model, 40, 12),
+				oaitest.Delta(model, `{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]}`),
+				oaitest.Delta(model, `{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{\"tz\":"}}]}`),
+				oaitest.Delta(model, `{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}`),
+				oaitest.Delta(model, `{"tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]}`),
+				oaitest.Delta(model, `{"tool_calls":[{"index":1,"function":{"arguments":"\"UTC\"}"}}]}`),
+				oaitest.Finish(model, "tool_calls"), oaitest.Usage(model, 40, 12),
 			},
 			done: true,
 			want: chat.Result{Model: model, FinishReason: "tool_calls", PromptTokens: 40, CompletionTokens: 12,
@@ -202,9 +202,9 @@ func TestChatAssemblesTheStream(t *testing.T) {
 		{
 			name: "tool call deltas without index continue the call their id names",
 			events: []string{
-				oaiDelta(model, `{"tool_calls":[{"id":"call_a","type":"function","function":{"name":"lookup","arguments":"{\"q\":"}}]}`),
-				oaiDelta(model, `{"tool_calls":[{"function":{"arguments":"\"go\"}"}}]}`),
-				oaiFinish(model, "tool_calls"),
+				oaitest.Delta(model, `{"tool_calls":[{"id":"call_a","type":"function","function":{"name":"lookup","arguments":"{\"q\":"}}]}`),
+				oaitest.Delta(model, `{"tool_calls":[{"function":{"arguments":"\"go\"}"}}]}`),
+				oaitest.Finish(model, "tool_calls"),
 			},
 			done: true,
 			want: chat.Result{Model: model, FinishReason: "tool_calls", CompletionTokens: 2,
@@ -212,32 +212,32 @@ func TestChatAssemblesTheStream(t *testing.T) {
 		},
 		{
 			name:   "no usage: completion tokens are estimated from the chunks",
-			events: []string{oaiContent(model, "a"), oaiContent(model, "b"), oaiContent(model, "c"), oaiFinish(model, "length")},
+			events: []string{oaitest.Content(model, "a"), oaitest.Content(model, "b"), oaitest.Content(model, "c"), oaitest.Finish(model, "length")},
 			done:   true,
 			want:   chat.Result{Model: model, Content: "abc", FinishReason: "length", CompletionTokens: 3},
 		},
 		{
 			name:   "a length chunk is not undone by a later stop: the answer was cut",
-			events: []string{oaiContent(model, "VERDICT: PASS"), oaiFinish(model, "length"), oaiFinish(model, "stop")},
+			events: []string{oaitest.Content(model, "VERDICT: PASS"), oaitest.Finish(model, "length"), oaitest.Finish(model, "stop")},
 			done:   true,
 			want:   chat.Result{Model: model, Content: "VERDICT: PASS", FinishReason: "length", CompletionTokens: 1},
 		},
 		{
 			name:   "finish_reason without [DONE] is a whole answer",
-			events: []string{oaiContent(model, "ok"), oaiFinish(model, "stop")},
+			events: []string{oaitest.Content(model, "ok"), oaitest.Finish(model, "stop")},
 			want:   chat.Result{Model: model, Content: "ok", FinishReason: "stop", CompletionTokens: 1},
 		},
 		{
 			name:   "[DONE] without finish_reason is a whole answer",
-			events: []string{oaiContent(model, "ok")},
+			events: []string{oaitest.Content(model, "ok")},
 			done:   true,
 			want:   chat.Result{Model: model, Content: "ok", CompletionTokens: 1},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := oaiServer(t, func(w http.ResponseWriter, r *http.Request) { oaiStream(w, tt.done, tt.events...) })
-			c := client.New(client.Config{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
+			srv := oaitest.Server(t, func(w http.ResponseWriter, r *http.Request) { oaitest.Stream(w, tt.done, tt.events...) })
+			c := New(Config{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
 			defer c.CloseIdleConnections()
 			got, err := c.Chat(context.Background(), chat.Request{Model: "qwen3-8b", Messages: []chat.Message{{Role: "user", Content: "2+2?"}}})
 			if err != nil {
@@ -256,8 +256,8 @@ func TestChatAssemblesTheStream(t *testing.T) {
 }
 
 func TestModelsListsWhatTheServerOffers(t *testing.T) {
-	srv := oaiServer(t, nil, "qwen3-8b", "gemma-3-12b")
-	c := client.New(client.Config{Name: "gpu0", URL: srv.URL + "/v1/"}, nil)
+	srv := oaitest.Server(t, nil, "qwen3-8b", "gemma-3-12b")
+	c := New(Config{Name: "gpu0", URL: srv.URL + "/v1/"}, nil)
 	defer c.CloseIdleConnections()
 	got, err := c.Models(context.Background())
 	if err != nil {
@@ -294,7 +294,7 @@ func TestTokensPerSec(t *testing.T) {
 // whose every token came in one chunk.
 func paced(prefill, gap time.Duration, chunks, tokens int) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		oaiDecode(r)
+		oaitest.Decode(r)
 		w.Header().Set("Content-Type", "text/event-stream")
 		fl := w.(http.Flusher)
 		time.Sleep(prefill)
@@ -302,7 +302,7 @@ func paced(prefill, gap time.Duration, chunks, tokens int) http.HandlerFunc {
 			if i > 0 {
 				time.Sleep(gap)
 			}
-			fmt.Fprintf(w, "data: %s\n\n", oaiContent("m", "tok "))
+			fmt.Fprintf(w, "data: %s\n\n", oaitest.Content("m", "tok "))
 			fl.Flush()
 		}
 		fmt.Fprintf(w, "data: {\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[],"+
@@ -328,7 +328,7 @@ func TestTokensPerSecIsMeasuredOnlyOverADecode(t *testing.T) {
 			t.Parallel()
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
-			c := client.New(client.Config{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
+			c := New(Config{Name: "gpu0", URL: srv.URL + "/v1"}, nil)
 			defer c.CloseIdleConnections()
 			res, err := c.Chat(context.Background(), hiRequest("m"))
 			if err != nil {

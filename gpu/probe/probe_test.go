@@ -1,4 +1,4 @@
-package gpu
+package probe
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/client"
+	"pitwall/gpu/internal/oaitest"
 	"pitwall/gpu/telemetry"
 )
 
@@ -137,56 +137,56 @@ func TestProbeReadsEachBackend(t *testing.T) {
 	tests := []struct {
 		backend string
 		kind    chat.Kind // configured; "" detects
-		want    ProbeResult
+		want    Result
 	}{
 		{
 			backend: "lmstudio",
-			want: ProbeResult{Kind: "lmstudio",
+			want: Result{Kind: "lmstudio",
 				Models:   []string{"qwen3-8b", "google/gemma-3-12b", "text-embedding-nomic-embed-text-v1.5"},
 				Resident: []string{"qwen3-8b"}},
 		},
 		{
 			backend: "ollama",
-			want: ProbeResult{Kind: "ollama",
+			want: Result{Kind: "ollama",
 				Models:   []string{"qwen3:8b", "gemma3:12b", "granite4:micro"},
 				Resident: []string{"qwen3:8b", "gemma3:12b"}},
 		},
 		{
 			// /metrics is the authority on running requests over /slots.
 			backend: "llamacpp",
-			want: ProbeResult{Kind: "llamacpp",
+			want: Result{Kind: "llamacpp",
 				Models: []string{"Qwen3-8B-Q4_K_M.gguf"}, Resident: []string{"Qwen3-8B-Q4_K_M.gguf"},
 				Slots: 2, Running: 2, Waiting: 3},
 		},
 		{
 			backend: "llamacpp-router",
-			want: ProbeResult{Kind: "llamacpp",
+			want: Result{Kind: "llamacpp",
 				Models:   []string{"qwen3-8b", "gemma-3-12b", "granite-4.0-micro"},
 				Resident: []string{"qwen3-8b"}, Slots: 2, Running: 1},
 		},
 		{
 			backend: "llamacpp-bare",
-			want: ProbeResult{Kind: "llamacpp",
+			want: Result{Kind: "llamacpp",
 				Models: []string{"Qwen3-8B-Q4_K_M.gguf"}, Resident: []string{"Qwen3-8B-Q4_K_M.gguf"}},
 		},
 		{
 			// Two engines: queues add up, the fuller KV cache counts.
 			backend: "vllm",
-			want: ProbeResult{Kind: "vllm", Models: []string{"Qwen/Qwen3-8B"}, Resident: []string{"Qwen/Qwen3-8B"},
+			want: Result{Kind: "vllm", Models: []string{"Qwen/Qwen3-8B"}, Resident: []string{"Qwen/Qwen3-8B"},
 				Running: 5, Waiting: 6, KVCachePct: 42.13},
 		},
 		{
 			backend: "vllm-v0",
-			want: ProbeResult{Kind: "vllm", Models: []string{"Qwen/Qwen3-8B"}, Resident: []string{"Qwen/Qwen3-8B"},
+			want: Result{Kind: "vllm", Models: []string{"Qwen/Qwen3-8B"}, Resident: []string{"Qwen/Qwen3-8B"},
 				Running: 1, KVCachePct: 5.71},
 		},
 		{
 			backend: "openai",
-			want:    ProbeResult{Kind: "openai", Models: []string{"gpt-4o-mini", "gpt-4o"}},
+			want:    Result{Kind: "openai", Models: []string{"gpt-4o-mini", "gpt-4o"}},
 		},
 		{
 			backend: "sim",
-			want: ProbeResult{Kind: "sim", Models: []string{"qwen3-8b", "gemma-3-12b"},
+			want: Result{Kind: "sim", Models: []string{"qwen3-8b", "gemma-3-12b"},
 				Resident: []string{"qwen3-8b"}, Slots: 4, Running: 1, Waiting: 2,
 				Loading: []string{}, VRAMTotalGB: 24, VRAMUsedGB: 5,
 				GPUs: []telemetry.GPUState{
@@ -197,7 +197,7 @@ func TestProbeReadsEachBackend(t *testing.T) {
 		{
 			backend: "sim-stateless",
 			kind:    "sim",
-			want: ProbeResult{Kind: "sim", Models: []string{"qwen3-8b", "gemma-3-12b"},
+			want: Result{Kind: "sim", Models: []string{"qwen3-8b", "gemma-3-12b"},
 				Resident: []string{"qwen3-8b"},
 				GPUs: []telemetry.GPUState{
 					{Index: 0, UUID: "GPU-sim-0", Name: "Simulated RTX 4090", UtilPct: 87.5, MemUsedMiB: 20480, MemTotalMiB: 24576, TempC: 71, PowerW: 402.5},
@@ -208,7 +208,7 @@ func TestProbeReadsEachBackend(t *testing.T) {
 			// Configured as ollama: taken at its word, nothing is detected.
 			backend: "ollama",
 			kind:    "ollama",
-			want: ProbeResult{Kind: "ollama",
+			want: Result{Kind: "ollama",
 				Models:   []string{"qwen3:8b", "gemma3:12b", "granite4:micro"},
 				Resident: []string{"qwen3:8b", "gemma3:12b"}},
 		},
@@ -216,7 +216,7 @@ func TestProbeReadsEachBackend(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.backend+"/kind="+string(tt.kind), func(t *testing.T) {
 			fb := newFakeBackend(t, backendRoutes[tt.backend])
-			cfg := ServerConfig{Config: client.Config{Name: "gpu0", URL: fb.URL + "/v1", Kind: tt.kind}}
+			cfg := Server{Name: "gpu0", URL: fb.URL + "/v1", Kind: tt.kind}
 			got := Probe(t.Context(), fb.Client(), cfg)
 
 			if !got.Reachable || got.Error != "" {
@@ -315,16 +315,16 @@ func TestProbeFailures(t *testing.T) {
 
 	tests := []struct {
 		name          string
-		cfg           ServerConfig
+		cfg           Server
 		wantReachable bool
 		wantErr       string
 		wantModels    []string
 	}{
-		{"nothing listening", ServerConfig{Config: client.Config{URL: closed, Kind: "openai"}}, false, "connection refused", nil},
-		{"key missing", ServerConfig{Config: client.Config{URL: keyed.URL + "/v1", Kind: "openai"}}, true, "HTTP 401", nil},
-		{"key given", ServerConfig{Config: client.Config{URL: keyed.URL + "/v1", Kind: "openai", APIKey: "sekrit"}}, true, "", []string{"m1"}},
-		{"not an API", ServerConfig{Config: client.Config{URL: page.URL + "/v1", Kind: "openai"}}, true, "not the JSON expected", nil},
-		{"configured models stand in", ServerConfig{Config: client.Config{URL: page.URL + "/v1", Kind: "openai"}, Models: []string{"a", "b"}}, true, "not the JSON expected", []string{"a", "b"}},
+		{"nothing listening", Server{URL: closed, Kind: "openai"}, false, "connection refused", nil},
+		{"key missing", Server{URL: keyed.URL + "/v1", Kind: "openai"}, true, "HTTP 401", nil},
+		{"key given", Server{URL: keyed.URL + "/v1", Kind: "openai", APIKey: "sekrit"}, true, "", []string{"m1"}},
+		{"not an API", Server{URL: page.URL + "/v1", Kind: "openai"}, true, "not the JSON expected", nil},
+		{"configured models stand in", Server{URL: page.URL + "/v1", Kind: "openai", Models: []string{"a", "b"}}, true, "not the JSON expected", []string{"a", "b"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -349,11 +349,32 @@ func TestProbeHonoursContext(t *testing.T) {
 	fb := newFakeBackend(t, backendRoutes["openai"])
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	got := Probe(ctx, fb.Client(), ServerConfig{Config: client.Config{URL: fb.URL + "/v1"}})
+	got := Probe(ctx, fb.Client(), Server{URL: fb.URL + "/v1"})
 	if got.Reachable || !strings.Contains(got.Error, "cancelled") {
 		t.Errorf("Reachable = %v, chat.Error = %q; want a cancelled probe", got.Reachable, got.Error)
 	}
 	if n := len(fb.paths()); n != 0 {
 		t.Errorf("a cancelled probe still asked %d paths", n)
+	}
+}
+
+func TestProbeReportsTheStatusOfTheModelsList(t *testing.T) {
+	for _, status := range []int{http.StatusOK, http.StatusNotFound, http.StatusServiceUnavailable} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if status == http.StatusOK {
+				oaitest.Models(w, "m")
+				return
+			}
+			w.WriteHeader(status)
+		}))
+		t.Cleanup(srv.Close)
+		r := Probe(t.Context(), srv.Client(), Server{Name: "s", URL: srv.URL + "/v1", Kind: "openai"})
+		if !r.Reachable || r.Status != status {
+			t.Errorf("server answering %d: reachable %v, status %d", status, r.Reachable, r.Status)
+		}
+	}
+	r := Probe(t.Context(), nil, Server{Name: "gone", URL: oaitest.ClosedURL(t), Kind: "openai"})
+	if r.Reachable || r.Status != 0 {
+		t.Errorf("nothing listening: reachable %v, status %d; want false, 0", r.Reachable, r.Status)
 	}
 }
