@@ -112,9 +112,9 @@ func (a *attempt) try() int {
 // ledger params. An agent test's attempt sends its loop's conversation so
 // far (the loop begins with the first step), with tool_choice on the first
 // step only: a loop under "required" could never end.
-func (e *engine) inferenceRequest(a *attempt) (chat.Request, string) {
-	t := e.r.tests[a.cell.test]
-	req := buildRequest(t, e.r.models[a.cell.model], e.r.cfg.Run)
+func (in *inferencePart) inferenceRequest(a *attempt) (chat.Request, string) {
+	t := in.e.r.tests[a.cell.test]
+	req := buildRequest(t, in.e.r.models[a.cell.model], in.e.r.cfg.Run)
 	if t.Mode != config.ModeAgent {
 		return req, requestParams(req)
 	}
@@ -136,40 +136,40 @@ func (e *engine) inferenceRequest(a *attempt) (chat.Request, string) {
 // step on the cell and sends the next one, and reports true, unless the
 // loop has ended (false: the cell settles as usual, agentSettled deciding
 // it). A test of one request, or an error, is not its business.
-func (e *engine) agentContinues(a *attempt, res chat.Result, err error) bool {
-	t := e.r.tests[a.cell.test]
+func (in *inferencePart) agentContinues(a *attempt, res chat.Result, err error) bool {
+	t := in.e.r.tests[a.cell.test]
 	if t.Mode != config.ModeAgent || err != nil {
 		return false
 	}
-	if e.life != inferring {
+	if in.e.life != inferring {
 		// The run is stopping: a step that completed meanwhile is recorded,
 		// and the loop goes no further.
 		if a.loop != nil {
 			if a.loop.take(res) != loopRunning {
 				return false
 			}
-			e.showSteps(a)
-			e.tokens += int64(res.CompletionTokens)
+			in.showSteps(a)
+			in.e.totals.tokens += int64(res.CompletionTokens)
 		}
-		e.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped mid-loop"})
+		in.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped mid-loop"})
 		return true
 	}
 	if a.loop == nil {
 		// A step's answer taken from the ledger when a run is resumed: its
 		// place in a loop is not known, so the loop runs again from the
 		// start, its attempts numbered after every earlier one.
-		n := max(a.n, e.table.at(a.cell).Attempts) + 1
-		e.submitInference([]*attempt{{cell: a.cell, n: n}})
+		n := max(a.n, in.e.table.at(a.cell).Attempts) + 1
+		in.submitInference([]*attempt{{cell: a.cell, n: n}})
 		return true
 	}
 	if a.loop.take(res) != loopRunning {
 		return false
 	}
-	e.showSteps(a)
-	e.tokens += int64(res.CompletionTokens)
-	delete(e.failovers, a.cell)
+	in.showSteps(a)
+	in.e.totals.tokens += int64(res.CompletionTokens)
+	delete(in.failovers, a.cell)
 	a.loop.base = a.n
-	e.submitInference([]*attempt{{cell: a.cell, n: a.n + 1, loop: a.loop}})
+	in.submitInference([]*attempt{{cell: a.cell, n: a.n + 1, loop: a.loop}})
 	return true
 }
 
@@ -178,26 +178,26 @@ func (e *engine) agentContinues(a *attempt, res chat.Result, err error) bool {
 // that many jobs of the model, and the loop's name, under which the fleet
 // keeps the model on its server between one step and the next
 // (gpu.Job.Loop). Other jobs are left as they are.
-func (e *engine) agentJob(a *attempt, j *gpu.Job) {
+func (in *inferencePart) agentJob(a *attempt, j *gpu.Job) {
 	if a.loop == nil {
 		return
 	}
 	j.Steps = max(a.loop.max-len(a.loop.steps), 1)
-	j.Loop = fmt.Sprintf("%s/%d/%d/%d", e.r.id, a.cell.test, a.cell.model, a.cell.rep)
+	j.Loop = fmt.Sprintf("%s/%d/%d/%d", in.e.r.id, a.cell.test, a.cell.model, a.cell.rep)
 }
 
 // showSteps puts the loop's trajectory so far on its cell.
-func (e *engine) showSteps(a *attempt) {
-	c := e.table.edit(a.cell)
+func (in *inferencePart) showSteps(a *attempt) {
+	c := in.e.table.edit(a.cell)
 	c.EditReply().Steps = slices.Clone(a.loop.steps)
-	e.dirty = true
+	in.e.pub.dirty = true
 }
 
 // agentSettled decides an agent cell whose loop has ended: the cell's
 // output is the trajectory's (final answer, every call, summed usage), and
 // its checks are the loop's ending, the trajectory's validation and the
 // test's checks over the trajectory. Other cells are left as they are.
-func (e *engine) agentSettled(a *attempt, c *state.Cell, reply *state.Reply) {
+func (in *inferencePart) agentSettled(a *attempt, c *state.Cell, reply *state.Reply) {
 	lp := a.loop
 	if lp == nil || len(lp.steps) == 0 {
 		return

@@ -123,8 +123,8 @@ type judgeBatch struct {
 
 // batchJudging starts a batch for the requests of each batch judge whose
 // server may have a Batch API, and returns the others for the fleet.
-func (e *engine) batchJudging(ctx context.Context, jobs []*readyJudge) []*readyJudge {
-	bf, ok := e.r.fleet.(batchFleet)
+func (b *batchingPart) batchJudging(ctx context.Context, jobs []*readyJudge) []*readyJudge {
+	bf, ok := b.e.r.fleet.(batchFleet)
 	api := registeredBatchAPI()
 	if !ok || api == nil {
 		return jobs
@@ -133,7 +133,7 @@ func (e *engine) batchJudging(ctx context.Context, jobs []*readyJudge) []*readyJ
 	byJudge := map[string][]*readyJudge{}
 	for _, rj := range jobs {
 		name := rj.a.judge.judge
-		if !e.r.judges[name].Batch || rj.pin == "" {
+		if !b.e.r.judges[name].Batch || rj.pin == "" {
 			live = append(live, rj)
 			continue
 		}
@@ -146,11 +146,11 @@ func (e *engine) batchJudging(ctx context.Context, jobs []*readyJudge) []*readyJ
 	for _, name := range slices.Sorted(maps.Keys(byJudge)) {
 		c, _ := bf.BatchClient(byJudge[name][0].pin)
 		bt := api(c)
-		if e.life == inferring {
-			e.gatherBatch(ctx, bt, name, byJudge[name]) // pipelined: cell by cell
+		if b.e.life == inferring {
+			b.gatherBatch(ctx, bt, name, byJudge[name]) // pipelined: cell by cell
 			continue
 		}
-		e.startBatch(ctx, bt, name, byJudge[name], 1)
+		b.startBatch(ctx, bt, name, byJudge[name], 1)
 	}
 	return live
 }
@@ -161,14 +161,14 @@ func newJudgeBatch(ctx context.Context, bt BatchTransport, name string, try int)
 
 // startBatch hands requests of one judge to a goroutine that finds or
 // creates their batch; what it did arrives as batchPlanned.
-func (e *engine) startBatch(ctx context.Context, bt BatchTransport, name string, rjs []*readyJudge, try int) {
+func (b *batchingPart) startBatch(ctx context.Context, bt BatchTransport, name string, rjs []*readyJudge, try int) {
 	jb := newJudgeBatch(ctx, bt, name, try)
 	var lines []client.BatchLine
 	for _, rj := range rjs {
 		id := rj.a.key
 		if jb.waiting[id] == nil {
 			req := rj.req
-			if bf, ok := e.r.fleet.(batchFleet); ok {
+			if bf, ok := b.e.r.fleet.(batchFleet); ok {
 				req.Model = bf.SendAs(rj.pin, req.Model)
 			}
 			lines = append(lines, client.BatchLine{CustomID: id, Request: req})
@@ -180,21 +180,21 @@ func (e *engine) startBatch(ctx context.Context, bt BatchTransport, name string,
 	// and reading the run's rows once per completed cell would grow with
 	// the square of the battery.
 	var look batchLook
-	if e.life != inferring {
-		look = e.batchesToFind(name)
+	if b.e.life != inferring {
+		look = b.batchesToFind(name)
 	}
-	meta := map[string]string{"pitwall_run": e.r.id, "pitwall_judge": name}
-	e.spawn(func() func(*engine) {
-		p, err := planBatch(ctx, bt, lines, meta, look, e.r.beforeSend)
-		return func(e *engine) { e.batchPlanned(jb, p, err) }
+	meta := map[string]string{"pitwall_run": b.e.r.id, "pitwall_judge": name}
+	b.spawn(func() func(*engine) {
+		p, err := planBatch(ctx, bt, lines, meta, look, b.e.r.beforeSend)
+		return func(e *engine) { e.batches.batchPlanned(jb, p, err) }
 	})
 }
 
 // spawn runs work on a goroutine of its own, and the function work returns
 // on the loop, as the goroutine's last act. The loop cannot close before
 // it arrives: the requests that function settles count in jinflight.
-func (e *engine) spawn(work func() func(*engine)) {
-	q := e.r.events
+func (b *batchingPart) spawn(work func() func(*engine)) {
+	q := b.e.r.events
 	go func() {
 		fn := work()
 		q.post(evCall{fn: func(e *engine) error { fn(e); return nil }, reply: make(chan error, 1)})
@@ -211,14 +211,14 @@ type batchLook struct {
 
 // batchesToFind reads the ledger for rows of the judge's that an earlier
 // stop or crash left unanswered (rows in flight in this process aside).
-func (e *engine) batchesToFind(name string) batchLook {
+func (b *batchingPart) batchesToFind(name string) batchLook {
 	look := batchLook{read: map[string]bool{}}
-	rows, err := e.r.led.Requests(e.r.id)
+	rows, err := b.e.r.led.Requests(b.e.r.id)
 	if err != nil {
 		return look
 	}
 	mine := map[int64]bool{}
-	for _, a := range e.shared {
+	for _, a := range b.e.sharing.shared {
 		if a.row != nil {
 			mine[a.row.ID] = true
 		}
@@ -327,7 +327,7 @@ func planBatch(ctx context.Context, c BatchTransport, lines []client.BatchLine, 
 // batchPlanned takes what a batch's goroutine did: each batch its requests
 // ride is polled by a goroutine of its own; requests that found no batch
 // go live when the server has no Batch API, and are put back otherwise.
-func (e *engine) batchPlanned(jb *judgeBatch, p batchPlan, err error) {
+func (b *batchingPart) batchPlanned(jb *judgeBatch, p batchPlan, err error) {
 	for _, part := range p.parts {
 		sub := &judgeBatch{judge: jb.judge, client: jb.client, ctx: jb.ctx, try: jb.try,
 			waiting: map[string][]*readyJudge{}, id: part.batch.ID}
@@ -339,27 +339,27 @@ func (e *engine) batchPlanned(jb *judgeBatch, p batchPlan, err error) {
 		if part.found {
 			verb = "found again"
 		}
-		e.r.log.Info("judge batch "+verb, "judge", jb.judge, "batch", sub.id, "requests", len(part.ids), "try", jb.try)
+		b.e.r.log.Info("judge batch "+verb, "judge", jb.judge, "batch", sub.id, "requests", len(part.ids), "try", jb.try)
 		if jb.ctx.Err() != nil {
-			e.batchCancelled(sub)
+			b.batchCancelled(sub)
 			continue
 		}
 		for _, rjs := range sub.waiting {
 			for _, rj := range rjs {
-				e.judgeDispatched(rj.a, jb.client.Server())
+				b.e.judges.judgeDispatched(rj.a, jb.client.Server())
 			}
 		}
-		e.pollBatch(sub)
+		b.pollBatch(sub)
 	}
 	switch {
 	case len(jb.waiting) == 0:
 	case jb.ctx.Err() != nil:
-		e.batchCancelled(jb)
+		b.batchCancelled(jb)
 	case !p.offered && err == nil:
-		e.r.log.Info("judge batch: the server has no Batch API; sending live", "judge", jb.judge, "server", jb.client.Server())
-		e.sendJudging(jb.ctx, jb.all())
+		b.e.r.log.Info("judge batch: the server has no Batch API; sending live", "judge", jb.judge, "server", jb.client.Server())
+		b.e.judges.sendJudging(jb.ctx, jb.all())
 	default:
-		e.batchUnanswered(jb, "sending the batch: "+chat.MessageOf(err))
+		b.batchUnanswered(jb, "sending the batch: "+chat.MessageOf(err))
 	}
 }
 
@@ -373,9 +373,9 @@ func (jb *judgeBatch) all() []*readyJudge {
 }
 
 // pollBatch waits on a batch from a goroutine and posts its end.
-func (e *engine) pollBatch(jb *judgeBatch) {
-	log := e.r.log
-	e.spawn(func() func(*engine) {
+func (bp *batchingPart) pollBatch(jb *judgeBatch) {
+	log := bp.e.r.log
+	bp.spawn(func() func(*engine) {
 		b, err := jb.client.WaitBatch(jb.ctx, jb.id, batchPoll, func(b client.Batch) {
 			log.Info("judge batch", "batch", b.ID, "status", b.Status, "done", b.Completed, "failed", b.Failed, "of", b.Total)
 		})
@@ -383,14 +383,14 @@ func (e *engine) pollBatch(jb *judgeBatch) {
 		if err == nil {
 			res, err = jb.client.BatchResults(jb.ctx, b)
 		}
-		return func(e *engine) { e.batchEnded(jb, b, res, err) }
+		return func(e *engine) { e.batches.batchEnded(jb, b, res, err) }
 	})
 }
 
 // batchEnded settles what a batch answered and puts back what it did not.
-func (e *engine) batchEnded(jb *judgeBatch, b client.Batch, res []client.BatchResult, err error) {
+func (bp *batchingPart) batchEnded(jb *judgeBatch, b client.Batch, res []client.BatchResult, err error) {
 	if jb.ctx.Err() != nil {
-		e.batchCancelled(jb)
+		bp.batchCancelled(jb)
 		return
 	}
 	for _, r := range res {
@@ -401,7 +401,7 @@ func (e *engine) batchEnded(jb *judgeBatch, b client.Batch, res []client.BatchRe
 				rj.a.row.BatchID = jb.id
 			}
 			r.Result.Server = cmp.Or(r.Result.Server, jb.client.Server())
-			e.judgeSettled(rj.a, r.Result, r.Err)
+			bp.e.judges.judgeSettled(rj.a, r.Result, r.Err)
 		}
 	}
 	if len(jb.waiting) == 0 {
@@ -416,65 +416,65 @@ func (e *engine) batchEnded(jb *judgeBatch, b client.Batch, res []client.BatchRe
 	case len(b.Errors) > 0:
 		why = fmt.Sprintf("batch %s failed: %s", jb.id, strings.Join(b.Errors, "; "))
 	}
-	e.batchUnanswered(jb, why)
+	bp.batchUnanswered(jb, why)
 }
 
 // batchUnanswered ends the rows of the requests a batch left unanswered
 // and sends each again as a new attempt: in one more batch, then live.
-func (e *engine) batchUnanswered(jb *judgeBatch, why string) {
-	e.r.log.Warn("judge batch left requests unanswered", "judge", jb.judge, "batch", jb.id, "n", len(jb.waiting), "why", why, "try", jb.try)
+func (b *batchingPart) batchUnanswered(jb *judgeBatch, why string) {
+	b.e.r.log.Warn("judge batch left requests unanswered", "judge", jb.judge, "batch", jb.id, "n", len(jb.waiting), "why", why, "try", jb.try)
 	failed := &chat.Error{Class: chat.ClassUnavailable, Server: jb.client.Server(), Message: why}
 	var again []*readyJudge
 	for _, rj := range jb.all() {
 		a := rj.a
 		if a.row != nil {
 			a.row.BatchID = jb.id
-			a.row.End(e.r.now(), chat.Result{Server: jb.client.Server()}, failed)
-			e.r.led.QueueFinish(a.row, e.ack)
+			a.row.End(b.e.r.now(), chat.Result{Server: jb.client.Server()}, failed)
+			b.e.r.led.QueueFinish(a.row, b.e.ack)
 		}
-		again = append(again, e.requeue(a)...)
+		again = append(again, b.requeue(a)...)
 	}
 	if len(again) == 0 {
 		return
 	}
 	if jb.try < batchTries {
-		e.startBatch(jb.ctx, jb.client, jb.judge, again, jb.try+1)
+		b.startBatch(jb.ctx, jb.client, jb.judge, again, jb.try+1)
 		return
 	}
-	e.sendJudging(jb.ctx, again)
+	b.e.judges.sendJudging(jb.ctx, again)
 }
 
 // requeue makes the next attempt of a judge request whose attempt a went
 // unanswered, leading whatever waited on a, as retryJudge does; it returns
 // the requests to send (none when the ledger answered them).
-func (e *engine) requeue(a *attempt) []*readyJudge {
+func (b *batchingPart) requeue(a *attempt) []*readyJudge {
 	if a.ctx.Err() != nil {
-		e.judgeSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
+		b.e.judges.judgeSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
 		return nil
 	}
-	fs := e.followers[a]
-	delete(e.followers, a)
-	if e.shared[a.key] == a {
-		delete(e.shared, a.key)
+	fs := b.e.sharing.followers[a]
+	delete(b.e.sharing.followers, a)
+	if b.e.sharing.shared[a.key] == a {
+		delete(b.e.sharing.shared, a.key)
 	}
 	next := &attempt{cell: a.cell, n: a.n + 1, batched: a.batched + 1, judge: a.judge, ctx: a.ctx}
-	if rj := e.judgeRequest(next, nil); rj != nil {
-		e.followers[next] = append(e.followers[next], fs...)
-		return e.written([]*readyJudge{rj})
+	if rj := b.e.judges.judgeRequest(next, nil); rj != nil {
+		b.e.sharing.followers[next] = append(b.e.sharing.followers[next], fs...)
+		return b.e.judges.written([]*readyJudge{rj})
 	}
 	var out []*readyJudge
 	for _, f := range fs {
-		if rj := e.judgeRequest(f, nil); rj != nil {
+		if rj := b.e.judges.judgeRequest(f, nil); rj != nil {
 			out = append(out, rj)
 		}
 	}
-	return e.written(out)
+	return b.e.judges.written(out)
 }
 
 // batchCancelled settles a batch's requests as cancelled: the run stopped
 // while the batch ran. The batch goes on at the provider, and its rows name
 // it, for a resumed run to find.
-func (e *engine) batchCancelled(jb *judgeBatch) {
+func (b *batchingPart) batchCancelled(jb *judgeBatch) {
 	msg := "stopped while waiting for the provider's batch"
 	if jb.id != "" {
 		msg = fmt.Sprintf("stopped while batch %s ran at the provider (`pitwall resume` collects it)", jb.id)
@@ -483,7 +483,7 @@ func (e *engine) batchCancelled(jb *judgeBatch) {
 		if rj.a.row != nil && jb.id != "" {
 			rj.a.row.BatchID = jb.id
 		}
-		e.judgeSettled(rj.a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Server: jb.client.Server(), Message: msg})
+		b.e.judges.judgeSettled(rj.a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Server: jb.client.Server(), Message: msg})
 	}
 	jb.waiting = map[string][]*readyJudge{}
 }

@@ -43,21 +43,21 @@ type batchGather struct {
 
 // gatherBatch adds a judge's requests to its gathering, and sends the
 // gathering as one batch once it is full or its window has passed.
-func (e *engine) gatherBatch(ctx context.Context, client BatchTransport, name string, rjs []*readyJudge) {
-	if e.gathers == nil {
-		e.gathers = map[gatherKey]*batchGather{}
+func (b *batchingPart) gatherBatch(ctx context.Context, client BatchTransport, name string, rjs []*readyJudge) {
+	if b.gathers == nil {
+		b.gathers = map[gatherKey]*batchGather{}
 	}
 	k := gatherKey{judge: name, server: client.Server()}
-	g := e.gathers[k]
+	g := b.gathers[k]
 	if g == nil {
-		g = &batchGather{client: client, ctx: ctx, opened: e.r.now()}
-		e.gathers[k] = g
+		g = &batchGather{client: client, ctx: ctx, opened: b.e.r.now()}
+		b.gathers[k] = g
 		if batchGatherWindow > 0 {
-			q := e.r.events
+			q := b.e.r.events
 			g.timer = time.AfterFunc(batchGatherWindow, func() {
 				q.post(evCall{fn: func(e *engine) error {
-					if e.gathers[k] == g { // not flushed meanwhile
-						e.flushGather(k)
+					if e.batches.gathers[k] == g { // not flushed meanwhile
+						e.batches.flushGather(k)
 					}
 					return nil
 				}, reply: make(chan error, 1)})
@@ -65,32 +65,32 @@ func (e *engine) gatherBatch(ctx context.Context, client BatchTransport, name st
 		}
 	}
 	g.rjs = append(g.rjs, rjs...)
-	if len(g.rjs) >= batchGatherMax || e.r.now().Sub(g.opened) >= batchGatherWindow {
-		e.flushGather(k)
+	if len(g.rjs) >= batchGatherMax || b.e.r.now().Sub(g.opened) >= batchGatherWindow {
+		b.flushGather(k)
 	}
 }
 
 // flushBatches sends every gathering judge's requests: inference is over,
 // or the run is stopping (their context is done, and they settle as
 // cancelled without a batch).
-func (e *engine) flushBatches() {
-	if len(e.gathers) == 0 {
+func (bp *batchingPart) flushBatches() {
+	if len(bp.gathers) == 0 {
 		return
 	}
-	for _, k := range slices.SortedFunc(maps.Keys(e.gathers), func(a, b gatherKey) int {
+	for _, k := range slices.SortedFunc(maps.Keys(bp.gathers), func(a, b gatherKey) int {
 		return cmp.Or(cmp.Compare(a.judge, b.judge), cmp.Compare(a.server, b.server))
 	}) {
-		e.flushGather(k)
+		bp.flushGather(k)
 	}
 }
 
 // flushGather sends one gathering as one batch.
-func (e *engine) flushGather(k gatherKey) {
-	g := e.gathers[k]
+func (b *batchingPart) flushGather(k gatherKey) {
+	g := b.gathers[k]
 	if g == nil {
 		return
 	}
-	delete(e.gathers, k)
+	delete(b.gathers, k)
 	if g.timer != nil {
 		g.timer.Stop()
 	}
@@ -99,8 +99,8 @@ func (e *engine) flushGather(k gatherKey) {
 		for _, rj := range g.rjs {
 			jb.waiting[rj.a.key] = append(jb.waiting[rj.a.key], rj)
 		}
-		e.batchCancelled(jb)
+		b.batchCancelled(jb)
 		return
 	}
-	e.startBatch(g.ctx, g.client, k.judge, g.rjs, 1)
+	b.startBatch(g.ctx, g.client, k.judge, g.rjs, 1)
 }

@@ -21,13 +21,20 @@ type engine struct {
 	wanted map[string]bool
 	life   lifecycle // where the run is (lifecycle.go); move changes it
 
-	runReport
-	phases
-	totals
-	inferenceLoad
-	judgeLoad
-	judgeSharing
-	publishing
+	report runReport
+	phases phases
+	totals totals
+	pub    publishing
+
+	// The run's work, each part with the state it owns: inference of
+	// cells (inference.go, inferencequeue.go, agent.go), judging of
+	// answers (judging.go, judgequeue.go, verdicts.go, spend.go), judge
+	// requests answered once for many (shared.go) and batch judges
+	// (batch.go, batch_gather.go).
+	inference *inferencePart
+	judges    *judgingPart
+	sharing   *sharingPart
+	batches   *batchingPart
 
 	retrying map[*attempt]bool // attempts waiting out their backoff, inference's and judges'
 
@@ -71,9 +78,10 @@ type totals struct {
 	completed int              // cells whose inference completed
 }
 
-// inferenceLoad is the inference in flight and waiting (inferencequeue.go,
-// inference.go).
-type inferenceLoad struct {
+// inferencePart is the inference in flight and waiting (inferencequeue.go,
+// inference.go, agent.go).
+type inferencePart struct {
+	e        *engine
 	inflight int // inference attempts not settled, waiting retries included
 	// iqueue are cells whose first inference attempt waits for room in
 	// the inference window.
@@ -81,9 +89,10 @@ type inferenceLoad struct {
 	failovers map[cellPos]int // inference attempts a cell lost to servers going away
 }
 
-// judgeLoad is the judging in flight and waiting (judgequeue.go,
-// judging.go, rejudge.go).
-type judgeLoad struct {
+// judgingPart is the judging in flight and waiting (judgequeue.go,
+// judging.go, verdicts.go, spend.go), and the tallies of verdicts.
+type judgingPart struct {
+	e         *engine
 	jinflight int // judge samples not settled, waiting retries included
 	// jqueue are completed cells waiting for judges, planned as the window
 	// allows; jqueued counts their judge samples; jsets are the lists of
@@ -97,15 +106,22 @@ type judgeLoad struct {
 	pendingJury map[tallyKey]*state.Judgment
 }
 
-// judgeSharing is judge requests answered once for many: the same prompt
-// asked again (shared.go), and batch judges' requests gathering for one
-// batch (batch_gather.go).
-type judgeSharing struct {
+// sharingPart is judge requests answered once for many: the same prompt
+// asked again while the first asking is in flight (shared.go).
+type sharingPart struct {
+	e *engine
 	// shared maps a judge cache key to the request in flight for it, and
 	// followers lists the requests waiting on that one's answer.
 	shared    map[string]*attempt
 	followers map[*attempt][]*attempt
-	gathers   map[gatherKey]*batchGather
+}
+
+// batchingPart is the judging of batch judges: requests gathering for one
+// batch (batch_gather.go), and the batches submitted, polled and read
+// (batch.go).
+type batchingPart struct {
+	e       *engine
+	gathers map[gatherKey]*batchGather
 }
 
 // publishing is when the next snapshot goes out (Run.loop, publish).
@@ -120,16 +136,17 @@ type evLedgerFailed struct{ err error }
 
 func newEngine(r *Run, table *cellTable, plan scoring.Plan) *engine {
 	e := &engine{r: r, table: table, plan: plan, wanted: map[string]bool{}, life: idle,
-		runReport:     runReport{phase: state.PhaseInference, status: state.RunRunning},
-		inferenceLoad: inferenceLoad{failovers: map[cellPos]int{}},
-		judgeLoad: judgeLoad{round: map[cellPos]int{}, tallies: map[tallyKey]*tally{},
-			pendingJury: map[tallyKey]*state.Judgment{}},
-		judgeSharing: judgeSharing{shared: map[string]*attempt{}, followers: map[*attempt][]*attempt{}},
-		retrying:     map[*attempt]bool{}}
+		report:   runReport{phase: state.PhaseInference, status: state.RunRunning},
+		retrying: map[*attempt]bool{}}
+	e.inference = &inferencePart{e: e, failovers: map[cellPos]int{}}
+	e.judges = &judgingPart{e: e, round: map[cellPos]int{}, tallies: map[tallyKey]*tally{},
+		pendingJury: map[tallyKey]*state.Judgment{}}
+	e.sharing = &sharingPart{e: e, shared: map[string]*attempt{}, followers: map[*attempt][]*attempt{}}
+	e.batches = &batchingPart{e: e}
 	for _, n := range plan.Running() {
 		e.wanted[n] = true
 	}
-	e.phaseCtx, e.phaseCancel = context.WithCancel(context.Background())
+	e.phases.phaseCtx, e.phases.phaseCancel = context.WithCancel(context.Background())
 	e.ack = func(err error) {
 		// Run by the ledger's committing goroutine, which may be this
 		// loop's own inside a synchronous write: it only posts.

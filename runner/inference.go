@@ -107,8 +107,8 @@ func mustJSON(v any) string {
 // submitInference writes each attempt's ledger row, then hands them all to
 // the fleet at once: nothing is sent that the ledger does not know of, and
 // placement sees the whole batch.
-func (e *engine) submitInference(batch []*attempt) {
-	r := e.r
+func (in *inferencePart) submitInference(batch []*attempt) {
+	r := in.e.r
 	var (
 		send []*attempt
 		rows []*ledger.Request
@@ -117,49 +117,49 @@ func (e *engine) submitInference(batch []*attempt) {
 	for _, a := range batch {
 		t := r.tests[a.cell.test]
 		model := r.models[a.cell.model]
-		req, params := e.inferenceRequest(a)
-		a.ctx = e.phaseCtx
+		req, params := in.inferenceRequest(a)
+		a.ctx = in.e.phases.phaseCtx
 		a.row = &ledger.Request{
 			RunID: r.id, Purpose: ledger.PurposeInference, Model: model, Test: t.ID, Repeat: int(a.cell.rep), Attempt: a.n,
 			Input: chat.MessagesJSON(req.Messages), Params: params, CacheKey: inferenceKey(req),
 			Status: ledger.StatusQueued, QueuedAt: r.now(),
 		}
-		if e.reused(a) {
+		if in.reused(a) {
 			continue
 		}
 		send = append(send, a)
 		rows = append(rows, a.row)
 		reqs = append(reqs, req)
 	}
-	e.dirty = true
+	in.e.pub.dirty = true
 	if len(send) == 0 {
 		return
 	}
 	// One commit for the whole submission, before the fleet sees any of it.
 	if err := r.led.InsertRequests(rows); err != nil {
-		e.fail(err)
+		in.e.fail(err)
 		for _, a := range send {
 			a.row = nil
-			e.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
+			in.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
 		}
 		return
 	}
 	jobs := make([]*gpu.Job, len(send))
 	for i, a := range send {
 		a.row.Input, a.row.Params = "", "" // on disk; the row's end writes neither
-		c := e.table.edit(a.cell)
+		c := in.e.table.edit(a.cell)
 		c.Status, c.Attempts = state.Queued, a.n
-		jobs[i] = e.job(a, reqs[i], chat.PurposeInference, "")
-		e.agentJob(a, jobs[i])
+		jobs[i] = in.job(a, reqs[i], chat.PurposeInference, "")
+		in.agentJob(a, jobs[i])
 	}
-	r.fleet.SubmitAll(e.phaseCtx, jobs)
+	r.fleet.SubmitAll(in.e.phases.phaseCtx, jobs)
 }
 
 // reused settles a from an identical request that completed before, when
 // the run reuses inference ([run] reuse_inference, --reuse): its row is
 // recorded as served from the ledger, and nothing is sent.
-func (e *engine) reused(a *attempt) bool {
-	r := e.r
+func (in *inferencePart) reused(a *attempt) bool {
+	r := in.e.r
 	if !r.cfg.Run.ReuseInference || a.row.CacheKey == "" {
 		return false
 	}
@@ -177,17 +177,17 @@ func (e *engine) reused(a *attempt) bool {
 	}
 	a.row.StartedAt = a.row.QueuedAt
 	a.row.End(a.row.QueuedAt, res, nil)
-	r.led.QueueInsert(*a.row, e.ack)
+	r.led.QueueInsert(*a.row, in.e.ack)
 	a.row = nil
-	e.inferenceSettled(a, res, nil)
+	in.inferenceSettled(a, res, nil)
 	return true
 }
 
 // job is the fleet's job for an attempt; its callbacks only post events.
-func (e *engine) job(a *attempt, req chat.Request, purpose chat.Purpose, pin string) *gpu.Job {
-	q := e.r.events
+func (in *inferencePart) job(a *attempt, req chat.Request, purpose chat.Purpose, pin string) *gpu.Job {
+	q := in.e.r.events
 	return &gpu.Job{
-		Request: req, Purpose: purpose, Pin: pin, Timeout: e.r.cfg.Run.Timeout, BeforeSend: e.r.beforeSend,
+		Request: req, Purpose: purpose, Pin: pin, Timeout: in.e.r.cfg.Run.Timeout, BeforeSend: in.e.r.beforeSend,
 		Dispatched: func(server string, loading bool) {
 			q.post(evDispatched{a: a, server: server, loading: loading})
 		},
@@ -196,34 +196,34 @@ func (e *engine) job(a *attempt, req chat.Request, purpose chat.Purpose, pin str
 }
 
 // markStarted records in the ledger that an attempt took a slot.
-func (e *engine) markStarted(a *attempt, server string) {
+func (in *inferencePart) markStarted(a *attempt, server string) {
 	if a.started || a.row == nil {
 		return
 	}
 	a.started = true
-	e.r.led.QueueStart(a.row.ID, server, e.r.now(), e.ack)
+	in.e.r.led.QueueStart(a.row.ID, server, in.e.r.now(), in.e.ack)
 }
 
-func (e *engine) inferenceDispatched(a *attempt, server string, loading bool) {
-	e.markStarted(a, server)
-	c := e.table.at(a.cell)
+func (in *inferencePart) inferenceDispatched(a *attempt, server string, loading bool) {
+	in.markStarted(a, server)
+	c := in.e.table.at(a.cell)
 	if c.Status.Terminal() || c.Attempts != a.n {
 		return
 	}
-	c = e.table.edit(a.cell)
+	c = in.e.table.edit(a.cell)
 	c.Status, c.Server = state.Running, server
 	if loading {
 		c.Status = state.Loading
 	}
-	e.dirty = true
+	in.e.pub.dirty = true
 }
 
 // inferenceDone takes a finished attempt: the ledger first, then a retry
 // or the cell's outcome.
-func (e *engine) inferenceDone(a *attempt, res chat.Result, err error) {
+func (in *inferencePart) inferenceDone(a *attempt, res chat.Result, err error) {
 	if a.row != nil {
-		a.row.End(e.r.now(), res, err)
-		e.r.led.QueueFinish(a.row, e.ack)
+		a.row.End(in.e.r.now(), res, err)
+		in.e.r.led.QueueFinish(a.row, in.e.ack)
 	}
 	class := chat.ClassOf(err)
 	if err != nil && class == "" {
@@ -232,12 +232,12 @@ func (e *engine) inferenceDone(a *attempt, res chat.Result, err error) {
 	cell := a.cell
 	// Work the fleet gave up on (no server came back within max_wait) is
 	// not retried: the run goes on with what it has.
-	if err != nil && e.life == inferring && !errors.Is(err, gpu.ErrGaveUp) &&
-		mayRetry(class, a.try(), e.failovers[cell], e.r.cfg.Run.Retries, e.r.cfg.Run.Temperature == 0) {
+	if err != nil && in.e.life == inferring && !errors.Is(err, gpu.ErrGaveUp) &&
+		mayRetry(class, a.try(), in.failovers[cell], in.e.r.cfg.Run.Retries, in.e.r.cfg.Run.Temperature == 0) {
 		if class == chat.ClassUnavailable {
-			e.failovers[cell]++
+			in.failovers[cell]++
 		}
-		wait := e.r.opts.Backoff(a.n)
+		wait := in.e.r.opts.Backoff(a.n)
 		msg := chat.MessageOf(err)
 		var ce *chat.Error
 		if errors.As(err, &ce) && ce.RetryAfter > wait {
@@ -245,51 +245,51 @@ func (e *engine) inferenceDone(a *attempt, res chat.Result, err error) {
 			// or max_wait: this one is within them, and the cell says so.
 			wait = ce.RetryAfter
 			msg = fmt.Sprintf("%s (server %s asked to retry after %s: waiting until %s)",
-				msg, ce.Server, gpu.WaitText(ce.RetryAfter), e.r.now().Add(wait).Format("15:04:05"))
+				msg, ce.Server, gpu.WaitText(ce.RetryAfter), in.e.r.now().Add(wait).Format("15:04:05"))
 		}
-		c := e.table.edit(a.cell)
+		c := in.e.table.edit(a.cell)
 		r := c.EditReply()
 		r.ErrorClass, r.Error, c.Status = class, msg, state.Queued
-		e.dirty = true
-		e.waitToRetry(a, wait)
+		in.e.pub.dirty = true
+		in.waitToRetry(a, wait)
 		return
 	}
-	e.inferenceSettled(a, res, err)
+	in.inferenceSettled(a, res, err)
 }
 
 // waitToRetry starts a's backoff; its end arrives as an event.
-func (e *engine) waitToRetry(a *attempt, wait time.Duration) {
-	q := e.r.events
-	e.retrying[a] = true
+func (in *inferencePart) waitToRetry(a *attempt, wait time.Duration) {
+	q := in.e.r.events
+	in.e.retrying[a] = true
 	a.timer = time.AfterFunc(wait, func() { q.post(evRetry{a: a}) })
 }
 
-func (e *engine) retryInference(a *attempt) {
-	if e.life != inferring {
-		e.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
+func (in *inferencePart) retryInference(a *attempt) {
+	if in.e.life != inferring {
+		in.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
 		return
 	}
-	e.submitInference([]*attempt{{cell: a.cell, n: a.n + 1, loop: a.loop}})
+	in.submitInference([]*attempt{{cell: a.cell, n: a.n + 1, loop: a.loop}})
 }
 
 // inferenceSettled decides a cell from its last attempt, records it, and
 // plans its judging when judging is pipelined.
-func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
-	if e.agentContinues(a, res, err) {
+func (in *inferencePart) inferenceSettled(a *attempt, res chat.Result, err error) {
+	if in.agentContinues(a, res, err) {
 		return // an agent cell's next step is on its way
 	}
-	r := e.r
+	r := in.e.r
 	t := r.tests[a.cell.test]
-	e.inflight--
-	e.dirty = true
+	in.inflight--
+	in.e.pub.dirty = true
 	class := chat.ClassOf(err)
-	if err != nil && (class == "" || e.life != inferring) {
+	if err != nil && (class == "" || in.e.life != inferring) {
 		class = chat.ClassMalformed
-		if e.life != inferring {
+		if in.e.life != inferring {
 			class = chat.ClassCanceled
 		}
 	}
-	c := e.table.edit(a.cell)
+	c := in.e.table.edit(a.cell)
 	c.Attempts = a.n
 	reply := c.EditReply()
 	switch {
@@ -313,21 +313,21 @@ func (e *engine) inferenceSettled(a *attempt, res chat.Result, err error) {
 		reply.Output, reply.Reasoning, reply.ToolCalls, reply.FinishReason = res.Content, res.Reasoning, res.ToolCalls, res.FinishReason
 		c.TTFT, c.Latency, c.TokensPerSec = res.TTFT, res.Latency, res.TokensPerSec
 		c.PromptTokens, c.CompletionTokens, reply.PromptCut = res.PromptTokens, res.CompletionTokens, res.PromptCut
-		e.tokens += int64(res.CompletionTokens)
+		in.e.totals.tokens += int64(res.CompletionTokens)
 		reply.Checks, _ = t.Judge(check.Output{Content: res.Content, ToolCalls: res.ToolCalls, Latency: res.Latency})
-		e.agentSettled(a, c, reply) // an agent cell is checked over its whole loop
+		in.agentSettled(a, c, reply) // an agent cell is checked over its whole loop
 		c.Status = state.Failed
 		if check.Passed(reply.Checks) {
 			c.Status = state.Completed
-			e.completed++
+			in.e.totals.completed++
 		}
 	}
 	// The cell is on disk before the run can be seen to end; the live
 	// state keeps a preview of its texts.
-	r.led.QueueCell(e.cellRow(c), e.ack)
+	r.led.QueueCell(in.cellRow(c), in.e.ack)
 	clipCell(c)
-	if c.Status == state.Completed && e.plan.Judging == scoring.Pipelined && e.life == inferring {
-		e.queueCell(a.cell, e.wantedList())
+	if c.Status == state.Completed && in.e.plan.Judging == scoring.Pipelined && in.e.life == inferring {
+		in.e.judges.queueCell(a.cell, in.e.judges.wantedList())
 	}
 }
 
@@ -366,10 +366,10 @@ func mayRetry(class chat.ErrorClass, attempt, failovers, retries int, determinis
 }
 
 // cellRow is the ledger's copy of a cell.
-func (e *engine) cellRow(c *state.Cell) ledger.CellRow {
+func (in *inferencePart) cellRow(c *state.Cell) ledger.CellRow {
 	said := c.Said()
 	row := ledger.CellRow{
-		RunID: e.r.id, Model: c.Model, Test: c.Test, Repeat: c.Repeat, Status: string(c.Status), Server: c.Server,
+		RunID: in.e.r.id, Model: c.Model, Test: c.Test, Repeat: c.Repeat, Status: string(c.Status), Server: c.Server,
 		Output: said.Output, Reasoning: said.Reasoning, ErrorClass: string(said.ErrorClass), Error: said.Error, Attempts: c.Attempts,
 		PromptTokens: c.PromptTokens, CompletionTokens: c.CompletionTokens, TTFT: c.TTFT, Latency: c.Latency,
 		TokensPerSec: c.TokensPerSec,

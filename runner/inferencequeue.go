@@ -20,61 +20,61 @@ var inferenceWindow = 4096 // a variable for the tests
 
 // queueInference queues every cell's first attempt and hands over what the
 // window allows.
-func (e *engine) queueInference() {
-	n := len(e.r.tests) * len(e.r.models) * e.r.repeat
-	e.inflight += n
+func (in *inferencePart) queueInference() {
+	n := len(in.e.r.tests) * len(in.e.r.models) * in.e.r.repeat
+	in.inflight += n
 	if n <= inferenceWindow {
 		// Battery order, model-major within a test, so the first rows
 		// fill first; placement decides what actually runs first.
 		batch := make([]*attempt, 0, n)
-		e.table.each(func(p cellPos) {
+		in.e.table.each(func(p cellPos) {
 			batch = append(batch, &attempt{cell: p, n: 1})
 		})
-		e.submitInference(batch)
+		in.submitInference(batch)
 		return
 	}
-	e.iqueue = make([]cellPos, 0, n)
-	for _, mi := range e.r.inferenceOrder() {
-		for ti := range e.r.tests {
-			for rep := range e.r.repeat {
-				e.iqueue = append(e.iqueue, posOf(ti, mi, rep))
+	in.iqueue = make([]cellPos, 0, n)
+	for _, mi := range in.e.r.inferenceOrder() {
+		for ti := range in.e.r.tests {
+			for rep := range in.e.r.repeat {
+				in.iqueue = append(in.iqueue, posOf(ti, mi, rep))
 			}
 		}
 	}
-	e.feedInference()
+	in.feedInference()
 }
 
 // feedInference hands queued cells to the fleet while the window has room;
 // a run that is stopping cancels them, as the fleet cancels what it holds.
-func (e *engine) feedInference() {
-	if len(e.iqueue) == 0 {
+func (in *inferencePart) feedInference() {
+	if len(in.iqueue) == 0 {
 		return
 	}
-	if e.life != inferring {
-		rest := e.iqueue
-		e.iqueue = nil
+	if in.e.life != inferring {
+		rest := in.iqueue
+		in.iqueue = nil
 		for _, q := range rest {
 			a := &attempt{cell: q, n: 1}
-			e.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before it was sent"})
+			in.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before it was sent"})
 		}
 		return
 	}
-	room := inferenceWindow - (e.inflight - len(e.iqueue))
-	if room <= 0 || room < inferenceWindow/16 && room < len(e.iqueue) {
+	room := inferenceWindow - (in.inflight - len(in.iqueue))
+	if room <= 0 || room < inferenceWindow/16 && room < len(in.iqueue) {
 		// Refilled a sixteenth of the window at a time, not cell by cell:
 		// each hand-over is a commit of the ledger (written before sent).
 		return
 	}
-	take := min(room, len(e.iqueue))
+	take := min(room, len(in.iqueue))
 	batch := make([]*attempt, take)
-	for i, q := range e.iqueue[:take] {
+	for i, q := range in.iqueue[:take] {
 		batch[i] = &attempt{cell: q, n: 1}
 	}
-	e.iqueue = e.iqueue[take:]
-	if len(e.iqueue) == 0 {
-		e.iqueue = nil
+	in.iqueue = in.iqueue[take:]
+	if len(in.iqueue) == 0 {
+		in.iqueue = nil
 	}
-	e.submitInference(batch)
+	in.submitInference(batch)
 }
 
 // inferenceOrder is the models' indices in the order a windowed run hands

@@ -23,21 +23,21 @@ type queuedCell struct {
 
 // judgeSet returns the index in e.jsets of judges, added unless it is the
 // last one added (the cells queued together share one slice).
-func (e *engine) judgeSet(judges []string) int32 {
-	if n := len(e.jsets); n > 0 {
-		last := e.jsets[n-1]
+func (j *judgingPart) judgeSet(judges []string) int32 {
+	if n := len(j.jsets); n > 0 {
+		last := j.jsets[n-1]
 		if len(last) == len(judges) && &last[0] == &judges[0] {
 			return int32(n - 1)
 		}
 	}
-	e.jsets = append(e.jsets, judges)
-	return int32(len(e.jsets) - 1)
+	j.jsets = append(j.jsets, judges)
+	return int32(len(j.jsets) - 1)
 }
 
 // queueCell queues a completed cell for those of judges that have not
 // judged it, and says how many judge samples that is.
-func (e *engine) queueCell(p cellPos, judges []string) int {
-	c := e.table.at(p)
+func (j *judgingPart) queueCell(p cellPos, judges []string) int {
+	c := j.e.table.at(p)
 	if c.Status != state.Completed {
 		return 0
 	}
@@ -46,8 +46,8 @@ func (e *engine) queueCell(p cellPos, judges []string) int {
 		if c.Judgment(name) != nil {
 			continue // judged or being judged
 		}
-		if e.r.judges[name].Batch {
-			e.submitJudging(e.planCell(p, []string{name}, false))
+		if j.e.r.judges[name].Batch {
+			j.submitJudging(j.planCell(p, []string{name}, false))
 			continue
 		}
 		lazy = append(lazy, name)
@@ -58,63 +58,63 @@ func (e *engine) queueCell(p cellPos, judges []string) int {
 	if len(lazy) == len(judges) {
 		lazy = judges // the common case shares one slice
 	}
-	e.jqueue = append(e.jqueue, queuedCell{cell: p, set: e.judgeSet(lazy)})
-	n := len(lazy) * e.samples()
-	e.jqueued += n
-	e.dirty = true
+	j.jqueue = append(j.jqueue, queuedCell{cell: p, set: j.judgeSet(lazy)})
+	n := len(lazy) * j.samples()
+	j.jqueued += n
+	j.e.pub.dirty = true
 	return n
 }
 
 // queueAll queues every completed cell for judges, and says how many judge
 // samples that is.
-func (e *engine) queueAll(judges []string) int {
+func (j *judgingPart) queueAll(judges []string) int {
 	n := 0
-	e.table.each(func(p cellPos) { n += e.queueCell(p, judges) })
+	j.e.table.each(func(p cellPos) { n += j.queueCell(p, judges) })
 	return n
 }
 
 // feedJudging plans queued cells while the window has room. A run that is
 // stopping or closing drops the queue: nothing was planned for those cells,
 // so there is nothing to give back.
-func (e *engine) feedJudging() {
-	switch e.life {
+func (j *judgingPart) feedJudging() {
+	switch j.e.life {
 	case inferring, judging, ended:
 	default:
-		e.dropJudgeQueue()
+		j.dropJudgeQueue()
 		return
 	}
-	if len(e.jqueue) == 0 {
+	if len(j.jqueue) == 0 {
 		return
 	}
 	// Planned a sixteenth of the window at a time at least (or all that
 	// waits), and handed over in one submission: each is a commit of the
 	// ledger (written before sent).
-	room := judgeWindow - e.jinflight
-	if room <= 0 || room < judgeWindow/16 && room < e.jqueued {
+	room := judgeWindow - j.jinflight
+	if room <= 0 || room < judgeWindow/16 && room < j.jqueued {
 		return
 	}
 	var jobs []judgeJob
-	for len(e.jqueue) > 0 && len(jobs) < room {
-		q := e.jqueue[0]
-		e.jqueue[0] = queuedCell{}
-		e.jqueue = e.jqueue[1:]
-		judges := e.jsets[q.set]
-		e.jqueued -= len(judges) * e.samples()
-		jobs = append(jobs, e.planCell(q.cell, judges, false)...)
+	for len(j.jqueue) > 0 && len(jobs) < room {
+		q := j.jqueue[0]
+		j.jqueue[0] = queuedCell{}
+		j.jqueue = j.jqueue[1:]
+		judges := j.jsets[q.set]
+		j.jqueued -= len(judges) * j.samples()
+		jobs = append(jobs, j.planCell(q.cell, judges, false)...)
 	}
-	e.submitJudging(jobs)
-	if len(e.jqueue) == 0 {
-		e.jqueue, e.jsets = nil, nil // let the arrays go
+	j.submitJudging(jobs)
+	if len(j.jqueue) == 0 {
+		j.jqueue, j.jsets = nil, nil // let the arrays go
 	}
 }
 
 // dropJudgeQueue forgets the cells waiting for judges (a stop).
-func (e *engine) dropJudgeQueue() {
-	if len(e.jqueue) > 0 {
-		e.dirty = true
+func (j *judgingPart) dropJudgeQueue() {
+	if len(j.jqueue) > 0 {
+		j.e.pub.dirty = true
 	}
-	e.jqueue, e.jsets, e.jqueued = nil, nil, 0
+	j.jqueue, j.jsets, j.jqueued = nil, nil, 0
 }
 
 // judgeWork is the judge samples not settled: in flight, and queued.
-func (e *engine) judgeWork() int { return e.jinflight + e.jqueued }
+func (j *judgingPart) judgeWork() int { return j.jinflight + j.jqueued }

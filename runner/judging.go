@@ -44,12 +44,12 @@ type tallyKey struct {
 	judge string
 }
 
-func (e *engine) samples() int { return max(e.r.cfg.Scoring.Samples, 1) }
+func (j *judgingPart) samples() int { return max(j.e.r.cfg.Scoring.Samples, 1) }
 
 // wantedList is the judges being run, sorted.
-func (e *engine) wantedList() []string {
-	out := make([]string, 0, len(e.wanted))
-	for n := range e.wanted {
+func (j *judgingPart) wantedList() []string {
+	out := make([]string, 0, len(j.e.wanted))
+	for n := range j.e.wanted {
 		out = append(out, n)
 	}
 	slices.Sort(out)
@@ -58,24 +58,24 @@ func (e *engine) wantedList() []string {
 
 // phaseTwo queues the judging of every completed cell not judged yet, and
 // says how many judge samples that is.
-func (e *engine) phaseTwo() int {
-	if len(e.wanted) == 0 || e.completed == 0 {
+func (j *judgingPart) phaseTwo() int {
+	if len(j.e.wanted) == 0 || j.e.totals.completed == 0 {
 		return 0
 	}
-	return e.queueAll(e.wantedList())
+	return j.queueAll(j.wantedList())
 }
 
 // planCell marks a completed cell as queued for the given judges and
 // returns the jobs to submit. Without refresh, judges that have judged the
 // cell (or are judging it) are skipped.
-func (e *engine) planCell(p cellPos, judges []string, refresh bool) []judgeJob {
-	c := e.table.at(p)
+func (j *judgingPart) planCell(p cellPos, judges []string, refresh bool) []judgeJob {
+	c := j.e.table.at(p)
 	if c.Status != state.Completed {
 		return nil
 	}
-	round := e.round[p]
+	round := j.round[p]
 	var jobs []judgeJob
-	k := e.samples()
+	k := j.samples()
 	for _, name := range judges {
 		if !refresh && c.Judgment(name) != nil {
 			continue // judged or being judged
@@ -85,26 +85,26 @@ func (e *engine) planCell(p cellPos, judges []string, refresh bool) []judgeJob {
 			prev = nil
 		}
 		key := tallyKey{p, name}
-		if old := e.tallies[key]; old != nil && prev == nil {
+		if old := j.tallies[key]; old != nil && prev == nil {
 			prev = old.prev // a re-judge of a re-judge still owes the first verdict back
 		}
-		c = e.table.edit(p)
+		c = j.e.table.edit(p)
 		state.SetJudgment(c, &state.Judgment{Judge: name, Status: state.JudgmentQueued})
-		e.tallies[key] = &tally{round: round, samples: make([]scoring.Sample, k),
-			prev: prev, prevJury: e.pendingJury[tallyKey{p, scoring.JuryName}]}
+		j.tallies[key] = &tally{round: round, samples: make([]scoring.Sample, k),
+			prev: prev, prevJury: j.pendingJury[tallyKey{p, scoring.JuryName}]}
 		for s := range k {
 			jobs = append(jobs, judgeJob{cell: p, judge: name, sample: s, round: round, refresh: refresh})
 		}
 	}
 	if len(jobs) > 0 {
-		e.dirty = true
+		j.e.pub.dirty = true
 	}
 	return jobs
 }
 
 // judgingRefused says why no judge work can be taken now.
-func (e *engine) judgingRefused() error {
-	switch e.life {
+func (j *judgingPart) judgingRefused() error {
+	switch j.e.life {
 	case idle:
 		return fmt.Errorf("the run has not started")
 	case closing, closed:
@@ -117,66 +117,66 @@ func (e *engine) judgingRefused() error {
 
 // judgeContext is what judge work runs under: the phases' context while
 // they run (Stop cancels it), afterwards one that Stop and Close cancel.
-func (e *engine) judgeContext() context.Context {
-	if e.life != ended {
-		return e.phaseCtx
+func (j *judgingPart) judgeContext() context.Context {
+	if j.e.life != ended {
+		return j.e.phases.phaseCtx
 	}
-	if e.judgeCtx == nil || e.judgeCtx.Err() != nil {
-		e.judgeCtx, e.judgeCancel = context.WithCancel(context.Background())
+	if j.e.phases.judgeCtx == nil || j.e.phases.judgeCtx.Err() != nil {
+		j.e.phases.judgeCtx, j.e.phases.judgeCancel = context.WithCancel(context.Background())
 	}
-	return e.judgeCtx
+	return j.e.phases.judgeCtx
 }
 
 // submitJudging sends judge jobs: each is a cached verdict taken from the
 // ledger, or a request written to the ledger and handed to the fleet.
-func (e *engine) submitJudging(jobs []judgeJob) {
+func (j *judgingPart) submitJudging(jobs []judgeJob) {
 	if len(jobs) == 0 {
 		return
 	}
-	ctx := e.judgeContext()
-	e.jinflight += len(jobs)
-	e.dirty = true
+	ctx := j.judgeContext()
+	j.jinflight += len(jobs)
+	j.e.pub.dirty = true
 	// Read in one query; should it fail, each job reads its own and
 	// settles as not sent when that fails too.
-	whole, _ := e.wholeReplies(jobs)
+	whole, _ := j.e.wholeReplies(jobs)
 	prepared := make([]*readyJudge, 0, len(jobs))
 	for i := range jobs {
 		a := &attempt{cell: jobs[i].cell, n: 1, judge: &jobs[i], ctx: ctx}
-		if rj := e.prepareJudge(a, whole); rj != nil {
+		if rj := j.prepareJudge(a, whole); rj != nil {
 			prepared = append(prepared, rj)
 		}
 	}
 	// The judge cache too; should that fail, each job looks up its own.
-	cached := e.cachedJudges(prepared)
+	cached := j.cachedJudges(prepared)
 	var fleetJobs []*readyJudge
 	for _, rj := range prepared {
-		if fj := e.routeJudge(rj, cached); fj != nil {
+		if fj := j.routeJudge(rj, cached); fj != nil {
 			fleetJobs = append(fleetJobs, fj)
 		}
 	}
-	e.sendJudging(ctx, e.batchJudging(ctx, e.written(fleetJobs))) // batch judges: batch.go
+	j.sendJudging(ctx, j.e.batches.batchJudging(ctx, j.written(fleetJobs))) // batch judges: batch.go
 }
 
 // lookedUp says a judge request looks in the judge cache before it is
 // sent: all but a re-judge's, which asks for a fresh answer.
-func (e *engine) lookedUp(a *attempt) bool {
-	return !a.judge.refresh && !e.r.opts.RefreshJudges
+func (j *judgingPart) lookedUp(a *attempt) bool {
+	return !a.judge.refresh && !j.e.r.opts.RefreshJudges
 }
 
 // cachedJudges reads the judge cache for the requests that look in it, in
 // one query for all: the outputs of the keys that hit, or nil (each
 // request then looks up its own key) when the read fails.
-func (e *engine) cachedJudges(rjs []*readyJudge) map[string]string {
+func (j *judgingPart) cachedJudges(rjs []*readyJudge) map[string]string {
 	var keys []string
 	for _, rj := range rjs {
-		if e.lookedUp(rj.a) {
+		if j.lookedUp(rj.a) {
 			keys = append(keys, rj.a.key)
 		}
 	}
 	if len(keys) == 0 {
 		return nil
 	}
-	hits, err := e.r.led.CachedJudgeOutputs(keys)
+	hits, err := j.e.r.led.CachedJudgeOutputs(keys)
 	if err != nil {
 		return nil
 	}
@@ -187,37 +187,37 @@ func (e *engine) cachedJudges(rjs []*readyJudge) map[string]string {
 // written to record), or settles it at once from the cache or by sharing
 // an identical request in flight (nil). whole holds the replies read from
 // the ledger (wholeReplies).
-func (e *engine) judgeRequest(a *attempt, whole map[cellPos]wholeReply) *readyJudge {
-	rj := e.prepareJudge(a, whole)
+func (j *judgingPart) judgeRequest(a *attempt, whole map[cellPos]wholeReply) *readyJudge {
+	rj := j.prepareJudge(a, whole)
 	if rj == nil {
 		return nil
 	}
-	return e.routeJudge(rj, nil)
+	return j.routeJudge(rj, nil)
 }
 
 // prepareJudge makes a judge attempt's request, cache key and ledger row,
 // or settles it as not sent (nil) when its reply cannot be read.
-func (e *engine) prepareJudge(a *attempt, whole map[cellPos]wholeReply) *readyJudge {
-	r := e.r
+func (jg *judgingPart) prepareJudge(a *attempt, whole map[cellPos]wholeReply) *readyJudge {
+	r := jg.e.r
 	j := a.judge
 	jc := r.judges[j.judge]
 	t := r.tests[j.cell.test]
-	c := e.table.at(j.cell)
+	c := jg.e.table.at(j.cell)
 	tpl, ok := judge.LookupTemplate(jc.Template)
 	if !ok {
 		tpl, _ = judge.LookupTemplate(scoring.DefaultTemplate)
 	}
-	reply, err := e.replyOf(j.cell, whole)
+	reply, err := jg.e.replyOf(j.cell, whole)
 	if err != nil {
-		e.fail(err)
-		e.judgeSettledAs(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the reply cannot be read from the ledger"}, "live")
+		jg.e.fail(err)
+		jg.judgeSettledAs(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the reply cannot be read from the ledger"}, "live")
 		return nil
 	}
 	system, prompt := t.PromptText()
 	in := judge.Input{System: system, Prompt: prompt, Tools: t.Tools,
 		Reply: reply.output, ToolCalls: reply.calls, Criteria: t.Criteria, Reference: t.Reference}.WithCandidate()
 	temp := 0.0
-	if e.samples() > 1 {
+	if jg.samples() > 1 {
 		// Votes at temperature 0 would all be the same answer.
 		temp = 0.7
 	}
@@ -228,7 +228,7 @@ func (e *engine) prepareJudge(a *attempt, whole map[cellPos]wholeReply) *readyJu
 	seed := baseSeed + 1000*j.round
 	steps := judgeSteps(c)
 	req := chat.Request{Model: jc.Model, Messages: judgeMessages(tpl, in, steps), Temperature: &temp, Seed: &seed, MaxTokens: jc.MaxTokens}
-	key := judgeCacheKey(judge.KeyInput{BaseURL: e.judgeEndpoint(jc), Model: jc.Model, TemplateID: tpl.ID,
+	key := judgeCacheKey(judge.KeyInput{BaseURL: jg.judgeEndpoint(jc), Model: jc.Model, TemplateID: tpl.ID,
 		TemplateVersion: tpl.Version, TemplateHash: tpl.Hash(), Temperature: temp, MaxTokens: jc.MaxTokens,
 		Seed: baseSeed, Sample: j.sample, Input: in}, steps)
 	a.row = &ledger.Request{RunID: r.id, Purpose: ledger.PurposeJudge, Model: jc.Model, Test: t.ID, Repeat: int(j.cell.rep),
@@ -244,18 +244,18 @@ func (e *engine) prepareJudge(a *attempt, whole map[cellPos]wholeReply) *readyJu
 // identical request in flight or from the judge cache (nil), or returns
 // it to be written and sent. cached holds the cache's answers read for it
 // (cachedJudges); nil, it looks up its own key.
-func (e *engine) routeJudge(rj *readyJudge, cached map[string]string) *readyJudge {
-	r, a := e.r, rj.a
+func (jg *judgingPart) routeJudge(rj *readyJudge, cached map[string]string) *readyJudge {
+	r, a := jg.e.r, rj.a
 	j, key := a.judge, a.key
 	// Paid for once: an identical request in flight is shared, not sent
 	// again. A re-judge shares only with another fresh request.
-	if lead := e.shared[key]; lead != nil && lead != a && (!j.refresh || lead.judge.refresh) {
-		e.followers[lead] = append(e.followers[lead], a)
+	if lead := jg.e.sharing.shared[key]; lead != nil && lead != a && (!j.refresh || lead.judge.refresh) {
+		jg.e.sharing.followers[lead] = append(jg.e.sharing.followers[lead], a)
 		return nil
 	}
 	// A retry looks in the ledger too: another cell may have paid for the
 	// same answer meanwhile.
-	if e.lookedUp(a) {
+	if jg.lookedUp(a) {
 		out, hit, err := "", false, error(nil)
 		if cached != nil {
 			out, hit = cached[key]
@@ -266,15 +266,15 @@ func (e *engine) routeJudge(rj *readyJudge, cached map[string]string) *readyJudg
 			// A verdict already paid for: recorded, not sent again.
 			a.row.Server, a.row.Status, a.row.Output = ledger.ServerCache, ledger.StatusCompleted, out
 			a.row.StartedAt, a.row.EndedAt = a.row.QueuedAt, a.row.QueuedAt
-			r.led.QueueInsert(*a.row, e.ack)
+			r.led.QueueInsert(*a.row, jg.e.ack)
 			a.row = nil // finished already
 			// The cache holds only answers that were read as a verdict, so
 			// only ones that ended with finish_reason stop.
-			e.judgeSettledAs(a, chat.Result{Content: out, FinishReason: "stop"}, nil, "cache")
+			jg.judgeSettledAs(a, chat.Result{Content: out, FinishReason: "stop"}, nil, "cache")
 			return nil
 		}
 	}
-	e.shared[key] = a
+	jg.e.sharing.shared[key] = a
 	return rj
 }
 
@@ -289,7 +289,7 @@ type readyJudge struct {
 // written records ready judge requests in the ledger with one commit,
 // before anything sends them, and returns them; when the ledger cannot be
 // written, none is sent and each settles as not sent.
-func (e *engine) written(ready []*readyJudge) []*readyJudge {
+func (j *judgingPart) written(ready []*readyJudge) []*readyJudge {
 	if len(ready) == 0 {
 		return nil
 	}
@@ -297,11 +297,11 @@ func (e *engine) written(ready []*readyJudge) []*readyJudge {
 	for i, rj := range ready {
 		rows[i] = rj.a.row
 	}
-	if err := e.r.led.InsertRequests(rows); err != nil {
-		e.fail(err)
+	if err := j.e.r.led.InsertRequests(rows); err != nil {
+		j.e.fail(err)
 		for _, rj := range ready {
 			rj.a.row = nil
-			e.judgeSettled(rj.a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
+			j.judgeSettled(rj.a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
 		}
 		return nil
 	}
@@ -311,91 +311,91 @@ func (e *engine) written(ready []*readyJudge) []*readyJudge {
 	return ready
 }
 
-func (e *engine) sendJudging(ctx context.Context, jobs []*readyJudge) {
+func (jg *judgingPart) sendJudging(ctx context.Context, jobs []*readyJudge) {
 	if len(jobs) == 0 {
 		return
 	}
 	out := make([]*gpu.Job, 0, len(jobs))
 	for _, j := range jobs {
-		out = append(out, e.job(j.a, j.req, chat.PurposeJudge, j.pin))
+		out = append(out, jg.e.inference.job(j.a, j.req, chat.PurposeJudge, j.pin))
 	}
-	e.r.fleet.SubmitAll(ctx, out)
+	jg.e.r.fleet.SubmitAll(ctx, out)
 }
 
-func (e *engine) judgeDispatched(a *attempt, server string) {
-	e.markStarted(a, server)
+func (jg *judgingPart) judgeDispatched(a *attempt, server string) {
+	jg.e.inference.markStarted(a, server)
 	j := a.judge
-	tl := e.tallies[tallyKey{j.cell, j.judge}]
+	tl := jg.tallies[tallyKey{j.cell, j.judge}]
 	if tl == nil || tl.round != j.round {
 		return
 	}
-	c := e.table.at(j.cell)
+	c := jg.e.table.at(j.cell)
 	if cur := c.Judgment(j.judge); cur != nil && cur.Status == state.JudgmentQueued {
 		nj := *cur
 		nj.Status = state.JudgmentRunning
-		state.SetJudgment(e.table.edit(j.cell), &nj)
-		e.dirty = true
+		state.SetJudgment(jg.e.table.edit(j.cell), &nj)
+		jg.e.pub.dirty = true
 	}
 }
 
 // judgeDone takes a finished judge request: a retry, or the sample.
-func (e *engine) judgeDone(a *attempt, res chat.Result, err error) {
+func (j *judgingPart) judgeDone(a *attempt, res chat.Result, err error) {
 	if res.PromptCut > 0 {
-		e.judgeCut++
+		j.e.totals.judgeCut++
 	}
 	class := chat.ClassOf(err)
 	// Tries a batch left unanswered are not this request's failures: a
 	// request sent live after them has its retries whole.
-	if err != nil && !errors.Is(err, gpu.ErrGaveUp) && judgeMayRetry(class, a.n-a.batched, e.r.cfg.Run.Retries, e.samples() <= 1) && a.ctx.Err() == nil {
-		e.spentJudging(a, res, err)
-		a.row.End(e.r.now(), res, err)
-		e.r.led.QueueFinish(a.row, e.ack)
-		e.waitToRetry(a, e.r.opts.Backoff(a.n))
+	if err != nil && !errors.Is(err, gpu.ErrGaveUp) && judgeMayRetry(class, a.n-a.batched, j.e.r.cfg.Run.Retries, j.samples() <= 1) && a.ctx.Err() == nil {
+		j.spentJudging(a, res, err)
+		a.row.End(j.e.r.now(), res, err)
+		j.e.r.led.QueueFinish(a.row, j.e.ack)
+		j.e.inference.waitToRetry(a, j.e.r.opts.Backoff(a.n))
 		return
 	}
-	e.judgeSettled(a, res, err)
+	j.judgeSettled(a, res, err)
 }
 
-func (e *engine) retryJudge(a *attempt) {
+func (j *judgingPart) retryJudge(a *attempt) {
 	if a.ctx.Err() != nil {
-		e.judgeSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
+		j.judgeSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
 		return
 	}
 	// The retry leads whatever waited on the attempt before it.
-	fs := e.followers[a]
-	delete(e.followers, a)
-	if e.shared[a.key] == a {
-		delete(e.shared, a.key)
+	fs := j.e.sharing.followers[a]
+	delete(j.e.sharing.followers, a)
+	if j.e.sharing.shared[a.key] == a {
+		delete(j.e.sharing.shared, a.key)
 	}
 	next := &attempt{cell: a.cell, n: a.n + 1, batched: a.batched, judge: a.judge, ctx: a.ctx}
-	ready := []*readyJudge{e.judgeRequest(next, nil)}
+	ready := []*readyJudge{j.judgeRequest(next, nil)}
 	if ready[0] != nil {
-		e.followers[next] = append(e.followers[next], fs...)
+		j.e.sharing.followers[next] = append(j.e.sharing.followers[next], fs...)
 	} else {
 		// Answered from the ledger: so are the followers.
 		ready = ready[:0]
 		for _, f := range fs {
-			if rj := e.judgeRequest(f, nil); rj != nil {
+			if rj := j.judgeRequest(f, nil); rj != nil {
 				ready = append(ready, rj)
 			}
 		}
 	}
-	e.sendJudging(a.ctx, e.written(slices.DeleteFunc(ready, func(rj *readyJudge) bool { return rj == nil })))
+	j.sendJudging(a.ctx, j.written(slices.DeleteFunc(ready, func(rj *readyJudge) bool { return rj == nil })))
 }
 
-func (e *engine) judgeSettled(a *attempt, res chat.Result, err error) {
-	e.judgeSettledAs(a, res, err, "live")
-	e.settleFollowers(a, res, err)
+func (j *judgingPart) judgeSettled(a *attempt, res chat.Result, err error) {
+	j.judgeSettledAs(a, res, err, "live")
+	j.e.sharing.settleFollowers(a, res, err)
 }
 
 // judgeSettledAs takes one finished judge sample from source (live or
 // cache): its ledger row ends, and when every sample of the judge is in,
 // the judge votes and the verdicts are recorded.
-func (e *engine) judgeSettledAs(a *attempt, res chat.Result, err error, source string) {
-	r := e.r
+func (jg *judgingPart) judgeSettledAs(a *attempt, res chat.Result, err error, source string) {
+	r := jg.e.r
 	j := a.judge
-	e.jinflight--
-	e.dirty = true
+	jg.jinflight--
+	jg.e.pub.dirty = true
 	var sample scoring.Sample
 	if err == nil {
 		// A cut answer is no verdict, whatever its last line says.
@@ -405,23 +405,23 @@ func (e *engine) judgeSettledAs(a *attempt, res chat.Result, err error, source s
 		}
 	}
 	if a.row != nil {
-		e.spentJudging(a, res, err)
+		jg.spentJudging(a, res, err)
 		a.row.End(r.now(), res, err)
 		if err == nil {
 			a.row.Verdict = sampleVerdict(sample)
 		}
-		r.led.QueueFinish(a.row, e.ack)
+		r.led.QueueFinish(a.row, jg.e.ack)
 	}
 	key := tallyKey{j.cell, j.judge}
-	tl := e.tallies[key]
+	tl := jg.tallies[key]
 	if tl == nil || tl.round != j.round {
 		return
 	}
 	if chat.ClassOf(err) == chat.ClassCanceled {
 		// A stopped judgment is not a verdict: the cell gets back the one
 		// it had, or none.
-		delete(e.tallies, key)
-		c := e.table.edit(j.cell)
+		delete(jg.tallies, key)
+		c := jg.e.table.edit(j.cell)
 		if tl.prev != nil {
 			state.SetJudgment(c, tl.prev)
 		} else {
@@ -442,17 +442,17 @@ func (e *engine) judgeSettledAs(a *attempt, res chat.Result, err error, source s
 	if tl.got < len(tl.samples) {
 		return
 	}
-	delete(e.tallies, key)
+	delete(jg.tallies, key)
 	// Verdicts are on disk before the run can be seen to end.
-	for _, v := range e.conclude(j, tl, source) {
-		r.led.QueueVerdict(v, e.ack)
+	for _, v := range jg.conclude(j, tl, source) {
+		r.led.QueueVerdict(v, jg.e.ack)
 	}
 }
 
 // judgeEndpoint names where a judge's verdicts come from, for the cache key:
 // the provider's URL, a simulated server by name (its port changes with
 // every start), or any server that offers the model.
-func (e *engine) judgeEndpoint(j config.Judge) string {
+func (jg *judgingPart) judgeEndpoint(j config.Judge) string {
 	switch {
 	case j.URL != "":
 		// Masked: the key is stored in the ledger, and a password in it
@@ -461,7 +461,7 @@ func (e *engine) judgeEndpoint(j config.Judge) string {
 	case j.Server == config.AnyServer:
 		return "any-server"
 	}
-	if s, ok := e.r.cfg.Server(j.Server); ok {
+	if s, ok := jg.e.r.cfg.Server(j.Server); ok {
 		if s.Kind == chat.KindSim {
 			return "sim:" + s.Name
 		}

@@ -54,7 +54,7 @@ func (e *engine) move(to lifecycle) {
 		panic(fmt.Sprintf("runner: lifecycle %s cannot move to %s", e.life, to))
 	}
 	e.life = to
-	e.dirty = true
+	e.pub.dirty = true
 	if !to.live() && e.r != nil {
 		// What the judging was expected to send and did not (cached
 		// verdicts, a stop) must not load a model after the run.

@@ -39,14 +39,14 @@ func (r *Run) loop() {
 			// The fleet panel moves while the run is open, after its end
 			// too: GPUs and servers go on changing.
 			if e.life != idle {
-				e.dirty = true
+				e.pub.dirty = true
 			}
 		}
 		e.advance()
-		if !e.dirty || e.life == closed {
+		if !e.pub.dirty || e.life == closed {
 			continue
 		}
-		if wait := r.opts.Interval - time.Since(e.lastPub); wait > 0 {
+		if wait := r.opts.Interval - time.Since(e.pub.lastPub); wait > 0 {
 			if !armed {
 				flush.Reset(wait)
 				armed = true
@@ -56,9 +56,9 @@ func (r *Run) loop() {
 		e.publish()
 	}
 	flush.Stop()
-	e.phaseCancel()
-	if e.judgeCancel != nil {
-		e.judgeCancel()
+	e.phases.phaseCancel()
+	if e.phases.judgeCancel != nil {
+		e.phases.judgeCancel()
 	}
 	for _, ev := range r.events.close() {
 		if c, ok := ev.(evCall); ok {
@@ -75,16 +75,16 @@ func (e *engine) handle(ev any) {
 	switch ev := ev.(type) {
 	case evDispatched:
 		if ev.a.judge != nil {
-			e.judgeDispatched(ev.a, ev.server)
+			e.judges.judgeDispatched(ev.a, ev.server)
 		} else {
-			e.inferenceDispatched(ev.a, ev.server, ev.loading)
+			e.inference.inferenceDispatched(ev.a, ev.server, ev.loading)
 		}
 	case evDone:
 		delete(e.retrying, ev.a)
 		if ev.a.judge != nil {
-			e.judgeDone(ev.a, ev.res, ev.err)
+			e.judges.judgeDone(ev.a, ev.res, ev.err)
 		} else {
-			e.inferenceDone(ev.a, ev.res, ev.err)
+			e.inference.inferenceDone(ev.a, ev.res, ev.err)
 		}
 	case evRetry:
 		if !e.retrying[ev.a] {
@@ -92,17 +92,17 @@ func (e *engine) handle(ev any) {
 		}
 		delete(e.retrying, ev.a)
 		if ev.a.judge != nil {
-			e.retryJudge(ev.a)
+			e.judges.retryJudge(ev.a)
 		} else {
-			e.retryInference(ev.a)
+			e.inference.retryInference(ev.a)
 		}
 	case evStop:
 		e.stop(state.RunStopped, "stopping…")
 	case evClose:
-		e.closeWanted = true
+		e.report.closeWanted = true
 		switch e.life {
 		case idle:
-			e.status, e.message = state.RunFailed, "closed before it started"
+			e.report.status, e.report.message = state.RunFailed, "closed before it started"
 			e.move(closed)
 		case inferring, judging:
 			e.stop(state.RunStopped, "stopping…")
@@ -117,16 +117,16 @@ func (e *engine) handle(ev any) {
 // stop cancels the run's work. During the phases the run ends as status;
 // after the end, it cancels a re-judge in progress.
 func (e *engine) stop(status state.RunStatus, msg string) {
-	e.dropJudgeQueue()
+	e.judges.dropJudgeQueue()
 	switch e.life {
 	case inferring, judging:
-		e.endAs, e.message = status, msg
+		e.report.endAs, e.report.message = status, msg
 		e.move(stopping)
-		e.phaseCancel()
+		e.phases.phaseCancel()
 		e.cancelRetries(func(*attempt) bool { return true })
 	case ended, closing:
-		if e.judgeCancel != nil {
-			e.judgeCancel()
+		if e.phases.judgeCancel != nil {
+			e.phases.judgeCancel()
 			e.cancelRetries(func(a *attempt) bool { return a.judge != nil })
 		}
 	}
@@ -143,49 +143,49 @@ func (e *engine) cancelRetries(match func(*attempt) bool) {
 		delete(e.retrying, a)
 		err := &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"}
 		if a.judge != nil {
-			e.judgeSettled(a, chat.Result{}, err)
+			e.judges.judgeSettled(a, chat.Result{}, err)
 		} else {
-			e.inferenceSettled(a, chat.Result{}, err)
+			e.inference.inferenceSettled(a, chat.Result{}, err)
 		}
 	}
 }
 
 // advance moves the lifecycle on as far as the work in flight allows.
 func (e *engine) advance() {
-	e.feedInference()
-	e.feedJudging()
+	e.inference.feedInference()
+	e.judges.feedJudging()
 	for {
 		before := e.life
-		if e.life != inferring || e.inflight == 0 {
-			e.flushBatches() // inference is over: no batch waits for more
+		if e.life != inferring || e.inference.inflight == 0 {
+			e.batches.flushBatches() // inference is over: no batch waits for more
 		}
 		switch e.life {
 		case inferring:
-			if e.inflight > 0 {
+			if e.inference.inflight > 0 {
 				break
 			}
-			if e.phaseTwo() > 0 || e.judgeWork() > 0 {
+			if e.judges.phaseTwo() > 0 || e.judges.judgeWork() > 0 {
 				e.move(judging)
-				e.phase = state.PhaseJudgment
-				e.feedJudging()
+				e.report.phase = state.PhaseJudgment
+				e.judges.feedJudging()
 				break
 			}
 			e.finish()
 		case judging:
-			if e.judgeWork() == 0 {
+			if e.judges.judgeWork() == 0 {
 				e.finish()
 			}
 		case stopping:
-			if e.inflight == 0 && e.jinflight == 0 {
+			if e.inference.inflight == 0 && e.judges.jinflight == 0 {
 				e.finish()
 			}
 		case ended:
-			if e.closeWanted {
+			if e.report.closeWanted {
 				e.move(closing)
 				e.stop("", "")
 			}
 		case closing:
-			if e.jinflight == 0 && len(e.retrying) == 0 {
+			if e.judges.jinflight == 0 && len(e.retrying) == 0 {
 				e.move(closed)
 			}
 		}
@@ -199,34 +199,34 @@ func (e *engine) advance() {
 // final snapshot and releases Wait.
 func (e *engine) finish() {
 	r := e.r
-	e.ended = r.now()
+	e.report.ended = r.now()
 	status, msg := state.RunCompleted, ""
 	switch {
-	case e.failure != "":
-		status, msg = state.RunFailed, e.failure
+	case e.report.failure != "":
+		status, msg = state.RunFailed, e.report.failure
 	case e.life == stopping:
-		status, msg = e.endAs, "stopped"
+		status, msg = e.report.endAs, "stopped"
 	default:
 		if why := e.judgeUnusable(); why != "" {
 			status, msg = state.RunFailed, why
 		}
 	}
-	if !e.disowned {
+	if !e.report.disowned {
 		// Every queued write is on disk before the end is.
-		if err := r.led.Flush(); err != nil && e.failure == "" {
+		if err := r.led.Flush(); err != nil && e.report.failure == "" {
 			status, msg = state.RunFailed, e.ledgerFailure(err)
 		}
-		if n, err := r.led.CancelOpen(r.id, e.ended); err != nil {
+		if n, err := r.led.CancelOpen(r.id, e.report.ended); err != nil {
 			status, msg = state.RunFailed, e.ledgerFailure(err)
 		} else if n > 0 {
 			r.log.Warn("ledger: requests left open at the end were marked canceled", "n", n)
 		}
-		if err := r.led.FinishRun(r.id, string(status), msg, e.ended); err != nil {
+		if err := r.led.FinishRun(r.id, string(status), msg, e.report.ended); err != nil {
 			status, msg = state.RunFailed, e.ledgerFailure(err)
 		}
 		r.owner.release()
 	}
-	e.status, e.message, e.phase = status, msg, state.PhaseDone
+	e.report.status, e.report.message, e.report.phase = status, msg, state.PhaseDone
 	e.move(ended)
 	e.publish()
 	close(r.done)
@@ -251,24 +251,24 @@ func (e *engine) heartbeat() {
 func (e *engine) fail(err error) {
 	var taken *ledger.TakenOverError
 	switch {
-	case e.disowned:
+	case e.report.disowned:
 		return
 	case errors.As(err, &taken):
 		// Said over an earlier failure: it is why nothing more is written.
-		e.disowned = true
-		e.failure = fmt.Sprintf("run %s was taken over by %s; this process stopped without changing it", e.r.id, taken.By)
-	case e.failure != "":
+		e.report.disowned = true
+		e.report.failure = fmt.Sprintf("run %s was taken over by %s; this process stopped without changing it", e.r.id, taken.By)
+	case e.report.failure != "":
 		return
 	default:
-		e.failure = e.ledgerFailure(err)
+		e.report.failure = e.ledgerFailure(err)
 	}
-	e.message = e.failure
-	e.dirty = true
+	e.report.message = e.report.failure
+	e.pub.dirty = true
 	switch e.life {
 	case inferring, judging:
-		e.stop(state.RunFailed, e.failure)
+		e.stop(state.RunFailed, e.report.failure)
 	case ended, closing:
-		e.status = state.RunFailed
+		e.report.status = state.RunFailed
 		e.stop("", "")
 	}
 }
@@ -301,7 +301,7 @@ func (e *engine) start() error {
 	if e.life != idle {
 		return fmt.Errorf("the run has already started")
 	}
-	e.started = r.now()
+	e.report.started = r.now()
 	ids := make([]string, len(r.tests))
 	for i, t := range r.tests {
 		ids[i] = t.ID
@@ -309,8 +309,8 @@ func (e *engine) start() error {
 	row := ledger.RunRow{
 		ID: r.id, Name: r.cfg.Name, Status: string(state.RunRunning), ScoringMode: string(e.plan.Mode),
 		ConfigJSON: r.cfg.RedactedJSON(), ScoringJSON: mustJSON(r.cfg.Scoring.Redacted()),
-		Models: r.models, Tests: ids, Repeat: r.repeat, StartedAt: e.started,
-		Owner: r.led.Self(), Heartbeat: e.started,
+		Models: r.models, Tests: ids, Repeat: r.repeat, StartedAt: e.report.started,
+		Owner: r.led.Self(), Heartbeat: e.report.started,
 	}
 	took := time.Now()
 	if err := r.led.CreateRun(row); err != nil {
@@ -318,11 +318,11 @@ func (e *engine) start() error {
 	}
 	r.owner.hold(took)
 	e.table.each(func(p cellPos) {
-		r.led.QueueCell(e.cellRow(e.table.at(p)), e.ack)
+		r.led.QueueCell(e.inference.cellRow(e.table.at(p)), e.ack)
 	})
 	e.move(inferring)
 	e.expectJudging()
-	e.queueInference()
+	e.inference.queueInference()
 	return nil
 }
 
@@ -341,9 +341,9 @@ func (e *engine) expectJudging() {
 	cells := 0
 	e.table.each(func(cellPos) { cells++ })
 	jobs := map[string]int{}
-	for _, name := range e.wantedList() {
+	for _, name := range e.judges.wantedList() {
 		if j, ok := e.r.judges[name]; ok {
-			jobs[j.Model] += cells * e.samples()
+			jobs[j.Model] += cells * e.judges.samples()
 		}
 	}
 	x.Expect(jobs)
@@ -352,13 +352,13 @@ func (e *engine) expectJudging() {
 // restore makes the engine a finished run read back from the ledger.
 func (e *engine) restore(b *state.BatteryRun) {
 	e.table.restore(clipRows(b.Rows))
-	e.tokens = b.TokensGenerated
-	e.started, e.ended = b.Started, b.Ended
-	e.status, e.phase = b.Status, state.PhaseDone
+	e.totals.tokens = b.TokensGenerated
+	e.report.started, e.report.ended = b.Started, b.Ended
+	e.report.status, e.report.phase = b.Status, state.PhaseDone
 	for _, row := range b.Rows {
 		for i := range row.Cells {
 			if row.Cells[i].Status == state.Completed {
-				e.completed++
+				e.totals.completed++
 			}
 		}
 	}
@@ -370,16 +370,16 @@ func (e *engine) restore(b *state.BatteryRun) {
 // snapshot builds an immutable snapshot of the run now.
 func (e *engine) snapshot() *state.BatteryRun {
 	r := e.r
-	e.seq++
-	status := e.status
-	if e.failure != "" {
+	e.pub.seq++
+	status := e.report.status
+	if e.report.failure != "" {
 		status = state.RunFailed
 	}
 	return &state.BatteryRun{
-		Seq: e.seq, ID: r.id, Name: r.cfg.Name, Status: status, Phase: e.phase, Message: e.message,
+		Seq: e.pub.seq, ID: r.id, Name: r.cfg.Name, Status: status, Phase: e.report.phase, Message: e.report.message,
 		Models: r.models, Tests: r.infos, Repeat: r.repeat, Rows: e.table.publish(),
-		Plan: e.plan, Started: e.started, Ended: e.ended, Counts: e.table.tally(e.plan.InView),
-		TokensGenerated: e.tokens, JudgeInFlight: e.judgeWork(), JudgePromptsCut: e.judgeCut, Judging: e.judging, Fleet: r.fleet.State(),
+		Plan: e.plan, Started: e.report.started, Ended: e.report.ended, Counts: e.table.tally(e.plan.InView),
+		TokensGenerated: e.totals.tokens, JudgeInFlight: e.judges.judgeWork(), JudgePromptsCut: e.totals.judgeCut, Judging: e.totals.judging, Fleet: r.fleet.State(),
 		Final: e.life >= ended,
 	}
 }
@@ -392,7 +392,7 @@ func (e *engine) publish() {
 	for {
 		select {
 		case e.r.out <- b:
-			e.dirty, e.lastPub = false, time.Now()
+			e.pub.dirty, e.pub.lastPub = false, time.Now()
 			return
 		default:
 		}

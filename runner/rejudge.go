@@ -11,7 +11,7 @@ import (
 // switchJudge puts another judge (or the jury) in view and judges what it
 // has not judged yet.
 func (e *engine) switchJudge(name string) error {
-	if err := e.judgingRefused(); err != nil {
+	if err := e.judges.judgingRefused(); err != nil {
 		return err
 	}
 	names, err := e.plan.Expand(name)
@@ -24,11 +24,11 @@ func (e *engine) switchJudge(name string) error {
 	for _, n := range names {
 		e.wanted[n] = true
 	}
-	e.dirty = true
+	e.pub.dirty = true
 	// Before phase 2 begins, the new judges join it; from then on they
 	// judge what is there.
 	if e.life == judging || e.life == ended || e.plan.Judging == scoring.Pipelined {
-		e.queueAll(names)
+		e.judges.queueAll(names)
 	}
 	return nil
 }
@@ -40,14 +40,14 @@ func (e *engine) viewJudge(name string) error {
 		return err
 	}
 	e.plan = e.plan.WithInView(name)
-	e.dirty = true
+	e.pub.dirty = true
 	return nil
 }
 
 // rejudge judges cells again with a judge ("" = the one in view), with
 // fresh samples.
 func (e *engine) rejudge(cells []state.CellRef, name string) error {
-	if err := e.judgingRefused(); err != nil {
+	if err := e.judges.judgingRefused(); err != nil {
 		return err
 	}
 	names, err := e.plan.Expand(name)
@@ -65,17 +65,17 @@ func (e *engine) rejudge(cells []state.CellRef, name string) error {
 		if e.table.at(p).Status != state.Completed {
 			continue
 		}
-		e.round[p]++
+		e.judges.round[p]++
 		c := e.table.edit(p)
 		jk := tallyKey{p, scoring.JuryName}
 		if jj := c.Judgment(scoring.JuryName); jj != nil {
-			e.pendingJury[jk] = jj
+			e.judges.pendingJury[jk] = jj
 		}
 		state.DropJudgments(c, scoring.JuryName) // the aggregate is redone when the judges are
-		jobs = append(jobs, e.planCell(p, names, true)...)
-		delete(e.pendingJury, jk)
+		jobs = append(jobs, e.judges.planCell(p, names, true)...)
+		delete(e.judges.pendingJury, jk)
 	}
-	e.submitJudging(jobs)
+	e.judges.submitJudging(jobs)
 	return nil
 }
 

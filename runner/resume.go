@@ -113,8 +113,8 @@ func restoredConfig(cfg *config.Config, row ledger.RunRow) (*config.Config, erro
 // resume makes the engine the run of snapshot b, then sends what is left.
 func (e *engine) resume(b *state.BatteryRun, done map[ledger.CellKey]ledger.Request, again Again) error {
 	e.table.restore(clipRows(b.Rows))
-	e.tokens = b.TokensGenerated
-	e.started = b.Started
+	e.totals.tokens = b.TokensGenerated
+	e.report.started = b.Started
 	e.move(inferring)
 	var batch []*attempt
 	var fromLedger []*attempt
@@ -124,11 +124,11 @@ func (e *engine) resume(b *state.BatteryRun, done map[ledger.CellKey]ledger.Requ
 			again.Errors && c.Status == state.Errored
 		if !send {
 			if c.Status == state.Completed {
-				e.completed++
+				e.totals.completed++
 			}
 			return
 		}
-		e.inflight++
+		e.inference.inflight++
 		a := &attempt{cell: p, n: c.Attempts + 1}
 		cell := e.table.edit(p)
 		prevErr := cell.Status == state.Errored
@@ -148,12 +148,12 @@ func (e *engine) resume(b *state.BatteryRun, done map[ledger.CellKey]ledger.Requ
 		res, err := resultOf(*a.row)
 		a.row = nil // its row is finished already
 		if err != nil {
-			e.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassMalformed, Message: err.Error()})
+			e.inference.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassMalformed, Message: err.Error()})
 			continue
 		}
-		e.inferenceSettled(a, res, nil)
+		e.inference.inferenceSettled(a, res, nil)
 	}
-	e.submitInference(batch)
+	e.inference.submitInference(batch)
 	return nil
 }
 

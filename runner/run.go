@@ -230,7 +230,7 @@ func (r *Run) Note(err error) {
 	if err == nil {
 		return
 	}
-	_ = r.call(func(e *engine) error { e.message = err.Error(); e.dirty = true; return nil })
+	_ = r.call(func(e *engine) error { e.report.message = err.Error(); e.pub.dirty = true; return nil })
 }
 
 // SwitchJudge puts another judge (or the jury) in view and judges what it

@@ -12,12 +12,12 @@ import (
 // answer, recorded as taken from it (source cache, server "(shared)"). When
 // a was cancelled and a follower's own work was not, the first such
 // follower is sent in its place and leads the rest.
-func (e *engine) settleFollowers(a *attempt, res chat.Result, err error) {
-	if e.shared[a.key] == a {
-		delete(e.shared, a.key)
+func (s *sharingPart) settleFollowers(a *attempt, res chat.Result, err error) {
+	if s.shared[a.key] == a {
+		delete(s.shared, a.key)
 	}
-	fs := e.followers[a]
-	delete(e.followers, a)
+	fs := s.followers[a]
+	delete(s.followers, a)
 	if len(fs) == 0 {
 		return
 	}
@@ -27,17 +27,17 @@ func (e *engine) settleFollowers(a *attempt, res chat.Result, err error) {
 			if f.ctx.Err() == nil {
 				live = append(live, f)
 			} else {
-				e.judgeSettledAs(f, chat.Result{}, err, "live")
+				s.e.judges.judgeSettledAs(f, chat.Result{}, err, "live")
 			}
 		}
 		if len(live) > 0 {
 			lead := live[0]
-			if rj := e.judgeRequest(lead, nil); rj != nil {
-				e.followers[lead] = append(e.followers[lead], live[1:]...)
-				e.sendJudging(lead.ctx, e.written([]*readyJudge{rj}))
+			if rj := s.e.judges.judgeRequest(lead, nil); rj != nil {
+				s.followers[lead] = append(s.followers[lead], live[1:]...)
+				s.e.judges.sendJudging(lead.ctx, s.e.judges.written([]*readyJudge{rj}))
 			} else {
 				for _, f := range live[1:] {
-					e.judgeSettledAs(f, res, err, "live")
+					s.e.judges.judgeSettledAs(f, res, err, "live")
 				}
 			}
 		}
@@ -45,16 +45,16 @@ func (e *engine) settleFollowers(a *attempt, res chat.Result, err error) {
 	}
 	for _, f := range fs {
 		if err == nil && f.row != nil {
-			now := e.r.now()
+			now := s.e.r.now()
 			f.row.Server, f.row.Status, f.row.Output, f.row.Reasoning = ledger.ServerShared, ledger.StatusCompleted, res.Content, res.Reasoning
 			f.row.StartedAt, f.row.EndedAt = now, now
-			e.r.led.QueueInsert(*f.row, e.ack)
+			s.e.r.led.QueueInsert(*f.row, s.e.ack)
 		}
 		f.row = nil
 		source := "cache"
 		if err != nil {
 			source = "live"
 		}
-		e.judgeSettledAs(f, res, err, source)
+		s.e.judges.judgeSettledAs(f, res, err, source)
 	}
 }

@@ -32,8 +32,8 @@ func judgeWeight(j config.Judge) float64 {
 
 // conclude votes one judge's samples on a cell, and the jury when every
 // judge has spoken, and returns the verdict rows to record.
-func (e *engine) conclude(j *judgeJob, tl *tally, source string) []ledger.VerdictRow {
-	r := e.r
+func (jg *judgingPart) conclude(j *judgeJob, tl *tally, source string) []ledger.VerdictRow {
+	r := jg.e.r
 	sc := r.cfg.Scoring
 	res := judge.Vote(j.judge, judgeWeight(r.judges[j.judge]), tl.samples, sc.MinScore)
 	samples, clipped := clipSamples(res.Samples)
@@ -42,10 +42,10 @@ func (e *engine) conclude(j *judgeJob, tl *tally, source string) []ledger.Verdic
 	if res.Verdict == scoring.Error {
 		jd.Error = cmp.Or(joinErrs(tl.errs), firstParseErr(tl.samples), "the judge gave no verdict")
 	}
-	c := e.table.edit(j.cell)
+	c := jg.e.table.edit(j.cell)
 	state.SetJudgment(c, jd)
 	c.Clipped = c.Clipped || clipped
-	out := []ledger.VerdictRow{e.verdictRow(c, jd, mustJSON(res))}
+	out := []ledger.VerdictRow{jg.verdictRow(c, jd, mustJSON(res))}
 	if len(sc.Judges) < 2 {
 		return out
 	}
@@ -65,7 +65,7 @@ func (e *engine) conclude(j *judgeJob, tl *tally, source string) []ledger.Verdic
 	}
 	jj := &state.Judgment{Judge: scoring.JuryName, Status: state.JudgmentDone, Verdict: verdict, Score: jury.Score, Jury: &jury, Source: source}
 	state.SetJudgment(c, jj)
-	return append(out, e.verdictRow(c, jj, mustJSON(jury)))
+	return append(out, jg.verdictRow(c, jj, mustJSON(jury)))
 }
 
 func joinErrs(errs []string) string {
@@ -88,8 +88,8 @@ func firstParseErr(samples []scoring.Sample) string {
 	return ""
 }
 
-func (e *engine) verdictRow(c *state.Cell, j *state.Judgment, detail string) ledger.VerdictRow {
-	return ledger.VerdictRow{RunID: e.r.id, Model: c.Model, Test: c.Test, Repeat: c.Repeat, Judge: j.Judge,
+func (jg *judgingPart) verdictRow(c *state.Cell, j *state.Judgment, detail string) ledger.VerdictRow {
+	return ledger.VerdictRow{RunID: jg.e.r.id, Model: c.Model, Test: c.Test, Repeat: c.Repeat, Judge: j.Judge,
 		Verdict: string(j.Verdict), Score: j.Score, Agreement: j.Agreement, Detail: detail, Error: j.Error,
-		Source: j.Source, LatencyMS: j.Latency.Milliseconds(), At: e.r.now()}
+		Source: j.Source, LatencyMS: j.Latency.Milliseconds(), At: jg.e.r.now()}
 }
