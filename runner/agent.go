@@ -11,7 +11,6 @@ import (
 	"pitwall/gpu"
 	"pitwall/gpu/chat"
 	"pitwall/internal/textutil"
-	"pitwall/judge"
 	"pitwall/judge/check"
 	"pitwall/judge/scoring"
 	"pitwall/runner/state"
@@ -151,7 +150,7 @@ func (in *inferencePart) agentContinues(a *attempt, res chat.Result, err error) 
 			in.showSteps(a)
 			in.e.totals.tokens += int64(res.CompletionTokens)
 		}
-		in.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped mid-loop"})
+		in.settled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped mid-loop"})
 		return true
 	}
 	if a.loop == nil {
@@ -443,46 +442,4 @@ func quoteName(name string) string {
 		return "a call with no name"
 	}
 	return fmt.Sprintf("%q", name)
-}
-
-// judgeSteps is an agent cell's trajectory as a judge reads it; nil for a
-// cell of one request, or one read back without its steps.
-func judgeSteps(c *state.Cell) []judge.Step {
-	said := c.Said()
-	if len(said.Steps) == 0 {
-		return nil
-	}
-	out := make([]judge.Step, 0, len(said.Steps))
-	for i, s := range said.Steps {
-		if i == len(said.Steps)-1 && slices.ContainsFunc(s.Calls, func(sc state.StepCall) bool { return sc.Name == doneTool }) {
-			// A loop ended by DONE ended with an answer, the cell's output.
-			out = append(out, judge.Step{Text: said.Output})
-			continue
-		}
-		js := judge.Step{Text: s.Content}
-		for _, call := range s.Calls {
-			js.Calls = append(js.Calls, call.ToolCall)
-			js.Observations = append(js.Observations, call.Observation)
-		}
-		out = append(out, js)
-	}
-	return out
-}
-
-// judgeMessages is the judge's prompt for a cell: its trajectory as the
-// candidate output for an agent cell, else its reply.
-func judgeMessages(tpl judge.Template, in judge.Input, steps []judge.Step) []chat.Message {
-	if steps == nil {
-		return judge.Render(tpl, in)
-	}
-	return judge.RenderAgent(tpl, in, steps)
-}
-
-// judgeCacheKey is the cache key of a judge sample of a cell, matching
-// judgeMessages.
-func judgeCacheKey(k judge.KeyInput, steps []judge.Step) string {
-	if steps == nil {
-		return judge.CacheKey(k)
-	}
-	return judge.AgentCacheKey(k, steps)
 }

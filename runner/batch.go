@@ -217,12 +217,7 @@ func (b *batchingPart) batchesToFind(name string) batchLook {
 	if err != nil {
 		return look
 	}
-	mine := map[int64]bool{}
-	for _, a := range b.e.sharing.shared {
-		if a.row != nil {
-			mine[a.row.ID] = true
-		}
-	}
+	mine := b.e.sharing.rows()
 	for _, q := range rows {
 		if q.Purpose != ledger.PurposeJudge || q.Judge != name || mine[q.ID] {
 			continue
@@ -346,7 +341,7 @@ func (b *batchingPart) batchPlanned(jb *judgeBatch, p batchPlan, err error) {
 		}
 		for _, rjs := range sub.waiting {
 			for _, rj := range rjs {
-				b.e.judges.judgeDispatched(rj.a, jb.client.Server())
+				b.e.judges.dispatched(rj.a, jb.client.Server(), false)
 			}
 		}
 		b.pollBatch(sub)
@@ -401,7 +396,7 @@ func (bp *batchingPart) batchEnded(jb *judgeBatch, b client.Batch, res []client.
 				rj.a.row.BatchID = jb.id
 			}
 			r.Result.Server = cmp.Or(r.Result.Server, jb.client.Server())
-			bp.e.judges.judgeSettled(rj.a, r.Result, r.Err)
+			bp.e.judges.settled(rj.a, r.Result, r.Err)
 		}
 	}
 	if len(jb.waiting) == 0 {
@@ -445,21 +440,17 @@ func (b *batchingPart) batchUnanswered(jb *judgeBatch, why string) {
 }
 
 // requeue makes the next attempt of a judge request whose attempt a went
-// unanswered, leading whatever waited on a, as retryJudge does; it returns
+// unanswered, leading whatever waited on a, as retry does; it returns
 // the requests to send (none when the ledger answered them).
 func (b *batchingPart) requeue(a *attempt) []*readyJudge {
 	if a.ctx.Err() != nil {
-		b.e.judges.judgeSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
+		b.e.judges.settled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
 		return nil
 	}
-	fs := b.e.sharing.followers[a]
-	delete(b.e.sharing.followers, a)
-	if b.e.sharing.shared[a.key] == a {
-		delete(b.e.sharing.shared, a.key)
-	}
+	fs := b.e.sharing.release(a)
 	next := &attempt{cell: a.cell, n: a.n + 1, batched: a.batched + 1, judge: a.judge, ctx: a.ctx}
 	if rj := b.e.judges.judgeRequest(next, nil); rj != nil {
-		b.e.sharing.followers[next] = append(b.e.sharing.followers[next], fs...)
+		b.e.sharing.adopt(next, fs)
 		return b.e.judges.written([]*readyJudge{rj})
 	}
 	var out []*readyJudge
@@ -483,7 +474,7 @@ func (b *batchingPart) batchCancelled(jb *judgeBatch) {
 		if rj.a.row != nil && jb.id != "" {
 			rj.a.row.BatchID = jb.id
 		}
-		b.e.judges.judgeSettled(rj.a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Server: jb.client.Server(), Message: msg})
+		b.e.judges.settled(rj.a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Server: jb.client.Server(), Message: msg})
 	}
 	jb.waiting = map[string][]*readyJudge{}
 }

@@ -26,6 +26,7 @@ type attempt struct {
 	n       int // 1 for the first try
 	batched int // of the n-1 tries before, those a judge batch left unanswered
 	judge   *judgeJob
+	by      sender          // the part that sent it, and hears its events
 	ctx     context.Context // what the request was submitted under
 	row     *ledger.Request // its ledger row, once written
 	started bool            // the ledger knows it was dispatched
@@ -140,7 +141,7 @@ func (in *inferencePart) submitInference(batch []*attempt) {
 		in.e.fail(err)
 		for _, a := range send {
 			a.row = nil
-			in.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
+			in.settled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
 		}
 		return
 	}
@@ -149,7 +150,7 @@ func (in *inferencePart) submitInference(batch []*attempt) {
 		a.row.Input, a.row.Params = "", "" // on disk; the row's end writes neither
 		c := in.e.table.edit(a.cell)
 		c.Status, c.Attempts = state.Queued, a.n
-		jobs[i] = in.job(a, reqs[i], chat.PurposeInference, "")
+		jobs[i] = in.e.job(in, a, reqs[i], chat.PurposeInference, "")
 		in.agentJob(a, jobs[i])
 	}
 	r.fleet.SubmitAll(in.e.phases.phaseCtx, jobs)
@@ -179,33 +180,12 @@ func (in *inferencePart) reused(a *attempt) bool {
 	a.row.End(a.row.QueuedAt, res, nil)
 	r.led.QueueInsert(*a.row, in.e.ack)
 	a.row = nil
-	in.inferenceSettled(a, res, nil)
+	in.settled(a, res, nil)
 	return true
 }
 
-// job is the fleet's job for an attempt; its callbacks only post events.
-func (in *inferencePart) job(a *attempt, req chat.Request, purpose chat.Purpose, pin string) *gpu.Job {
-	q := in.e.r.events
-	return &gpu.Job{
-		Request: req, Purpose: purpose, Pin: pin, Timeout: in.e.r.cfg.Run.Timeout, BeforeSend: in.e.r.beforeSend,
-		Dispatched: func(server string, loading bool) {
-			q.post(evDispatched{a: a, server: server, loading: loading})
-		},
-		Done: func(res chat.Result, err error) { q.post(evDone{a: a, res: res, err: err}) },
-	}
-}
-
-// markStarted records in the ledger that an attempt took a slot.
-func (in *inferencePart) markStarted(a *attempt, server string) {
-	if a.started || a.row == nil {
-		return
-	}
-	a.started = true
-	in.e.r.led.QueueStart(a.row.ID, server, in.e.r.now(), in.e.ack)
-}
-
-func (in *inferencePart) inferenceDispatched(a *attempt, server string, loading bool) {
-	in.markStarted(a, server)
+func (in *inferencePart) dispatched(a *attempt, server string, loading bool) {
+	in.e.markStarted(a, server)
 	c := in.e.table.at(a.cell)
 	if c.Status.Terminal() || c.Attempts != a.n {
 		return
@@ -218,9 +198,9 @@ func (in *inferencePart) inferenceDispatched(a *attempt, server string, loading 
 	in.e.pub.dirty = true
 }
 
-// inferenceDone takes a finished attempt: the ledger first, then a retry
+// done takes a finished attempt: the ledger first, then a retry
 // or the cell's outcome.
-func (in *inferencePart) inferenceDone(a *attempt, res chat.Result, err error) {
+func (in *inferencePart) done(a *attempt, res chat.Result, err error) {
 	if a.row != nil {
 		a.row.End(in.e.r.now(), res, err)
 		in.e.r.led.QueueFinish(a.row, in.e.ack)
@@ -251,30 +231,23 @@ func (in *inferencePart) inferenceDone(a *attempt, res chat.Result, err error) {
 		r := c.EditReply()
 		r.ErrorClass, r.Error, c.Status = class, msg, state.Queued
 		in.e.pub.dirty = true
-		in.waitToRetry(a, wait)
+		in.e.waitToRetry(a, wait)
 		return
 	}
-	in.inferenceSettled(a, res, err)
+	in.settled(a, res, err)
 }
 
-// waitToRetry starts a's backoff; its end arrives as an event.
-func (in *inferencePart) waitToRetry(a *attempt, wait time.Duration) {
-	q := in.e.r.events
-	in.e.retrying[a] = true
-	a.timer = time.AfterFunc(wait, func() { q.post(evRetry{a: a}) })
-}
-
-func (in *inferencePart) retryInference(a *attempt) {
+func (in *inferencePart) retry(a *attempt) {
 	if in.e.life != inferring {
-		in.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
+		in.settled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
 		return
 	}
 	in.submitInference([]*attempt{{cell: a.cell, n: a.n + 1, loop: a.loop}})
 }
 
-// inferenceSettled decides a cell from its last attempt, records it, and
+// settled decides a cell from its last attempt, records it, and
 // plans its judging when judging is pipelined.
-func (in *inferencePart) inferenceSettled(a *attempt, res chat.Result, err error) {
+func (in *inferencePart) settled(a *attempt, res chat.Result, err error) {
 	if in.agentContinues(a, res, err) {
 		return // an agent cell's next step is on its way
 	}

@@ -55,7 +55,7 @@ func (in *inferencePart) feedInference() {
 		in.iqueue = nil
 		for _, q := range rest {
 			a := &attempt{cell: q, n: 1}
-			in.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before it was sent"})
+			in.settled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before it was sent"})
 		}
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"pitwall/config"
 	"pitwall/gpu"
@@ -24,24 +23,6 @@ type judgeJob struct {
 	sample  int
 	round   int
 	refresh bool // skip the cache (a re-judge)
-}
-
-// tally collects the k samples of one judge on one cell in one round.
-type tally struct {
-	round   int
-	samples []scoring.Sample
-	got     int
-	errs    []string
-	latency time.Duration // the slowest sample's request: judge time, not queueing
-	// prev and prevJury are the verdicts a re-judge replaces: they stay
-	// until the new ones are in, and come back if the re-judge is cancelled.
-	prev, prevJury *state.Judgment
-}
-
-// tallyKey is one judge's tally of one cell.
-type tallyKey struct {
-	cell  cellPos
-	judge string
 }
 
 func (j *judgingPart) samples() int { return max(j.e.r.cfg.Scoring.Samples, 1) }
@@ -246,11 +227,10 @@ func (jg *judgingPart) prepareJudge(a *attempt, whole map[cellPos]wholeReply) *r
 // (cachedJudges); nil, it looks up its own key.
 func (jg *judgingPart) routeJudge(rj *readyJudge, cached map[string]string) *readyJudge {
 	r, a := jg.e.r, rj.a
-	j, key := a.judge, a.key
+	key := a.key
 	// Paid for once: an identical request in flight is shared, not sent
 	// again. A re-judge shares only with another fresh request.
-	if lead := jg.e.sharing.shared[key]; lead != nil && lead != a && (!j.refresh || lead.judge.refresh) {
-		jg.e.sharing.followers[lead] = append(jg.e.sharing.followers[lead], a)
+	if jg.e.sharing.follow(a) {
 		return nil
 	}
 	// A retry looks in the ledger too: another cell may have paid for the
@@ -274,7 +254,7 @@ func (jg *judgingPart) routeJudge(rj *readyJudge, cached map[string]string) *rea
 			return nil
 		}
 	}
-	jg.e.sharing.shared[key] = a
+	jg.e.sharing.lead(a)
 	return rj
 }
 
@@ -301,7 +281,7 @@ func (j *judgingPart) written(ready []*readyJudge) []*readyJudge {
 		j.e.fail(err)
 		for _, rj := range ready {
 			rj.a.row = nil
-			j.judgeSettled(rj.a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
+			j.settled(rj.a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "not sent: the ledger cannot be written"})
 		}
 		return nil
 	}
@@ -317,13 +297,13 @@ func (jg *judgingPart) sendJudging(ctx context.Context, jobs []*readyJudge) {
 	}
 	out := make([]*gpu.Job, 0, len(jobs))
 	for _, j := range jobs {
-		out = append(out, jg.e.inference.job(j.a, j.req, chat.PurposeJudge, j.pin))
+		out = append(out, jg.e.job(jg, j.a, j.req, chat.PurposeJudge, j.pin))
 	}
 	jg.e.r.fleet.SubmitAll(ctx, out)
 }
 
-func (jg *judgingPart) judgeDispatched(a *attempt, server string) {
-	jg.e.inference.markStarted(a, server)
+func (jg *judgingPart) dispatched(a *attempt, server string, _ bool) {
+	jg.e.markStarted(a, server)
 	j := a.judge
 	tl := jg.tallies[tallyKey{j.cell, j.judge}]
 	if tl == nil || tl.round != j.round {
@@ -338,8 +318,8 @@ func (jg *judgingPart) judgeDispatched(a *attempt, server string) {
 	}
 }
 
-// judgeDone takes a finished judge request: a retry, or the sample.
-func (j *judgingPart) judgeDone(a *attempt, res chat.Result, err error) {
+// done takes a finished judge request: a retry, or the sample.
+func (j *judgingPart) done(a *attempt, res chat.Result, err error) {
 	if res.PromptCut > 0 {
 		j.e.totals.judgeCut++
 	}
@@ -350,27 +330,23 @@ func (j *judgingPart) judgeDone(a *attempt, res chat.Result, err error) {
 		j.spentJudging(a, res, err)
 		a.row.End(j.e.r.now(), res, err)
 		j.e.r.led.QueueFinish(a.row, j.e.ack)
-		j.e.inference.waitToRetry(a, j.e.r.opts.Backoff(a.n))
+		j.e.waitToRetry(a, j.e.r.opts.Backoff(a.n))
 		return
 	}
-	j.judgeSettled(a, res, err)
+	j.settled(a, res, err)
 }
 
-func (j *judgingPart) retryJudge(a *attempt) {
+func (j *judgingPart) retry(a *attempt) {
 	if a.ctx.Err() != nil {
-		j.judgeSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
+		j.settled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
 		return
 	}
 	// The retry leads whatever waited on the attempt before it.
-	fs := j.e.sharing.followers[a]
-	delete(j.e.sharing.followers, a)
-	if j.e.sharing.shared[a.key] == a {
-		delete(j.e.sharing.shared, a.key)
-	}
+	fs := j.e.sharing.release(a)
 	next := &attempt{cell: a.cell, n: a.n + 1, batched: a.batched, judge: a.judge, ctx: a.ctx}
 	ready := []*readyJudge{j.judgeRequest(next, nil)}
 	if ready[0] != nil {
-		j.e.sharing.followers[next] = append(j.e.sharing.followers[next], fs...)
+		j.e.sharing.adopt(next, fs)
 	} else {
 		// Answered from the ledger: so are the followers.
 		ready = ready[:0]
@@ -383,70 +359,53 @@ func (j *judgingPart) retryJudge(a *attempt) {
 	j.sendJudging(a.ctx, j.written(slices.DeleteFunc(ready, func(rj *readyJudge) bool { return rj == nil })))
 }
 
-func (j *judgingPart) judgeSettled(a *attempt, res chat.Result, err error) {
+func (j *judgingPart) settled(a *attempt, res chat.Result, err error) {
 	j.judgeSettledAs(a, res, err, "live")
 	j.e.sharing.settleFollowers(a, res, err)
 }
 
 // judgeSettledAs takes one finished judge sample from source (live or
-// cache): its ledger row ends, and when every sample of the judge is in,
-// the judge votes and the verdicts are recorded.
+// cache), in steps: the answer is read as a sample, its ledger row ends
+// (priced), the sample joins its judge's tally for the cell (a cancelled
+// one gives the cell back what it had), and when every sample of the
+// judge is in, the judge votes and the verdicts are recorded.
 func (jg *judgingPart) judgeSettledAs(a *attempt, res chat.Result, err error, source string) {
-	r := jg.e.r
 	j := a.judge
 	jg.jinflight--
 	jg.e.pub.dirty = true
-	var sample scoring.Sample
-	if err == nil {
-		// A cut answer is no verdict, whatever its last line says.
-		sample = judge.ParseReply(res.Content, res.FinishReason, r.judges[j.judge].MaxTokens)
-		if res.Reasoning != "" && sample.Reasoning == "" {
-			sample.Reasoning = res.Reasoning
-		}
-	}
+	sample := readSample(res, err, jg.e.r.judges[j.judge].MaxTokens)
 	if a.row != nil {
-		jg.spentJudging(a, res, err)
-		a.row.End(r.now(), res, err)
-		if err == nil {
-			a.row.Verdict = sampleVerdict(sample)
-		}
-		r.led.QueueFinish(a.row, jg.e.ack)
+		jg.endRow(a, res, err, sample)
 	}
 	key := tallyKey{j.cell, j.judge}
 	tl := jg.tallies[key]
 	if tl == nil || tl.round != j.round {
-		return
+		return // a later re-judge took the cell over
 	}
 	if chat.ClassOf(err) == chat.ClassCanceled {
-		// A stopped judgment is not a verdict: the cell gets back the one
-		// it had, or none.
 		delete(jg.tallies, key)
-		c := jg.e.table.edit(j.cell)
-		if tl.prev != nil {
-			state.SetJudgment(c, tl.prev)
-		} else {
-			state.DropJudgments(c, j.judge)
-		}
-		if tl.prevJury != nil && c.Judgment(scoring.JuryName) == nil {
-			state.SetJudgment(c, tl.prevJury)
-		}
+		tl.restore(jg.e.table.edit(j.cell), j.judge)
 		return
 	}
-	if err != nil {
-		tl.errs = append(tl.errs, fmt.Sprintf("sample %d: %s", j.sample+1, chat.MessageOf(err)))
-		sample = scoring.Sample{ParseErr: "judge request failed: " + chat.MessageOf(err)}
-	}
-	tl.samples[j.sample] = sample
-	tl.latency = max(tl.latency, res.Latency)
-	tl.got++
-	if tl.got < len(tl.samples) {
+	if !tl.add(j.sample, sample, res, err) {
 		return
 	}
 	delete(jg.tallies, key)
 	// Verdicts are on disk before the run can be seen to end.
 	for _, v := range jg.conclude(j, tl, source) {
-		r.led.QueueVerdict(v, jg.e.ack)
+		jg.e.r.led.QueueVerdict(v, jg.e.ack)
 	}
+}
+
+// endRow ends a judge request's ledger row with its answer, its price and
+// the verdict read from it.
+func (jg *judgingPart) endRow(a *attempt, res chat.Result, err error, sample scoring.Sample) {
+	jg.spentJudging(a, res, err)
+	a.row.End(jg.e.r.now(), res, err)
+	if err == nil {
+		a.row.Verdict = sampleVerdict(sample)
+	}
+	jg.e.r.led.QueueFinish(a.row, jg.e.ack)
 }
 
 // judgeEndpoint names where a judge's verdicts come from, for the cache key:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"pitwall/gpu"
 	"pitwall/gpu/chat"
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
@@ -74,28 +75,16 @@ func (r *Run) loop() {
 func (e *engine) handle(ev any) {
 	switch ev := ev.(type) {
 	case evDispatched:
-		if ev.a.judge != nil {
-			e.judges.judgeDispatched(ev.a, ev.server)
-		} else {
-			e.inference.inferenceDispatched(ev.a, ev.server, ev.loading)
-		}
+		ev.a.by.dispatched(ev.a, ev.server, ev.loading)
 	case evDone:
 		delete(e.retrying, ev.a)
-		if ev.a.judge != nil {
-			e.judges.judgeDone(ev.a, ev.res, ev.err)
-		} else {
-			e.inference.inferenceDone(ev.a, ev.res, ev.err)
-		}
+		ev.a.by.done(ev.a, ev.res, ev.err)
 	case evRetry:
 		if !e.retrying[ev.a] {
 			return // cancelled while its timer fired
 		}
 		delete(e.retrying, ev.a)
-		if ev.a.judge != nil {
-			e.judges.retryJudge(ev.a)
-		} else {
-			e.inference.retryInference(ev.a)
-		}
+		ev.a.by.retry(ev.a)
 	case evStop:
 		e.stop(state.RunStopped, "stopping…")
 	case evClose:
@@ -127,7 +116,7 @@ func (e *engine) stop(status state.RunStatus, msg string) {
 	case ended, closing:
 		if e.phases.judgeCancel != nil {
 			e.phases.judgeCancel()
-			e.cancelRetries(func(a *attempt) bool { return a.judge != nil })
+			e.cancelRetries(func(a *attempt) bool { return a.by == sender(e.judges) })
 		}
 	}
 }
@@ -142,11 +131,7 @@ func (e *engine) cancelRetries(match func(*attempt) bool) {
 		}
 		delete(e.retrying, a)
 		err := &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"}
-		if a.judge != nil {
-			e.judges.judgeSettled(a, chat.Result{}, err)
-		} else {
-			e.inference.inferenceSettled(a, chat.Result{}, err)
-		}
+		a.by.settled(a, chat.Result{}, err)
 	}
 }
 
@@ -401,4 +386,37 @@ func (e *engine) publish() {
 		default:
 		}
 	}
+}
+
+// The sending that inference and judging share: a job's callbacks, the
+// ledger's start of a request, a backoff's wait.
+
+// job is the fleet's job for an attempt sent by by; its callbacks only
+// post events, which the loop hands to by.
+func (e *engine) job(by sender, a *attempt, req chat.Request, purpose chat.Purpose, pin string) *gpu.Job {
+	q := e.r.events
+	a.by = by
+	return &gpu.Job{
+		Request: req, Purpose: purpose, Pin: pin, Timeout: e.r.cfg.Run.Timeout, BeforeSend: e.r.beforeSend,
+		Dispatched: func(server string, loading bool) {
+			q.post(evDispatched{a: a, server: server, loading: loading})
+		},
+		Done: func(res chat.Result, err error) { q.post(evDone{a: a, res: res, err: err}) },
+	}
+}
+
+// markStarted records in the ledger that an attempt took a slot.
+func (e *engine) markStarted(a *attempt, server string) {
+	if a.started || a.row == nil {
+		return
+	}
+	a.started = true
+	e.r.led.QueueStart(a.row.ID, server, e.r.now(), e.ack)
+}
+
+// waitToRetry starts a's backoff; its end arrives as an event.
+func (e *engine) waitToRetry(a *attempt, wait time.Duration) {
+	q := e.r.events
+	e.retrying[a] = true
+	a.timer = time.AfterFunc(wait, func() { q.post(evRetry{a: a}) })
 }

@@ -148,10 +148,10 @@ func (e *engine) resume(b *state.BatteryRun, done map[ledger.CellKey]ledger.Requ
 		res, err := resultOf(*a.row)
 		a.row = nil // its row is finished already
 		if err != nil {
-			e.inference.inferenceSettled(a, chat.Result{}, &chat.Error{Class: chat.ClassMalformed, Message: err.Error()})
+			e.inference.settled(a, chat.Result{}, &chat.Error{Class: chat.ClassMalformed, Message: err.Error()})
 			continue
 		}
-		e.inference.inferenceSettled(a, res, nil)
+		e.inference.settled(a, res, nil)
 	}
 	e.inference.submitInference(batch)
 	return nil

@@ -6,12 +6,12 @@ import (
 
 // judgePrice is a judge's dollars per million prompt and completion
 // tokens: its own price_in/price_out, else its model's in [prices].
-func (jg *judgingPart) judgePrice(name string) (in, out float64, ok bool) {
-	j := jg.e.r.judges[name]
+func (r *Run) judgePrice(name string) (in, out float64, ok bool) {
+	j := r.judges[name]
 	if j.PriceIn != 0 || j.PriceOut != 0 {
 		return j.PriceIn, j.PriceOut, true
 	}
-	if p, found := jg.e.r.cfg.Prices[j.Model]; found {
+	if p, found := r.cfg.Prices[j.Model]; found {
 		return p.In, p.Out, true
 	}
 	return 0, 0, false
@@ -34,7 +34,7 @@ func (j *judgingPart) spentJudging(a *attempt, res chat.Result, err error) {
 	s.Requests++
 	s.PromptTokens += int64(res.PromptTokens)
 	s.CompletionTokens += int64(res.CompletionTokens)
-	if in, out, ok := j.judgePrice(a.judge.judge); ok {
+	if in, out, ok := j.e.r.judgePrice(a.judge.judge); ok {
 		s.Cost += (in*float64(res.PromptTokens) + out*float64(res.CompletionTokens)) / 1e6
 	} else {
 		s.Priced = false
