@@ -3,7 +3,6 @@ package placement
 import (
 	"cmp"
 	"slices"
-	"sync"
 
 	"pitwall/gpu/chat"
 )
@@ -67,7 +66,6 @@ func classOf(p chat.Purpose) jobClass {
 // Place implements Policy.
 func (p Placer) Place(v FleetView) []Assignment {
 	st := newPlaceState(p, &v)
-	defer st.release()
 	if !st.work() {
 		return nil
 	}
@@ -100,78 +98,11 @@ type placeState struct {
 	// it stands in for models not yet measured when work is compared.
 	knownJobTime [numClasses]float64
 	out          []Assignment
-	totalFree    int // free slots on up servers
-	// lists and spare are the jobLists and placeServers of earlier
-	// decisions, kept for the next: a fleet decides at every job's end,
-	// and building a decision's maps anew was a seventh of a large run's
-	// allocations (statePool).
-	lists []*jobList
-	used  int // lists handed out in this decision
-	spare []*placeServer
-	// names are the lists of model names handed out in this decision
-	// (models, fill), kept for the next; sole and slots are sharing's maps.
-	names       [][]string
-	namesUsed   int
-	sole, slots map[string]int
-	last        *jobList // the list of the job found last (listOf)
-	lastKey     QueueKey
-	scanned     int // queued jobs the lists have read in this decision (more)
-}
-
-// statePool keeps decisions' working state between decisions, maps and all.
-var statePool = sync.Pool{New: func() any { return new(placeState) }}
-
-// release gives st back to statePool, its views forgotten.
-func (st *placeState) release() {
-	st.v = nil
-	for _, ps := range st.servers {
-		ps.view = nil
-	}
-	statePool.Put(st)
-}
-
-// newList is an empty jobList, one of an earlier decision's when there is one.
-func (st *placeState) newList() *jobList {
-	if st.used == len(st.lists) {
-		st.lists = append(st.lists, &jobList{})
-	}
-	l := st.lists[st.used]
-	st.used++
-	*l = jobList{kept: l.kept[:0]}
-	return l
-}
-
-// nameList is an empty list of model names, one of an earlier decision's
-// when there is one; done hands it back grown, for the next decision. A
-// list is the caller's until the decision ends.
-func (st *placeState) nameList() (int, []string) {
-	if st.namesUsed == len(st.names) {
-		st.names = append(st.names, nil)
-	}
-	st.namesUsed++
-	return st.namesUsed - 1, st.names[st.namesUsed-1][:0]
-}
-
-func (st *placeState) done(i int, l []string) []string {
-	st.names[i] = l
-	return l
-}
-
-// newServer is a placeServer for sv, one of an earlier decision's (its
-// maps emptied) when there is one.
-func (st *placeState) newServer(sv *ServerView) *placeServer {
-	ps := &placeServer{}
-	if n := len(st.spare); n > 0 {
-		ps, st.spare = st.spare[n-1], st.spare[:n-1]
-	}
-	present, placed := ps.present, ps.placed
-	if present == nil {
-		present, placed = map[string]bool{}, map[string]int{}
-	}
-	clear(present)
-	clear(placed)
-	*ps = placeServer{view: sv, free: max(sv.Free(), 0), present: present, placed: placed, loading: sv.Loading}
-	return ps
+	totalFree    int        // free slots on up servers
+	lists        []*jobList // every list of this decision, in the order made
+	last         *jobList   // the list of the job found last (listOf)
+	lastKey      QueueKey
+	scanned      int // queued jobs the lists have read in this decision (more)
 }
 
 // work reports whether the decision has anything to decide: a free slot,
@@ -213,32 +144,19 @@ type placeServer struct {
 	reserved bool
 }
 
-// newPlaceState is the working state of a decision on v, taken from
-// statePool; the caller releases it. Unless work says there is something
-// to decide, it holds the servers alone.
+// newPlaceState is the working state of a decision on v. Unless work says
+// there is something to decide, it holds the servers alone.
 func newPlaceState(p Placer, v *FleetView) *placeState {
-	st := statePool.Get().(*placeState)
-	st.spare = append(st.spare, st.servers...)
-	*st = placeState{p: p, v: v, servers: st.servers[:0], pool: st.pool, pinned: st.pinned, serving: st.serving,
-		lists: st.lists, spare: st.spare, names: st.names, sole: st.sole, slots: st.slots}
-	if st.serving == nil {
-		st.serving = map[string]int{}
-		st.pinned = map[string]*[numClasses]map[string]*jobList{}
-		for c := range numClasses {
-			st.pool[c] = map[string]*jobList{}
-		}
-	}
-	clear(st.serving)
-	clear(st.pinned)
+	st := &placeState{p: p, v: v, serving: map[string]int{}, pinned: map[string]*[numClasses]map[string]*jobList{}}
 	for c := range numClasses {
-		clear(st.pool[c])
+		st.pool[c] = map[string]*jobList{}
 	}
 	for i := range v.Servers {
 		sv := &v.Servers[i]
 		if !sv.Up {
 			continue
 		}
-		ps := st.newServer(sv)
+		ps := &placeServer{view: sv, free: max(sv.Free(), 0), present: map[string]bool{}, placed: map[string]int{}, loading: sv.Loading}
 		for m, ok := range sv.Resident {
 			if ok {
 				ps.present[m] = true
@@ -282,7 +200,7 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 			l.count += n.Weight
 			l.want += n.Jobs
 		}
-		for _, l := range st.lists[:st.used] {
+		for _, l := range st.lists {
 			l.want = min(l.want, st.totalFree)
 		}
 	} else {
@@ -291,7 +209,7 @@ func newPlaceState(p Placer, v *FleetView) *placeState {
 				l.add(i, v.Queue[i].weight(), st.totalFree)
 			}
 		}
-		for _, l := range st.lists[:st.used] {
+		for _, l := range st.lists {
 			l.read = len(v.Queue)
 		}
 	}
@@ -342,7 +260,7 @@ func (st *placeState) take(c jobClass, m string, s *placeServer) bool {
 
 // models lists the models with queued work of class c that s could run, sorted.
 func (st *placeState) models(c jobClass, s *placeServer) []string {
-	i, out := st.nameList()
+	var out []string
 	for m, l := range st.pool[c] {
 		if l.left() > 0 && s.view.Offered[m] {
 			out = append(out, m)
@@ -356,7 +274,7 @@ func (st *placeState) models(c jobClass, s *placeServer) []string {
 		}
 	}
 	slices.Sort(out)
-	return st.done(i, slices.Compact(out))
+	return slices.Compact(out)
 }
 
 // jobTime is the typical slot time of one job of m in seconds; a model not
@@ -382,12 +300,7 @@ type sharing struct {
 }
 
 func (st *placeState) sharing(c jobClass) sharing {
-	if st.sole == nil {
-		st.sole, st.slots = map[string]int{}, map[string]int{}
-	}
-	clear(st.sole)
-	clear(st.slots)
-	sh := sharing{soleOf: st.sole, slots: st.slots}
+	sh := sharing{soleOf: map[string]int{}, slots: map[string]int{}}
 	for _, o := range st.servers {
 		if c == classJudge && o.reserved {
 			continue // it keeps judge work off its slots: it takes none of m's
@@ -433,13 +346,12 @@ func (st *placeState) fill(c jobClass) {
 		if s.free == 0 || (c == classJudge && s.reserved) {
 			continue
 		}
-		i, ms := st.nameList()
+		var ms []string
 		for _, m := range st.models(c, s) {
 			if s.present[m] {
 				ms = append(ms, m)
 			}
 		}
-		ms = st.done(i, ms)
 		perServer := func(m string) float64 {
 			return float64(st.left(c, m, s)) * st.jobTime(c, m) / float64(max(st.serving[m], 1))
 		}

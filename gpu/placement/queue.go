@@ -62,7 +62,8 @@ func (st *placeState) list(c jobClass, m, pinned string) *jobList {
 	}
 	l := pool[m]
 	if l == nil {
-		l = st.newList()
+		l = &jobList{}
+		st.lists = append(st.lists, l)
 		pool[m] = l
 	}
 	return l
@@ -124,7 +125,7 @@ func (st *placeState) readAll() {
 			l.kept = append(l.kept, keptJob{i, q[i].weight()})
 		}
 	}
-	for _, l := range st.lists[:st.used] {
+	for _, l := range st.lists {
 		l.read = len(q)
 	}
 }
