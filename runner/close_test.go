@@ -4,6 +4,7 @@ import (
 	"context"
 	"pitwall/gpu/simspec"
 	"pitwall/runner/state"
+	"strings"
 	"testing"
 	"time"
 )
@@ -173,5 +174,66 @@ func TestAReopenedRunViewsAnotherJudgeWithoutJudging(t *testing.T) {
 	again.Close()
 	if after := reqs(); after != before {
 		t.Errorf("viewing a judge sent %d requests", after-before)
+	}
+}
+
+// A re-judge of every cell asks identical questions more than once (the
+// repeats of a model answer alike at temperature 0), and the repeats
+// after the first wait on its request without a ledger row of their own.
+// Stopped while the judge hangs, the waiting ones end with no row to
+// finish: a finish of a row never written made the ledger say "finish
+// request 0: not found", and the run turned Failed (exit 2) though
+// nothing was lost.
+func TestStoppingARejudgeThatSharesRequestsKeepsTheRunAsItWas(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, testConfig(t, strings.Replace(simFleet, "retries = 1", "retries = 1\nrepeat = 3", 1)+oneJudge), true)
+	b := h.finish(t)
+	if b.Status != state.RunCompleted || b.Counts.Judged == 0 {
+		t.Fatalf("the run before the re-judge: %s, %+v", b.Status, b.Counts)
+	}
+	h.sims.Server("gpu0").SetFaults(simspec.Faults{HangRate: 1})
+	if err := h.run.RejudgeAll(""); err != nil {
+		t.Fatal(err)
+	}
+	// Let the leading requests reach the hanging judge, then stop.
+	timeout := time.After(time.Minute)
+	for waiting := true; waiting; {
+		select {
+		case s := <-h.run.Snapshots():
+			waiting = s == nil || s.JudgeInFlight == 0
+		case <-timeout:
+			t.Fatal("the re-judge sent nothing in a minute")
+		}
+	}
+	h.run.Stop()
+	// The run stays open, as the screen keeps it: the ledger's answers to
+	// what the stop wrote come back to it.
+	snap := func() *state.BatteryRun {
+		var sb *state.BatteryRun
+		if err := h.run.call(func(e *engine) error { sb = e.snapshot(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return sb
+	}
+	for snap().JudgeInFlight > 0 {
+		select {
+		case <-timeout:
+			t.Fatal("the stopped re-judge did not settle in a minute")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := h.led.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	after := snap()
+	h.run.Close()
+	if after.Status != b.Status {
+		t.Errorf("after a stopped re-judge the run is %s (%q), want %s as before", after.Status, after.Message, b.Status)
+	}
+	if after.Counts != b.Counts {
+		t.Errorf("counts after a stopped re-judge: %+v, want those of before: %+v", after.Counts, b.Counts)
+	}
+	if got, want := state.ExitCode(after, false), state.ExitCode(b, false); got != want {
+		t.Errorf("exit code %d after a stopped re-judge, %d before", got, want)
 	}
 }

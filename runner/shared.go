@@ -62,6 +62,11 @@ func (s *sharingPart) settleFollowers(a *attempt, res chat.Result, err error) {
 		return
 	}
 	if chat.ClassOf(err) == chat.ClassCanceled {
+		// A follower's row is written only when it shares an answer: one
+		// that ends without has none to finish.
+		for _, f := range fs {
+			f.row = nil
+		}
 		var live []*attempt
 		for _, f := range fs {
 			if f.ctx.Err() == nil {
