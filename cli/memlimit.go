@@ -8,34 +8,16 @@ import (
 	"pitwall/config"
 )
 
-// Go's soft memory limit for a run, set once as the app opens: a floor for
-// what every run holds (the program, its fleet, its ledger's caches) and,
-// for each cell of the grid, what it holds live (cellLiveBytes) and half as
-// much again of room for the collector. The collector's CPU goes with the
-// live heap over that room, so the room grows with the grid: at a quarter
-// of the live heap (500 bytes a cell with one judge) collection took 16%
-// of a 100,000-cell run's CPU, against 3% at 4,000 cells.
-//
-// With GOGC alone the heap grows to twice the live heap before a
-// collection; the limit holds it nearer, so that the program's peak is its
-// live heap and a margin rather than twice it (100,000 judged cells: about
-// 140 MB of RSS instead of 200). Sized by the grid and its judges, not
-// fixed, it never sits below what the run keeps live: a limit under the
-// live heap would have the collector run without end (a jury of three
-// voting three times each, under a limit sized for one judge, took 30%
-// more CPU at 10,000 cells). GOMEMLIMIT, when set, is the user's and is
-// left as it is.
-//
-// Where the limit is small (at most twice the floor) GOGC is off: the limit
-// is the heap's goal, so a small run's heap grows to the floor before a
-// collection rather than to twice its few megabytes live (a 2,000-cell
-// run collected about twice as often, for about 10% more CPU). Above, GOGC
-// stays: a grid's estimate can be well over what it keeps live (every
-// configured judge counts, and a run may use one), and GOGC then keeps
-// the heap within twice its live size, where the limit alone would let it
-// grow to the estimate. A large run's limit is under twice its live heap,
-// so there the limit is the goal either way. GOGC, when set, is the
-// user's and is left as it is.
+// Go's soft memory limit for a run, set once as the app opens, sized by
+// the grid: a floor for what every run holds, and for each cell what it
+// keeps live (cellLiveBytes) and half as much again of room for the
+// collector. It holds the peak near the live heap rather than twice it:
+// without it, 100,000 judged cells pass guardPeakMB100k (cli/guards_test.go;
+// docs/performance.md). Where the limit is small (at most twice the floor)
+// GOGC is off, the limit being the heap's goal; above, GOGC stays, so that
+// a grid's estimate well over what it keeps live does not let the heap
+// grow to it. GOMEMLIMIT and GOGC, when set, are the user's and are left as
+// they are.
 const memFloor = 32 << 20
 
 // What a cell keeps live, in bytes, measured in BenchmarkBinaryJudged

@@ -96,10 +96,9 @@ func (f *Fleet) dispatch() {
 // (Fleet.workerIdle, which tests may lengthen).
 const workerIdle = 2 * time.Second
 
-// spawn runs st on a worker that waits for a job, or on a new one. A job
-// started on a fresh goroutine grows its stack from the smallest, a copy
-// at each doubling, on its way through the HTTP client (6% of a fast
-// run's CPU); a worker's stack is already grown. A job placed while the
+// spawn runs st on a worker that waits for a job, or on a new one: a
+// worker's stack is already grown for the HTTP client, where a fresh
+// goroutine's grows by copies (docs/performance.md). A job placed while the
 // worker of the one before is still finishing it starts another worker;
 // each ends after f.workerIdle without a job, or when the fleet closes.
 func (f *Fleet) spawn(st *start) {

@@ -247,14 +247,13 @@ func (a *streamAcc) add(raw []byte, at time.Duration) error {
 		}
 		d := &choice.Delta
 		reasoning := d.ReasoningContent + d.Reasoning
-		if d.Content != "" || len(d.content) > 0 || reasoning != "" || len(d.ToolCalls) > 0 {
+		if d.Content != "" || reasoning != "" || len(d.ToolCalls) > 0 {
 			if a.deltas == 0 {
 				a.ttft = at
 			}
 			a.last = at
 			a.deltas++
 		}
-		a.content.Write(d.content)
 		a.content.WriteString(d.Content)
 		a.reasoning.WriteString(reasoning)
 		for _, tc := range d.ToolCalls {

@@ -110,10 +110,6 @@ type streamChunk struct {
 			ReasoningContent string          `json:"reasoning_content"`
 			Reasoning        string          `json:"reasoning"`
 			ToolCalls        []toolCallDelta `json:"tool_calls"`
-			// content is Content as the fast decoder leaves it: the bytes
-			// of the chunk itself, valid until the next chunk is read, so
-			// that a token costs no string of its own (streamAcc.add).
-			content []byte
 		} `json:"delta"`
 	} `json:"choices"`
 	Usage *struct {

@@ -156,19 +156,12 @@ func Open(path string) (*Ledger, error) {
 		// racing another process waits on busy_timeout instead of failing
 		// when it upgrades a read lock.
 		"_txlock": {"immediate"},
-		// A 4 MiB page cache: SQLite's 2 MB holds little of the indexes a
-		// large run inserts into at random (cache keys, cells, texts), so
-		// commits read pages back, but those reads come from the OS's
-		// cache. SQLite's pages are outside Go's heap but inside the
-		// process's peak, so a larger cache leaves Go's collector less
-		// room under the same peak: 16 MiB, with 8 MB less room, made a
-		// 100,000-cell run 15% slower and 12 MB larger
-		// (BenchmarkBinaryJudged; docs/architecture.md). A checkpoint
-		// every 16,000 pages of WAL (64 MB; SQLite's is 1,000) writes an
-		// index page changed by many commits once: against 4,000 pages, a
-		// 100,000-cell run took 6–10% less CPU, a 4,000-cell one the same
-		// (its WAL seldom reaches either). The WAL is checkpointed into
-		// the database and removed as the ledger closes.
+		// A page cache of 4 MiB (SQLite's pages count in the process's
+		// peak, beside Go's heap) and a checkpoint every 16,000 pages of
+		// WAL, so that an index page many commits change is written once:
+		// the sizes the binary benchmarks chose (docs/performance.md). The
+		// WAL is checkpointed into the database and removed as the ledger
+		// closes.
 		"_pragma": {"cache_size(-4096)", "wal_autocheckpoint(16000)"},
 	}))
 	if err != nil {
