@@ -100,7 +100,7 @@ func newAgentLoop(t config.Test, base int) *agentLoop {
 
 // try is which try of its step an attempt is (1 for the first), which the
 // retry budget counts; for a test of one request, its attempt number.
-func (a *attempt) try() int {
+func (a *inferAttempt) try() int {
 	if a.loop != nil {
 		return a.n - a.loop.base
 	}
@@ -111,7 +111,7 @@ func (a *attempt) try() int {
 // ledger params. An agent test's attempt sends its loop's conversation so
 // far (the loop begins with the first step), with tool_choice on the first
 // step only: a loop under "required" could never end.
-func (in *inferencePart) inferenceRequest(a *attempt) (chat.Request, string) {
+func (in *inferencePart) inferenceRequest(a *inferAttempt) (chat.Request, string) {
 	t := in.e.r.tests[a.cell.test]
 	req := buildRequest(t, in.e.r.models[a.cell.model], in.e.r.cfg.Run)
 	if t.Mode != config.ModeAgent {
@@ -135,7 +135,7 @@ func (in *inferencePart) inferenceRequest(a *attempt) (chat.Request, string) {
 // step on the cell and sends the next one, and reports true, unless the
 // loop has ended (false: the cell settles as usual, agentSettled deciding
 // it). A test of one request, or an error, is not its business.
-func (in *inferencePart) agentContinues(a *attempt, res chat.Result, err error) bool {
+func (in *inferencePart) agentContinues(a *inferAttempt, res chat.Result, err error) bool {
 	t := in.e.r.tests[a.cell.test]
 	if t.Mode != config.ModeAgent || err != nil {
 		return false
@@ -158,7 +158,7 @@ func (in *inferencePart) agentContinues(a *attempt, res chat.Result, err error) 
 		// place in a loop is not known, so the loop runs again from the
 		// start, its attempts numbered after every earlier one.
 		n := max(a.n, in.e.table.at(a.cell).Attempts) + 1
-		in.submitInference([]*attempt{{cell: a.cell, n: n}})
+		in.submitInference([]*inferAttempt{newInferAttempt(in, a.cell, n, nil)})
 		return true
 	}
 	if a.loop.take(res) != loopRunning {
@@ -168,7 +168,7 @@ func (in *inferencePart) agentContinues(a *attempt, res chat.Result, err error) 
 	in.e.totals.tokens += int64(res.CompletionTokens)
 	delete(in.failovers, a.cell)
 	a.loop.base = a.n
-	in.submitInference([]*attempt{{cell: a.cell, n: a.n + 1, loop: a.loop}})
+	in.submitInference([]*inferAttempt{newInferAttempt(in, a.cell, a.n+1, a.loop)})
 	return true
 }
 
@@ -177,7 +177,7 @@ func (in *inferencePart) agentContinues(a *attempt, res chat.Result, err error) 
 // that many jobs of the model, and the loop's name, under which the fleet
 // keeps the model on its server between one step and the next
 // (gpu.Job.Loop). Other jobs are left as they are.
-func (in *inferencePart) agentJob(a *attempt, j *gpu.Job) {
+func (in *inferencePart) agentJob(a *inferAttempt, j *gpu.Job) {
 	if a.loop == nil {
 		return
 	}
@@ -186,7 +186,7 @@ func (in *inferencePart) agentJob(a *attempt, j *gpu.Job) {
 }
 
 // showSteps puts the loop's trajectory so far on its cell.
-func (in *inferencePart) showSteps(a *attempt) {
+func (in *inferencePart) showSteps(a *inferAttempt) {
 	c := in.e.table.edit(a.cell)
 	c.EditReply().Steps = slices.Clone(a.loop.steps)
 	in.e.pub.dirty = true
@@ -196,7 +196,7 @@ func (in *inferencePart) showSteps(a *attempt) {
 // output is the trajectory's (final answer, every call, summed usage), and
 // its checks are the loop's ending, the trajectory's validation and the
 // test's checks over the trajectory. Other cells are left as they are.
-func (in *inferencePart) agentSettled(a *attempt, c *state.Cell, reply *state.Reply) {
+func (in *inferencePart) agentSettled(a *inferAttempt, c *state.Cell, reply *state.Reply) {
 	lp := a.loop
 	if lp == nil || len(lp.steps) == 0 {
 		return

@@ -341,7 +341,7 @@ func (b *batchingPart) batchPlanned(jb *judgeBatch, p batchPlan, err error) {
 		}
 		for _, rjs := range sub.waiting {
 			for _, rj := range rjs {
-				b.e.judges.dispatched(rj.a, jb.client.Server(), false)
+				b.e.judges.dispatched(rj.a, jb.client.Server())
 			}
 		}
 		b.pollBatch(sub)
@@ -442,13 +442,13 @@ func (b *batchingPart) batchUnanswered(jb *judgeBatch, why string) {
 // requeue makes the next attempt of a judge request whose attempt a went
 // unanswered, leading whatever waited on a, as retry does; it returns
 // the requests to send (none when the ledger answered them).
-func (b *batchingPart) requeue(a *attempt) []*readyJudge {
+func (b *batchingPart) requeue(a *judgeAttempt) []*readyJudge {
 	if a.ctx.Err() != nil {
 		b.e.judges.settled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
 		return nil
 	}
 	fs := b.e.sharing.release(a)
-	next := &attempt{cell: a.cell, n: a.n + 1, batched: a.batched + 1, judge: a.judge, ctx: a.ctx}
+	next := newJudgeAttempt(a.part, a.judge, a.n+1, a.batched+1, a.ctx)
 	if rj := b.e.judges.judgeRequest(next, nil); rj != nil {
 		b.e.sharing.adopt(next, fs)
 		return b.e.judges.written([]*readyJudge{rj})

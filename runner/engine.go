@@ -36,7 +36,7 @@ type engine struct {
 	sharing   *sharingPart
 	batches   *batchingPart
 
-	retrying map[*attempt]bool // attempts waiting out their backoff, inference's and judges'
+	retrying map[request]bool // attempts waiting out their backoff, inference's and judges'
 
 	// ack hears the end of the ledger's asynchronous writes (a request's
 	// start and end, a cell, a verdict): a failure comes back to the loop
@@ -112,8 +112,8 @@ type sharingPart struct {
 	e *engine
 	// shared maps a judge cache key to the request in flight for it, and
 	// followers lists the requests waiting on that one's answer.
-	shared    map[string]*attempt
-	followers map[*attempt][]*attempt
+	shared    map[string]*judgeAttempt
+	followers map[*judgeAttempt][]*judgeAttempt
 }
 
 // batchingPart is the judging of batch judges: requests gathering for one
@@ -137,11 +137,11 @@ type evLedgerFailed struct{ err error }
 func newEngine(r *Run, table *cellTable, plan scoring.Plan) *engine {
 	e := &engine{r: r, table: table, plan: plan, wanted: map[string]bool{}, life: idle,
 		report:   runReport{phase: state.PhaseInference, status: state.RunRunning},
-		retrying: map[*attempt]bool{}}
+		retrying: map[request]bool{}}
 	e.inference = &inferencePart{e: e, failovers: map[cellPos]int{}}
 	e.judges = &judgingPart{e: e, round: map[cellPos]int{}, tallies: map[tallyKey]*tally{},
 		pendingJury: map[tallyKey]*state.Judgment{}}
-	e.sharing = &sharingPart{e: e, shared: map[string]*attempt{}, followers: map[*attempt][]*attempt{}}
+	e.sharing = &sharingPart{e: e, shared: map[string]*judgeAttempt{}, followers: map[*judgeAttempt][]*judgeAttempt{}}
 	e.batches = &batchingPart{e: e}
 	for _, n := range plan.Running() {
 		e.wanted[n] = true

@@ -53,31 +53,20 @@ func (q *queue) close() []any {
 	return items
 }
 
-// sender is a part of the engine that sends requests to the fleet
-// (inference, judging): the loop hands it the events of its attempts.
-type sender interface {
-	dispatched(a *attempt, server string, loading bool)
-	done(a *attempt, res chat.Result, err error)
-	// retry sends the next attempt once a's backoff is over.
-	retry(a *attempt)
-	// settled ends a with res or err, as if the fleet had answered so.
-	settled(a *attempt, res chat.Result, err error)
-}
-
 // The events the loop takes. Fleet callbacks carry the attempt they report
 // on, so a late report of an attempt already given up on is recognised.
 type (
 	evDispatched struct {
-		a       *attempt
+		a       request
 		server  string
 		loading bool
 	}
 	evDone struct {
-		a   *attempt
+		a   request
 		res chat.Result
 		err error
 	}
-	evRetry struct{ a *attempt } // a retry's wait is over
+	evRetry struct{ a request } // a retry's wait is over
 	evStop  struct{}
 	evClose struct{}
 	// evCall runs fn on the loop and sends its error to reply.

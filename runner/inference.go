@@ -1,13 +1,11 @@
 package runner
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"pitwall/config"
 	"pitwall/gpu"
@@ -17,23 +15,6 @@ import (
 	"pitwall/runner/ledger"
 	"pitwall/runner/state"
 )
-
-// attempt is one request of a cell: an inference attempt, or one judge
-// sample (judge set). The loop owns it; fleet callbacks name it in their
-// events.
-type attempt struct {
-	cell    cellPos
-	n       int // 1 for the first try
-	batched int // of the n-1 tries before, those a judge batch left unanswered
-	judge   *judgeJob
-	by      sender          // the part that sent it, and hears its events
-	ctx     context.Context // what the request was submitted under
-	row     *ledger.Request // its ledger row, once written
-	started bool            // the ledger knows it was dispatched
-	timer   *time.Timer     // while it waits out a backoff
-	key     string          // a judge request's cache key
-	loop    *agentLoop      // an agent test's tool loop (agent.go)
-}
 
 // buildRequest turns a test into the chat request every model gets.
 func buildRequest(t config.Test, model string, run config.Run) chat.Request {
@@ -108,10 +89,10 @@ func mustJSON(v any) string {
 // submitInference writes each attempt's ledger row, then hands them all to
 // the fleet at once: nothing is sent that the ledger does not know of, and
 // placement sees the whole batch.
-func (in *inferencePart) submitInference(batch []*attempt) {
+func (in *inferencePart) submitInference(batch []*inferAttempt) {
 	r := in.e.r
 	var (
-		send []*attempt
+		send []*inferAttempt
 		rows []*ledger.Request
 		reqs []chat.Request
 	)
@@ -150,7 +131,7 @@ func (in *inferencePart) submitInference(batch []*attempt) {
 		a.row.Input, a.row.Params = "", "" // on disk; the row's end writes neither
 		c := in.e.table.edit(a.cell)
 		c.Status, c.Attempts = state.Queued, a.n
-		jobs[i] = in.e.job(in, a, reqs[i], chat.PurposeInference, "")
+		jobs[i] = in.e.job(a, reqs[i], chat.PurposeInference, "")
 		in.agentJob(a, jobs[i])
 	}
 	r.fleet.SubmitAll(in.e.phases.phaseCtx, jobs)
@@ -159,7 +140,7 @@ func (in *inferencePart) submitInference(batch []*attempt) {
 // reused settles a from an identical request that completed before, when
 // the run reuses inference ([run] reuse_inference, --reuse): its row is
 // recorded as served from the ledger, and nothing is sent.
-func (in *inferencePart) reused(a *attempt) bool {
+func (in *inferencePart) reused(a *inferAttempt) bool {
 	r := in.e.r
 	if !r.cfg.Run.ReuseInference || a.row.CacheKey == "" {
 		return false
@@ -184,8 +165,8 @@ func (in *inferencePart) reused(a *attempt) bool {
 	return true
 }
 
-func (in *inferencePart) dispatched(a *attempt, server string, loading bool) {
-	in.e.markStarted(a, server)
+func (in *inferencePart) dispatched(a *inferAttempt, server string, loading bool) {
+	in.e.markStarted(&a.attempt, server)
 	c := in.e.table.at(a.cell)
 	if c.Status.Terminal() || c.Attempts != a.n {
 		return
@@ -200,7 +181,7 @@ func (in *inferencePart) dispatched(a *attempt, server string, loading bool) {
 
 // done takes a finished attempt: the ledger first, then a retry
 // or the cell's outcome.
-func (in *inferencePart) done(a *attempt, res chat.Result, err error) {
+func (in *inferencePart) done(a *inferAttempt, res chat.Result, err error) {
 	if a.row != nil {
 		a.row.End(in.e.r.now(), res, err)
 		in.e.r.led.QueueFinish(a.row, in.e.ack)
@@ -237,17 +218,17 @@ func (in *inferencePart) done(a *attempt, res chat.Result, err error) {
 	in.settled(a, res, err)
 }
 
-func (in *inferencePart) retry(a *attempt) {
+func (in *inferencePart) retry(a *inferAttempt) {
 	if in.e.life != inferring {
 		in.settled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
 		return
 	}
-	in.submitInference([]*attempt{{cell: a.cell, n: a.n + 1, loop: a.loop}})
+	in.submitInference([]*inferAttempt{newInferAttempt(in, a.cell, a.n+1, a.loop)})
 }
 
 // settled decides a cell from its last attempt, records it, and
 // plans its judging when judging is pipelined.
-func (in *inferencePart) settled(a *attempt, res chat.Result, err error) {
+func (in *inferencePart) settled(a *inferAttempt, res chat.Result, err error) {
 	if in.agentContinues(a, res, err) {
 		return // an agent cell's next step is on its way
 	}

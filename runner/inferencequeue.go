@@ -26,9 +26,9 @@ func (in *inferencePart) queueInference() {
 	if n <= inferenceWindow {
 		// Battery order, model-major within a test, so the first rows
 		// fill first; placement decides what actually runs first.
-		batch := make([]*attempt, 0, n)
+		batch := make([]*inferAttempt, 0, n)
 		in.e.table.each(func(p cellPos) {
-			batch = append(batch, &attempt{cell: p, n: 1})
+			batch = append(batch, newInferAttempt(in, p, 1, nil))
 		})
 		in.submitInference(batch)
 		return
@@ -54,7 +54,7 @@ func (in *inferencePart) feedInference() {
 		rest := in.iqueue
 		in.iqueue = nil
 		for _, q := range rest {
-			a := &attempt{cell: q, n: 1}
+			a := newInferAttempt(in, q, 1, nil)
 			in.settled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before it was sent"})
 		}
 		return
@@ -66,9 +66,9 @@ func (in *inferencePart) feedInference() {
 		return
 	}
 	take := min(room, len(in.iqueue))
-	batch := make([]*attempt, take)
+	batch := make([]*inferAttempt, take)
 	for i, q := range in.iqueue[:take] {
-		batch[i] = &attempt{cell: q, n: 1}
+		batch[i] = newInferAttempt(in, q, 1, nil)
 	}
 	in.iqueue = in.iqueue[take:]
 	if len(in.iqueue) == 0 {

@@ -122,7 +122,7 @@ func (j *judgingPart) submitJudging(jobs []judgeJob) {
 	whole, _ := j.e.wholeReplies(jobs)
 	prepared := make([]*readyJudge, 0, len(jobs))
 	for i := range jobs {
-		a := &attempt{cell: jobs[i].cell, n: 1, judge: &jobs[i], ctx: ctx}
+		a := newJudgeAttempt(j, &jobs[i], 1, 0, ctx)
 		if rj := j.prepareJudge(a, whole); rj != nil {
 			prepared = append(prepared, rj)
 		}
@@ -140,7 +140,7 @@ func (j *judgingPart) submitJudging(jobs []judgeJob) {
 
 // lookedUp says a judge request looks in the judge cache before it is
 // sent: all but a re-judge's, which asks for a fresh answer.
-func (j *judgingPart) lookedUp(a *attempt) bool {
+func (j *judgingPart) lookedUp(a *judgeAttempt) bool {
 	return !a.judge.refresh && !j.e.r.opts.RefreshJudges
 }
 
@@ -168,7 +168,7 @@ func (j *judgingPart) cachedJudges(rjs []*readyJudge) map[string]string {
 // written to record), or settles it at once from the cache or by sharing
 // an identical request in flight (nil). whole holds the replies read from
 // the ledger (wholeReplies).
-func (j *judgingPart) judgeRequest(a *attempt, whole map[cellPos]wholeReply) *readyJudge {
+func (j *judgingPart) judgeRequest(a *judgeAttempt, whole map[cellPos]wholeReply) *readyJudge {
 	rj := j.prepareJudge(a, whole)
 	if rj == nil {
 		return nil
@@ -178,7 +178,7 @@ func (j *judgingPart) judgeRequest(a *attempt, whole map[cellPos]wholeReply) *re
 
 // prepareJudge makes a judge attempt's request, cache key and ledger row,
 // or settles it as not sent (nil) when its reply cannot be read.
-func (jg *judgingPart) prepareJudge(a *attempt, whole map[cellPos]wholeReply) *readyJudge {
+func (jg *judgingPart) prepareJudge(a *judgeAttempt, whole map[cellPos]wholeReply) *readyJudge {
 	r := jg.e.r
 	j := a.judge
 	jc := r.judges[j.judge]
@@ -261,7 +261,7 @@ func (jg *judgingPart) routeJudge(rj *readyJudge, cached map[string]string) *rea
 // readyJudge is a judge request with its ledger row, for written to record
 // before it goes to the fleet or a batch.
 type readyJudge struct {
-	a   *attempt
+	a   *judgeAttempt
 	req chat.Request
 	pin string
 }
@@ -297,13 +297,13 @@ func (jg *judgingPart) sendJudging(ctx context.Context, jobs []*readyJudge) {
 	}
 	out := make([]*gpu.Job, 0, len(jobs))
 	for _, j := range jobs {
-		out = append(out, jg.e.job(jg, j.a, j.req, chat.PurposeJudge, j.pin))
+		out = append(out, jg.e.job(j.a, j.req, chat.PurposeJudge, j.pin))
 	}
 	jg.e.r.fleet.SubmitAll(ctx, out)
 }
 
-func (jg *judgingPart) dispatched(a *attempt, server string, _ bool) {
-	jg.e.markStarted(a, server)
+func (jg *judgingPart) dispatched(a *judgeAttempt, server string) {
+	jg.e.markStarted(&a.attempt, server)
 	j := a.judge
 	tl := jg.tallies[tallyKey{j.cell, j.judge}]
 	if tl == nil || tl.round != j.round {
@@ -319,7 +319,7 @@ func (jg *judgingPart) dispatched(a *attempt, server string, _ bool) {
 }
 
 // done takes a finished judge request: a retry, or the sample.
-func (j *judgingPart) done(a *attempt, res chat.Result, err error) {
+func (j *judgingPart) done(a *judgeAttempt, res chat.Result, err error) {
 	if res.PromptCut > 0 {
 		j.e.totals.judgeCut++
 	}
@@ -336,14 +336,14 @@ func (j *judgingPart) done(a *attempt, res chat.Result, err error) {
 	j.settled(a, res, err)
 }
 
-func (j *judgingPart) retry(a *attempt) {
+func (j *judgingPart) retry(a *judgeAttempt) {
 	if a.ctx.Err() != nil {
 		j.settled(a, chat.Result{}, &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"})
 		return
 	}
 	// The retry leads whatever waited on the attempt before it.
 	fs := j.e.sharing.release(a)
-	next := &attempt{cell: a.cell, n: a.n + 1, batched: a.batched, judge: a.judge, ctx: a.ctx}
+	next := newJudgeAttempt(j, a.judge, a.n+1, a.batched, a.ctx)
 	ready := []*readyJudge{j.judgeRequest(next, nil)}
 	if ready[0] != nil {
 		j.e.sharing.adopt(next, fs)
@@ -359,7 +359,7 @@ func (j *judgingPart) retry(a *attempt) {
 	j.sendJudging(a.ctx, j.written(slices.DeleteFunc(ready, func(rj *readyJudge) bool { return rj == nil })))
 }
 
-func (j *judgingPart) settled(a *attempt, res chat.Result, err error) {
+func (j *judgingPart) settled(a *judgeAttempt, res chat.Result, err error) {
 	j.judgeSettledAs(a, res, err, "live")
 	j.e.sharing.settleFollowers(a, res, err)
 }
@@ -369,7 +369,7 @@ func (j *judgingPart) settled(a *attempt, res chat.Result, err error) {
 // (priced), the sample joins its judge's tally for the cell (a cancelled
 // one gives the cell back what it had), and when every sample of the
 // judge is in, the judge votes and the verdicts are recorded.
-func (jg *judgingPart) judgeSettledAs(a *attempt, res chat.Result, err error, source string) {
+func (jg *judgingPart) judgeSettledAs(a *judgeAttempt, res chat.Result, err error, source string) {
 	j := a.judge
 	jg.jinflight--
 	jg.e.pub.dirty = true
@@ -399,7 +399,7 @@ func (jg *judgingPart) judgeSettledAs(a *attempt, res chat.Result, err error, so
 
 // endRow ends a judge request's ledger row with its answer, its price and
 // the verdict read from it.
-func (jg *judgingPart) endRow(a *attempt, res chat.Result, err error, sample scoring.Sample) {
+func (jg *judgingPart) endRow(a *judgeAttempt, res chat.Result, err error, sample scoring.Sample) {
 	jg.spentJudging(a, res, err)
 	a.row.End(jg.e.r.now(), res, err)
 	if err == nil {

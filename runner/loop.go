@@ -75,16 +75,16 @@ func (r *Run) loop() {
 func (e *engine) handle(ev any) {
 	switch ev := ev.(type) {
 	case evDispatched:
-		ev.a.by.dispatched(ev.a, ev.server, ev.loading)
+		ev.a.dispatched(ev.server, ev.loading)
 	case evDone:
 		delete(e.retrying, ev.a)
-		ev.a.by.done(ev.a, ev.res, ev.err)
+		ev.a.done(ev.res, ev.err)
 	case evRetry:
 		if !e.retrying[ev.a] {
 			return // cancelled while its timer fired
 		}
 		delete(e.retrying, ev.a)
-		ev.a.by.retry(ev.a)
+		ev.a.retry()
 	case evStop:
 		e.stop(state.RunStopped, "stopping…")
 	case evClose:
@@ -112,11 +112,11 @@ func (e *engine) stop(status state.RunStatus, msg string) {
 		e.report.endAs, e.report.message = status, msg
 		e.move(stopping)
 		e.phases.phaseCancel()
-		e.cancelRetries(func(*attempt) bool { return true })
+		e.cancelRetries(func(request) bool { return true })
 	case ended, closing:
 		if e.phases.judgeCancel != nil {
 			e.phases.judgeCancel()
-			e.cancelRetries(func(a *attempt) bool { return a.by == sender(e.judges) })
+			e.cancelRetries(func(a request) bool { return a.base().ctx.Err() != nil }) // the re-judge's
 		}
 	}
 }
@@ -124,14 +124,14 @@ func (e *engine) stop(status state.RunStatus, msg string) {
 // cancelRetries settles, as cancelled, the attempts waiting out a backoff
 // that match. One whose timer has already fired settles when its event
 // arrives, as the context it ran under is done.
-func (e *engine) cancelRetries(match func(*attempt) bool) {
+func (e *engine) cancelRetries(match func(request) bool) {
 	for a := range e.retrying {
-		if !match(a) || !a.timer.Stop() {
+		if !match(a) || !a.base().timer.Stop() {
 			continue
 		}
 		delete(e.retrying, a)
 		err := &chat.Error{Class: chat.ClassCanceled, Message: "stopped before retry"}
-		a.by.settled(a, chat.Result{}, err)
+		a.settled(chat.Result{}, err)
 	}
 }
 
@@ -391,11 +391,10 @@ func (e *engine) publish() {
 // The sending that inference and judging share: a job's callbacks, the
 // ledger's start of a request, a backoff's wait.
 
-// job is the fleet's job for an attempt sent by by; its callbacks only
-// post events, which the loop hands to by.
-func (e *engine) job(by sender, a *attempt, req chat.Request, purpose chat.Purpose, pin string) *gpu.Job {
+// job is the fleet's job for an attempt; its callbacks only post events,
+// which the loop hands back to the attempt.
+func (e *engine) job(a request, req chat.Request, purpose chat.Purpose, pin string) *gpu.Job {
 	q := e.r.events
-	a.by = by
 	return &gpu.Job{
 		Request: req, Purpose: purpose, Pin: pin, Timeout: e.r.cfg.Run.Timeout, BeforeSend: e.r.beforeSend,
 		Dispatched: func(server string, loading bool) {
@@ -415,8 +414,8 @@ func (e *engine) markStarted(a *attempt, server string) {
 }
 
 // waitToRetry starts a's backoff; its end arrives as an event.
-func (e *engine) waitToRetry(a *attempt, wait time.Duration) {
+func (e *engine) waitToRetry(a request, wait time.Duration) {
 	q := e.r.events
 	e.retrying[a] = true
-	a.timer = time.AfterFunc(wait, func() { q.post(evRetry{a: a}) })
+	a.base().timer = time.AfterFunc(wait, func() { q.post(evRetry{a: a}) })
 }

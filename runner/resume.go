@@ -116,8 +116,8 @@ func (e *engine) resume(b *state.BatteryRun, done map[ledger.CellKey]ledger.Requ
 	e.totals.tokens = b.TokensGenerated
 	e.report.started = b.Started
 	e.move(inferring)
-	var batch []*attempt
-	var fromLedger []*attempt
+	var batch []*inferAttempt
+	var fromLedger []*inferAttempt
 	e.table.each(func(p cellPos) {
 		c := e.table.at(p)
 		send := !c.Status.Terminal() || again.Cancelled && c.Status == state.Cancelled ||
@@ -129,7 +129,7 @@ func (e *engine) resume(b *state.BatteryRun, done map[ledger.CellKey]ledger.Requ
 			return
 		}
 		e.inference.inflight++
-		a := &attempt{cell: p, n: c.Attempts + 1}
+		a := newInferAttempt(e.inference, p, c.Attempts+1, nil)
 		cell := e.table.edit(p)
 		prevErr := cell.Status == state.Errored
 		r := cell.EditReply()

@@ -11,7 +11,7 @@ import (
 // follow makes a a follower of the request in flight with its key, when
 // there is one it may share (a re-judge shares only with another fresh
 // request), and reports whether it did.
-func (s *sharingPart) follow(a *attempt) bool {
+func (s *sharingPart) follow(a *judgeAttempt) bool {
 	lead := s.shared[a.key]
 	if lead == nil || lead == a || a.judge.refresh && !lead.judge.refresh {
 		return false
@@ -21,11 +21,11 @@ func (s *sharingPart) follow(a *attempt) bool {
 }
 
 // lead records a as the request in flight for its key.
-func (s *sharingPart) lead(a *attempt) { s.shared[a.key] = a }
+func (s *sharingPart) lead(a *judgeAttempt) { s.shared[a.key] = a }
 
 // release ends a's lead, if it had one, and returns the requests that
 // waited on it.
-func (s *sharingPart) release(a *attempt) []*attempt {
+func (s *sharingPart) release(a *judgeAttempt) []*judgeAttempt {
 	if s.shared[a.key] == a {
 		delete(s.shared, a.key)
 	}
@@ -35,7 +35,7 @@ func (s *sharingPart) release(a *attempt) []*attempt {
 }
 
 // adopt makes next, a retry, the lead of fs.
-func (s *sharingPart) adopt(next *attempt, fs []*attempt) {
+func (s *sharingPart) adopt(next *judgeAttempt, fs []*judgeAttempt) {
 	if len(fs) > 0 {
 		s.followers[next] = append(s.followers[next], fs...)
 	}
@@ -56,7 +56,7 @@ func (s *sharingPart) rows() map[int64]bool {
 // answer, recorded as taken from it (source cache, server "(shared)"). When
 // a was cancelled and a follower's own work was not, the first such
 // follower is sent in its place and leads the rest.
-func (s *sharingPart) settleFollowers(a *attempt, res chat.Result, err error) {
+func (s *sharingPart) settleFollowers(a *judgeAttempt, res chat.Result, err error) {
 	fs := s.release(a)
 	if len(fs) == 0 {
 		return
@@ -67,7 +67,7 @@ func (s *sharingPart) settleFollowers(a *attempt, res chat.Result, err error) {
 		for _, f := range fs {
 			f.row = nil
 		}
-		var live []*attempt
+		var live []*judgeAttempt
 		for _, f := range fs {
 			if f.ctx.Err() == nil {
 				live = append(live, f)

@@ -20,7 +20,7 @@ func (r *Run) judgePrice(name string) (in, out float64, ok bool) {
 // spentJudging counts a judge request that went out and came back (or
 // failed): the header shows judging's spending apart, as it goes. A
 // request cancelled before it was answered spent nothing it reports.
-func (j *judgingPart) spentJudging(a *attempt, res chat.Result, err error) {
+func (j *judgingPart) spentJudging(a *judgeAttempt, res chat.Result, err error) {
 	if a.judge == nil || a.row == nil {
 		return
 	}
