@@ -77,14 +77,19 @@ type Run struct {
 
 // Server is one OpenAI-compatible endpoint of the fleet.
 type Server struct {
-	Name      string          `toml:"name" json:"name"`
-	URL       string          `toml:"url" json:"url"` // with /v1; for kind = "sim" an optional fixed loopback address
-	Kind      chat.Kind       `toml:"kind" json:"kind"`
-	Slots     int             `toml:"slots" json:"slots"` // default 1
-	GPUs      []int           `toml:"gpus" json:"gpus"`
-	APIKeyEnv string          `toml:"api_key_env" json:"api_key_env"`
-	Models    []string        `toml:"models" json:"models"` // offered models when known up front (required for sim)
-	Sim       *simspec.Server `toml:"sim" json:"sim,omitempty"`
+	Name      string    `toml:"name" json:"name"`
+	URL       string    `toml:"url" json:"url"` // with /v1; for kind = "sim" an optional fixed loopback address
+	Kind      chat.Kind `toml:"kind" json:"kind"`
+	Slots     int       `toml:"slots" json:"slots"` // default 1
+	GPUs      []int     `toml:"gpus" json:"gpus"`
+	APIKeyEnv string    `toml:"api_key_env" json:"api_key_env"`
+	Models    []string  `toml:"models" json:"models"` // offered models when known up front (required for sim)
+	// RPM and TPM are the requests and tokens a minute a hosted API allows
+	// this account; pitwall starts no request past them. 0: none set (the
+	// API's own rate-limit headers are kept either way).
+	RPM int             `toml:"rpm" json:"rpm,omitempty"`
+	TPM int             `toml:"tpm" json:"tpm,omitempty"`
+	Sim *simspec.Server `toml:"sim" json:"sim,omitempty"`
 }
 
 // Scoring says how completed cells are judged.

@@ -114,6 +114,12 @@ func validateServers(v *Collector, servers []Server) {
 			v.Add(at("slots"), "slots is how many requests the server runs at once: 1 or more", "slots must be at least 1, got %d", s.Slots)
 		}
 		atMost(v, at("slots"), int64(s.Slots), maxSlots, "slots is how many requests the server runs at once; the fleet keeps a table of them")
+		if s.RPM < 0 {
+			v.Add(at("rpm"), "rpm is the requests a minute the API allows: leave it out for none", "rpm must not be negative, got %d", s.RPM)
+		}
+		if s.TPM < 0 {
+			v.Add(at("tpm"), "tpm is the tokens a minute the API allows: leave it out for none", "tpm must not be negative, got %d", s.TPM)
+		}
 		for k, g := range s.GPUs {
 			if g < 0 {
 				v.Add(IndexPath(at("gpus"), k), "GPU indices start at 0", "negative GPU index %d", g)

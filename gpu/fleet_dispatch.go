@@ -132,6 +132,9 @@ func (f *Fleet) worker(st *start) {
 func (f *Fleet) startLocked(q *fleetJob, s *fleetServer) *start {
 	model := q.job.Request.Model
 	st := &start{q: q, s: s, slot: s.acquire(model), as: s.sendAs(model)}
+	if s.budget.started(f.now()); s.budget.wait(f.now()) > 0 {
+		f.wakeMonitor() // to wake the dispatcher when the budget allows more
+	}
 	st.ctx, st.cancel = context.WithCancelCause(q.ctx)
 	s.slots[st.slot].cancel = st.cancel
 	switch {
@@ -341,6 +344,14 @@ func (f *Fleet) settle(st *start, res chat.Result, err error) {
 		}
 	}
 	var e *chat.Error
+	rl := res.RateLimit
+	if errors.As(err, &e) && rl == nil {
+		rl = e.RateLimit
+	}
+	s.budget.ended(f.now(), res.PromptTokens+res.CompletionTokens, rl)
+	if s.budget.wait(f.now()) > 0 {
+		f.wakeMonitor()
+	}
 	if errors.As(err, &e) && e.Class == chat.ClassRateLimit && e.RetryAfter > 0 {
 		if until := f.now().Add(e.RetryAfter); until.After(s.heldUntil) {
 			s.heldUntil, s.heldFor = until, e.RetryAfter

@@ -116,8 +116,8 @@ func (f *Fleet) startProbes(results chan<- probeDone) time.Duration {
 	now, clock := time.Now(), f.now()
 	wait := time.Hour
 	for _, s := range f.servers {
-		if s.held(clock) {
-			wait = min(wait, s.heldUntil.Sub(clock))
+		if end := s.holdEnd(clock); clock.Before(end) {
+			wait = min(wait, end.Sub(clock))
 		}
 		end, ok, dropped := s.nextHoldEnd(clock)
 		if ok {

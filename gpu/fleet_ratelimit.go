@@ -58,10 +58,10 @@ func (f *Fleet) heldOutLocked(q *fleetJob, clock time.Time) *chat.Error {
 		if !s.couldRun(q) {
 			continue
 		}
-		if !s.up || !s.held(clock) || s.heldUntil.Sub(clock) <= limit {
+		if !s.up || !s.held(clock) || s.holdEnd(clock).Sub(clock) <= limit {
 			return nil
 		}
-		if first == nil || s.heldUntil.Before(first.heldUntil) {
+		if first == nil || s.holdEnd(clock).Before(first.holdEnd(clock)) {
 			first = s
 		}
 	}
@@ -69,7 +69,7 @@ func (f *Fleet) heldOutLocked(q *fleetJob, clock time.Time) *chat.Error {
 		return nil
 	}
 	e := rateLimitedErr(first.cfg.Name, q.job.Request.Model, first.heldFor, name, limit)
-	e.Message += fmt.Sprintf(" (held until %s; not sent)", first.heldUntil.Format("15:04:05"))
+	e.Message += fmt.Sprintf(" (held until %s; not sent)", first.holdEnd(clock).Format("15:04:05"))
 	return e
 }
 

@@ -54,6 +54,8 @@ type fleetServer struct {
 	// sent to it before then. heldFor is the wait it asked for.
 	heldUntil time.Time
 	heldFor   time.Duration
+	// budget holds the server to its rate limits (fleet_budget.go).
+	budget budget
 
 	// holds are the agent loops whose model the server keeps for their next
 	// step, by loop (fleet_loops.go).
@@ -88,7 +90,7 @@ func newServer(cfg ServerConfig, c *client.Client) *fleetServer {
 	}
 	s := &fleetServer{cfg: cfg, client: c, jit: cfg.Kind.JIT(), kind: cfg.Kind, up: true,
 		slots: make([]fleetSlot, n), loads: map[string]chan struct{}{}, res: newResidency(),
-		sends: map[string]string{}}
+		sends: map[string]string{}, budget: newBudget(cfg.RPM, cfg.TPM)}
 	if cfg.Models != nil {
 		s.setOffered(cfg.Models)
 	}
@@ -97,9 +99,20 @@ func newServer(cfg ServerConfig, c *client.Client) *fleetServer {
 
 func (s *fleetServer) free() int { return len(s.slots) - s.busy }
 
+// holdEnd is when the server takes new work again: the end of a 429's
+// Retry-After, or of a wait its rate-limit budget asks; now or before when
+// nothing holds it.
+func (s *fleetServer) holdEnd(now time.Time) time.Time {
+	end := s.heldUntil
+	if w := s.budget.wait(now); w > 0 && now.Add(w).After(end) {
+		end = now.Add(w)
+	}
+	return end
+}
+
 // held reports whether the server is rate-limited at now.
 func (s *fleetServer) held(now time.Time) bool {
-	return !s.heldUntil.IsZero() && now.Before(s.heldUntil)
+	return now.Before(s.holdEnd(now))
 }
 
 // takesWork reports whether new jobs may start on the server at now.
@@ -319,8 +332,11 @@ func (s *fleetServer) state(now time.Time, models map[string]placement.ModelView
 		Offered: slices.Sorted(slices.Values(s.listed)), Resident: slices.Sorted(maps.Keys(s.resident())),
 		GPUs: slices.Clone(s.seen.gpus),
 	}
-	if s.held(now) {
-		st.HeldUntil, st.RetryAfter = s.heldUntil, s.heldFor
+	if end := s.holdEnd(now); now.Before(end) {
+		st.HeldUntil, st.RetryAfter = end, s.heldFor
+		if end.After(s.heldUntil) {
+			st.RetryAfter = end.Sub(now) // the budget's wait, not a 429's
+		}
 	}
 	if s.up {
 		st.VRAMTotalGB, st.VRAMUsedGB = s.vram(models)

@@ -14,6 +14,10 @@ type ServerConfig struct {
 	// Models, when set, is the list of models the server offers, and the
 	// fleet does not need to ask /v1/models.
 	Models []string
+	// RPM and TPM are the requests and tokens a minute the server allows
+	// (a hosted API's rate limits); 0 when it sets none, or says its own
+	// in its replies' headers (budget).
+	RPM, TPM int
 }
 
 // ProbeTarget is what a probe of s needs to know of it.

@@ -81,6 +81,18 @@ type Result struct {
 	// the server cut the prompt to fit (Ollama does so silently), so the
 	// model never saw all of it. 0 when not cut, or not known.
 	PromptCut int
+	// RateLimit is what a hosted API's headers said of its limits with the
+	// reply; nil when they said nothing.
+	RateLimit *RateLimit
+}
+
+// RateLimit is a hosted API's account of its rate limits, read from a
+// reply's headers (OpenAI's and Azure's x-ratelimit-*, Anthropic's
+// anthropic-ratelimit-*): what is left of each budget, and how long until
+// each is whole again, counted from when the reply arrived.
+type RateLimit struct {
+	Requests, Tokens           int           // remaining; -1 when not said
+	RequestsReset, TokensReset time.Duration // 0 when not said
 }
 
 // Purpose says why a request is made; the scheduler treats them differently

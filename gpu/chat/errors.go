@@ -41,7 +41,8 @@ type Error struct {
 	Model      string
 	Status     int           // HTTP status, 0 when none
 	Message    string        // what the server or transport said
-	RetryAfter time.Duration // from a 429's Retry-After, 0 when absent
+	RetryAfter time.Duration // from a 429's retry-after-ms or Retry-After, 0 when absent
+	RateLimit  *RateLimit    // the limits the reply's headers said, nil when none
 	Err        error         // the underlying error, if any
 }
 

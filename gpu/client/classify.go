@@ -86,8 +86,14 @@ func classify(ctx context.Context, err error, c *callInfo, now time.Time) *chat.
 		// no Location): the URL names something else than the API.
 		e.Message += " (a reply the client could not follow: check the server's url, which should end where the API's /v1 is)"
 	}
+	if c != nil {
+		e.RateLimit = c.rate
+	}
 	if c != nil && e.Class == chat.ClassRateLimit {
-		e.RetryAfter = parseRetryAfter(c.retryAfter, now)
+		e.RetryAfter = retryAfterMS(c.retryMS)
+		if e.RetryAfter == 0 {
+			e.RetryAfter = parseRetryAfter(c.retryAfter, now)
+		}
 	}
 	return e
 }

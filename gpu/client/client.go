@@ -145,6 +145,7 @@ func (c *Client) Chat(ctx context.Context, req chat.Request) (chat.Result, error
 		}
 	}
 	res = acc.result(res, start, time.Now())
+	res.RateLimit = cl.rate
 	switch {
 	case acc.chunks == 0 && cl.received > 0 && !looksLikeSSE(cl.head):
 		ns := &notStreamError{status: cl.status, contentType: cl.contentType, head: cl.head}

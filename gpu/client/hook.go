@@ -7,7 +7,9 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
+	"pitwall/gpu/chat"
 	"pitwall/gpu/probe"
 )
 
@@ -21,6 +23,8 @@ type callInfo struct {
 	// goroutine that called the client, so it reads them without a lock.
 	status      int
 	retryAfter  string
+	retryMS     string          // retry-after-ms (OpenAI, Azure)
+	rate        *chat.RateLimit // the reply's rate-limit headers
 	contentType string
 	done        bool  // the stream carried "data: [DONE]" (go-openai does not say)
 	received    int64 // bytes of the 2xx body read so far, up to maxReply
@@ -66,6 +70,8 @@ func (t *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.status = resp.StatusCode
 	c.retryAfter = resp.Header.Get("Retry-After")
+	c.retryMS = resp.Header.Get("retry-after-ms")
+	c.rate = rateLimitOf(resp.Header, time.Now())
 	c.contentType = resp.Header.Get("Content-Type")
 	ok := resp.StatusCode >= 200 && resp.StatusCode < 300
 	body := &replyBody{ReadCloser: resp.Body, c: c, ok: ok, limit: maxErrorBody}

@@ -36,6 +36,8 @@ func FleetServers(cfg *config.Config, getenv func(string) string) ([]gpu.ServerC
 			Slots:  s.Slots,
 			GPUs:   s.GPUs,
 			Models: s.Models,
+			RPM:    s.RPM,
+			TPM:    s.TPM,
 		})
 	}
 	for _, j := range cfg.Scoring.Judges {
