@@ -7,11 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"sort"
-	"syscall"
 	"time"
 
 	"pitwall/config"
@@ -39,7 +37,7 @@ type app struct {
 	fleet   *gpu.Fleet
 	cancel  context.CancelFunc // telemetry's and discovery's context
 	purpose appFor
-	held    chan os.Signal // interrupts held off while the app is open (holdInterrupts)
+	intr    *interrupts // SIGINT and SIGTERM while the app is open (interrupts.go)
 }
 
 // appFor is what an app is opened for, which says what its servers must
@@ -63,27 +61,19 @@ func openApp(cfg *config.Config, runID string, stderr io.Writer) (*app, error) {
 func openAppFor(cfg *config.Config, runID string, purpose appFor, stderr io.Writer) (*app, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &app{cfg: cfg, cancel: cancel, purpose: purpose}
+	a.intr = watchInterrupts(stderr)
 	fitMemoryLimit(cfg)
 	if err := a.open(ctx, runID, stderr); err != nil {
 		a.Close()
 		return nil, err
 	}
-	a.holdInterrupts()
+	fleet, led := a.fleet, a.led // Close may be clearing the fields meanwhile
+	way := &wayOut{closeAll: func() { fleet.Close(); _ = led.Flush() }}
+	if purpose == forRun {
+		way.resume = "pitwall resume " + a.runID
+	}
+	a.intr.way.Store(way)
 	return a, nil
-}
-
-// holdInterrupts keeps SIGINT and SIGTERM from ending the process while
-// the app is open, until Close has closed the ledger. Each phase that
-// reads them (a run's progress, the grid, a re-judge, qualify) still gets
-// them on a channel of its own; between phases (the last writes of a run,
-// its exit code, the summary) they do nothing. Without it an interrupt
-// that came as a run ended, after its phase stopped listening, killed the
-// process before the ledger was closed, and could lose the run's exit
-// code. The channel is never read: the signal package drops what it
-// cannot send.
-func (a *app) holdInterrupts() {
-	a.held = make(chan os.Signal, 1)
-	signal.Notify(a.held, os.Interrupt, syscall.SIGTERM)
 }
 
 // simConfig is the config the simulated servers are started with. A new run
@@ -217,10 +207,8 @@ func (a *app) Close() error {
 		a.logFile = nil
 		err = errors.Join(errs...)
 	}
-	if a.held != nil {
-		signal.Stop(a.held) // the ledger is closed: an interrupt may end the process again
-		a.held = nil
-	}
+	a.intr.close() // the ledger is closed: an interrupt may end the process again
+	a.intr = nil
 	return err
 }
 

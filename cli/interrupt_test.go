@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -42,33 +43,88 @@ func TestAnInterruptAfterTheRunEndedKeepsItsExitCode(t *testing.T) {
 }
 
 // An interrupt that comes while the app is open, outside any phase that
-// listens for it (as a run ends: its exit code, the summary, the ledger's
-// close), does not end the process: the app holds it until Close. Not
-// parallel: the signal goes to the whole test process, and no run of
-// another test may be listening for it meanwhile. Without the hold, the
-// signal's default action ends the test binary.
-func TestAnOpenAppHoldsInterruptsUntilItsLedgerIsClosed(t *testing.T) {
+// listens for it (set-up, or as a run ends: its exit code, the summary,
+// the ledger's close), does not end the process, and is not lost: the
+// next phase to listen takes it as its first. Not parallel: the signal
+// goes to the whole test process. Without the watcher, the signal's
+// default action ends the test binary.
+func TestAnOpenAppKeepsAnInterruptForTheNextPhase(t *testing.T) {
 	_, a := openDemoApp(t)
-	held := a.held
-	if held == nil {
-		a.Close()
-		t.Fatal("an open app holds no interrupts")
-	}
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		a.Close()
 		t.Fatal(err)
 	}
-	select {
-	case <-held:
-	case <-time.After(20 * time.Second):
-		t.Error("the interrupt never reached the app's hold")
+	deadline := time.Now().Add(20 * time.Second)
+	for !a.intr.early.Load() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !a.intr.listen() {
+		t.Error("the phase that listened after the interrupt was not told of it")
+	}
+	if a.intr.listen() {
+		t.Error("an interrupt was told twice")
 	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if a.held != nil {
-		t.Error("a closed app still holds interrupts")
+	if a.intr != nil {
+		t.Error("a closed app still watches interrupts")
 	}
+}
+
+// A second interrupt, or a SIGTERM, that the run does not answer in time
+// ends the process (130) after the ledger had its chance to write, with
+// the command that continues the run; a third ends it at once.
+func TestInterruptsTheRunDoesNotAnswerEndTheProcess(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		sigs []os.Signal
+	}{
+		{"two interrupts", []os.Signal{os.Interrupt, os.Interrupt}},
+		{"a SIGTERM", []os.Signal{syscall.SIGTERM}},
+		{"three interrupts", []os.Signal{os.Interrupt, os.Interrupt, os.Interrupt}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out safeBuffer
+			closed := make(chan struct{})
+			in := newInterrupts(&out)
+			in.way.Store(&wayOut{resume: "pitwall resume r1", closeAll: func() { close(closed) }})
+			in.listening.Store(true) // a phase listens, and hangs
+			in.hardAfter = 50 * time.Millisecond
+			exited := make(chan int, 1)
+			in.exit = func(code int) { exited <- code }
+			go in.watch()
+			defer in.close()
+			for _, s := range tt.sigs {
+				in.sigs <- s
+			}
+			select {
+			case code := <-exited:
+				if code != exitInterrupted {
+					t.Errorf("exit %d, want %d", code, exitInterrupted)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the process was not ended")
+			}
+			select {
+			case <-closed:
+			default:
+				t.Error("the process ended without closing the fleet and the ledger")
+			}
+			if !strings.Contains(out.String(), "pitwall resume r1") {
+				t.Errorf("the way out said %q; want the command that continues the run", out.String())
+			}
+		})
+	}
+	// One interrupt a phase answers ends nothing.
+	in := newInterrupts(io.Discard)
+	in.listening.Store(true)
+	in.hardAfter = 10 * time.Millisecond
+	in.exit = func(int) { t.Error("one interrupt ended the process") }
+	go in.watch()
+	in.sigs <- os.Interrupt
+	time.Sleep(100 * time.Millisecond)
+	in.close()
 }
 
 // openDemoApp opens the app of the demo's config (seed 42) at time scale

@@ -433,6 +433,11 @@ func (s *safeBuffer) WriteString(x string) {
 	s.mu.Unlock()
 }
 
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.WriteString(string(p))
+	return len(p), nil
+}
+
 func (s *safeBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -450,3 +450,45 @@ func TestSimServesTheFleetToOtherClients(t *testing.T) {
 		t.Errorf("unknown model: HTTP %d %s, want 404 with an OpenAI error body", resp.StatusCode, raw)
 	}
 }
+
+// An interrupt as early as the ledger exists, while the run is still being
+// set up, stops the run: it is not lost between set-up and the first phase
+// that listens (the process used to go on running the whole battery).
+func TestAnInterruptDuringSetUpStopsTheRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "run", demoPath(t), "--headless")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PITWALL_SIM_TIME_SCALE=1")
+	var stderr safeBuffer
+	cmd.Stdout, cmd.Stderr = &bytes.Buffer{}, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(dir, ".pitwall", "ledger.db")); err == nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the run went on a minute after an interrupt during set-up\n%s", stderr.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Errorf("exit %v after an interrupt during set-up, want %d\n%s", err, exitInterrupted, stderr.String())
+	}
+	if x := exportLast(t, dir); x.Run.Status != "stopped" {
+		t.Errorf("run status %q, want stopped", x.Run.Status)
+	}
+}

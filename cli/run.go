@@ -94,6 +94,10 @@ func (s *session) live(opts ui.Options, stdout, stderr io.Writer) int {
 	sigterm := make(chan os.Signal, 1)
 	signal.Notify(sigterm, syscall.SIGTERM)
 	defer signal.Stop(sigterm)
+	if s.app.intr.listen() {
+		s.interrupt()
+		s.run.Stop()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type result struct {
@@ -156,6 +160,11 @@ func (s *session) plain(opts ui.Options, stdout, stderr io.Writer) *state.Batter
 
 	interrupts, ended := sigs, s.run.Done()
 	var grace <-chan time.Time
+	if s.app.intr.listen() { // an interrupt during set-up: the first
+		s.interrupted.Store(true)
+		s.run.Stop()
+		grace = time.After(stopGrace)
+	}
 	for {
 		select {
 		case last := <-printed:
