@@ -34,6 +34,10 @@ import (
 // and what to do with it.
 //
 // Every test is validated; all problems come back at once, as Errors.
+//
+// The files a battery names (a promptfoo file://) must be in its folder
+// (File.ReadRef); a config's allow_outside_files lifts that, and Load
+// passes it on.
 func LoadBattery(path string) ([]Test, error) {
 	tests, _, err := loadBattery(path)
 	if err != nil {
@@ -45,6 +49,12 @@ func LoadBattery(path string) ([]Test, error) {
 // loadBattery is LoadBattery that also returns warnings: what the file
 // asked for that pitwall loads but will not do as written, once per kind.
 func loadBattery(path string) ([]Test, []string, error) {
+	return loadBatteryFiles(path, false)
+}
+
+// loadBatteryFiles is loadBattery whose battery may name files outside its
+// folder when outside is set (allow_outside_files).
+func loadBatteryFiles(path string, outside bool) ([]Test, []string, error) {
 	// sniffFormat parses to tell the format: no parser may see a file
 	// nested past the cap (BurntSushi/toml recurses once per level).
 	data, rerr := readDocument(path, "brackets", "battery", "check the battery path")
@@ -59,16 +69,17 @@ func loadBattery(path string) ([]Test, []string, error) {
 		return nil, nil, e
 	}
 	n := newNotes(path)
+	file := File{Path: path, Data: data, Notes: n, Outside: outside}
 	var tests []Test
 	switch format {
 	case formatTOML:
 		tests, err = loadNativeTOML(path, data, n)
 	case formatJSON:
-		tests, err = loadJSON(path, data, n)
+		tests, err = loadJSON(file)
 	case formatJSONL:
 		tests, err = loadJSONL(path, data, n)
 	default:
-		tests, err = loadForeign(File{Path: path, Data: data, Notes: n})
+		tests, err = loadForeign(file)
 	}
 	return tests, n.list(), err
 }
@@ -164,7 +175,8 @@ func loadNativeTOML(path string, data []byte, n *Notes) ([]Test, error) {
 // loadJSON reads a JSON battery: native, or a registered format's (a
 // top-level object ClaimsJSON takes, prompt-prix's; an array of records or
 // a record alone, inspect's or BFCL's).
-func loadJSON(path string, data []byte, n *Notes) ([]Test, error) {
+func loadJSON(f File) ([]Test, error) {
+	path, data, n := f.Path, f.Data, f.Notes
 	var top any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -191,7 +203,7 @@ func loadJSON(path string, data []byte, n *Notes) ([]Test, error) {
 		case t["tests"] != nil:
 			root, shape, into = "", reflect.TypeFor[rawBattery](), &rb
 		case jsonFormatFor(t) != nil:
-			return jsonFormatFor(t).Load(File{Path: path, Data: data, Notes: n})
+			return jsonFormatFor(t).Load(f)
 		case recordFormatFor(t) != nil:
 			return loadRecords(path, data, recordFormatFor(t), n)
 		default:

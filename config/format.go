@@ -59,6 +59,9 @@ type File struct {
 	Path  string
 	Data  []byte
 	Notes *Notes // what the file asks for that pitwall will not do
+	// Outside lets ReadRef read files outside the battery's folder: the
+	// config's allow_outside_files.
+	Outside bool
 }
 
 // Records is how a format whose tests are one JSON object each is read.

@@ -54,6 +54,11 @@ func checkLoad(t *testing.T, data []byte, load func(path string, data []byte, n 
 	}
 }
 
+// loadJSONFile is loadJSON in checkLoad's shape.
+func loadJSONFile(path string, data []byte, n *Notes) ([]Test, error) {
+	return loadJSON(File{Path: path, Data: data, Notes: n})
+}
+
 func FuzzNativeTOML(f *testing.F) {
 	fuzzSeeds(f, ".toml")
 	f.Add([]byte("[[tests]]\nid = \"a\"\nuser = \"hi\"\nmode = \"agent\"\nmock_tools = { f = { _default = \"x\" } }\n"))
@@ -74,7 +79,7 @@ func FuzzJSON(f *testing.F) {
 		if nestingError("b", data, "json") != nil {
 			return
 		}
-		checkLoad(t, data, loadJSON)
+		checkLoad(t, data, loadJSONFile)
 	})
 }
 
@@ -87,7 +92,7 @@ func FuzzPromptPrix(f *testing.F) {
 		if nestingError("b", data, "json") != nil {
 			return
 		}
-		checkLoad(t, data, loadJSON)
+		checkLoad(t, data, loadJSONFile)
 	})
 }
 

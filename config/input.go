@@ -78,11 +78,32 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // one, no format pitwall reads gives it a meaning, and JSON's and TOML's
 // parsers would otherwise stop at its first byte.
 func ReadInput(path string) ([]byte, error) {
-	before, err := checkInput(path)
+	return readInput(hostFS{}, path)
+}
+
+// inputFS is where readInput looks: the host's whole file system, or an
+// *os.Root that no name may leave (ReadRef).
+type inputFS interface {
+	Stat(name string) (fs.FileInfo, error)
+	OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error)
+}
+
+type hostFS struct{}
+
+func (hostFS) Stat(name string) (fs.FileInfo, error) { return os.Stat(name) }
+func (hostFS) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+
+func readInput(fsys inputFS, path string) ([]byte, error) {
+	before, err := fsys.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err := checkMode(before); err != nil {
+		return nil, err
+	}
+	f, err := fsys.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

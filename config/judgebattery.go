@@ -88,9 +88,18 @@ func LoadJudgeBattery(path string) ([]JudgeTest, error) {
 	return tests, err
 }
 
-// loadJudgeBattery is LoadJudgeBattery that also returns warnings: what
-// the file holds that is not read, once per kind.
+// loadJudgeBattery is loadJudgeBatteryFiles with the battery's files kept
+// in its folder.
 func loadJudgeBattery(path string) ([]JudgeTest, []string, error) {
+	return loadJudgeBatteryFiles(path, false)
+}
+
+// loadJudgeBatteryFiles is LoadJudgeBattery that also returns warnings: what
+// the file holds that is not read, once per kind.
+//
+// outside lets the battery name files outside its folder
+// (allow_outside_files).
+func loadJudgeBatteryFiles(path string, outside bool) ([]JudgeTest, []string, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	syntax := "brackets"
 	switch ext {
@@ -120,7 +129,7 @@ func loadJudgeBattery(path string) ([]JudgeTest, []string, error) {
 				Hint: "a judge battery is .toml or .json, or a promptfoo config (.yaml)"}
 			break
 		}
-		file := File{Path: path, Data: data, Notes: n}
+		file := File{Path: path, Data: data, Notes: n, Outside: outside}
 		if err = f.checkNesting(file); err == nil {
 			tests, err = f.LoadJudge(file)
 		}

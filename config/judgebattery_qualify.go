@@ -81,7 +81,7 @@ func loadConfigJudgeBattery(c *Config, src *Source, eff *effective) ([]JudgeTest
 			Hint: fmt.Sprintf("looked for %s: a battery path is relative to the config's folder", p),
 		}}
 	}
-	jts, warnings, err := loadJudgeBattery(p)
+	jts, warnings, err := loadJudgeBatteryFiles(p, c.AllowOutsideFiles)
 	if err != nil {
 		return nil, nil, asErrors(err)
 	}

@@ -234,7 +234,7 @@ func loadConfigBattery(c *Config, src *Source) ([]Test, []string, Errors) {
 		}
 		return nil, nil, Errors{e}
 	}
-	tests, warnings, err := loadBattery(p)
+	tests, warnings, err := loadBatteryFiles(p, c.AllowOutsideFiles)
 	return tests, warnings, asErrors(err)
 }
 

@@ -20,6 +20,11 @@ type Config struct {
 	// Ledger is [ledger]: url, a postgres:// URL of a team's shared ledger
 	// (it takes db's place; --db and PITWALL_DB override it).
 	Ledger Ledger `toml:"ledger" json:"ledger"`
+	// AllowOutsideFiles lets the battery name files (a promptfoo file://)
+	// outside its own folder: absolute paths, .., symlinks out. Off, such a
+	// file is refused at load (File.ReadRef), since what it holds is sent
+	// to the servers and kept in the ledger.
+	AllowOutsideFiles bool `toml:"allow_outside_files" json:"allow_outside_files,omitempty"`
 
 	Run     Run      `toml:"run" json:"run"`
 	Servers []Server `toml:"servers" json:"servers"`

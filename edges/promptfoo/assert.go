@@ -69,7 +69,7 @@ func (c *pfContext) assertion(a pfAssert, field string) pfMapped {
 	var own map[string]any
 	if a.Transform != nil {
 		var ok bool
-		if own, ok = c.base.transformSpec(a.Transform, map[string]any{"vars": config.JSONNormalize(c.vars), "prompt": map[string]any{"label": c.prompt}}, c.id); !ok {
+		if own, ok = c.base.transformSpec(a.Transform, map[string]any{"vars": config.JSONNormalize(c.vars), "prompt": map[string]any{"label": c.prompt}}, c.id, config.JoinPath(field, "transform")); !ok {
 			return skip("its transform cannot be run")
 		}
 	}
@@ -249,7 +249,7 @@ func (c *pfContext) javascript(a pfAssert, not bool, field string) pfMapped {
 			c.base.n.Add(fmt.Sprintf("%q assertion not checked: file://%s is not a JavaScript file", typ, ref), c.id)
 			return pfMapped{}
 		}
-		data, _, err := pfFile(c.base.path, file)
+		data, _, err := pfFile(c.base.file, file)
 		if err != nil {
 			c.base.col.Add(config.JoinPath(field, "value"), "the path is relative to the promptfoo config", "test %q: %v", c.id, err)
 			return pfMapped{}

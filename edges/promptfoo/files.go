@@ -24,7 +24,7 @@ func (b *pfBase) readVarFiles(vars map[string]any, at string) {
 		if !ok || !isFile {
 			continue
 		}
-		v, err := pfDataFile(b.path, ref)
+		v, err := pfDataFile(b.file, ref)
 		if err != nil {
 			b.col.Add(config.JoinPath(config.JoinPath(at, "vars"), k), "the path is relative to the promptfoo config", "%v", err)
 			continue
@@ -38,17 +38,17 @@ func (b *pfBase) readVarFiles(vars map[string]any, at string) {
 // one of them.
 const maxScriptBytes = 1 << 20
 
-// pfFile reads a file:// reference relative to the config.
-func pfFile(cfgPath, ref string) ([]byte, string, error) {
-	p := ref
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(filepath.Dir(cfgPath), ref)
-	}
+// pfFile reads a file:// reference relative to the config, through
+// config's ReadRef: a file outside the config's folder is refused unless
+// the pitwall config allows it.
+func pfFile(cfg config.File, ref string) ([]byte, string, error) {
 	if strings.ContainsAny(ref, "*?[") {
-		return nil, p, fmt.Errorf("file://%s: globs are not read; name one file", ref)
+		return nil, ref, fmt.Errorf("file://%s: globs are not read; name one file", ref)
 	}
-	data, err := config.ReadInput(p)
+	data, p, err := cfg.ReadRef(ref)
 	switch {
+	case config.IsOutside(err):
+		return nil, p, err
 	case errors.Is(err, os.ErrNotExist):
 		return nil, p, fmt.Errorf("file://%s: no such file (looked for %s)", ref, p)
 	case err != nil:
@@ -60,8 +60,8 @@ func pfFile(cfgPath, ref string) ([]byte, string, error) {
 }
 
 // pfDataFile reads a var's file: text, or parsed JSON or YAML.
-func pfDataFile(cfgPath, ref string) (any, error) {
-	data, p, err := pfFile(cfgPath, ref)
+func pfDataFile(cfg config.File, ref string) (any, error) {
+	data, p, err := pfFile(cfg, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -90,8 +90,8 @@ func pfDataFile(cfgPath, ref string) (any, error) {
 
 // pfPromptFile reads a prompt file: text, or a JSON chat (kept as its text,
 // which the renderer reads as messages).
-func pfPromptFile(cfgPath, ref string) (string, error) {
-	data, p, err := pfFile(cfgPath, ref)
+func pfPromptFile(cfg config.File, ref string) (string, error) {
+	data, p, err := pfFile(cfg, ref)
 	if err != nil {
 		return "", err
 	}

@@ -57,7 +57,8 @@ var (
 
 // loadPromptfooJudge reads a promptfoo judge-competence config as a judge
 // battery.
-func loadPromptfooJudge(path string, data []byte, n *config.Notes) ([]config.JudgeTest, error) {
+func loadPromptfooJudge(f config.File) ([]config.JudgeTest, error) {
+	path, data, n := f.Path, f.Data, f.Notes
 	root, src, top, err := readPFYAML(path, data, "judge battery")
 	if err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func loadPromptfooJudge(path string, data []byte, n *config.Notes) ([]config.Jud
 	if raw, ok := m["defaultTest"]; ok {
 		def, _ = decodePFTest(col, raw, "defaultTest", lenient)
 	}
-	base := &pfBase{path: path, n: n, col: col, def: def}
+	base := &pfBase{file: f, n: n, col: col, def: def}
 	base.provider = providersRequest(col, n, m["providers"])
 	base.defReq = pfProviderRequest(col, n, def.Options.Provider, "defaultTest.options.provider")
 	configEcho := isEcho(m["providers"])
@@ -97,7 +98,7 @@ func loadPromptfooJudge(path string, data []byte, n *config.Notes) ([]config.Jud
 			(isEcho(def.Options.Provider) || (def.Options.Provider == nil && configEcho)))
 		var prompts []pfPrompt
 		if echo {
-			ps, err := pfPrompts(path, mapValue(root, "prompts"), n)
+			ps, err := pfPrompts(f, mapValue(root, "prompts"), n)
 			if err != nil {
 				return nil, err
 			}

@@ -122,7 +122,8 @@ func readPFYAML(path string, data []byte, empty string) (*yaml.Node, *config.Sou
 	return root, locateYAML(path, root), config.JSONNormalize(top), nil
 }
 
-func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, error) {
+func loadPromptfoo(f config.File) ([]config.Test, error) {
+	path, data, n := f.Path, f.Data, f.Notes
 	root, src, top, err := readPFYAML(path, data, "battery file")
 	if err != nil {
 		return nil, err
@@ -145,7 +146,7 @@ func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, er
 			n.Add(fmt.Sprintf("promptfoo key %q is not read", k), "")
 		}
 	}
-	prompts, err := pfPrompts(path, mapValue(root, "prompts"), n)
+	prompts, err := pfPrompts(f, mapValue(root, "prompts"), n)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +167,7 @@ func loadPromptfoo(path string, data []byte, n *config.Notes) ([]config.Test, er
 	if raw, ok := m["defaultTest"]; ok {
 		def, _ = decodePFTest(col, raw, "defaultTest", lenient("defaultTest"))
 	}
-	base := pfBase{path: path, n: n, col: col, prompts: prompts, def: def}
+	base := pfBase{file: f, n: n, col: col, prompts: prompts, def: def}
 	base.provider = providersRequest(col, n, m["providers"])
 	base.promptPrix = promptPrixShape(m)
 	if base.promptPrix {
@@ -329,7 +330,8 @@ func locateYAML(file string, root *yaml.Node) *config.Source {
 
 // pfPrompts reads prompts: one string, or a list of strings or {raw, id,
 // label} tables; a file:// prompt is read from beside the config.
-func pfPrompts(path string, n *yaml.Node, notes *config.Notes) ([]pfPrompt, error) {
+func pfPrompts(f config.File, n *yaml.Node, notes *config.Notes) ([]pfPrompt, error) {
+	path := f.Path
 	bad := func(line int, msg string) error {
 		return &config.Error{File: path, Line: max(line, 1), Field: "prompts", Msg: msg,
 			Hint: "write prompts inline, a string with {{var}} placeholders or {raw: ..., label: ...}, or file:// a .txt, .md or .json file"}
@@ -374,7 +376,7 @@ func pfPrompts(path string, n *yaml.Node, notes *config.Notes) ([]pfPrompt, erro
 			return nil, bad(it.Line, "a prompt must be a string or {raw: ...}")
 		}
 		if ref, ok := strings.CutPrefix(strings.TrimSpace(p.text), "file://"); ok {
-			text, err := pfPromptFile(path, ref)
+			text, err := pfPromptFile(f, ref)
 			if err != nil {
 				return nil, bad(it.Line, err.Error())
 			}

@@ -13,10 +13,10 @@ func init() {
 		Syntax: "yaml",
 		Claims: isYAMLTable,
 		Load: func(f config.File) ([]config.Test, error) {
-			return loadPromptfoo(f.Path, f.Data, f.Notes)
+			return loadPromptfoo(f)
 		},
 		LoadJudge: func(f config.File) ([]config.JudgeTest, error) {
-			return loadPromptfooJudge(f.Path, f.Data, f.Notes)
+			return loadPromptfooJudge(f)
 		},
 		IsJudge: isPromptfooJudgeBattery,
 	})

@@ -15,7 +15,7 @@ import (
 
 // pfBase is what every test of a promptfoo config shares.
 type pfBase struct {
-	path     string
+	file     config.File // the config, whose ReadRef reads its file:// references
 	n        *config.Notes
 	col      *config.Collector
 	prompts  []pfPrompt
@@ -108,10 +108,10 @@ func (b *pfBase) test(pt pfTest, vars, meta map[string]any, p pfPrompt, id strin
 	ctx := pfContext{base: b, vars: vars, prompt: prompt, id: t.ID,
 		test: map[string]any{"description": pt.Description, "vars": vars, "metadata": meta}}
 	var testTransform map[string]any
-	if tr := b.testTransform(pt); tr != nil {
+	if tr, field := b.testTransform(pt, at); tr != nil {
 		ctx := map[string]any{"vars": config.JSONNormalize(vars), "prompt": map[string]any{"raw": prompt, "label": p.id}}
 		var ok bool
-		if testTransform, ok = b.transformSpec(tr, ctx, t.ID); !ok {
+		if testTransform, ok = b.transformSpec(tr, ctx, t.ID, field); !ok {
 			b.n.Add("options.transform is not applied: assertions read the reply as the model wrote it", t.ID)
 		}
 	}
@@ -341,21 +341,31 @@ func pfApplyRequest(t *config.Test, reqs ...*pfRequest) {
 // testTransform is the transform promptfoo runs on a test's output before
 // its assertions: options.transform, else options.postprocess (its older
 // name), the test's over defaultTest's, as promptfoo merges the two.
-func (b *pfBase) testTransform(pt pfTest) any {
-	for _, v := range []any{pt.Options.Transform, b.def.Options.Transform, pt.Options.Postprocess, b.def.Options.Postprocess} {
-		if v != nil {
-			return v
+// field is where it is written, under the test at at.
+func (b *pfBase) testTransform(pt pfTest, at string) (v any, field string) {
+	for _, c := range []struct {
+		v     any
+		field string
+	}{
+		{pt.Options.Transform, config.Under(at, "options.transform")},
+		{b.def.Options.Transform, "defaultTest.options.transform"},
+		{pt.Options.Postprocess, config.Under(at, "options.postprocess")},
+		{b.def.Options.Postprocess, "defaultTest.options.postprocess"},
+	} {
+		if c.v != nil {
+			return c.v, c.field
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // transformSpec reads a transform as judge/check's Args["transform"] holds
 // one: inline JavaScript, or a file:// JavaScript file beside the config
 // (path.js:NAME picks an export). ok is false, noted, for what pitwall
 // cannot run (Python, a file it cannot read). Code that does not compile is
-// kept and noted: its test errors when it runs, as in promptfoo.
-func (b *pfBase) transformSpec(v any, context map[string]any, id string) (map[string]any, bool) {
+// kept and noted: its test errors when it runs, as in promptfoo. A file
+// outside the config's folder is an error at field, as every file:// is.
+func (b *pfBase) transformSpec(v any, context map[string]any, id, field string) (map[string]any, bool) {
 	code, isText := v.(string)
 	if !isText || strings.TrimSpace(code) == "" {
 		b.n.Add("a transform that is not JavaScript code or a file:// path is not applied", id)
@@ -373,7 +383,11 @@ func (b *pfBase) transformSpec(v any, context map[string]any, id string) (map[st
 			b.n.Add(fmt.Sprintf("transform file://%s is not applied: pitwall runs JavaScript transforms only", ref), id)
 			return nil, false
 		}
-		data, _, err := pfFile(b.path, file)
+		data, _, err := pfFile(b.file, file)
+		if config.IsOutside(err) {
+			b.col.Add(field, "", "test %q: %v", id, err)
+			return nil, false
+		}
 		if err != nil {
 			b.n.Add(fmt.Sprintf("transform is not applied: %v", err), id)
 			return nil, false
