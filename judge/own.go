@@ -86,13 +86,57 @@ func dropMarked(answer string) string {
 // ownText removes from a judge's answer what it echoed of the candidate:
 // <candidate_output> blocks, everything before a closing tag left without
 // its opening one (the judge quoted the block's end), and the lines
-// RenderCandidate marked or wrote as the candidate's tool calls.
-func ownText(answer string) string {
+// RenderCandidate marked or wrote as the candidate's tool calls. before is
+// what went before such a closing tag, the blocks and marked lines taken
+// out: it holds no verdict of the candidate's that was not unmarked, so a
+// verdict in it is one the judge wrote (or quoted unmarked) before the
+// tag, and it still counts against the verdict after (rule 5).
+func ownText(answer string) (own, before string) {
 	if textutil.ContainsFold(answer, "candidate_output") {
 		answer = echoRE.ReplaceAllString(answer, "")
 		if locs := echoEndRE.FindAllStringIndex(answer, -1); len(locs) > 0 {
-			answer = answer[locs[len(locs)-1][1]:]
+			end := locs[len(locs)-1]
+			before = echoEndRE.ReplaceAllString(answer[:end[0]], "\n")
+			answer = answer[end[1]:]
 		}
 	}
-	return dropMarked(answer)
+	return dropMarked(answer), dropMarked(before)
+}
+
+// dropQuoted removes the lines of answer that are, spaces trimmed,
+// verbatim a line of candidate (the reply as the server gave it) that
+// RenderCandidate would mark: the judge quoted the candidate without the
+// mark (rule 2a of ParseReply). Only those are the candidate's; a line the
+// judge wrote that happens to match a plain line of the reply stays.
+func dropQuoted(answer, candidate string) (string, int) {
+	if strings.TrimSpace(candidate) == "" {
+		return answer, 0
+	}
+	const unknown, theirs, plain = 0, 1, 2
+	lines := make(map[string]int8)
+	for l := range strings.SplitSeq(lineBreaks.Replace(candidate), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines[l] = unknown
+		}
+	}
+	kept, dropped := make([]string, 0, strings.Count(answer, "\n")+1), 0
+	for l := range strings.SplitSeq(answer, "\n") {
+		t := strings.TrimSpace(l)
+		if k, ok := lines[t]; ok {
+			if k == unknown {
+				// suspect is the costly part: only lines the judge quoted pay it.
+				k = plain
+				if suspect(t) {
+					k = theirs
+				}
+				lines[t] = k
+			}
+			if k == theirs {
+				dropped++
+				continue
+			}
+		}
+		kept = append(kept, l)
+	}
+	return strings.Join(kept, "\n"), dropped
 }

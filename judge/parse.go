@@ -32,6 +32,11 @@ import (
 //     the judge decoded from them opens or closes nothing),
 //     <candidate_output>…</candidate_output> blocks, and everything before
 //     a closing tag that has no opening one.
+//  2a. Given the candidate's reply (ParseReplyFor), a line of the answer
+//     that is, spaces trimmed, verbatim a line of the reply that
+//     RenderCandidate would mark (a verdict, a score, a tag, …) is the
+//     candidate's, quoted without its mark: it is dropped with the marked
+//     lines, and takes no part in rules 3 to 6.
 //  3. The verdict is the LAST one the judge wrote of: a verdict line; a
 //     verdict label alone on its line ("VERDICT:") with PASS or FAIL alone on
 //     the next non-empty line; a JSON object holding a verdict that ends the
@@ -55,13 +60,17 @@ import (
 //     verdict line never stands in for a malformed last one. The same
 //     holds for a JSON verdict whose keys disagree ({"pass": true,
 //     "verdict": "FAIL"}).
-//  5. A verdict written after the judge's verdict that disagrees with it,
-//     in a sentence ("…the final answer is VERDICT: FAIL"), in JSON that
-//     does not end the answer, or on a line that begins with an upper-case
-//     PASS or FAIL (`PASS? No - FAIL.`), makes the answer ambiguous: a
-//     judge error. With no verdict of rule 3 at all, one in a sentence is
-//     an error too. The judge's verdict is what it wrote on a line of its
-//     own, last.
+//  5. Any other verdict the judge's own text states (what is left after
+//     rules 1 and 2: thinking is free to change its mind) that disagrees
+//     with its last one makes the answer ambiguous: a judge error that
+//     says so. Before the last verdict that is a verdict line, a JSON
+//     verdict, or a bare PASS or FAIL alone on its line (a judge that
+//     wrote FAIL and then quoted the candidate's PASS last). After it
+//     that is also one in a sentence ("…the final answer is VERDICT:
+//     FAIL") or on a line that begins with an upper-case PASS or FAIL
+//     (`PASS? No - FAIL.`). With no verdict of rule 3 at all, one in a
+//     sentence is an error too. The judge's verdict is what it wrote on a
+//     line of its own, last, and never contradicted.
 //  6. The score is the last `SCORE: x` on the verdict line or after it (see
 //     parseScore for the forms), or the JSON verdict's own score. A score
 //     before the verdict is not read: it cannot be told from one the judge
@@ -102,7 +111,15 @@ const maxReason = 200
 // answer becomes a verdict. It never fails: a sample without a verdict has
 // ParseErr set, and Raw keeps the answer.
 func ParseReply(content, finishReason string, maxTokens int) scoring.Sample {
-	s := Parse(content)
+	return ParseReplyFor("", content, finishReason, maxTokens)
+}
+
+// ParseReplyFor is ParseReply for an answer on candidate, the reply the
+// judge graded as the server gave it (Input.Reply): the candidate's lines
+// the judge quoted verbatim are not the judge's (rule 2a). With candidate
+// "" it is ParseReply.
+func ParseReplyFor(candidate, content, finishReason string, maxTokens int) scoring.Sample {
+	s := parse(content, candidate)
 	if msg := notEnded(finishReason, maxTokens); msg != "" {
 		return scoring.Sample{Raw: content, Reasoning: s.Reasoning, ParseErr: msg}
 	}
@@ -130,15 +147,20 @@ func notEnded(finishReason string, maxTokens int) string {
 
 // Parse reads a judge's answer text alone, as ParseReply does for an answer
 // that ended by itself.
-func Parse(raw string) scoring.Sample {
+func Parse(raw string) scoring.Sample { return parse(raw, "") }
+
+// parse reads a judge's answer on candidate ("" when not known).
+func parse(raw, candidate string) scoring.Sample {
 	s := scoring.Sample{Raw: raw}
 	text := strings.ReplaceAll(raw, "\r\n", "\n")
-	// The candidate's marked lines go first: a tag in one (decoded by a
-	// judge that decodes entities) must not open or close thinking.
-	thinking, answer := splitThink(dropMarked(text))
-	answer = ownText(answer)
+	// The candidate's lines go first, marked or quoted verbatim: a tag in
+	// one (decoded by a judge that decodes entities) must not open or
+	// close thinking.
+	own, quoted := dropQuoted(dropMarked(text), candidate)
+	thinking, answer := splitThink(own)
+	answer, cut := ownText(answer)
 
-	v, problem := findVerdict(answer)
+	v, problem := findVerdict(answer, cut)
 	if problem == "" {
 		s.Pass, s.Score, s.Reason = v.pass, v.score, v.reason
 		s.Reasoning = strings.TrimSpace(answer[:v.start])
@@ -155,6 +177,8 @@ func Parse(raw string) scoring.Sample {
 		s.ParseErr = problem
 	case strings.TrimSpace(answer) == "" && thinking != "":
 		s.ParseErr = "the judge only reasoned (<think>) and gave no verdict; its max_tokens may be too low"
+	case quoted > 0:
+		s.ParseErr = fmt.Sprintf("%s of its own: %d of its lines are verbatim lines of the candidate's reply that look like a judge's (a verdict, a score), and are read as the candidate's", noVerdict, quoted)
 	default:
 		s.ParseErr = noVerdict
 	}
@@ -172,9 +196,12 @@ type verdict struct {
 	end    int // where it ends
 }
 
-// findVerdict applies rules 3 to 5 to the judge's own text. problem is
-// noVerdict, or why what is there is not taken, when there is no verdict.
-func findVerdict(answer string) (verdict, string) {
+// findVerdict applies rules 3 to 5 to the judge's own text. cut is what
+// of it went before a closing tag that ownText cut at: it is no verdict,
+// but a verdict in it that disagrees still makes the answer ambiguous.
+// problem is noVerdict, or why what is there is not taken, when there is
+// no verdict.
+func findVerdict(answer, cut string) (verdict, string) {
 	line, hasLine, bad := lastVerdictLine(answer)
 	j, jStart, hasJSON := finalJSON(answer)
 	switch {
@@ -184,6 +211,9 @@ func findVerdict(answer string) (verdict, string) {
 			return verdict{}, fmt.Sprintf("the judge's JSON verdict %s gives both PASS and FAIL: the answer is ambiguous",
 				oneLine(textutil.Clip(answer[jStart:], 80)))
 		}
+		if earlier := disagreeingBefore(cut+"\n"+answer[:jStart], j.pass); earlier != "" {
+			return verdict{}, contradicted(j.pass, earlier)
+		}
 		return verdict{pass: j.pass, score: j.score, reason: textutil.Clip(oneLine(j.reason), maxReason),
 			start: jStart, end: len(answer)}, ""
 	case bad != "":
@@ -192,6 +222,9 @@ func findVerdict(answer string) (verdict, string) {
 		if later := disagreeing(answer[line.end:], line.pass); later != "" {
 			return verdict{}, fmt.Sprintf("the judge's verdict line says %s, but it wrote %q after it: the answer is ambiguous",
 				passWord(line.pass), later)
+		}
+		if earlier := disagreeingBefore(cut+"\n"+answer[:line.start], line.pass); earlier != "" {
+			return verdict{}, contradicted(line.pass, earlier)
 		}
 		line.score = defaultScore(line.pass)
 		if v, ok := lastScore(answer[line.start:]); ok {
@@ -330,6 +363,54 @@ func disagreeing(after string, pass bool) string {
 		}
 	}
 	return ""
+}
+
+// disagreeingBefore returns the first verdict in before (what precedes
+// the judge's last verdict) that disagrees with pass, or "": a verdict
+// line holding one verdict token, a bare PASS or FAIL alone on its line
+// (the value line of a split verdict among them), or a JSON verdict. A
+// verdict inside a sentence is the judge's reasoning, and not read.
+func disagreeingBefore(before string, pass bool) string {
+	before = cutQuotedTails(before)
+	if textutil.ContainsFold(before, "pass") || textutil.ContainsFold(before, "fail") {
+		for l := range strings.SplitSeq(before, "\n") {
+			if m := verdictLineRE.FindStringSubmatchIndex(l); m != nil {
+				if isPass(l[m[2]:m[3]]) != pass && secondVerdict(l[m[3]:]) == "" {
+					return clipLine(l)
+				}
+				continue
+			}
+			if m := verdictValueRE.FindStringSubmatch(l); m != nil && isPass(m[1]) != pass {
+				return clipLine(l)
+			}
+		}
+	}
+	if strings.IndexByte(before, '{') >= 0 {
+		for _, j := range jsonVerdicts(before) {
+			if j.pass != pass && !j.conflict {
+				return oneLine(textutil.Clip(before[j.start:j.end], 80))
+			}
+		}
+	}
+	return ""
+}
+
+// quotedTailRE is the candidate's mark or tool-call label inside a line:
+// the judge quoted a rendered line inline ("It wrote: [tool call] f(…)").
+var quotedTailRE = regexp.MustCompile(`(?i)\[(?:candidate wrote|tool call)\][^\n]*`)
+
+// cutQuotedTails cuts each line of s at the candidate's mark or tool-call
+// label: what follows one is the candidate's, whoever wrote the line.
+func cutQuotedTails(s string) string {
+	if !textutil.ContainsFold(s, "candidate wrote") && !textutil.ContainsFold(s, "tool call]") {
+		return s
+	}
+	return quotedTailRE.ReplaceAllString(s, "")
+}
+
+func contradicted(pass bool, earlier string) string {
+	return fmt.Sprintf("the judge's last verdict says %s, but it wrote %q before it: the answer is ambiguous (a verdict quoted from the candidate is read as the candidate's only when it is marked, or verbatim a line of the candidate's reply)",
+		passWord(pass), earlier)
 }
 
 // isPass reads a verdict word. (?i) lets "ſ" stand for "s", so it decides

@@ -20,10 +20,11 @@ const eps = 1e-9
 //
 // Samples that did not parse are kept but do not vote; when none parsed the
 // verdict is scoring.Error. Of the rest: Score is the mean of their scores;
-// Agreement is the share that agrees with the majority's pass/fail; a split
-// (Agreement below 2/3, which includes every tie) is scoring.Warn; otherwise the
-// verdict is scoring.Pass when the majority passed and Score >= minScore, and scoring.Fail
-// when not.
+// Agreement is the share that agrees with the majority's pass/fail. A Score
+// below minScore is scoring.Fail whatever the split: disagreement softens a
+// pass, never a fail. Otherwise a split (Agreement below 2/3, which includes
+// every tie) is scoring.Warn, and the verdict is scoring.Pass when the
+// majority passed, and scoring.Fail when not.
 func Vote(judgeName string, weight float64, samples []scoring.Sample, minScore float64) scoring.JudgeResult {
 	r := scoring.JudgeResult{Judge: judgeName, Weight: weight, Samples: samples, Verdict: scoring.Error}
 	n, passes, sum := 0, 0, 0.0
@@ -43,9 +44,11 @@ func Vote(judgeName string, weight float64, samples []scoring.Sample, minScore f
 	r.Score = sum / float64(n)
 	r.Agreement = float64(max(passes, n-passes)) / float64(n)
 	switch {
+	case r.Score < minScore-eps:
+		r.Verdict = scoring.Fail
 	case r.Agreement < splitBelow-eps:
 		r.Verdict = scoring.Warn
-	case passes > n-passes && r.Score >= minScore-eps:
+	case passes > n-passes:
 		r.Verdict = scoring.Pass
 	default:
 		r.Verdict = scoring.Fail
@@ -61,7 +64,17 @@ const (
 	AggregateMin      = "min"
 )
 
-// Aggregate combines several judges' results on one cell.
+// DefaultMinScore is [scoring] min_score's default, the score Aggregate
+// passes a jury at.
+const DefaultMinScore = 0.5
+
+// Aggregate is AggregateWith at DefaultMinScore.
+func Aggregate(results []scoring.JudgeResult, method string, threshold float64) scoring.JuryResult {
+	return AggregateWith(results, method, threshold, DefaultMinScore)
+}
+
+// AggregateWith combines several judges' results on one cell; minScore is
+// [scoring] min_score.
 //
 // Judges whose verdict is scoring.Error take no part; when none is left the jury's
 // verdict is scoring.Error. A weight of zero or less counts as 1 (config's default).
@@ -76,12 +89,16 @@ const (
 //
 //	every judge gave the same verdict   that verdict
 //	majority                            scoring.Pass above half the weight, scoring.Fail below, scoring.Warn at exactly half
-//	mean, median                        scoring.Pass when Score >= 0.5, else scoring.Fail
+//	mean, median                        scoring.Pass when Score >= minScore, else scoring.Fail
 //	min                                 scoring.Fail (some judge did not pass, and min follows the strictest)
 //
-// and its scoring.Verdict is scoring.Warn on Disagreement, else the Decision. A runner that
-// does not report disagreement uses Decision as the verdict.
-func Aggregate(results []scoring.JudgeResult, method string, threshold float64) scoring.JuryResult {
+// and its scoring.Verdict is the Decision, but scoring.Warn where there is
+// Disagreement and the Decision is not scoring.Fail: disagreement softens a
+// pass, never a fail (12 judges' FAIL and one fooled judge's PASS is a
+// FAIL, with its Disagreement and Agreement, 12/13, kept). Agreement is the
+// weighted share of the judges whose verdict is the Decision. A runner
+// that does not report disagreement uses Decision as the verdict.
+func AggregateWith(results []scoring.JudgeResult, method string, threshold, minScore float64) scoring.JuryResult {
 	jr := scoring.JuryResult{Judges: results, Verdict: scoring.Error, Decision: scoring.Error}
 	var valid []scoring.JudgeResult
 	for _, r := range results {
@@ -121,16 +138,29 @@ func Aggregate(results []scoring.JudgeResult, method string, threshold float64) 
 		}
 	case method == AggregateMin:
 		jr.Decision = scoring.Fail
-	case jr.Score >= 0.5-eps:
+	case jr.Score >= minScore-eps:
 		jr.Decision = scoring.Pass
 	default:
 		jr.Decision = scoring.Fail
 	}
+	jr.Agreement = agreement(valid, jr.Decision)
 	jr.Verdict = jr.Decision
-	if jr.Disagreement {
+	if jr.Disagreement && jr.Decision != scoring.Fail {
 		jr.Verdict = scoring.Warn
 	}
 	return jr
+}
+
+// agreement is the weighted share of rs whose verdict is v.
+func agreement(rs []scoring.JudgeResult, v scoring.Verdict) float64 {
+	var agree, total float64
+	for _, r := range rs {
+		total += r.Weight
+		if r.Verdict == v {
+			agree += r.Weight
+		}
+	}
+	return agree / total
 }
 
 func aggregateScore(rs []scoring.JudgeResult, method string) float64 {

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"math"
 	"pitwall/judge/scoring"
 	"testing"
@@ -32,6 +33,9 @@ func TestVote(t *testing.T) {
 		{"two to one against", []scoring.Sample{fail(0), fail(0), pass(1)}, 0, scoring.Fail, 1.0 / 3, 2.0 / 3},
 		{"tie of two is a split", []scoring.Sample{pass(1), fail(0)}, 0, scoring.Warn, 0.5, 0.5},
 		{"three to two is a split", []scoring.Sample{pass(1), pass(1), pass(1), fail(0), fail(0)}, 0, scoring.Warn, 0.6, 0.6},
+		{"a split under min score is a fail", []scoring.Sample{pass(0.6), fail(0)}, 0.5, scoring.Fail, 0.3, 0.5},
+		{"three to two against, under min score, is a fail", []scoring.Sample{fail(0), fail(0), fail(0.1), pass(0.9), pass(1)}, 0.5, scoring.Fail, 0.4, 0.6},
+		{"a split at min score stays a split", []scoring.Sample{pass(1), fail(0)}, 0.5, scoring.Warn, 0.5, 0.5},
 		{"three to one is decided", []scoring.Sample{pass(1), pass(1), pass(1), fail(0)}, 0.5, scoring.Pass, 0.75, 0.75},
 		{"unparsed ignored", []scoring.Sample{pass(1), unparsed, pass(0.9)}, 0.8, scoring.Pass, 0.95, 1},
 		{"unparsed do not make a split", []scoring.Sample{fail(0), unparsed, unparsed}, 0, scoring.Fail, 0, 1},
@@ -85,11 +89,11 @@ func TestAggregate(t *testing.T) {
 		{"median of two is their mean", []scoring.JudgeResult{judgeRes("a", 1, scoring.Fail, 0.2), judgeRes("b", 1, scoring.Pass, 0.8)}, "median", 0,
 			scoring.Warn, scoring.Pass, 0.5, 0.3, 0.6, true},
 		{"weighted median", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 0.9), judgeRes("b", 1, scoring.Pass, 0.8), judgeRes("c", 3, scoring.Fail, 0.1)}, "median", 0,
-			scoring.Warn, scoring.Fail, 0.1, math.Sqrt(0.136), 0.8, true},
+			scoring.Fail, scoring.Fail, 0.1, math.Sqrt(0.136), 0.8, true},
 		{"min", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 0.9), judgeRes("b", 1, scoring.Fail, 0.4)}, "min", 0,
-			scoring.Warn, scoring.Fail, 0.4, 0.25, 0.5, true},
+			scoring.Fail, scoring.Fail, 0.4, 0.25, 0.5, true},
 		{"weighted majority", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 1), judgeRes("b", 3, scoring.Fail, 0)}, "majority", 0,
-			scoring.Warn, scoring.Fail, 0.25, math.Sqrt(3.0 / 16), 1, true},
+			scoring.Fail, scoring.Fail, 0.25, math.Sqrt(3.0 / 16), 1, true},
 		{"majority tie", []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 1), judgeRes("b", 1, scoring.Fail, 0)}, "majority", 0,
 			scoring.Warn, scoring.Warn, 0.5, 0.5, 1, true},
 		{"warn judges stay warn", []scoring.JudgeResult{judgeRes("a", 1, scoring.Warn, 0.5), judgeRes("b", 1, scoring.Warn, 0.5)}, "mean", 0.3,
@@ -117,5 +121,36 @@ func TestAggregate(t *testing.T) {
 				t.Errorf("kept %d judges, want all %d", len(j.Judges), len(tt.judges))
 			}
 		})
+	}
+}
+
+// TestADisagreeingJuryNeverSoftensAFail (issue 33): disagreement softens
+// a pass, never a fail. 12 of 13 judges fail the cell and one is fooled:
+// the jury fails it, its disagreement and agreement kept; a split that
+// passes stays WARN.
+func TestADisagreeingJuryNeverSoftensAFail(t *testing.T) {
+	var jury []scoring.JudgeResult
+	for i := range 12 {
+		jury = append(jury, judgeRes(fmt.Sprintf("j%d", i), 1, scoring.Fail, 0.05))
+	}
+	jury = append(jury, judgeRes("fooled", 1, scoring.Pass, 0.6))
+	for _, method := range []string{AggregateMean, AggregateMedian, AggregateMajority, AggregateMin} {
+		j := AggregateWith(jury, method, 0.2, 0.5)
+		if j.Verdict != scoring.Fail || j.Decision != scoring.Fail || !j.Disagreement || !near(j.Agreement, 12.0/13) {
+			t.Errorf("%s: verdict %s decision %s disagreement %v agreement %.3f (score %.2f); want FAIL, the disagreement shown, agreement 12/13",
+				method, j.Verdict, j.Decision, j.Disagreement, j.Agreement, j.Score)
+		}
+	}
+	split := []scoring.JudgeResult{judgeRes("a", 1, scoring.Pass, 0.9), judgeRes("b", 1, scoring.Pass, 0.8), judgeRes("c", 1, scoring.Fail, 0.3)}
+	if j := AggregateWith(split, AggregateMean, 0, 0.5); j.Verdict != scoring.Warn || j.Decision != scoring.Pass || !near(j.Agreement, 2.0/3) {
+		t.Errorf("a split pass: verdict %s decision %s agreement %.3f; want WARN, PASS, 2/3", j.Verdict, j.Decision, j.Agreement)
+	}
+	// The bar is min_score: a mean of 0.6 under min_score 0.7 fails.
+	if j := AggregateWith(split[1:], AggregateMean, 0, 0.7); j.Verdict != scoring.Fail {
+		t.Errorf("a mean of 0.55 under min_score 0.7: verdict %s, want FAIL", j.Verdict)
+	}
+	// A unanimous pass whose scores spread past the threshold is softened.
+	if j := AggregateWith(split[:2], AggregateMean, 0.01, 0.5); j.Verdict != scoring.Warn {
+		t.Errorf("scores far apart on a pass: verdict %s, want WARN", j.Verdict)
 	}
 }

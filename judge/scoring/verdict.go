@@ -38,6 +38,9 @@ type JuryResult struct {
 	Spread       float64       `json:"spread"` // max - min of judges' scores
 	Verdict      Verdict       `json:"verdict"`
 	Disagreement bool          `json:"disagreement"`
+	// Agreement is the weighted share of the judges whose verdict is the
+	// Decision.
+	Agreement float64 `json:"agreement"`
 	// Decision is the verdict the aggregation method reaches before
 	// disagreement is considered: Verdict is Warn on Disagreement and
 	// Decision otherwise (see Aggregate).
