@@ -329,8 +329,13 @@ func validateModels(v *Collector, c *Config) {
 		return
 	}
 	for i, m := range c.meta.fileModels {
-		if k := slices.Index(c.meta.fileModels, m); k < i {
+		k := slices.IndexFunc(c.meta.fileModels, func(o string) bool { return chat.ModelKey(o) == chat.ModelKey(m) })
+		switch {
+		case k < i && c.meta.fileModels[k] == m:
 			v.Add(IndexPath("models", i), "list each model once", "model %q is listed twice", m)
+		case k < i:
+			v.Add(IndexPath("models", i), "list each model once, by one of its names",
+				"model %q is %q again (a server matches both to one model: the run would test it twice)", m, c.meta.fileModels[k])
 		}
 	}
 	// Only servers that list their models can be checked before discovery;

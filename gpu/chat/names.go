@@ -49,3 +49,12 @@ func MatchModel(offered []string, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// ModelKey is what two names a config gives are compared by to say they
+// name one model: the name ignoring case, without Ollama's implicit
+// ":latest" tag, as MatchModel's rules 2 and 3 would match them to one
+// listed model. "tiny-a", "Tiny-A" and "tiny-a:latest" have one key.
+func ModelKey(name string) string {
+	k := strings.ToLower(name)
+	return strings.TrimSuffix(k, ":latest")
+}
