@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"time"
 
+	"pitwall/gpu/chat"
 	"pitwall/judge/scoring"
 
 	"github.com/BurntSushi/toml"
@@ -58,6 +59,7 @@ func Load(path string, ov Overrides, getenv func(string) string) (*Config, error
 	errs = append(errs, eff.apply(c)...)
 	deriveScoring(c)
 	errs = append(errs, validate(c)...)
+	unifyJudgeModels(c)
 
 	if c.Battery != "" {
 		tests, warnings, berrs := loadConfigBattery(c, src)
@@ -189,6 +191,26 @@ func hasKey(v any, path ...any) bool {
 		}
 	}
 	return true
+}
+
+// unifyJudgeModels spells a fleet judge's model as the tested model it is
+// (chat.ModelKey): a judge "tiny-b" beside a tested "tiny-b:latest" is one
+// model on the server, and placement, which compares the names, must see
+// one, or it loads the model twice. A hosted judge (url) is another
+// server's model, whatever its name.
+func unifyJudgeModels(c *Config) {
+	for i := range c.Scoring.Judges {
+		j := &c.Scoring.Judges[i]
+		if j.URL != "" {
+			continue
+		}
+		for _, m := range c.Models {
+			if m != j.Model && chat.ModelKey(m) == chat.ModelKey(j.Model) {
+				j.Model = m
+				break
+			}
+		}
+	}
 }
 
 // DefaultMaxWait is [run] max_wait when the config leaves it out.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -170,5 +171,39 @@ models = ["pub/Other"]
 	_, err := Load(p, Overrides{}, noEnv)
 	if err == nil || !strings.Contains(err.Error(), `"mm" is not offered`) {
 		t.Errorf("model mm: %v, want not offered", err)
+	}
+}
+
+// A judge on a fleet server named by another spelling of a tested model is
+// that model: it takes the tested model's spelling, so that placement,
+// which compares names, sees one model (and loads it once). A hosted judge
+// keeps its own.
+func TestAJudgeNamedAsATestedModelTakesItsSpelling(t *testing.T) {
+	t.Parallel()
+	p := writeConfig(t, `
+battery = "b.toml"
+models = ["tiny-a", "tiny-b:latest"]
+[[servers]]
+name = "box"
+url = "http://127.0.0.1:9/v1"
+kind = "ollama"
+[[scoring.judges]]
+name = "j"
+model = "tiny-b"
+server = "box"
+[[scoring.judges]]
+name = "hosted"
+model = "Tiny-A"
+url = "https://api.example.com/v1"
+`)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(p), "b.toml"), []byte("[[tests]]\nid = \"t\"\nuser = \"hi\"\ncriteria = \"says hi\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := mustLoad(t, p, Overrides{}, noEnv)
+	if got := c.Scoring.Judges[0].Model; got != "tiny-b:latest" {
+		t.Errorf("the fleet judge's model is %q, want the tested model's spelling tiny-b:latest", got)
+	}
+	if got := c.Scoring.Judges[1].Model; got != "Tiny-A" {
+		t.Errorf("the hosted judge's model is %q, want its own Tiny-A", got)
 	}
 }
