@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -61,7 +62,8 @@ type Config struct {
 // New returns a client for cfg. hc may be nil for a client of its own (no
 // overall timeout: deadlines come from the context of each call; 32 idle
 // connections kept; the fleet shares one sized for its slots). The
-// client wraps hc's transport; hc itself is not changed.
+// client wraps hc's transport and sets its own CheckRedirect
+// (checkRedirect); hc itself is not changed.
 func New(cfg Config, hc *http.Client) *Client {
 	if hc == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -74,7 +76,9 @@ func New(cfg Config, hc *http.Client) *Client {
 		base = http.DefaultTransport
 	}
 	ep := probe.ParseEndpoint(cfg.URL)
-	wrapped.Transport = &hookTransport{base: base, ep: ep}
+	origin, _ := url.Parse(ep.Base()) // nil when it does not parse: nor do the requests to it
+	wrapped.Transport = &hookTransport{base: base, ep: ep, origin: origin}
+	wrapped.CheckRedirect = checkRedirect
 
 	oc := openai.DefaultConfig(cfg.APIKey) // Bearer only when the key is not empty
 	oc.BaseURL = ep.Base()                 // the transport adds the base URL's query

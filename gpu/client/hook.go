@@ -3,9 +3,12 @@ package client
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -50,15 +53,17 @@ const maxErrorBody = 64 << 10
 // response status and Retry-After header for classification, caps how much
 // of a body is read, tells the watchdog when bytes arrive, and refuses a
 // web page sent where an event stream was asked for. It also puts the base URL's query on every
-// request, which go-openai, joining paths to the base as text, cannot.
+// request to the base URL's own scheme, host and port, which go-openai, joining paths to the
+// base as text, cannot; never on one elsewhere, where its ?key= would go too.
 type hookTransport struct {
-	base http.RoundTripper
-	ep   probe.Endpoint
+	base   http.RoundTripper
+	ep     probe.Endpoint
+	origin *url.URL // the base URL's, nil when it does not parse
 }
 
 func (t *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c, _ := req.Context().Value(callKey{}).(*callInfo)
-	if t.ep.Query() != "" {
+	if t.ep.Query() != "" && t.origin != nil && sameOrigin(t.origin, req.URL) {
 		req = req.Clone(req.Context())
 		t.ep.AddQuery(req.URL)
 	}
@@ -93,6 +98,54 @@ func (t *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, &notStreamError{status: resp.StatusCode, contentType: c.contentType, head: c.head}
 	}
 	return resp, err
+}
+
+// checkRedirect is every Client's CheckRedirect. A request with a body (a
+// chat, a Batch API upload) is not redirected at all: net/http would send
+// the prompt again to wherever the server points (307, 308) or turn it into
+// a GET that asks for something else (301, 302, 303). A GET is redirected
+// within the scheme, host and port it was sent to, and never elsewhere:
+// the base URL's query (an Azure-style ?key=) belongs to its host, and
+// net/http keeps even Authorization for another port of the same host.
+// Either refusal is the redirect's status, classed 4xx: no retry changes
+// it, the server's url in the config does.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0]
+	status := 0
+	if req.Response != nil {
+		status = req.Response.StatusCode
+	}
+	to := (&url.URL{Scheme: req.URL.Scheme, Host: req.URL.Host}).String() // no path or query: they may hold credentials
+	switch {
+	case first.Method != http.MethodGet && first.Method != http.MethodHead:
+		return &chat.Error{Class: chat.ClassHTTP4xx, Status: status,
+			Message: fmt.Sprintf("the server redirected the %s to %s, and pitwall does not follow redirects of requests with a body (the request would go there again): set the server's url to where its API is", first.Method, to)}
+	case !sameOrigin(first.URL, req.URL):
+		return &chat.Error{Class: chat.ClassHTTP4xx, Status: status,
+			Message: fmt.Sprintf("the server redirected to another host, %s, and pitwall follows redirects only within the server's own scheme, host and port (the base URL's query would go there too): set the server's url to where its API is", to)}
+	case len(via) >= 10:
+		return errors.New("stopped after 10 redirects") // net/http's own limit
+	}
+	return nil
+}
+
+// sameOrigin reports whether a and b have one scheme, host and port (a
+// port left out is the scheme's).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
 }
 
 // isWebPage reports a media type that no OpenAI-compatible server sends for
