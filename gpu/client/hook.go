@@ -63,7 +63,7 @@ type hookTransport struct {
 
 func (t *hookTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c, _ := req.Context().Value(callKey{}).(*callInfo)
-	if t.ep.Query() != "" && t.origin != nil && sameOrigin(t.origin, req.URL) {
+	if t.ep.Query() != "" && t.origin != nil && probe.SameOrigin(t.origin, req.URL) {
 		req = req.Clone(req.Context())
 		t.ep.AddQuery(req.URL)
 	}
@@ -120,32 +120,13 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	case first.Method != http.MethodGet && first.Method != http.MethodHead:
 		return &chat.Error{Class: chat.ClassHTTP4xx, Status: status,
 			Message: fmt.Sprintf("the server redirected the %s to %s, and pitwall does not follow redirects of requests with a body (the request would go there again): set the server's url to where its API is", first.Method, to)}
-	case !sameOrigin(first.URL, req.URL):
+	case !probe.SameOrigin(first.URL, req.URL):
 		return &chat.Error{Class: chat.ClassHTTP4xx, Status: status,
 			Message: fmt.Sprintf("the server redirected to another host, %s, and pitwall follows redirects only within the server's own scheme, host and port (the base URL's query would go there too): set the server's url to where its API is", to)}
 	case len(via) >= 10:
 		return errors.New("stopped after 10 redirects") // net/http's own limit
 	}
 	return nil
-}
-
-// sameOrigin reports whether a and b have one scheme, host and port (a
-// port left out is the scheme's).
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
-}
-
-func port(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return "443"
-	case "http":
-		return "80"
-	}
-	return ""
 }
 
 // isWebPage reports a media type that no OpenAI-compatible server sends for

@@ -83,3 +83,22 @@ func EndpointURL(baseURL, path string) string { return ParseEndpoint(baseURL).UR
 // BackendURL is the URL of one of the backend's own endpoints (/sim/state,
 // /api/ps), beside the base URL's /v1, keeping the base URL's query.
 func BackendURL(baseURL, path string) string { return ParseEndpoint(baseURL).Root().URL(path) }
+
+// SameOrigin reports whether a and b have one scheme, host and port (a
+// port left out is the scheme's).
+func SameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
+}

@@ -31,7 +31,22 @@ func NewGetter(hc *http.Client, key string) Getter {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return Getter{hc: hc, key: key}
+	own := *hc
+	own.CheckRedirect = sameOriginOnly
+	return Getter{hc: &own, key: key}
+}
+
+// sameOriginOnly follows a probe's redirect only within the server's own
+// scheme, host and port: elsewhere its key (net/http keeps Authorization
+// for another port of the same host) and its URL's query would go along.
+func sameOriginOnly(req *http.Request, via []*http.Request) error {
+	if !SameOrigin(via[0].URL, req.URL) {
+		return fmt.Errorf("redirected to another host, %s://%s, which a probe does not follow", req.URL.Scheme, req.URL.Host)
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
 }
 
 // probeStatusError is a response that arrived with a non-2xx status.
