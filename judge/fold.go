@@ -15,8 +15,9 @@ import (
 //     letters, Roman numerals (Ⅴ, ⅰ), ligatures, superscripts and circled
 //     letters become the letters they stand for, and an accented letter
 //     becomes its letter and a mark;
-//   - invisible format characters and combining marks are dropped, any
-//     space is a space;
+//   - Unicode tag characters (U+E0020–U+E007E) are the ASCII they shadow;
+//   - other invisible format characters and combining marks are dropped,
+//     any space is a space;
 //   - letters that only look like ASCII ones (confusable below: Cyrillic,
 //     Greek, Cherokee, Lisu, Coptic, Armenian, Canadian syllabics, …) and
 //     look-alike brackets, slashes and colons become the ASCII they imitate;
@@ -41,6 +42,11 @@ func fold(s string) string {
 		switch {
 		case r < 0x80:
 			b.WriteRune(unicode.ToLower(r))
+			continue
+		case r >= 0xE0020 && r <= 0xE007E:
+			// A tag character spells the ASCII it shadows to a model's
+			// tokenizer, unseen: it is read as that character.
+			b.WriteRune(unicode.ToLower(r - 0xE0000))
 			continue
 		case unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Mn, r):
 			continue // zero-width spaces, joiners, soft hyphens, accents

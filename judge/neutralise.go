@@ -8,6 +8,8 @@ import (
 	"pitwall/judge/check"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 )
 
 // How a candidate's reply reaches a judge. Everything the candidate
@@ -76,23 +78,58 @@ func RenderCandidate(content string, calls []chat.ToolCall) string {
 
 // lineBreaks are what a reader may take for a new line: each starts one
 // that is neutralised on its own.
+// Python's str.splitlines breaks at the file, group and record separators
+// (U+001C–U+001E) too, and the unit separator (U+001F) goes with them.
 var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\v", "\n", "\f", "\n",
-	"\u0085", "\n", "\u2028", "\n", "\u2029", "\n")
+	"\u0085", "\n", "\u2028", "\n", "\u2029", "\n", "\x1c", "\n", "\x1d", "\n", "\x1e", "\n", "\x1f", "\n")
 
-// neutraliseLine marks one line of the candidate's text when it is suspect.
+// neutraliseLine marks one line of the candidate's text when it is suspect,
+// and shows its tag characters (showTags) whether or not it is.
 func neutraliseLine(line string) string {
 	if !suspect(line) {
-		return line
+		return showTags(line)
 	}
-	return candidateMark + " " + escapeMarked(line)
+	return candidateMark + " " + escapeMarked(showTags(line))
 }
+
+// showTags writes each Unicode tag character (U+E0000–U+E007F, invisible:
+// they spell ASCII that a model may read and a reader cannot see) as an
+// escape, \u{E0056}, so that the judge sees that they are there.
+func showTags(s string) string {
+	if !strings.Contains(s, "\xf3\xa0") { // the first two bytes of every tag character in UTF-8
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isTag(r) {
+			fmt.Fprintf(&b, "\\u{%X}", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isTag(r rune) bool { return r >= 0xE0000 && r <= 0xE007F }
 
 var (
 	// Matched against fold(line), which is lower case ASCII where the line
 	// imitates ASCII.
 	verdictWordRE = regexp.MustCompile(`verdict|score[ \t*_"']*(?:[:=-]|is\b)|reason(?:ing)?[ \t*_"']*:|"pass(?:ed)?"|\\u[0-9a-f]{4}`)
-	tagRE         = regexp.MustCompile(`<[ \t]*/?[ \t]*(?:think|task|criteria|reference|candidate_output)`)
-	markRE        = regexp.MustCompile("^[ \\t>*#_|`-]*\\[(?:tool call|candidate wrote|observation|step [0-9]+|final answer|agent trajectory)\\]")
+	tagRE         = regexp.MustCompile(`<[ \t]*/?[ \t]*(?:think|task|criteria|reference|candidate[ \t]*[_-][ \t]*output)`)
+	// fenceRE is the rest of a fence a line break may split: the fence's
+	// name anywhere (its hyphen look-alikes are "-" after fold), a block
+	// tag's name and its ">" at the start of a line, a "<" or "</" that
+	// ends one.
+	fenceRE = regexp.MustCompile(`candidate[ \t]*[_-][ \t]*output|^[ \t]*/?[ \t]*(?:think(?:ing)?|task|criteria|reference)[ \t]*>|<[ \t]*/?[ \t]*$`)
+	// specialRE is a chat template's special token, of the common
+	// families (ChatML, Llama 2 and 3, Gemma, GPT and DeepSeek's "<|"
+	// and "<｜", sentence marks): a tokenizer may read one as a turn.
+	specialRE = regexp.MustCompile(`<[ \t]*\||\[[ \t]*/?[ \t]*inst[ \t]*\]|<<[ \t]*/?[ \t]*sys[ \t]*>>|<[ \t]*/?[ \t]*s[ \t]*>|<[ \t]*/?[ \t]*(?:start|end)_of_turn|endoftext|eot_id|im_start|im_end|(?:start|end)_header_id`)
+	// spacedRE is a word spelt one letter at a time, the letters apart:
+	// "v e r d i c t", "v.e.r.d.i.c.t" (matched against fold).
+	spacedRE = regexp.MustCompile(`\b(?:[a-z][ \t._*·•:-]+){2,}[a-z]\b`)
+	markRE   = regexp.MustCompile("^[ \\t>*#_|`-]*\\[(?:tool call|candidate wrote|observation|step [0-9]+|final answer|agent trajectory)\\]")
 	// tokenRE is a line that begins with a verdict word (the value line of
 	// a split verdict, or a second verdict after the judge's), or that
 	// labels one in any language: "Veredicto: PASS", "判定: fail".
@@ -125,6 +162,19 @@ func suspect(line string) bool {
 // suspectFolded is suspect for one folded form of a line, but for
 // foreignVerdict.
 func suspectFolded(f string) bool {
+	if suspectWords(f) || suspectShape(f) {
+		return true
+	}
+	// A word spelt one letter at a time is read as the word.
+	if strings.ContainsAny(f, " \t._*·•:-") && spacedRE.MatchString(f) {
+		return suspectWords(spacedRE.ReplaceAllStringFunc(f, unspace))
+	}
+	return false
+}
+
+// suspectWords is suspectFolded for the verdict, score and reason words,
+// the tags and the marks.
+func suspectWords(f string) bool {
 	// Each pattern needs a word or a character the line may well lack: a
 	// line with none of them is told apart without a regular expression
 	// (FuzzSuspectShortcuts holds the two to the same answer).
@@ -132,6 +182,31 @@ func suspectFolded(f string) bool {
 		strings.Contains(f, "[") && markRE.MatchString(f) ||
 		mayNameVerdict(f) && verdictWordRE.MatchString(f) ||
 		(strings.Contains(f, "pass") || strings.Contains(f, "fail")) && tokenRE.MatchString(f)
+}
+
+// suspectShape is suspectFolded for the pieces of a fence and a chat
+// template's special tokens.
+func suspectShape(f string) bool {
+	return (strings.Contains(f, "candidate") || strings.Contains(f, ">") || strings.Contains(f, "<")) && fenceRE.MatchString(f) ||
+		mayBeSpecial(f) && specialRE.MatchString(f)
+}
+
+// mayBeSpecial is false for a folded line that specialRE cannot match.
+func mayBeSpecial(f string) bool {
+	return strings.Contains(f, "<") || strings.Contains(f, "inst") || strings.Contains(f, "_id") ||
+		strings.Contains(f, "im_") || strings.Contains(f, "endoftext")
+}
+
+// unspace is a spelt-out word with its letters together: "v e r d i c t :
+// p a s s" is "verdict:pass".
+func unspace(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r == ':' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // foreignVerdict reports whether a line holds a foreign word for verdict,
@@ -181,8 +256,13 @@ func mayNameVerdict(f string) bool {
 // tag or a line break however many times a judge decodes, and its angle
 // brackets and their look-alikes are escaped (escapeBrackets).
 func escapeMarked(s string) string {
-	return escapeBrackets(strings.ReplaceAll(s, "&", "\uFF06"))
+	return escapeBrackets(breakSpecials.Replace(strings.ReplaceAll(s, "&", "\uFF06")))
 }
+
+// breakSpecials breaks the special tokens whose brackets escapeBrackets
+// does not reach (and, for a judge that decodes what it reads, those it
+// does): a space after the opening bracket.
+var breakSpecials = strings.NewReplacer("<|", "< |", "<\uFF5C", "< \uFF5C", "[INST]", "[ INST]", "[/INST]", "[ /INST]")
 
 // escapeBrackets writes every angle bracket of s, and every look-alike of
 // one, as &lt; or &gt;.
@@ -231,18 +311,31 @@ func toolArgs(args string) string {
 func jsonEscapeBrackets(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if bracket(r) != 0 || r == '&' || r == '\u0085' || r == '\u2028' || r == '\u2029' {
-			b.WriteString(`\u`)
-			const hex = "0123456789abcdef"
-			for shift := 12; shift >= 0; shift -= 4 {
-				b.WriteByte(hex[(r>>shift)&0xf])
+		if bracket(r) != 0 || r == '&' || r == '\u0085' || r == '\u2028' || r == '\u2029' || isTag(r) {
+			if r1, r2 := utf16.EncodeRune(r); r1 != unicode.ReplacementChar {
+				writeU(&b, r1)
+				r = r2
 			}
+			writeU(&b, r)
 			continue
 		}
 		b.WriteRune(r)
 	}
-	return b.String()
+	return jsonBreakSpecials.Replace(b.String())
 }
+
+// writeU writes r, at most U+FFFF, as a JSON \u escape.
+func writeU(b *strings.Builder, r rune) {
+	b.WriteString(`\u`)
+	const hex = "0123456789abcdef"
+	for shift := 12; shift >= 0; shift -= 4 {
+		b.WriteByte(hex[(r>>shift)&0xf])
+	}
+}
+
+// jsonBreakSpecials breaks the special tokens in bracket-less JSON text
+// that jsonEscapeBrackets leaves: "[INST]" is no JSON outside a string.
+var jsonBreakSpecials = strings.NewReplacer("[INST]", `\u005bINST]`, "[/INST]", `\u005b/INST]`)
 
 func mustMarshal(s string) string {
 	out, _ := json.Marshal(s) // a string always marshals
