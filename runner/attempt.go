@@ -56,10 +56,13 @@ func (a *inferAttempt) settled(res chat.Result, err error)     { a.part.settled(
 // judgeAttempt is one try of a judge sample's request.
 type judgeAttempt struct {
 	attempt
-	judge   *judgeJob
-	key     string // its cache key
-	batched int    // of the n-1 tries before, those a judge batch left unanswered
-	part    *judgingPart
+	judge *judgeJob
+	key   string // its cache key
+	// candidate is the reply judged, as the server gave it: a line of the
+	// judge's answer that is verbatim one of its lines is not the judge's.
+	candidate string
+	batched   int // of the n-1 tries before, those a judge batch left unanswered
+	part      *judgingPart
 }
 
 // newJudgeAttempt is try n of judge job j's request, of which batched

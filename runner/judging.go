@@ -217,7 +217,7 @@ func (jg *judgingPart) prepareJudge(a *judgeAttempt, whole map[cellPos]wholeRepl
 		Judge: j.judge, Sample: j.sample, Attempt: a.n, Input: chat.MessagesJSON(req.Messages), Params: requestParams(req),
 		CacheKey: key, Status: ledger.StatusQueued, QueuedAt: r.now()}
 
-	a.key = key
+	a.key, a.candidate = key, reply.output
 	return &readyJudge{a: a, req: req, pin: jc.FleetServer()}
 }
 
@@ -373,7 +373,7 @@ func (jg *judgingPart) judgeSettledAs(a *judgeAttempt, res chat.Result, err erro
 	j := a.judge
 	jg.jinflight--
 	jg.e.pub.dirty = true
-	sample := readSample(res, err, jg.e.r.judges[j.judge].MaxTokens)
+	sample := readSample(a.candidate, res, err, jg.e.r.judges[j.judge].MaxTokens)
 	if a.row != nil {
 		jg.endRow(a, res, err, sample)
 	}

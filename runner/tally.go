@@ -27,14 +27,16 @@ type tallyKey struct {
 	judge string
 }
 
-// readSample reads a judge's answer as one sample; a failed request reads
-// as none (its error is the tally's to note). A cut answer is no verdict,
-// whatever its last line says (judge.ParseReply).
-func readSample(res chat.Result, err error, maxTokens int) scoring.Sample {
+// readSample reads a judge's answer about candidate (the reply as the
+// server gave it) as one sample; a failed request reads as none (its error
+// is the tally's to note). A cut answer is no verdict, whatever its last
+// line says, and a line that is the candidate's own is not the judge's
+// (judge.ParseReplyFor).
+func readSample(candidate string, res chat.Result, err error, maxTokens int) scoring.Sample {
 	if err != nil {
 		return scoring.Sample{}
 	}
-	sample := judge.ParseReply(res.Content, res.FinishReason, maxTokens)
+	sample := judge.ParseReplyFor(candidate, res.Content, res.FinishReason, maxTokens)
 	if res.Reasoning != "" && sample.Reasoning == "" {
 		sample.Reasoning = res.Reasoning
 	}

@@ -58,12 +58,13 @@ func (jg *judgingPart) conclude(j *judgeJob, tl *tally, source string) []ledger.
 		all = append(all, scoring.JudgeResult{Judge: cj.Name, Weight: judgeWeight(cj), Samples: g.Samples,
 			Score: g.Score, Agreement: g.Agreement, Verdict: g.Verdict})
 	}
-	jury := judge.Aggregate(all, sc.Aggregation, sc.DisagreementMax)
+	jury := judge.AggregateWith(all, sc.Aggregation, sc.DisagreementMax, sc.MinScore)
 	verdict := jury.Verdict
 	if !sc.ReportDisagreement && jury.Decision != "" {
 		verdict = jury.Decision // disagreement is reported only when asked for
 	}
-	jj := &state.Judgment{Judge: scoring.JuryName, Status: state.JudgmentDone, Verdict: verdict, Score: jury.Score, Jury: &jury, Source: source}
+	jj := &state.Judgment{Judge: scoring.JuryName, Status: state.JudgmentDone, Verdict: verdict, Score: jury.Score,
+		Agreement: jury.Agreement, Jury: &jury, Source: source}
 	state.SetJudgment(c, jj)
 	return append(out, jg.verdictRow(c, jj, mustJSON(jury)))
 }

@@ -188,7 +188,7 @@ func Figures(cases []Case, calls []Call, opts Options) Report {
 		}
 	}
 	if opts.Jury != nil && len(judges) >= 2 {
-		q, results := juryQuality(judges, cases, byJudge, voted, *opts.Jury)
+		q, results := juryQuality(judges, cases, byJudge, voted, *opts.Jury, opts.MinScore)
 		r.Judges = append(r.Judges, q)
 		for i, res := range results {
 			r.Rows[i].Cells = append(r.Rows[i].Cells, cell(scoring.JuryName, res, cases[i].Expect))
@@ -290,7 +290,7 @@ func judgeQuality(name string, cases []Case, index map[string]int, calls []Call,
 // aggregated as the config's jury does. Its cost per verdict is the sum of
 // its judges' on the case.
 func juryQuality(judges []string, cases []Case, byJudge map[string][]Call,
-	voted map[string][]scoring.JudgeResult, jo JuryOptions) (JudgeQuality, []scoring.JudgeResult) {
+	voted map[string][]scoring.JudgeResult, jo JuryOptions, minScore float64) (JudgeQuality, []scoring.JudgeResult) {
 	q := JudgeQuality{Judge: scoring.JuryName}
 	var expected, given []scoring.Verdict
 	var latency time.Duration
@@ -303,7 +303,7 @@ func juryQuality(judges []string, cases []Case, byJudge map[string][]Call,
 			res.Weight = jo.Weights[name]
 			rs = append(rs, res)
 		}
-		jury := judge.Aggregate(rs, jo.Aggregation, jo.DisagreementMax)
+		jury := judge.AggregateWith(rs, jo.Aggregation, jo.DisagreementMax, minScore)
 		v := jury.Verdict
 		if !jo.ReportDisagreement && jury.Decision != "" {
 			v = jury.Decision

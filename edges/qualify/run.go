@@ -220,7 +220,7 @@ func (q *Qualification) call(qj *Job, res chat.Result, err error) Call {
 		}
 		return c
 	}
-	c.Parsed = judge.ParseReply(res.Content, res.FinishReason, qj.Judge.MaxTokens)
+	c.Parsed = judge.ParseReplyFor(q.Tests[qj.test].Candidate, res.Content, res.FinishReason, qj.Judge.MaxTokens)
 	return c
 }
 
