@@ -92,10 +92,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "pitwall", version)
 		return state.ExitOK
 	default:
-		fmt.Fprintf(stderr, "pitwall: unknown command %q\n\n%s", cmd, usage)
+		hint := ""
+		if n := textutil.Nearest(cmd, commands, max(2, len(cmd)/3)); n != "" {
+			hint = fmt.Sprintf(" (did you mean `pitwall %s`?)", n)
+		}
+		fmt.Fprintf(stderr, "pitwall: unknown command %q%s\n\n%s", cmd, hint, usage)
 		return state.ExitSetup
 	}
 }
+
+// commands are the commands Main knows, for "did you mean".
+var commands = []string{"run", "resume", "retry", "rejudge", "qualify", "sim", "validate", "servers", "runs",
+	"show", "import", "compare", "export", "ledger", "init", "help", "version"}
 
 // failf prints an error the way every command does and returns exit 2.
 func failf(stderr io.Writer, err error) int {

@@ -13,6 +13,10 @@ import (
 
 // cmdLedger is `pitwall ledger copy FROM TO`.
 func cmdLedger(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprintln(stdout, "Usage: pitwall ledger copy FROM TO\n\nThe ledger's one subcommand: pitwall ledger copy --help says what it does.")
+		return state.ExitOK
+	}
 	if len(args) == 0 || args[0] != "copy" {
 		fmt.Fprintln(stderr, "pitwall ledger: the one subcommand is copy: pitwall ledger copy FROM TO")
 		return state.ExitSetup

@@ -347,7 +347,15 @@ func TestUsageAndUnknownCommand(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "unknown command") || !strings.Contains(stderr, "pitwall run") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
-	code, out, _ := pitwall(t, t.TempDir(), nil, "run", "--help")
+	code, _, stderr = pitwall(t, t.TempDir(), nil, "rejudeg", "last")
+	if code != 2 || !strings.Contains(stderr, "did you mean `pitwall rejudge`?") {
+		t.Errorf("a mistyped command: exit %d, stderr %q; want 2 and the command meant", code, stderr)
+	}
+	code, out, _ := pitwall(t, t.TempDir(), nil, "ledger", "--help")
+	if code != 0 || !strings.Contains(out, "pitwall ledger copy FROM TO") {
+		t.Errorf("ledger --help: exit %d, stdout %q; want 0 and its usage", code, out)
+	}
+	code, out, _ = pitwall(t, t.TempDir(), nil, "run", "--help")
 	_ = out
 	if code != 0 {
 		t.Errorf("run --help exited %d", code)
