@@ -93,10 +93,19 @@ type plain struct {
 	done     int            // cells whose inference is over
 	judged   map[string]int // judgments done, per judge
 	board    board          // tallies of the run's judge, for the judge lines' total
+	// hdr reads progress, ETA and rate as the grid's header does, for a
+	// progress line every progressEvery; progressAt is when the last went.
+	hdr        header
+	progressAt time.Time
 }
 
+// progressEvery is how often a headless run says how far it is.
+const progressEvery = 30 * time.Second
+
 func newPlain(w io.Writer, opts Options) *plain {
-	return &plain{c: plainCommon(opts), w: w, judged: map[string]int{}}
+	p := &plain{c: plainCommon(opts), w: w, judged: map[string]int{}}
+	p.hdr = header{c: p.c}
+	return p
 }
 
 // plainCommon is what text for a file or a pipe is drawn with: no colour,
@@ -170,6 +179,8 @@ func (p *plain) diff(prev, run *state.BatteryRun) {
 		prev = nil
 	}
 	p.board.apply(run, defaultJudge(run))
+	p.hdr.observe(run, p.board.counts)
+	defer p.progress(run)
 	p.fleet(prev, run)
 	total := totalCells(run)
 	for t := range run.Tests {
@@ -371,4 +382,24 @@ func (p *plain) verdict(name string, j *state.Judgment) string {
 		s += ": " + j.Error
 	}
 	return s
+}
+
+// progress prints where the run stands, as the grid's header says it
+// (phase, done of total, elapsed, ETA, rate), every progressEvery while
+// the run goes.
+func (p *plain) progress(run *state.BatteryRun) {
+	now := p.c.now()
+	if run.Final || run.Phase == state.PhaseDone || run.Started.IsZero() {
+		return
+	}
+	if p.progressAt.IsZero() {
+		p.progressAt = now // the first line comes progressEvery after the output began
+		return
+	}
+	if now.Sub(p.progressAt) < progressEvery {
+		return
+	}
+	p.progressAt = now
+	line := strings.TrimSpace(p.hdr.progress(run, p.board.counts, defaultJudge(run)))
+	fmt.Fprintln(p.w, p.fold("[progress] "+line))
 }

@@ -464,3 +464,34 @@ func TestRunPlainGoesOnAfterAStderrThatFailedPartWay(t *testing.T) {
 		t.Errorf("the lines after the failed write are missing:\n%s", got)
 	}
 }
+
+// A headless run says where it stands every 30 s, as the grid's header
+// does: phase, done of total, ETA; nothing in between, nothing once over.
+func TestPlainSaysItsProgressEveryThirtySeconds(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	p := newPlain(&out, Options{})
+	now := t0
+	p.c.now = func() time.Time { return now }
+	snaps := plainRun()
+	run := snaps[2]
+	run.Started = t0.Add(-time.Minute)
+	p.diff(nil, run)
+	now = now.Add(29 * time.Second)
+	p.diff(run, run)
+	if strings.Contains(out.String(), "[progress]") {
+		t.Fatalf("a progress line before 30 s:\n%s", out.String())
+	}
+	now = now.Add(2 * time.Second)
+	p.diff(run, run)
+	lines := regexp.MustCompile(`(?m)^\[progress\] Inference \d+/6 .*$`).FindAllString(out.String(), -1)
+	if len(lines) != 1 {
+		t.Fatalf("progress lines after 31 s: %q, want one\n%s", lines, out.String())
+	}
+	last := snaps[len(snaps)-1]
+	now = now.Add(time.Minute)
+	p.diff(run, last)
+	if n := strings.Count(out.String(), "[progress]"); n != 1 {
+		t.Errorf("%d progress lines once the run is over, want the one before", n)
+	}
+}
