@@ -5,7 +5,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 func TestOnlyServersThatMayHaveABatchAPIGetABatchClient(t *testing.T) {

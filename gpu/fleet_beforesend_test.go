@@ -9,7 +9,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 // TestARefusedBeforeSendKeepsEveryRequestOfTheJobFromTheServer: the gate

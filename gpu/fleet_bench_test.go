@@ -7,7 +7,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 // BenchmarkFleetJob measures a job's whole way through the fleet (queue,

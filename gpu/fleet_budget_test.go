@@ -10,7 +10,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 var t0 = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)

@@ -15,7 +15,7 @@ import (
 	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"

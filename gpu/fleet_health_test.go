@@ -13,7 +13,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 func TestFleetRejectsJobsNoServerCanRun(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 // oaiJITServer is a JIT server that counts warm-ups (max_tokens 1) and answers

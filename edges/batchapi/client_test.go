@@ -17,6 +17,7 @@ import (
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
 	"pitwall/gpu/simspec"
+	"pitwall/internal/oaitest"
 )
 
 // batchSim starts a simulated hosted API (backend openai) offering model m.
@@ -264,7 +265,7 @@ func TestWaitBatchEndsWithItsContext(t *testing.T) {
 }
 
 func TestBatchResultLinesAreDecoded(t *testing.T) {
-	c := newClient(gpu.ServerConfig{Config: client.Config{Name: "api", URL: "http://x/v1", APIKey: plantedAPIKey}}, nil)
+	c := newClient(gpu.ServerConfig{Config: client.Config{Name: "api", URL: "http://x/v1", APIKey: oaitest.PlantedAPIKey}}, nil)
 	for _, tc := range []struct {
 		name, line string
 		ok         bool
@@ -279,7 +280,7 @@ func TestBatchResultLinesAreDecoded(t *testing.T) {
 		{name: "a 429 inside the batch", ok: true, class: chat.ClassRateLimit,
 			line: `{"custom_id":"a","response":{"status_code":429,"body":{"error":{"message":"slow down"}}},"error":null}`},
 		{name: "a 400 that echoes the key", ok: true, class: chat.ClassHTTP4xx,
-			line: `{"custom_id":"a","response":{"status_code":400,"body":{"error":{"message":"bad key ` + plantedAPIKey + `"}}},"error":null}`},
+			line: `{"custom_id":"a","response":{"status_code":400,"body":{"error":{"message":"bad key ` + oaitest.PlantedAPIKey + `"}}},"error":null}`},
 		{name: "an error object", ok: true, class: chat.ClassHTTP5xx,
 			line: `{"custom_id":"a","response":null,"error":{"code":"server_error","message":"boom"}}`},
 		{name: "an answer that is not a completion", ok: true, class: chat.ClassMalformed,
@@ -297,15 +298,15 @@ func TestBatchResultLinesAreDecoded(t *testing.T) {
 			t.Errorf("%s: %+v ok=%v; want ok=%v class %q content %q", tc.name, r, ok, tc.ok, tc.class, tc.content)
 		}
 		if r.Err != nil {
-			if l := leaks(errorTexts(r.Err)...); len(l) > 0 {
-				t.Errorf("%s: the error leaks: %v", tc.name, l)
+			if l := oaitest.Leaks(oaitest.ErrorTexts(r.Err)...); len(l) > 0 {
+				t.Errorf("%s: the error oaitest.Leaks: %v", tc.name, l)
 			}
 		}
 	}
 }
 
 func TestABatchNeedsUniqueCustomIDs(t *testing.T) {
-	c := newClient(gpu.ServerConfig{Config: client.Config{Name: "api", URL: deadURL(t)}}, nil)
+	c := newClient(gpu.ServerConfig{Config: client.Config{Name: "api", URL: oaitest.ClosedURL(t)}}, nil)
 	for _, lines := range [][]client.BatchLine{nil, {{CustomID: ""}}, {batchLines(1)[0], batchLines(1)[0]}} {
 		_, err := c.CreateBatch(context.Background(), lines, "", nil)
 		if chat.ClassOf(err) != chat.ClassHTTP4xx || !strings.Contains(chat.MessageOf(err), "not sent") {
@@ -327,13 +328,13 @@ func TestBatchErrorsCarryNoCredentials(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := deadURL(t)
+			base := oaitest.ClosedURL(t)
 			if tc.handler != nil {
 				srv := httptest.NewServer(tc.handler)
 				t.Cleanup(srv.Close)
 				base = srv.URL + "/v1"
 			}
-			c := newClient(gpu.ServerConfig{Config: client.Config{Name: "s", URL: secretURL(t, base), APIKey: plantedAPIKey}}, nil)
+			c := newClient(gpu.ServerConfig{Config: client.Config{Name: "s", URL: oaitest.SecretURL(t, base), APIKey: oaitest.PlantedAPIKey}}, nil)
 			ctx := context.Background()
 			_, createErr := c.CreateBatch(ctx, batchLines(1), "", nil)
 			_, getErr := c.Batch(ctx, "b1")
@@ -344,8 +345,8 @@ func TestBatchErrorsCarryNoCredentials(t *testing.T) {
 				if err == nil {
 					t.Fatal("a call succeeded: nothing was tested")
 				}
-				if l := leaks(errorTexts(err)...); len(l) > 0 {
-					t.Errorf("the error leaks: %v", l)
+				if l := oaitest.Leaks(oaitest.ErrorTexts(err)...); len(l) > 0 {
+					t.Errorf("the error oaitest.Leaks: %v", l)
 				}
 			}
 		})

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 // oaiHijack takes the raw connection from the server and hands it to do.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 func BenchmarkClientChat(b *testing.B) {

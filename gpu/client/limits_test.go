@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 func hiRequest(model string) chat.Request {

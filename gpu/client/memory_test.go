@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 	"pitwall/internal/textutil"
 )
 

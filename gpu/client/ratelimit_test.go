@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 func TestAReplyCarriesTheRateLimitItsHeadersSay(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 // elsewhere is a second host that records every request it receives, and

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 func TestClientErrorsCarryNoCredentials(t *testing.T) {

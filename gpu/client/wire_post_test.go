@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 
 	openai "github.com/sashabaranov/go-openai"
 )

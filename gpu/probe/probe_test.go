@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"pitwall/gpu/chat"
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 	"pitwall/gpu/telemetry"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"pitwall/gpu/internal/oaitest"
+	"pitwall/internal/oaitest"
 )
 
 func TestProbeResultsCarryNoCredentials(t *testing.T) {
