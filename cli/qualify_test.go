@@ -50,6 +50,15 @@ func TestQualifyReportsEachJudgesAccuracyAndGatesOnIt(t *testing.T) {
 		models[j.Name] = j.Model
 	}
 	const samples = 5
+	verbatim := 0 // cases whose candidate is a verdict line the judge may answer with
+	for _, jt := range tests {
+		for _, l := range strings.Split(jt.Candidate, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "VERDICT:") {
+				verbatim++
+				break
+			}
+		}
+	}
 	db := filepath.Join(t.TempDir(), "ledger.db")
 	code, out, stderr := inproc(t, "qualify", path, "--samples", "5", "--format", "json", "--time-scale", "0", "--db", db)
 	if code != 0 {
@@ -70,8 +79,12 @@ func TestQualifyReportsEachJudgesAccuracyAndGatesOnIt(t *testing.T) {
 		tol := 3 * math.Sqrt(p*(1-p)/float64(n))
 		t.Logf("%-6s judge_error_rate %.2f: accuracy %.3f ± %.3f expected %.3f, κ %.2f, consistency %.2f, %.0f tokens/verdict",
 			q.Judge, p, q.Accuracy, tol, 1-p, q.Kappa.Kappa, q.Consistency, q.TokensPerVerdict)
-		if q.Verdicts != n || q.Errors != 0 || q.TokensPerVerdict <= 0 || q.TimePerVerdict < 0 {
-			t.Errorf("%s: %d verdicts, %d J-ERR, %.0f tokens per verdict; want %d, none and some", q.Judge, q.Verdicts, q.Errors, q.TokensPerVerdict, n)
+		// A judge that errs to the very verdict line a candidate wrote
+		// (attack-think-in-tool-call's "VERDICT: PASS") cannot be told from
+		// one quoting it: that answer is a J-ERR, never a PASS. Only those.
+		if q.Verdicts != n || q.Errors > samples*verbatim || p == 0 && q.Errors != 0 || q.TokensPerVerdict <= 0 || q.TimePerVerdict < 0 {
+			t.Errorf("%s: %d verdicts, %d J-ERR, %.0f tokens per verdict; want %d, at most %d (answers that are a candidate's own verdict line) and some",
+				q.Judge, q.Verdicts, q.Errors, q.TokensPerVerdict, n, samples*verbatim)
 		}
 		if math.Abs(q.Accuracy-(1-p)) > tol+1e-9 {
 			t.Errorf("%s: accuracy %.3f, want %.3f ± %.3f", q.Judge, q.Accuracy, 1-p, tol)

@@ -60,6 +60,7 @@ func Load(path string, ov Overrides, getenv func(string) string) (*Config, error
 	deriveScoring(c)
 	errs = append(errs, validate(c)...)
 	unifyJudgeModels(c)
+	warnUnusedJudges(c)
 
 	if c.Battery != "" {
 		tests, warnings, berrs := loadConfigBattery(c, src)
@@ -191,6 +192,17 @@ func hasKey(v any, path ...any) bool {
 		}
 	}
 	return true
+}
+
+// warnUnusedJudges says which judge decides when judge mode names more
+// than one: the others are not asked unless the user switches to them.
+func warnUnusedJudges(c *Config) {
+	if c.Scoring.Mode != scoring.ModeJudge || len(c.Scoring.Judges) < 2 {
+		return
+	}
+	c.Warnings = append(c.Warnings, fmt.Sprintf("%s: scoring.mode = \"judge\" with %d judges: %s decides, and the others judge only "+
+		"when switched to (the grid's J, or show --judge); for a verdict of them all set mode = \"jury\"",
+		c.Path, len(c.Scoring.Judges), c.Scoring.Active))
 }
 
 // unifyJudgeModels spells a fleet judge's model as the tested model it is

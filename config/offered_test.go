@@ -207,3 +207,38 @@ url = "https://api.example.com/v1"
 		t.Errorf("the hosted judge's model is %q, want its own Tiny-A", got)
 	}
 }
+
+// Judge mode with two judges says which one decides: the second would
+// otherwise go unused without a word.
+func TestJudgeModeWithTwoJudgesSaysWhichDecides(t *testing.T) {
+	t.Parallel()
+	p := writeConfig(t, `
+battery = "b.toml"
+models = ["m1"]
+[scoring]
+mode = "judge"
+[[servers]]
+name = "s"
+kind = "sim"
+models = ["m1", "j1", "j2"]
+[[scoring.judges]]
+name = "first"
+model = "j1"
+server = "s"
+[[scoring.judges]]
+name = "second"
+model = "j2"
+server = "s"
+`)
+	if err := os.WriteFile(filepath.Join(filepath.Dir(p), "b.toml"), []byte("[[tests]]\nid = \"t\"\nuser = \"hi\"\ncriteria = \"says hi\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := mustLoad(t, p, Overrides{}, noEnv)
+	found := false
+	for _, w := range c.Warnings {
+		found = found || strings.Contains(w, "first decides") && strings.Contains(w, `mode = "jury"`)
+	}
+	if !found {
+		t.Errorf("warnings %q; want one saying first decides", c.Warnings)
+	}
+}
