@@ -10,8 +10,8 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/internal/oaitest"
 	"pitwall/gpu/probe"
+	"pitwall/internal/oaitest"
 )
 
 // A base URL with a query (Azure OpenAI's ?api-version=, Azure Functions'

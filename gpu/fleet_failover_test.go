@@ -15,10 +15,10 @@ import (
 	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/internal/oaitest"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"
+	"pitwall/internal/oaitest"
 )
 
 // fastProbes makes probing quick enough for a test to wait on it.

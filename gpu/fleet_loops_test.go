@@ -11,8 +11,8 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/internal/oaitest"
 	"pitwall/gpu/placement"
+	"pitwall/internal/oaitest"
 )
 
 // TestFleetKeepsALoopsModelForItsNextStep plays an agent loop of model a on

@@ -9,10 +9,10 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/internal/oaitest"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"
+	"pitwall/internal/oaitest"
 )
 
 // A judge model the run announced (Expect) loads on a server that

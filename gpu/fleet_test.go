@@ -14,8 +14,8 @@ import (
 
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/internal/oaitest"
 	"pitwall/gpu/placement"
+	"pitwall/internal/oaitest"
 )
 
 // jobOutcome is one call of a job's Done.

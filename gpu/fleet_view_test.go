@@ -14,10 +14,10 @@ import (
 	"pitwall/edges/sim"
 	"pitwall/gpu/chat"
 	"pitwall/gpu/client"
-	"pitwall/internal/oaitest"
 	"pitwall/gpu/placement"
 	"pitwall/gpu/simspec"
 	"pitwall/gpu/telemetry"
+	"pitwall/internal/oaitest"
 )
 
 // recordingPolicy keeps a copy of each view it is shown and places as

@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"pitwall/gpu/chat"
-	"pitwall/internal/oaitest"
 	"pitwall/gpu/telemetry"
+	"pitwall/internal/oaitest"
 )
 
 // route is one canned answer of a fake backend: a testdata file, or a body.
