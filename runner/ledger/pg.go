@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 
 	"pitwall/internal/redact"
 )
@@ -80,7 +79,7 @@ func openPostgres(url string, write bool) (*Ledger, error) {
 	l := newLedger(redact.URL(url))
 	l.abs, l.d = url, pgDialect
 	open := func(conns int) (db, error) {
-		c, err := sql.Open("pgx", url)
+		c, err := openPG(url, l.self)
 		if err != nil {
 			return db{}, l.wrap("open", fmt.Errorf("%w: %s", ErrUnreachable, redact.Text(err.Error())))
 		}

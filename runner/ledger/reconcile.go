@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -96,6 +97,22 @@ func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 	if l.wr != nil {
 		err := l.wr.do(funcOp(func(b *batch) error {
 			var err error
+			if l.d.pg {
+				// A reader does not wait long for the run's lock: the
+				// next one can close the run instead, and a take-over
+				// (ResumeRun) must not wait out two lock timeouts.
+				restore, err := shortLockWait(b.tx, l.fixBusyMS)
+				if err != nil {
+					return l.wrap(op, err)
+				}
+				if cur, err = l.writeInterrupt(b.tx, seen, why); err != nil {
+					if isLockTimeout(err) {
+						return alone{err}
+					}
+					return err
+				}
+				return restore()
+			}
 			cur, err = l.writeInterrupt(b.tx, seen, why)
 			return err
 		}))
@@ -155,6 +172,23 @@ func (l *Ledger) writeInterrupt(tx tx, seen RunRow, why string) (RunRow, error) 
 	return cur, nil
 }
 
+// shortLockWait sets t's lock_timeout to ms until restore, which sets it
+// back to the session's: the statements after it in the writer's batch
+// are other writes, which wait as long as ever.
+func shortLockWait(t tx, ms int) (restore func() error, err error) {
+	var was string
+	if err := t.QueryRow(`SELECT current_setting('lock_timeout')`).Scan(&was); err != nil {
+		return nil, err
+	}
+	if _, err := t.Exec(`SELECT set_config('lock_timeout', ?, true)`, fmt.Sprint(ms)); err != nil {
+		return nil, err
+	}
+	return func() error {
+		_, err := t.Exec(`SELECT set_config('lock_timeout', ?, true)`, was)
+		return err
+	}, nil
+}
+
 // fixerBusyMS bounds a reconcile's wait for another process's write lock:
 // shorter than a writer's, since the next reader can write it instead.
 const fixerBusyMS = 2000
@@ -176,7 +210,7 @@ func (l *Ledger) fixer() (db, error) {
 		err error
 	)
 	if l.d.pg {
-		fix, err = sql.Open("pgx", l.abs)
+		fix, err = openPG(l.abs, l.self)
 	} else {
 		fix, err = sql.Open("sqlite", dsn(l.abs, url.Values{
 			"mode":          {"rw"},
@@ -235,7 +269,18 @@ func (l *Ledger) Heartbeat(runID string, at time.Time) error {
 // (interrupted, stopped, failed, completed for a retry), but not a run
 // that a live process runs: that wraps ErrHeld and says which process.
 // A run this process already holds comes back as it is.
+//
+// On PostgreSQL a take-over that meets another session's lock on the run
+// (its owner inside a write, perhaps stopped there) waits lock_timeout for
+// it, then fails wrapping ErrLocked: try again.
 func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
+	return l.ResumeRunContext(context.Background(), id, at)
+}
+
+// ResumeRunContext is ResumeRun whose wait for the run's lock ends when
+// ctx does (ctrl+z's victim is not waited for after a ctrl+c): it then
+// fails with ctx's error, having changed nothing.
+func (l *Ledger) ResumeRunContext(ctx context.Context, id string, at time.Time) (RunRow, error) {
 	if l.wr == nil {
 		return RunRow{}, l.wrap("resume run", ErrReadOnly)
 	}
@@ -250,10 +295,19 @@ func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
 	var cur RunRow
 	err = l.wr.do(funcOp(func(b *batch) error {
 		tx := b.tx
+		if err := ctx.Err(); err != nil {
+			return declined{l.wrap(op, err)}
+		}
 		var err error
 		// FOR UPDATE (PostgreSQL): first, so that the owner's transaction
 		// under way ends before the generation moves (fence.go).
-		if cur, err = scanRun(tx.QueryRow(runByIDSQL+l.d.forUpdate, run.ID)); err != nil {
+		if cur, err = scanRun(tx.QueryRowContext(ctx, runByIDSQL+l.d.forUpdate, run.ID)); err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return alone{l.wrap(op, ctx.Err())}
+			case isLockTimeout(err):
+				return alone{l.wrap(op, lockedError(run.ID))}
+			}
 			return l.wrap(op, err)
 		}
 		if cur.Status == RunRunning {
