@@ -331,10 +331,13 @@ func (w *writer) try(qs []queued) *cut {
 	// a new connection, failed whole where the session cannot write, or
 	// each write tried alone but for skip (-1: none).
 	failed := func(err error, skip int) *cut {
-		if c := w.cutBy(&b, err); c != nil {
+		if skip >= 0 {
+			_ = b.end(false) // the write's own failure: its connection is well
+		} else if c := w.cutBy(&b, err); c != nil {
 			return c
+		} else {
+			_ = b.end(false)
 		}
-		_ = b.end(false)
 		if l.d.pg && classify(err) == pgCannotWrite {
 			w.failAll(qs, err)
 			return nil

@@ -30,7 +30,10 @@ const openStatuses = `('queued', 'submitted', 'running')`
 // settle returns r as it stands once reconciled: interrupted if its
 // process is gone, unchanged otherwise. Failures to look or to write leave
 // the run as read, or shown interrupted: a read never fails for it.
-func (l *Ledger) settle(r RunRow) RunRow {
+func (l *Ledger) settle(r RunRow) RunRow { return l.settleContext(context.Background(), r) }
+
+// settleContext is settle whose wait for the run's lock ends with ctx.
+func (l *Ledger) settleContext(ctx context.Context, r RunRow) RunRow {
 	if r.Status != RunRunning || r.Heartbeat.IsZero() {
 		return r
 	}
@@ -38,7 +41,7 @@ func (l *Ledger) settle(r RunRow) RunRow {
 	if err != nil || why == "" {
 		return r
 	}
-	cur, err := l.interrupt(r, why)
+	cur, err := l.interrupt(ctx, r, why)
 	if err != nil {
 		r.Status, r.EndedAt, r.Message = RunInterrupted, last, interruptedMessage(r.ID, why)
 		return r
@@ -91,7 +94,7 @@ func interruptedMessage(id, why string) string {
 // then stands (already closed, or alive after all, when another process
 // got there first). A writable ledger writes it through its writer, after
 // the writes it has queued; a read-only one through its fixer.
-func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
+func (l *Ledger) interrupt(ctx context.Context, seen RunRow, why string) (RunRow, error) {
 	op := "reconcile run " + seen.ID
 	var cur RunRow
 	if l.wr != nil {
@@ -105,15 +108,15 @@ func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 				if err != nil {
 					return l.wrap(op, err)
 				}
-				if cur, err = l.writeInterrupt(b.tx, seen, why); err != nil {
-					if isLockTimeout(err) {
+				if cur, err = l.writeInterrupt(ctx, b.tx, seen, why); err != nil {
+					if isLockTimeout(err) || ctx.Err() != nil {
 						return alone{err}
 					}
 					return err
 				}
 				return restore()
 			}
-			cur, err = l.writeInterrupt(b.tx, seen, why)
+			cur, err = l.writeInterrupt(ctx, b.tx, seen, why)
 			return err
 		}))
 		return cur, err
@@ -133,7 +136,7 @@ func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 			return RunRow{}, l.wrap(op, err)
 		}
 	}
-	if cur, err = l.writeInterrupt(tx, seen, why); err != nil {
+	if cur, err = l.writeInterrupt(ctx, tx, seen, why); err != nil {
 		return RunRow{}, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -142,11 +145,11 @@ func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 	return cur, nil
 }
 
-func (l *Ledger) writeInterrupt(tx tx, seen RunRow, why string) (RunRow, error) {
+func (l *Ledger) writeInterrupt(ctx context.Context, tx tx, seen RunRow, why string) (RunRow, error) {
 	op := "reconcile run " + seen.ID
 	// The end is computed under the write lock, so no request row of the
 	// run can begin after it.
-	res, err := tx.Exec(`UPDATE runs SET status = 'interrupted', message = ?2,
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'interrupted', message = ?2,
 		ended_ms = `+l.d.interruptEnd+`
 		WHERE id = ?1 AND status = 'running' AND pid = ?3 AND host = ?4 AND heartbeat_ms = ?5 AND generation = ?6`,
 		seen.ID, interruptedMessage(seen.ID, why), seen.Owner.PID, seen.Owner.Host, seen.Heartbeat.UnixMilli(), seen.Generation)
@@ -284,9 +287,13 @@ func (l *Ledger) ResumeRunContext(ctx context.Context, id string, at time.Time) 
 	if l.wr == nil {
 		return RunRow{}, l.wrap("resume run", ErrReadOnly)
 	}
-	run, err := l.Run(id)
+	run, err := l.findRun(id)
 	if err != nil {
 		return RunRow{}, err
+	}
+	run = l.settleContext(ctx, run)
+	if err := ctx.Err(); err != nil {
+		return RunRow{}, l.wrap("resume run "+run.ID, err)
 	}
 	if run.Status == RunRunning && l.holds(run) {
 		return run, nil
