@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,33 +95,49 @@ func TestWritesOutliveTheirSessionsBeingEnded(t *testing.T) {
 	}
 	defer l.Close()
 	l.reconnectFor = 30 * time.Second
-	if err := l.CreateRun(RunRow{ID: "r", Status: RunRunning, StartedAt: time.Now(), Owner: l.Self(), Heartbeat: time.Now()}); err != nil {
+	admin, err := sql.Open("pgx", c.URL(dbName(url)))
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer admin.Close()
+	var ended atomic.Int64 // sessions of the ledger ended
 	stop := make(chan struct{})
-	ended := make(chan int)
+	killed := make(chan struct{})
 	go func() {
-		n := 0
-		defer func() { ended <- n }()
+		defer close(killed)
 		for {
 			select {
 			case <-stop:
 				return
-			case <-time.After(50 * time.Millisecond):
+			case <-time.After(30 * time.Millisecond):
 			}
-			if err := endSessions(c, url); err == nil {
-				n++
+			var n int64
+			if err := admin.QueryRow(`SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity
+				WHERE application_name LIKE 'pitwall%' AND pid <> pg_backend_pid() AND datname = current_database()`).Scan(&n); err == nil {
+				ended.Add(n)
 			}
 		}
 	}()
-	const n = 300
-	err = writeRun(l, "r", n)
-	close(stop)
-	t.Logf("sessions ended %d times while writing", <-ended)
-	if err != nil {
-		t.Fatalf("writes failed: %v", err)
+	// Runs of 30 requests each, until the writer's sessions were ended
+	// while it wrote a good many times.
+	const n = 30
+	var runs int
+	for runs = 0; ended.Load() < 20 && runs < 100; runs++ {
+		if err := writeRun(l, fmt.Sprint("r", runs), n); err != nil {
+			close(stop)
+			<-killed
+			t.Fatalf("run %d, after %d sessions ended: writes failed: %v", runs, ended.Load(), err)
+		}
 	}
-	checkWritten(t, url, "r", n)
+	close(stop)
+	<-killed
+	t.Logf("%d sessions ended while writing %d runs", ended.Load(), runs)
+	if ended.Load() < 20 {
+		t.Fatalf("only %d of the ledger's sessions were ended", ended.Load())
+	}
+	for i := range runs {
+		checkWritten(t, url, fmt.Sprint("r", i), n)
+	}
 	if _, ok := l.Reconnecting(); ok {
 		t.Error("Reconnecting after the writes went through")
 	}
