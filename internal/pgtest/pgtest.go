@@ -121,32 +121,71 @@ func Start() (*Cluster, error) {
 		return nil, err
 	}
 	c.log = filepath.Join(c.dir, "server.log")
-	logf, err := os.Create(c.log)
-	if err != nil {
+	if err := c.serve(); err != nil {
 		c.Stop()
 		return nil, err
+	}
+	return c, nil
+}
+
+// serve starts the server on c's folder and port and waits until it
+// takes connections.
+func (c *Cluster) serve() error {
+	logf, err := os.OpenFile(c.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
 	}
 	defer logf.Close()
 	// fsync off: a commit is written, not synced, as SQLite's WAL with
 	// synchronous=NORMAL does; the tests and the benchmark compare alike.
-	c.cmd = c.command("postgres", "-D", data, "-p", strconv.Itoa(c.port), "-k", c.dir,
+	c.cmd = c.command("postgres", "-D", filepath.Join(c.dir, "data"), "-p", strconv.Itoa(c.port), "-k", c.dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=200")
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
 	c.cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
 	if err := c.cmd.Start(); err != nil {
-		c.Stop()
-		return nil, fmt.Errorf("%w: postgres: %v", ErrNoServer, err)
+		c.cmd = nil
+		return fmt.Errorf("%w: postgres: %v", ErrNoServer, err)
 	}
 	if c.release, err = reap.Group(c.cmd.Process.Pid, c.dir); err != nil {
-		c.Stop()
-		return nil, err
+		return err
 	}
-	if err := c.waitUp(30 * time.Second); err != nil {
-		c.Stop()
-		return nil, err
+	return c.waitUp(30 * time.Second)
+}
+
+// Restart stops the server (fast shutdown: every session is ended, as by
+// `pg_ctl restart`) and starts it again on the same port, after down (a
+// server away for a while). Its databases are kept.
+func (c *Cluster) Restart(down time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.halt()
+	time.Sleep(down)
+	return c.serve()
+}
+
+// halt stops the server and its watchdog, leaving its folder.
+func (c *Cluster) halt() {
+	if c.release != nil {
+		c.release()
+		c.release = nil
 	}
-	return c, nil
+	if c.admin != nil {
+		c.admin.Close()
+		c.admin = nil
+	}
+	if c.cmd != nil && c.cmd.Process != nil {
+		_ = c.cmd.Process.Signal(syscall.SIGINT)
+		done := make(chan struct{})
+		go func() { _ = c.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = c.cmd.Process.Kill()
+			<-done
+		}
+		c.cmd = nil
+	}
 }
 
 func (c *Cluster) command(name string, args ...string) *exec.Cmd {
@@ -249,26 +288,7 @@ func sanitize(s string) string {
 func (c *Cluster) Stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.release != nil {
-		c.release()
-		c.release = nil
-	}
-	if c.admin != nil {
-		c.admin.Close()
-		c.admin = nil
-	}
-	if c.cmd != nil && c.cmd.Process != nil {
-		_ = c.cmd.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { _ = c.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = c.cmd.Process.Kill()
-			<-done
-		}
-		c.cmd = nil
-	}
+	c.halt()
 	if c.dir != "" {
 		os.RemoveAll(c.dir)
 		c.dir = ""

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -81,6 +82,7 @@ type batch struct {
 	queue    []pgStmt
 	at       int           // the write of the batch being applied
 	declines map[int]error // writes that declined once their statements were sent
+	xid, pid int64         // the transaction's id and server process (txid)
 }
 
 // pgStmt is a statement queued on PostgreSQL.
@@ -154,6 +156,10 @@ func (b *batch) send() error {
 		pb     pgx.Batch
 		counts = make([]int64, len(q))
 	)
+	askXID := b.xid == 0
+	if askXID {
+		pb.Queue(txidSQL)
+	}
 	for _, s := range q {
 		pb.Queue(l.pgStmts[s.i], l.d.args(s.args)...)
 	}
@@ -163,6 +169,12 @@ func (b *batch) send() error {
 			return fmt.Errorf("the connection is a %T, not pgx's", dc)
 		}
 		br := sc.Conn().SendBatch(context.Background(), &pb)
+		if askXID {
+			if err := br.QueryRow().Scan(&b.xid, &b.pid); err != nil {
+				br.Close()
+				return l.wrap("write", err)
+			}
+		}
 		for j := range q {
 			s := &q[j]
 			if s.id != nil {
@@ -234,6 +246,9 @@ func (w *writer) begin() (batch, error) {
 	}
 	t, err := conn.BeginTx(ctx, nil)
 	if err != nil {
+		if classify(err) == pgTransient {
+			dropConn(conn)
+		}
 		conn.Close()
 		return batch{}, err
 	}
@@ -258,36 +273,86 @@ func (b *batch) end(commit bool) error {
 
 // commit runs a batch in one transaction and sets each write's err. A
 // write that fails is retried alone, and so is every other write of the
-// batch, so that one bad write fails by itself.
+// batch, so that one bad write fails by itself. On PostgreSQL a batch cut
+// short by its connection (or by another session's lock) is tried again
+// on a connection made again, for a while (reconnect.go).
 func (w *writer) commit(qs []queued) {
+	if cut := w.try(qs); cut != nil {
+		w.recover(qs, cut)
+	}
+}
+
+// cut is a batch that its connection (or a lock in the way) cut short.
+// Nothing it did holds, unless it was committing: then the server may
+// have committed it before the connection went, and xid tells.
+type cut struct {
+	err        error
+	committing bool
+	xid        int64
+	pid        int64 // the server process the transaction ran in
+	staged     map[textKey]int64
+}
+
+// alone is a write's failure that aborted its batch's transaction and
+// that trying it again would not mend (a take-over that waited out
+// lock_timeout, or whose caller gave up): it fails, and the other writes
+// of the batch are tried again without it.
+type alone struct{ err error }
+
+func (a alone) Error() string { return a.err.Error() }
+func (a alone) Unwrap() error { return a.err }
+
+// try is one attempt at commit: nil once every write's err is set, or the
+// cut that a new connection may mend (PostgreSQL only).
+func (w *writer) try(qs []queued) *cut {
 	l := w.l
 	if len(qs) > 1 {
 		foldStarts(qs)
 	}
 	b, err := w.begin()
 	if err != nil {
+		if c := w.cutBy(&b, err); c != nil {
+			return c
+		}
 		for i := range qs {
 			qs[i].err = l.wrap("begin a write", err)
 		}
-		return
+		return nil
 	}
 	if err := b.fence(); err != nil {
-		_ = b.end(false)
-		for i := range qs {
-			qs[i].err = err
+		if c := w.cutBy(&b, err); c != nil {
+			return c
 		}
-		return
-	}
-	failed := func(err error) {
 		_ = b.end(false)
+		w.failAll(qs, err)
+		return nil
+	}
+	// failed ends the batch on a statement's error: tried again whole on
+	// a new connection, failed whole where the session cannot write, or
+	// each write tried alone but for skip (-1: none).
+	failed := func(err error, skip int) *cut {
+		if skip >= 0 {
+			_ = b.end(false) // the write's own failure: its connection is well
+		} else if c := w.cutBy(&b, err); c != nil {
+			return c
+		} else {
+			_ = b.end(false)
+		}
+		if l.d.pg && classify(err) == pgCannotWrite {
+			w.failAll(qs, err)
+			return nil
+		}
 		if len(qs) == 1 {
 			qs[0].err = err
-			return
+			return nil
 		}
 		unfold(qs)
 		for j := range qs {
-			w.commit(qs[j : j+1])
+			if j != skip {
+				w.commit(qs[j : j+1])
+			}
 		}
+		return nil
 	}
 	for i := range qs {
 		if err := b.refused(qs[i].op); err != nil {
@@ -296,39 +361,101 @@ func (w *writer) commit(qs []queued) {
 		}
 		if !queues(qs[i].op) {
 			if err := b.send(); err != nil {
-				failed(err)
-				return
+				return failed(err, -1)
 			}
 		}
 		b.at = i
 		err := qs[i].op.apply(&b)
 		var d declined
-		if errors.As(err, &d) {
+		var a alone
+		switch {
+		case errors.As(err, &d):
 			qs[i].err = d.err
 			continue
-		}
-		if err != nil {
-			failed(err)
-			return
+		case errors.As(err, &a):
+			qs[i].err = a.err
+			return failed(a.err, i)
+		case err != nil:
+			return failed(err, -1)
 		}
 		qs[i].err = nil
 	}
 	if err := b.send(); err != nil {
-		failed(err)
-		return
+		return failed(err, -1)
 	}
 	for i, err := range b.declines {
 		qs[i].err = err
 	}
+	if l.d.pg && b.xid == 0 {
+		if err := b.txid(); err != nil {
+			return failed(err, -1)
+		}
+	}
 	if err := b.end(true); err != nil {
+		if c := w.cutBy(&b, err); c != nil {
+			c.committing = true
+			return c
+		}
 		for i := range qs {
 			qs[i].err = l.wrap("commit", err)
 		}
-		return
+		return nil
 	}
 	w.commits++
 	w.remember(b.staged)
+	return nil
 }
+
+// failAll fails every write of qs with err: the session cannot write
+// (pgCannotWrite) or the fence could not be read.
+func (w *writer) failAll(qs []queued, err error) {
+	if w.l.d.pg && classify(err) == pgCannotWrite {
+		err = w.l.wrap("write", w.l.pgExplain(err))
+	}
+	for i := range qs {
+		qs[i].err = err
+	}
+}
+
+// cutBy is the cut err makes of b, or nil where err is no lost
+// connection or lock (or the ledger is SQLite's). It drops b's
+// connection, so that the pool makes a new one, and ends b.
+func (w *writer) cutBy(b *batch, err error) *cut {
+	if !w.l.d.pg || classify(err) != pgTransient {
+		return nil
+	}
+	c := &cut{err: err, xid: b.xid, pid: b.pid, staged: b.staged}
+	if b.conn != nil {
+		if !isLockTimeout(err) { // else the connection is well: keep it
+			dropConn(b.conn)
+		}
+		_ = b.end(false)
+	}
+	return c
+}
+
+// dropConn closes the connection under conn, so that the pool makes a new
+// one rather than hand out one the server may have left.
+func dropConn(conn *sql.Conn) {
+	_ = conn.Raw(func(dc any) error {
+		if sc, ok := dc.(*stdlib.Conn); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = sc.Conn().Close(ctx)
+		}
+		return nil
+	})
+}
+
+// txid reads the transaction's id and its server process, so that a
+// commit whose answer the connection lost can be asked after
+// (txid_status); on a batch with statements queued it goes with them
+// (send).
+func (b *batch) txid() error {
+	return b.tx.QueryRow(txidSQL).Scan(&b.xid, &b.pid)
+}
+
+const txidSQL = `SELECT txid_current(), pg_backend_pid()`
 
 // funcOp is a write given as a function of the batch's transaction that
 // is no owner's write: a reader closing a run, a take-over. An owner's

@@ -205,3 +205,9 @@ func (t tx) Query(q string, args ...any) (*sql.Rows, error) {
 func (t tx) QueryRow(q string, args ...any) *sql.Row {
 	return t.Tx.QueryRow(t.d.sql(q), t.d.args(args)...)
 }
+func (t tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return t.Tx.QueryRowContext(ctx, t.d.sql(q), t.d.args(args)...)
+}
+func (t tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return t.Tx.ExecContext(ctx, t.d.sql(q), t.d.args(args)...)
+}

@@ -113,10 +113,15 @@ type Ledger struct {
 	fixMu     sync.Mutex
 	fix       db
 	fixBusyMS int
+
+	// reconnectFor bounds the writer's tries to write again on a
+	// connection made again (PostgreSQL, reconnect.go); tests shorten it.
+	reconnectFor time.Duration
 }
 
 func newLedger(path string) *Ledger {
-	return &Ledger{path: path, d: sqliteDialect, self: self(), now: time.Now, gone: processGone, fixBusyMS: fixerBusyMS}
+	return &Ledger{path: path, d: sqliteDialect, self: self(), now: time.Now, gone: processGone, fixBusyMS: fixerBusyMS,
+		reconnectFor: ReconnectFor}
 }
 
 // Open opens the ledger at path for reading and writing, creating it and

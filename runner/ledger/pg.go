@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 
 	"pitwall/internal/redact"
 )
@@ -80,7 +79,7 @@ func openPostgres(url string, write bool) (*Ledger, error) {
 	l := newLedger(redact.URL(url))
 	l.abs, l.d = url, pgDialect
 	open := func(conns int) (db, error) {
-		c, err := sql.Open("pgx", url)
+		c, err := openPG(url, l.self)
 		if err != nil {
 			return db{}, l.wrap("open", fmt.Errorf("%w: %s", ErrUnreachable, redact.Text(err.Error())))
 		}
@@ -209,6 +208,13 @@ func (l *Ledger) pgMigrate() error {
 // pgCheckPrivileges refuses, at Open, a role that may read the ledger but
 // not write it, rather than failing at a run's first write.
 func (l *Ledger) pgCheckPrivileges() error {
+	var ro string
+	if err := l.w.QueryRow(`SHOW transaction_read_only`).Scan(&ro); err != nil {
+		return l.wrap("open", l.pgExplain(err))
+	}
+	if ro == "on" {
+		return l.wrap("open", fmt.Errorf("%w: the server takes no writes in this session (a standby, or default_transaction_read_only): give pitwall the primary's URL, or a database and role that may write", ErrNotWritable))
+	}
 	var missing []string
 	for _, table := range []string{"runs", "requests", "cells", "verdicts", "texts"} {
 		var ok bool
@@ -240,6 +246,8 @@ func (l *Ledger) pgExplain(err error) error {
 			return fmt.Errorf("%w: the server refused the login (%s): check the user and password in the URL (or PGPASSWORD, ~/.pgpass)", ErrUnreachable, pe.Message)
 		case pe.Code == "3D000":
 			return fmt.Errorf("%w: %s: create it (createdb) or fix the URL", ErrUnreachable, pe.Message)
+		case pe.Code == "25006":
+			return fmt.Errorf("%w: %s: the server takes no writes in this session (a standby, or default_transaction_read_only)", ErrNotWritable, pe.Message)
 		case pe.Code == "42501":
 			return fmt.Errorf("%w: %s: GRANT the role what it needs, or pass --db with another database", ErrNotWritable, pe.Message)
 		}

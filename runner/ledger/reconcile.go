@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -29,7 +30,10 @@ const openStatuses = `('queued', 'submitted', 'running')`
 // settle returns r as it stands once reconciled: interrupted if its
 // process is gone, unchanged otherwise. Failures to look or to write leave
 // the run as read, or shown interrupted: a read never fails for it.
-func (l *Ledger) settle(r RunRow) RunRow {
+func (l *Ledger) settle(r RunRow) RunRow { return l.settleContext(context.Background(), r) }
+
+// settleContext is settle whose wait for the run's lock ends with ctx.
+func (l *Ledger) settleContext(ctx context.Context, r RunRow) RunRow {
 	if r.Status != RunRunning || r.Heartbeat.IsZero() {
 		return r
 	}
@@ -37,7 +41,7 @@ func (l *Ledger) settle(r RunRow) RunRow {
 	if err != nil || why == "" {
 		return r
 	}
-	cur, err := l.interrupt(r, why)
+	cur, err := l.interrupt(ctx, r, why)
 	if err != nil {
 		r.Status, r.EndedAt, r.Message = RunInterrupted, last, interruptedMessage(r.ID, why)
 		return r
@@ -90,13 +94,29 @@ func interruptedMessage(id, why string) string {
 // then stands (already closed, or alive after all, when another process
 // got there first). A writable ledger writes it through its writer, after
 // the writes it has queued; a read-only one through its fixer.
-func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
+func (l *Ledger) interrupt(ctx context.Context, seen RunRow, why string) (RunRow, error) {
 	op := "reconcile run " + seen.ID
 	var cur RunRow
 	if l.wr != nil {
 		err := l.wr.do(funcOp(func(b *batch) error {
 			var err error
-			cur, err = l.writeInterrupt(b.tx, seen, why)
+			if l.d.pg {
+				// A reader does not wait long for the run's lock: the
+				// next one can close the run instead, and a take-over
+				// (ResumeRun) must not wait out two lock timeouts.
+				restore, err := shortLockWait(b.tx, l.fixBusyMS)
+				if err != nil {
+					return l.wrap(op, err)
+				}
+				if cur, err = l.writeInterrupt(ctx, b.tx, seen, why); err != nil {
+					if isLockTimeout(err) || ctx.Err() != nil {
+						return alone{err}
+					}
+					return err
+				}
+				return restore()
+			}
+			cur, err = l.writeInterrupt(ctx, b.tx, seen, why)
 			return err
 		}))
 		return cur, err
@@ -116,7 +136,7 @@ func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 			return RunRow{}, l.wrap(op, err)
 		}
 	}
-	if cur, err = l.writeInterrupt(tx, seen, why); err != nil {
+	if cur, err = l.writeInterrupt(ctx, tx, seen, why); err != nil {
 		return RunRow{}, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -125,11 +145,11 @@ func (l *Ledger) interrupt(seen RunRow, why string) (RunRow, error) {
 	return cur, nil
 }
 
-func (l *Ledger) writeInterrupt(tx tx, seen RunRow, why string) (RunRow, error) {
+func (l *Ledger) writeInterrupt(ctx context.Context, tx tx, seen RunRow, why string) (RunRow, error) {
 	op := "reconcile run " + seen.ID
 	// The end is computed under the write lock, so no request row of the
 	// run can begin after it.
-	res, err := tx.Exec(`UPDATE runs SET status = 'interrupted', message = ?2,
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'interrupted', message = ?2,
 		ended_ms = `+l.d.interruptEnd+`
 		WHERE id = ?1 AND status = 'running' AND pid = ?3 AND host = ?4 AND heartbeat_ms = ?5 AND generation = ?6`,
 		seen.ID, interruptedMessage(seen.ID, why), seen.Owner.PID, seen.Owner.Host, seen.Heartbeat.UnixMilli(), seen.Generation)
@@ -155,6 +175,23 @@ func (l *Ledger) writeInterrupt(tx tx, seen RunRow, why string) (RunRow, error) 
 	return cur, nil
 }
 
+// shortLockWait sets t's lock_timeout to ms until restore, which sets it
+// back to the session's: the statements after it in the writer's batch
+// are other writes, which wait as long as ever.
+func shortLockWait(t tx, ms int) (restore func() error, err error) {
+	var was string
+	if err := t.QueryRow(`SELECT current_setting('lock_timeout')`).Scan(&was); err != nil {
+		return nil, err
+	}
+	if _, err := t.Exec(`SELECT set_config('lock_timeout', ?, true)`, fmt.Sprint(ms)); err != nil {
+		return nil, err
+	}
+	return func() error {
+		_, err := t.Exec(`SELECT set_config('lock_timeout', ?, true)`, was)
+		return err
+	}, nil
+}
+
 // fixerBusyMS bounds a reconcile's wait for another process's write lock:
 // shorter than a writer's, since the next reader can write it instead.
 const fixerBusyMS = 2000
@@ -176,7 +213,7 @@ func (l *Ledger) fixer() (db, error) {
 		err error
 	)
 	if l.d.pg {
-		fix, err = sql.Open("pgx", l.abs)
+		fix, err = openPG(l.abs, l.self)
 	} else {
 		fix, err = sql.Open("sqlite", dsn(l.abs, url.Values{
 			"mode":          {"rw"},
@@ -235,13 +272,28 @@ func (l *Ledger) Heartbeat(runID string, at time.Time) error {
 // (interrupted, stopped, failed, completed for a retry), but not a run
 // that a live process runs: that wraps ErrHeld and says which process.
 // A run this process already holds comes back as it is.
+//
+// On PostgreSQL a take-over that meets another session's lock on the run
+// (its owner inside a write, perhaps stopped there) waits lock_timeout for
+// it, then fails wrapping ErrLocked: try again.
 func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
+	return l.ResumeRunContext(context.Background(), id, at)
+}
+
+// ResumeRunContext is ResumeRun whose wait for the run's lock ends when
+// ctx does (ctrl+z's victim is not waited for after a ctrl+c): it then
+// fails with ctx's error, having changed nothing.
+func (l *Ledger) ResumeRunContext(ctx context.Context, id string, at time.Time) (RunRow, error) {
 	if l.wr == nil {
 		return RunRow{}, l.wrap("resume run", ErrReadOnly)
 	}
-	run, err := l.Run(id)
+	run, err := l.findRun(id)
 	if err != nil {
 		return RunRow{}, err
+	}
+	run = l.settleContext(ctx, run)
+	if err := ctx.Err(); err != nil {
+		return RunRow{}, l.wrap("resume run "+run.ID, err)
 	}
 	if run.Status == RunRunning && l.holds(run) {
 		return run, nil
@@ -250,10 +302,19 @@ func (l *Ledger) ResumeRun(id string, at time.Time) (RunRow, error) {
 	var cur RunRow
 	err = l.wr.do(funcOp(func(b *batch) error {
 		tx := b.tx
+		if err := ctx.Err(); err != nil {
+			return declined{l.wrap(op, err)}
+		}
 		var err error
 		// FOR UPDATE (PostgreSQL): first, so that the owner's transaction
 		// under way ends before the generation moves (fence.go).
-		if cur, err = scanRun(tx.QueryRow(runByIDSQL+l.d.forUpdate, run.ID)); err != nil {
+		if cur, err = scanRun(tx.QueryRowContext(ctx, runByIDSQL+l.d.forUpdate, run.ID)); err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return alone{l.wrap(op, ctx.Err())}
+			case isLockTimeout(err):
+				return alone{l.wrap(op, lockedError(run.ID))}
+			}
 			return l.wrap(op, err)
 		}
 		if cur.Status == RunRunning {

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -225,7 +226,7 @@ func TestAReconcileLosesToAHeartbeatWrittenMeanwhile(t *testing.T) {
 	if err := owner.Heartbeat("r", base.Add(Lease)); err != nil {
 		t.Fatal(err)
 	}
-	got, err := reader.interrupt(seen, why)
+	got, err := reader.interrupt(context.Background(), seen, why)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,8 +284,8 @@ func TestConcurrentReadersCloseADeadRunOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err1 := ls[0].interrupt(seen, "gone")
-	second, err2 := ls[1].interrupt(seen, "gone")
+	first, err1 := ls[0].interrupt(context.Background(), seen, "gone")
+	second, err2 := ls[1].interrupt(context.Background(), seen, "gone")
 	if err := errors.Join(err1, err2); err != nil {
 		t.Fatal(err)
 	}

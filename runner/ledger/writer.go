@@ -91,6 +91,12 @@ type writer struct {
 
 	kick   chan struct{}
 	exited chan struct{}
+	// stop is closed by close, at closedAt: a writer reconnecting
+	// (reconnect.go) gives up sooner. lostAt is when the connection went,
+	// while the writer makes it again (zero otherwise).
+	stop     chan struct{}
+	closedAt time.Time
+	lostAt   time.Time
 
 	recalled map[textKey]int64 // pieces readers read back, for the committer to remember
 
@@ -105,7 +111,7 @@ type writer struct {
 
 func newWriter(l *Ledger) *writer {
 	w := &writer{l: l, keys: map[string]int{}, cells: map[cellID]*cellOp{}, known: map[textKey]int64{},
-		kick: make(chan struct{}, 1), exited: make(chan struct{})}
+		kick: make(chan struct{}, 1), exited: make(chan struct{}), stop: make(chan struct{})}
 	w.cond = sync.NewCond(&w.mu)
 	go w.run()
 	return w
@@ -368,7 +374,10 @@ func (w *writer) flush() error {
 // what flush would. Writes after it fail with errClosed.
 func (w *writer) close() error {
 	w.mu.Lock()
-	w.closing = true
+	if !w.closing {
+		w.closing, w.closedAt = true, time.Now()
+		close(w.stop)
+	}
 	w.mu.Unlock()
 	w.wake()
 	<-w.exited
