@@ -84,7 +84,24 @@ func probeAllWith(ctx context.Context, hc *http.Client, servers []gpu.ServerConf
 	return results
 }
 
+// known is a count the server told, or "?" when it does not tell.
+func known(n *int) string {
+	if n == nil {
+		return "?"
+	}
+	return fmt.Sprint(*n)
+}
+
 func printProbes(w io.Writer, results []probe.Result, tel *telemetry.Watcher) {
+	printServers(w, results)
+	fmt.Fprintf(w, "\nlocal GPU telemetry: %s\n", tel.Source())
+	for _, g := range tel.GPUs() {
+		fmt.Fprintf(w, "  gpu%d %s  util %.0f%%  vram %.0f/%.0f MiB  %.0f W  %.0f°C\n", g.Index, g.Name, g.UtilPct, g.MemUsedMiB, g.MemTotalMiB, g.PowerW, g.TempC)
+	}
+}
+
+// printServers is the table of what each server's probe found.
+func printServers(w io.Writer, results []probe.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tKIND\tSTATUS\tSLOTS\tRUN/WAIT\tMODELS\tRESIDENT\tGPUS")
 	for _, r := range results {
@@ -100,14 +117,10 @@ func printProbes(w io.Writer, results []probe.Result, tel *telemetry.Watcher) {
 		for _, g := range r.GPUs {
 			gpus = append(gpus, fmt.Sprintf("%s %.0f%% %.1f/%.0fGB", g.Name, g.UtilPct, g.MemUsedMiB/1024, g.MemTotalMiB/1024))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.Server, r.Kind, status, slots, r.Running, r.Waiting,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\n", r.Server, r.Kind, status, slots, known(r.Running), known(r.Waiting),
 			strings.Join(r.Models, ","), strings.Join(r.Resident, ","), strings.Join(gpus, "; "))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nlocal GPU telemetry: %s\n", tel.Source())
-	for _, g := range tel.GPUs() {
-		fmt.Fprintf(w, "  gpu%d %s  util %.0f%%  vram %.0f/%.0f MiB  %.0f W  %.0f°C\n", g.Index, g.Name, g.UtilPct, g.MemUsedMiB, g.MemTotalMiB, g.PowerW, g.TempC)
-	}
 }
 
 type gpuJSON struct {
@@ -130,8 +143,8 @@ type serverJSON struct {
 	Models     []string  `json:"models"`
 	Resident   []string  `json:"resident"`
 	Slots      int       `json:"slots"`
-	Running    int       `json:"running"`
-	Waiting    int       `json:"waiting"`
+	Running    *int      `json:"running"` // null: the server does not tell
+	Waiting    *int      `json:"waiting"`
 	KVCachePct float64   `json:"kv_cache_pct"`
 	LatencyMS  float64   `json:"latency_ms"`
 	GPUs       []gpuJSON `json:"gpus"`

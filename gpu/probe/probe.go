@@ -34,8 +34,9 @@ type Result struct {
 	Resident []string
 	Slots    int // when the backend tells (llama.cpp /slots), else 0
 	// Running and Waiting are requests in flight and queued, from the
-	// backend's metrics when it serves them.
-	Running, Waiting int
+	// backend's slots or metrics; nil when it does not tell (Ollama, a
+	// hosted API, llama.cpp without --metrics for Waiting): unknown, not 0.
+	Running, Waiting *int
 	KVCachePct       float64              // vLLM kv_cache_usage_perc (or gpu_cache_usage_perc) * 100
 	GPUs             []telemetry.GPUState // from the simulator's /sim/gpus when the server is a sim
 	Latency          time.Duration

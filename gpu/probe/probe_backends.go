@@ -149,18 +149,20 @@ func readLlamaCpp(ctx context.Context, c Getter, root Endpoint, r *Result) {
 	var slots []llamacppSlot
 	if err := c.GetJSON(ctx, root.URL("/slots"), &slots); err == nil {
 		r.Slots = len(slots)
+		running := 0
 		for _, s := range slots {
 			if s.IsProcessing != nil && *s.IsProcessing {
-				r.Running++
+				running++
 			}
 		}
+		r.Running = &running
 	}
 	if m, err := c.getMetrics(ctx, root.URL("/metrics")); err == nil {
 		if v, ok := promSum(m, "llamacpp:requests_processing"); ok {
-			r.Running = int(v)
+			r.Running = count(v)
 		}
 		if v, ok := promSum(m, "llamacpp:requests_deferred"); ok {
-			r.Waiting = int(v)
+			r.Waiting = count(v)
 		}
 	}
 	// Router mode lists every model with its load state; a single-model
@@ -195,10 +197,10 @@ func readVLLM(ctx context.Context, c Getter, root Endpoint, r *Result) {
 		return
 	}
 	if v, ok := promSum(m, "vllm:num_requests_running"); ok {
-		r.Running = int(v)
+		r.Running = count(v)
 	}
 	if v, ok := promSum(m, "vllm:num_requests_waiting"); ok {
-		r.Waiting = int(v)
+		r.Waiting = count(v)
 	}
 	// With several engines the fullest one is what limits new work.
 	kv, ok := promMax(m, "vllm:kv_cache_usage_perc")
@@ -229,12 +231,7 @@ func readSim(ctx context.Context, c Getter, root Endpoint, r *Result) {
 	if st.Slots != nil {
 		r.Slots = *st.Slots
 	}
-	if st.Busy != nil {
-		r.Running = *st.Busy
-	}
-	if st.Queue != nil {
-		r.Waiting = *st.Queue
-	}
+	r.Running, r.Waiting = st.Busy, st.Queue
 	if st.Loading != nil {
 		r.Loading = append([]string{}, st.Loading...)
 	}
@@ -257,4 +254,10 @@ func readBackend(ctx context.Context, c Getter, kind chat.Kind, root Endpoint, r
 	case chat.KindSim:
 		readSim(ctx, c, root, r)
 	}
+}
+
+// count is a gauge's value as a count of requests.
+func count(v float64) *int {
+	n := int(v)
+	return &n
 }

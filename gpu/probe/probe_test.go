@@ -156,13 +156,13 @@ func TestProbeReadsEachBackend(t *testing.T) {
 			backend: "llamacpp",
 			want: Result{Kind: "llamacpp",
 				Models: []string{"Qwen3-8B-Q4_K_M.gguf"}, Resident: []string{"Qwen3-8B-Q4_K_M.gguf"},
-				Slots: 2, Running: 2, Waiting: 3},
+				Slots: 2, Running: n(2), Waiting: n(3)},
 		},
 		{
 			backend: "llamacpp-router",
 			want: Result{Kind: "llamacpp",
 				Models:   []string{"qwen3-8b", "gemma-3-12b", "granite-4.0-micro"},
-				Resident: []string{"qwen3-8b"}, Slots: 2, Running: 1},
+				Resident: []string{"qwen3-8b"}, Slots: 2, Running: n(1)},
 		},
 		{
 			backend: "llamacpp-bare",
@@ -173,12 +173,12 @@ func TestProbeReadsEachBackend(t *testing.T) {
 			// Two engines: queues add up, the fuller KV cache counts.
 			backend: "vllm",
 			want: Result{Kind: "vllm", Models: []string{"Qwen/Qwen3-8B"}, Resident: []string{"Qwen/Qwen3-8B"},
-				Running: 5, Waiting: 6, KVCachePct: 42.13},
+				Running: n(5), Waiting: n(6), KVCachePct: 42.13},
 		},
 		{
 			backend: "vllm-v0",
 			want: Result{Kind: "vllm", Models: []string{"Qwen/Qwen3-8B"}, Resident: []string{"Qwen/Qwen3-8B"},
-				Running: 1, KVCachePct: 5.71},
+				Running: n(1), Waiting: n(0), KVCachePct: 5.71},
 		},
 		{
 			backend: "openai",
@@ -187,7 +187,7 @@ func TestProbeReadsEachBackend(t *testing.T) {
 		{
 			backend: "sim",
 			want: Result{Kind: "sim", Models: []string{"qwen3-8b", "gemma-3-12b"},
-				Resident: []string{"qwen3-8b"}, Slots: 4, Running: 1, Waiting: 2,
+				Resident: []string{"qwen3-8b"}, Slots: 4, Running: n(1), Waiting: n(2),
 				Loading: []string{}, VRAMTotalGB: 24, VRAMUsedGB: 5,
 				GPUs: []telemetry.GPUState{
 					{Index: 0, UUID: "GPU-sim-0", Name: "Simulated RTX 4090", UtilPct: 87.5, MemUsedMiB: 20480, MemTotalMiB: 24576, TempC: 71, PowerW: 402.5},
@@ -378,3 +378,6 @@ func TestProbeReportsTheStatusOfTheModelsList(t *testing.T) {
 		t.Errorf("nothing listening: reachable %v, status %d; want false, 0", r.Reachable, r.Status)
 	}
 }
+
+// n is a count a backend told.
+func n(v int) *int { return &v }
