@@ -77,7 +77,7 @@ func TestLoadKeepsWhatTheFileSays(t *testing.T) {
 		{"jury in view", c.Scoring.Active, scoring.JuryName},
 		{"judge weight", judgeSmall.Weight, 2.0},
 		{"default judge weight", judgeHosted.Weight, 1.0},
-		{"default judge template", judgeHosted.Template, "rubric-v1"},
+		{"default judge template", judgeHosted.Template, "rubric-v2"},
 		{"default judge max_tokens", judgeHosted.MaxTokens, 512},
 		{"jury judges", c.JudgeNames(), []string{"small", "hosted"}},
 		{"sim.time_scale", c.SimTimeScale(), 0.01},

@@ -117,7 +117,7 @@ type Judge struct {
 	URL       string  `toml:"url" json:"url"`                 // a hosted API with
 	APIKeyEnv string  `toml:"api_key_env" json:"api_key_env"` // its key's env var
 	Weight    float64 `toml:"weight" json:"weight"`           // default 1
-	Template  string  `toml:"template" json:"template"`       // default rubric-v1
+	Template  string  `toml:"template" json:"template"`       // default rubric-v2
 	MaxTokens int     `toml:"max_tokens" json:"max_tokens"`   // default 512
 	Batch     bool    `toml:"batch" json:"batch"`
 	// PriceIn and PriceOut are dollars per million prompt and completion

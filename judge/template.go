@@ -19,7 +19,7 @@ import (
 // any serious judge read them), and ask for a final `VERDICT: PASS` or
 // `VERDICT: FAIL` line, which Parse reads.
 type Template struct {
-	ID      string // as named in config: "rubric-v1"
+	ID      string // as named in config: "rubric-v2"
 	Version string // bumped when the text changes in a way that changes verdicts
 	System  string // the judge's system message; none when empty
 	User    string // a text/template over TemplateData
@@ -37,7 +37,7 @@ type TemplateData struct {
 }
 
 // DefaultTemplate is the template a judge uses when config names none.
-const DefaultTemplate = "rubric-v1"
+const DefaultTemplate = "rubric-v2"
 
 // DefaultCriteria stands in for a test without criteria.
 const DefaultCriteria = "The answer is correct, complete and follows the instructions."

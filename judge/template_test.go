@@ -34,7 +34,7 @@ func TestLookupTemplate(t *testing.T) {
 		want string
 		ok   bool
 	}{
-		{"", "rubric-v1", true},
+		{"", "rubric-v2", true},
 		{"rubric-v1", "rubric-v1", true},
 		{"strict-v1", "strict-v1", true},
 		{"lenient-v9", "", false},
@@ -45,7 +45,7 @@ func TestLookupTemplate(t *testing.T) {
 			t.Errorf("LookupTemplate(%q) = %q, %v; want %q, %v", tt.id, got.ID, ok, tt.want, tt.ok)
 		}
 	}
-	if ids := TemplateIDs(); strings.Join(ids, ",") != "rubric-v1,strict-v1" {
+	if ids := TemplateIDs(); strings.Join(ids, ",") != "rubric-v1,rubric-v2,strict-v1,strict-v2" {
 		t.Errorf("TemplateIDs = %v", ids)
 	}
 }
@@ -264,4 +264,31 @@ func TestRenderKeepsEachTemplatesOwnText(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// The default prompts give the criteria again after the candidate's output,
+// so that a judge whose server keeps only the end of a long prompt (a small
+// num_ctx drops its start) still reads the rubric beside what it grades;
+// the -v1 texts, which a ledger's cache may hold, stay as they were.
+func TestTheDefaultPromptsRepeatTheCriteriaAfterTheCandidate(t *testing.T) {
+	in := Input{Prompt: "Name the capital of France.", Criteria: "Names Paris.", Reply: strings.Repeat("filler ", 2000) + "Lyon."}.WithCandidate()
+	for _, id := range []string{"", "rubric-v2", "strict-v2"} {
+		tpl, ok := LookupTemplate(id)
+		if !ok {
+			t.Fatalf("no template %q", id)
+		}
+		user := Render(tpl, in)[len(Render(tpl, in))-1].Content
+		end := strings.LastIndex(user, "</candidate_output>")
+		if end < 0 || !strings.Contains(user[end:], "Names Paris.") {
+			t.Errorf("%q: the criteria do not follow the candidate's output", id)
+		}
+		if !strings.Contains(user[end:], "VERDICT: PASS") {
+			t.Errorf("%q: the verdict instructions do not follow the candidate's output", id)
+		}
+	}
+	v1, _ := LookupTemplate("rubric-v1")
+	user := Render(v1, in)[1].Content
+	if end := strings.LastIndex(user, "</candidate_output>"); strings.Contains(user[end:], "Names Paris.") {
+		t.Error("rubric-v1 changed: a ledger's cached verdicts made with it would no longer be found")
+	}
 }

@@ -30,7 +30,7 @@ const (
 const JuryName = "jury"
 
 // DefaultTemplate is the judge template a judge gets when it names none.
-const DefaultTemplate = "rubric-v1"
+const DefaultTemplate = "rubric-v2"
 
 // Plan is the one decision of which judges a run has and whose verdicts
 // are in view. Config makes it (NewPlan), the ledger keeps what it was
