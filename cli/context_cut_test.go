@@ -8,11 +8,26 @@ import (
 )
 
 // A prompt longer than the model's context is cut by Ollama, which says
-// so only by reporting prompt_tokens equal to the context: the cell and the
-// summary say the prompt was cut, for that model only.
+// so only by reporting prompt_tokens equal to the context: the cell is ⚠️
+// prompt_cut, not a pass (the model never saw the whole test), and the
+// summary says the prompt was cut, for that model only. With [run]
+// accept_cut_prompts the checks decide, and the cell still says it.
 func TestAPromptCutToTheModelsContextIsSaid(t *testing.T) {
 	t.Parallel()
+	for _, accept := range []bool{false, true} {
+		t.Run(map[bool]string{false: "by default", true: "accepted"}[accept], func(t *testing.T) {
+			t.Parallel()
+			promptCut(t, accept)
+		})
+	}
+}
+
+func promptCut(t *testing.T, accept bool) {
 	dir := t.TempDir()
+	run := ""
+	if accept {
+		run = "[run]\naccept_cut_prompts = true\n"
+	}
 	long := strings.Repeat("Here is more of the long story to read. ", 60)
 	files := map[string]string{
 		"battery.toml": `
@@ -27,7 +42,7 @@ user = "` + long + ` What is 2 plus 2? Only the number."
 battery = "battery.toml"
 models = ["small-ctx", "big-ctx"]
 db = '` + filepath.Join(dir, "ledger.db") + `'
-[sim]
+` + run + `[sim]
 time_scale = 0
 [[sim.models]]
 name = "small-ctx"
@@ -60,8 +75,11 @@ models = ["small-ctx", "big-ctx"]
 			big = l
 		}
 	}
-	if !strings.Contains(small, "prompt cut to 64 tokens") {
-		t.Errorf("the cell of the model with a 64-token context does not say its prompt was cut: %q\n%s", small, out)
+	switch {
+	case !accept && !strings.Contains(small, "⚠️ prompt_cut: the server cut the prompt to the model's context of 64 tokens"):
+		t.Errorf("the cell of the model with a 64-token context is not ⚠️ prompt_cut: %q\n%s", small, out)
+	case accept && (!strings.Contains(small, "prompt cut to 64 tokens") || strings.Contains(small, "⚠️")):
+		t.Errorf("with cut prompts accepted, the cell of the model with a 64-token context: %q; want it checked and marked cut\n%s", small, out)
 	}
 	if big == "" || strings.Contains(big, "prompt cut") {
 		t.Errorf("the cell of the model with room for the prompt: %q", big)

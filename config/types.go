@@ -78,6 +78,10 @@ type Run struct {
 	// its battery's tool only validates the reply against it (prompt-prix);
 	// unset, each battery's own rule holds (Test.SendsToolChoice).
 	SendToolChoice *bool `toml:"send_tool_choice" json:"send_tool_choice,omitempty"`
+	// AcceptCutPrompts lets a reply to a prompt the server cut to the
+	// model's context be checked as any other; by default such a cell is
+	// ⚠️ prompt_cut: the model never saw the whole test.
+	AcceptCutPrompts bool `toml:"accept_cut_prompts" json:"accept_cut_prompts,omitempty"`
 }
 
 // Server is one OpenAI-compatible endpoint of the fleet.

@@ -261,6 +261,16 @@ func (in *inferencePart) settled(a *inferAttempt, res chat.Result, err error) {
 		if a.row != nil {
 			c.Server = a.row.Server
 		}
+	case res.PromptCut > 0 && !r.cfg.Run.AcceptCutPrompts:
+		// The model answered part of the test: no check can pass it.
+		c.Status, reply.ErrorClass = state.Errored, chat.ClassPromptCut
+		reply.Error = fmt.Sprintf("the server cut the prompt to the model's context of %d tokens: the model never saw all of the test "+
+			"(give the model a longer context, such as Ollama's num_ctx, or set [run] accept_cut_prompts = true)", res.PromptCut)
+		c.Server = res.Server
+		reply.Output, reply.Reasoning, reply.ToolCalls, reply.FinishReason = res.Content, res.Reasoning, res.ToolCalls, res.FinishReason
+		c.TTFT, c.Latency, c.TokensPerSec = res.TTFT, res.Latency, res.TokensPerSec
+		c.PromptTokens, c.CompletionTokens, reply.PromptCut = res.PromptTokens, res.CompletionTokens, res.PromptCut
+		in.e.totals.tokens += int64(res.CompletionTokens)
 	default:
 		reply.ErrorClass, reply.Error = "", ""
 		c.Server = res.Server

@@ -23,6 +23,10 @@ const (
 	// no [DONE]: the reply was cut short (Ollama ends a stream so after
 	// one token repeated too often). What arrived before it is kept.
 	ClassCut ErrorClass = "cut"
+	// ClassPromptCut: the server cut the prompt to the model's context
+	// (Ollama does so without an error): the reply answers part of the
+	// test. Not retried: the same prompt is cut the same way.
+	ClassPromptCut ErrorClass = "prompt_cut"
 )
 
 // Transient reports whether a retry may succeed.
